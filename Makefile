@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: MIT
+# fplab - low-precision floating-point lab.  GNU Make.
+#
+#   make            build libfplab (static and shared) and the fplab binary
+#   make demo       build, then run a short demonstration
+#   make check      build and run the test suite (prints "N passed, N failed")
+#   make check SANITIZE=1   the same under AddressSanitizer and UBSan
+#   make check-long the exhaustive cross products, 10^7 random cases, fuzzers
+#   make bench      speed, as ratios against baselines measured in the same run
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# User variables come first; the flags fplab needs are kept apart so that
+# CFLAGS=... on the command line cannot drop them.
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+LDFLAGS  ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SANITIZE ?=
+NATIVE   ?= 1
+WERROR   ?=
+V        ?=
+
+ifeq ($(origin CC),default)
+CC := cc
+endif
+
+ifeq ($(SANITIZE),1)
+BUILD    ?= build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD    ?= build/rel
+SAN_FLAGS :=
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wformat=2 -Wvla
+ENGINE_WARN := -Wconversion
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+REQ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -fPIC -fvisibility=hidden -ffp-contract=off \
+	-pthread -MMD -MP $(WARN) $(SAN_FLAGS)
+REQ_LDFLAGS := -pthread $(SAN_FLAGS)
+LIBS_IO     := -ljansson -lzip -lz
+LIBS        := $(LIBS_IO) -lm
+TEST_LIBS   := -lmpfr -lgmp
+
+# Kernels are always optimized so their block loops vectorize.
+KERNEL_OPT := -O3 -fno-math-errno
+# Only the native translation units get ISA flags; the rest is baseline x86-64.
+X86_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
+SOVERSION := 0
+VERSION   := 0.1.0
+
+# ---------------------------------------------------------------- sources
+# Engine: formats, rounding, operations, encodings, state.
+ENGINE_SRCS := \
+	src/engine/error.c \
+	src/engine/version.c \
+	src/engine/state.c \
+	src/engine/format.c \
+	src/engine/format_catalogue.c \
+	src/engine/format_load.c \
+	src/engine/classify.c \
+	src/engine/round_pack.c \
+	src/engine/nan.c \
+	src/engine/round.c \
+	src/engine/add.c \
+	src/engine/mul.c \
+	src/engine/div.c \
+	src/engine/sqrt.c \
+	src/engine/fma.c \
+	src/engine/minmax.c \
+	src/engine/codec.c \
+	src/engine/flip.c
+
+# Array operations and the kernel table (portable parts).
+KERNEL_SRCS := \
+	src/kernels/cpu.c \
+	src/kernels/kernels.c \
+	src/kernels/round_ref.c \
+	src/kernels/array.c \
+	src/kernels/array_ops.c \
+	src/util/parallel.c
+
+# Native kernels: compiled with ISA flags, selected at run time.
+ifeq ($(NATIVE),1)
+X86_SRCS := \
+	src/kernels/x86/round_avx512.c
+NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
+else
+X86_SRCS :=
+NATIVE_DEFS :=
+endif
+
+# Tensor I/O (npy, npz, safetensors, raw, text).
+IO_SRCS := \
+	src/io/dtype.c \
+	src/io/tensor.c \
+	src/io/npy.c \
+	src/io/npz.c \
+	src/io/safetensors.c \
+	src/io/raw.c \
+	src/io/text.c \
+	src/io/npy_write.c \
+	src/hist/hist.c \
+	src/hist/classify.c \
+	src/hist/suggest.c
+
+# The command line.
+CLI_SRCS := \
+	src/cli/main.c \
+	src/cli/cli.c \
+	src/cli/cmd_calc.c \
+	src/cli/cmd_formats.c \
+	src/cli/cmd_info.c \
+	src/cli/cmd_round.c
+
+# Test programs: tests/<name>.c, each linked with the harness and the oracle.
+TESTS := \
+	tswitch \
+	tarith8 \
+
+TEST_SUPPORT := \
+	tests/harness.c \
+	tests/oracle.c \
+	tests/exhaust.c
+
+BENCHES := \
+
+# ---------------------------------------------------------------- objects
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
+TEST_BINS := $(TESTS:%=$(BUILD)/tests/%)
+BENCH_BINS := $(BENCHES:%=$(BUILD)/tests/bench/%)
+
+STATIC_LIB := $(BUILD)/libfplab.a
+SHARED_LIB := $(BUILD)/libfplab.so.$(VERSION)
+FPLAB      := $(BUILD)/fplab
+
+ALL_CFLAGS = $(REQ_CFLAGS) $(NATIVE_DEFS) $(CFLAGS)
+
+.PHONY: all deps demo check check-long bench install uninstall clean FORCE
+.DEFAULT_GOAL := all
+
+all: $(FPLAB) $(STATIC_LIB) $(SHARED_LIB) fplab
+
+# A convenience link at the top: ./fplab runs the build being used.
+fplab: $(FPLAB)
+	$(Q)ln -sf $(FPLAB) fplab
+
+# ------------------------------------------------------- dependencies
+# Debian packages fplab needs to build (headers) and test (MPFR).
+DEB_PKGS := libmpfr-dev libgmp-dev libjansson-dev libzip-dev zlib1g-dev
+DEPS_STAMP := build/.deps-ok
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	$(Q)mkdir -p build
+	$(Q)missing=""; \
+	for h in mpfr.h:libmpfr-dev gmp.h:libgmp-dev jansson.h:libjansson-dev zip.h:libzip-dev zlib.h:zlib1g-dev; do \
+		printf '#include <%s>\n' "$${h%%:*}" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing $${h##*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "fplab: installing$$missing"; \
+			( apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1 \
+				|| { echo "fplab: apt-get failed, see build/apt.log"; exit 1; }; \
+		else \
+			echo "fplab: missing packages:$$missing"; \
+			echo "run: sudo apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
+	$(Q)touch $@
+
+# Objects rebuild when the flags change.
+FLAGS_STAMP := $(BUILD)/.flags
+$(FLAGS_STAMP): FORCE
+	$(Q)mkdir -p $(BUILD)
+	$(Q)echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' > $@
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ENGINE_WARN) -c $< -o $@
+
+$(BUILD)/src/kernels/%.o: src/kernels/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) -c $< -o $@
+
+$(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_AVX512_FLAGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libfplab.so.$(SOVERSION) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)ln -sf libfplab.so.$(VERSION) $(BUILD)/libfplab.so.$(SOVERSION)
+	$(Q)ln -sf libfplab.so.$(VERSION) $(BUILD)/libfplab.so
+
+$(FPLAB): $(CLI_OBJS) $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(LIBS) -lmpfr -lgmp
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/bench/%: $(BUILD)/tests/bench/%.o $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# ---------------------------------------------------------------- running
+demo: all
+	@sh experiments/demo.sh $(FPLAB)
+
+check: all $(TEST_BINS)
+	@BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
+
+check-long: all $(TEST_BINS)
+	@FPLAB_LONG=1 BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
+
+bench: all $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# ---------------------------------------------------------------- install
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+LIBDIR  := $(DESTDIR)$(PREFIX)/lib
+INCDIR  := $(DESTDIR)$(PREFIX)/include
+MANDIR  := $(DESTDIR)$(PREFIX)/share/man
+DATADIR := $(DESTDIR)$(PREFIX)/share/fplab
+PCDIR   := $(LIBDIR)/pkgconfig
+
+install: all
+	install -d $(BINDIR) $(LIBDIR) $(INCDIR)/fplab $(MANDIR)/man1 $(MANDIR)/man3 \
+		$(MANDIR)/man5 $(DATADIR)/formats $(PCDIR)
+	install -m 755 $(FPLAB) $(BINDIR)/fplab
+	install -m 644 $(STATIC_LIB) $(LIBDIR)/libfplab.a
+	install -m 755 $(SHARED_LIB) $(LIBDIR)/libfplab.so.$(VERSION)
+	ln -sf libfplab.so.$(VERSION) $(LIBDIR)/libfplab.so.$(SOVERSION)
+	ln -sf libfplab.so.$(VERSION) $(LIBDIR)/libfplab.so
+	install -m 644 include/fplab/*.h $(INCDIR)/fplab/
+	for f in man/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man1/ || true; done
+	for f in man/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man3/ || true; done
+	for f in man/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man5/ || true; done
+	install -m 644 formats/*.fmt $(DATADIR)/formats/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+		'Name: fplab' 'Description: low-precision floating-point emulation' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lfplab' \
+		'Libs.private: $(LIBS) -pthread' 'Requires.private:' \
+		'Cflags: -I$${includedir}' > $(PCDIR)/fplab.pc
+
+uninstall:
+	rm -f $(BINDIR)/fplab $(LIBDIR)/libfplab.a $(LIBDIR)/libfplab.so* $(PCDIR)/fplab.pc
+	rm -rf $(INCDIR)/fplab $(DATADIR)
+	rm -f $(MANDIR)/man1/fplab*.1 $(MANDIR)/man3/fplab*.3 $(MANDIR)/man5/fplab*.5
+
+clean:
+	rm -rf build fplab
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fplab/array.h - element-wise operations on arrays.
+ *
+ * Each function computes, for j in 0..n-1, exactly what the scalar
+ * function of fplab/ops.h computes, bit for bit and flag for flag, with
+ * element j using random draw st->counter + j; afterwards st->counter has
+ * grown by n and st->count holds the per-element event counts.  Work is
+ * split over st->threads threads when n is large; the result does not
+ * depend on the split.  The output may alias an input exactly (y == x) but
+ * must not partially overlap one.  Returns 0, or FPL_EINVAL (NULL pointer
+ * with n > 0, mode out of range), or FPL_ENOMEM.
+ */
+#ifndef FPLAB_ARRAY_H
+#define FPLAB_ARRAY_H
+
+#include <stddef.h>
+
+#include <fplab/export.h>
+#include <fplab/format.h>
+#include <fplab/state.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+FPL_API int fpl_round_array(const fpl_format *f, double *y, const double *x, size_t n,
+			    fpl_rnd rnd, fpl_state *st);
+
+/* binary32 in and out; f must fit in binary32 (every value of f a float),
+ * else FPL_EFORMAT. */
+FPL_API int fpl_round_array_f32(const fpl_format *f, float *y, const float *x, size_t n,
+				fpl_rnd rnd, fpl_state *st);
+
+FPL_API int fpl_add_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  size_t n, fpl_rnd rnd, fpl_state *st);
+FPL_API int fpl_sub_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  size_t n, fpl_rnd rnd, fpl_state *st);
+FPL_API int fpl_mul_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  size_t n, fpl_rnd rnd, fpl_state *st);
+FPL_API int fpl_div_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  size_t n, fpl_rnd rnd, fpl_state *st);
+FPL_API int fpl_sqrt_array(const fpl_format *f, double *z, const double *a, size_t n,
+			   fpl_rnd rnd, fpl_state *st);
+FPL_API int fpl_fma_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  const double *c, size_t n, fpl_rnd rnd, fpl_state *st);
+
+/* Encode n values of f (see fpl_encode) into codes. */
+FPL_API int fpl_encode_array(const fpl_format *f, uint64_t *codes, const double *x, size_t n);
+/* Decode n codes of f; a code with bits above f->nbits is FPL_ERANGE. */
+FPL_API int fpl_decode_array(const fpl_format *f, double *x, const uint64_t *codes, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fplab/fplab.h - umbrella header for libfplab, a low-precision
+ * floating-point emulator: formats, correctly rounded scalar and array
+ * operations in nine rounding modes, encodings, kernels and tensor I/O.
+ * See fplab(3).
+ */
+#ifndef FPLAB_FPLAB_H
+#define FPLAB_FPLAB_H
+
+#include <fplab/export.h>
+#include <fplab/error.h>
+#include <fplab/version.h>
+#include <fplab/format.h>
+#include <fplab/state.h>
+#include <fplab/ops.h>
+#include <fplab/array.h>
+#include <fplab/codec.h>
+#include <fplab/kernels.h>
+#include <fplab/tensor.h>
+#include <fplab/hist.h>
+
+#endif

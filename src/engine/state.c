@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state.c - the explicit state, rounding-mode names and the counter-based
+ * random generator.
+ *
+ * fpl_random_draw(k, s, i) is splitmix64's output function applied to a
+ * Weyl sequence started at a key derived from (k, s): draw i is a pure
+ * function of (k, s, i), so any element of any stream can be produced in
+ * any order, by any thread, with the same result.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "engine/internal.h"
+
+uint64_t fpl_random_draw(uint64_t seed, uint64_t stream, uint64_t index)
+{
+	return fpl__draw(fpl__draw_key(seed, stream), index);
+}
+
+void fpl_state_init(fpl_state *st, uint64_t seed)
+{
+	memset(st, 0, sizeof *st);
+	st->seed = seed;
+	st->sr_bits = 32;
+	st->threads = 1;
+}
+
+void fpl_state_clear_flags(fpl_state *st)
+{
+	st->flags = 0;
+	memset(st->count, 0, sizeof st->count);
+}
+
+static const struct {
+	const char *name;
+	const char *code;
+} rnd_names[FPL_RND_COUNT] = {
+	[FPL_RND_NE] = { "ne", "1" },
+	[FPL_RND_NA] = { "na", "-1" },
+	[FPL_RND_NZ] = { "nz", "0" },
+	[FPL_RND_TP] = { "tp", "2" },
+	[FPL_RND_TN] = { "tn", "3" },
+	[FPL_RND_TZ] = { "tz", "4" },
+	[FPL_RND_SP] = { "sp", "5" },
+	[FPL_RND_SE] = { "se", "6" },
+	[FPL_RND_OD] = { "od", "7" },
+};
+
+int fpl_rnd_parse(const char *s, fpl_rnd *out)
+{
+	int i;
+
+	if (!s)
+		return FPL_EINVAL;
+	for (i = 0; i < FPL_RND_COUNT; i++) {
+		if (!strcasecmp(s, rnd_names[i].name) || !strcmp(s, rnd_names[i].code)) {
+			*out = (fpl_rnd)i;
+			return 0;
+		}
+	}
+	return FPL_ENOTFOUND;
+}
+
+const char *fpl_rnd_name(fpl_rnd r)
+{
+	return (unsigned)r < FPL_RND_COUNT ? rnd_names[r].name : "?";
+}
+
+int fpl_rnd_is_stochastic(fpl_rnd r)
+{
+	return r == FPL_RND_SP || r == FPL_RND_SE;
+}
+
+const char *fpl_flag_name(int bit_index)
+{
+	static const char *const names[FPL_NFLAGS] = {
+		"inexact", "underflow", "overflow", "divbyzero", "invalid", "saturated", "flushed"
+	};
+	return bit_index >= 0 && bit_index < FPL_NFLAGS ? names[bit_index] : "?";
+}

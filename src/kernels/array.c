@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * array.c - the array driver: element-wise operations over blocks, split
+ * across threads, fast kernels first and the scalar engine for the lanes
+ * they mark.
+ *
+ * Why the array results equal the scalar ones bit for bit:
+ *  - a lane the kernel does not mark is in the normal range of the
+ *    format, not NaN/inf, and (for operations) has operands in
+ *    [2^-450, 2^450] or zero; there the kernel's rounding is the same
+ *    fixed-point rounding as fpl__round_unp's (kernel_body.h), and the
+ *    operation's exact-to-odd intermediate rounds like the exact value
+ *    (p <= 51, and p + R <= 52 for sp);
+ *  - every other lane is recomputed by the scalar engine from the
+ *    original operands with the same draw index idx0 + j;
+ *  - blocks are written through a scratch buffer, so y may alias x.
+ * Random draws depend only on the element index, never on the thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/array_internal.h"
+#include "util/parallel.h"
+
+#define BLOCK 512
+#define STREAM_MIN (1u << 20)	/* 8 MiB of output: beyond the caches */
+
+typedef struct job {
+	const fpl_format *f;
+	fpl_rnd rnd;
+	const fpl_state *st;
+	const fpl_kernels *k;
+	fpl_kparams kp;
+	int fast;
+	int stream;		/* large output: the set's streaming store */
+	int op;			/* FPL_KOP_* or ARR_ROUND */
+	double *z;
+	const double *a, *b, *c;
+	uint64_t idx0;
+	uint64_t counts[FPL_MAX_THREADS][FPL_NFLAGS];
+} job;
+
+static double scalar(const job *J, size_t j, unsigned *fl)
+{
+	const fpl_format *f = J->f;
+	uint64_t idx = J->idx0 + j;
+
+	switch (J->op) {
+	case FPL_KOP_ADD: return fpl__add_ix(f, J->a[j], J->b[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_SUB: return fpl__add_ix(f, J->a[j], fpl__neg_num(J->b[j]), J->rnd, J->st, idx, fl);
+	case FPL_KOP_MUL: return fpl__mul_ix(f, J->a[j], J->b[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_DIV: return fpl__div_ix(f, J->a[j], J->b[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_SQRT: return fpl__sqrt_ix(f, J->a[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_FMA: return fpl__fma_ix(f, J->a[j], J->b[j], J->c[j], J->rnd, J->st, idx, fl);
+	default: return fpl__round_ix(f, J->a[j], J->rnd, J->st, idx, fl);
+	}
+}
+
+static void count(uint64_t *cnt, unsigned fl)
+{
+	while (fl) {
+		cnt[__builtin_ctz(fl)]++;
+		fl &= fl - 1;
+	}
+}
+
+static void range(void *ctx, size_t lo, size_t hi, int t)
+{
+	job *J = ctx;
+	uint64_t *cnt = J->counts[t];
+	double tmp[BLOCK], odd[BLOCK];
+	uint64_t spc[BLOCK];
+	size_t j, i, nb;
+
+	for (j = lo; j < hi; j += nb) {
+		nb = hi - j < BLOCK ? hi - j : BLOCK;
+		if (!J->fast) {
+			for (i = 0; i < nb; i++) {
+				unsigned fl = 0;
+				tmp[i] = scalar(J, j + i, &fl);
+				count(cnt, fl);
+			}
+		} else {
+			const double *src = J->a + j;
+			size_t nspc;
+			if (J->op != ARR_ROUND) {
+				J->k->odd[J->op](&J->kp, odd, J->a + j, J->b ? J->b + j : NULL,
+						 J->c ? J->c + j : NULL, nb, spc);
+				src = odd;
+			}
+			cnt[0] += J->k->round(&J->kp, tmp, src, nb, spc, J->op != ARR_ROUND,
+					      J->idx0 + j, &nspc);
+			for (i = 0; nspc && i < nb; i++) {
+				if (spc[i]) {
+					nspc--;
+					unsigned fl = 0;
+					tmp[i] = scalar(J, j + i, &fl);
+					count(cnt, fl);
+				}
+			}
+		}
+		if (J->stream)
+			J->k->store_stream(J->z + j, tmp, nb);
+		else
+			memcpy(J->z + j, tmp, nb * sizeof *tmp);
+	}
+}
+
+static uint64_t bits_of(double x)
+{
+	return fpl__bits(x);
+}
+
+/* Can the kernels do this call?  See the header comment for why each
+ * condition is needed. */
+static int fast_ok(const fpl_format *f, int op, fpl_rnd rnd, const fpl_state *st)
+{
+	if (st->flip != FPL_FLIP_NONE && st->flip_prob > 0)
+		return 0;
+	if (f->specials == FPL_SPEC_E8M0 || f->emax < f->emin || f->m > 51)
+		return 0;
+	if (op == ARR_ROUND)
+		return 1;
+	if (f->m > 50 || f->e > 9 || !f->explim)
+		return 0;
+	if (rnd == FPL_RND_SP && f->m + 1 + st->sr_bits > 52)
+		return 0;
+	return 1;
+}
+
+int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, const double *b,
+		   const double *c, size_t n, fpl_rnd rnd, fpl_state *st)
+{
+	job *J;
+	int t, i, threads;
+
+	if (!f || !st || (unsigned)rnd >= FPL_RND_COUNT)
+		return FPL_EINVAL;
+	if (n == 0)
+		return 0;
+	if (!z || !a || (op != ARR_ROUND && op != FPL_KOP_SQRT && !b) || (op == FPL_KOP_FMA && !c))
+		return FPL_EINVAL;
+	if (rnd == FPL_RND_SP && (st->sr_bits < 1 || st->sr_bits > 32))
+		return FPL_EINVAL;
+	J = calloc(1, sizeof *J);
+	if (!J)
+		return FPL_ENOMEM;
+	J->f = f;
+	J->rnd = rnd;
+	J->st = st;
+	J->k = fpl__kernels();
+	if (!J->k) {
+		free(J);
+		return fpl_kernels_status();
+	}
+	J->op = op;
+	J->z = z;
+	J->a = a;
+	J->b = b;
+	J->c = c;
+	J->idx0 = st->counter;
+	J->fast = fast_ok(f, op, rnd, st);
+	J->stream = n >= STREAM_MIN;
+	J->kp.rnd = rnd;
+	J->kp.s = 52 - f->m;
+	J->kp.sr_bits = st->sr_bits;
+	J->kp.zero_special = f->specials == FPL_SPEC_FNUZ;
+	J->kp.min_bits = bits_of(f->min_normal);
+	J->kp.max_bits = bits_of(f->max);
+	J->kp.key = fpl__draw_key(st->seed, st->stream);
+	J->kp.lo_bits = bits_of(f->daz && f->min_normal > 0x1p-450 ? f->min_normal : 0x1p-450);
+	J->kp.hi_bits = bits_of(0x1p450);
+
+	threads = st->threads < 1 ? 1 : st->threads;
+	fpl__parallel(n, threads, range, J);
+
+	for (t = 0; t < FPL_MAX_THREADS; t++)
+		for (i = 0; i < FPL_NFLAGS; i++) {
+			st->count[i] += J->counts[t][i];
+			if (J->counts[t][i])
+				st->flags |= 1u << i;
+		}
+	st->counter += n;
+	free(J);
+	return 0;
+}
+
+int fpl_round_array(const fpl_format *f, double *y, const double *x, size_t n, fpl_rnd rnd,
+		    fpl_state *st)
+{
+	return fpl__array_run(f, ARR_ROUND, y, x, NULL, NULL, n, rnd, st);
+}
+
+/* Does every value of f fit in binary32? */
+static int fits_f32(const fpl_format *f)
+{
+	return f->explim && f->m <= 23 && f->emax <= 127 && f->emin >= -126
+	       && f->emin - f->m >= -149;
+}
+
+int fpl_round_array_f32(const fpl_format *f, float *y, const float *x, size_t n, fpl_rnd rnd,
+			fpl_state *st)
+{
+	double buf[4096];
+	size_t j, i, nb;
+	int rc;
+
+	if (!f || !st)
+		return FPL_EINVAL;
+	if (!fits_f32(f))
+		return FPL_EFORMAT;
+	if (n && (!x || !y))
+		return FPL_EINVAL;
+	for (j = 0; j < n; j += nb) {
+		nb = n - j < 4096 ? n - j : 4096;
+		for (i = 0; i < nb; i++)
+			buf[i] = (double)x[j + i];
+		rc = fpl_round_array(f, buf, buf, nb, rnd, st);
+		if (rc)
+			return rc;
+		for (i = 0; i < nb; i++)
+			y[j + i] = (float)buf[i];	/* exact: buf[i] is a value of f */
+	}
+	return 0;
+}
+
+int fpl_encode_array(const fpl_format *f, uint64_t *codes, const double *x, size_t n)
+{
+	size_t j;
+
+	if (!f || (n && (!codes || !x)))
+		return FPL_EINVAL;
+	for (j = 0; j < n; j++)
+		codes[j] = fpl_encode(f, x[j]);
+	return 0;
+}
+
+int fpl_decode_array(const fpl_format *f, double *x, const uint64_t *codes, size_t n)
+{
+	size_t j;
+	uint64_t limit;
+
+	if (!f || (n && (!codes || !x)))
+		return FPL_EINVAL;
+	limit = f->nbits >= 64 ? ~0ull : (1ull << f->nbits) - 1;
+	for (j = 0; j < n; j++)
+		if (codes[j] > limit)
+			return FPL_ERANGE;
+	for (j = 0; j < n; j++)
+		x[j] = fpl_decode(f, codes[j]);
+	return 0;
+}

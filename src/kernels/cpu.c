@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpu.c - CPU feature detection.  A feature counts only when CPUID
+ * reports it AND the OS saves the register state it needs (XGETBV):
+ * YMM for AVX2/FMA, YMM+ZMM+opmask for AVX-512.
+ */
+#include <string.h>
+
+#include "kernels/kernels_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static unsigned long long xgetbv0(void)
+{
+	unsigned lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((unsigned long long)hi << 32) | lo;
+}
+
+static void detect(fpl_cpu_features *c)
+{
+	unsigned a, b, cx, d, max;
+	int osxsave, ymm = 0, zmm = 0;
+
+	memset(c, 0, sizeof *c);
+	if (!__get_cpuid(0, &max, &b, &cx, &d) || max < 7)
+		return;
+	__cpuid(1, a, b, cx, d);
+	osxsave = (cx >> 27) & 1;
+	if (osxsave) {
+		unsigned long long x = xgetbv0();
+		ymm = (x & 0x6) == 0x6;
+		zmm = (x & 0xe6) == 0xe6;
+	}
+	c->fma = ymm && ((cx >> 12) & 1);
+	__cpuid_count(7, 0, a, b, cx, d);
+	c->avx2 = ymm && ((b >> 5) & 1);
+	c->avx512f = zmm && ((b >> 16) & 1);
+	c->avx512dq = zmm && ((b >> 17) & 1);
+	c->avx512bw = zmm && ((b >> 30) & 1);
+	c->avx512vl = zmm && ((b >> 31) & 1);
+	c->avx512_fp16 = zmm && ((d >> 23) & 1);
+	c->amx_bf16 = (d >> 22) & 1;
+	c->amx_tile = (d >> 24) & 1;
+	__cpuid_count(7, 1, a, b, cx, d);
+	c->avx512_bf16 = zmm && ((a >> 5) & 1);
+}
+#else
+static void detect(fpl_cpu_features *c)
+{
+	memset(c, 0, sizeof *c);
+}
+#endif
+
+const fpl_cpu_features *fpl_cpu(void)
+{
+	static fpl_cpu_features features;
+	static int done;
+
+	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+		fpl_cpu_features c;
+		detect(&c);
+		features = c;
+		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+	}
+	return &features;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernels/kernels_internal.h - the kernel table behind the array API.
+ *
+ * A kernel set is a table of block functions.  Each handles the common
+ * case of a block of elements branch-free (so the compiler vectorizes it)
+ * and marks in spc[] the lanes it cannot do exactly -- specials, tiny or
+ * overflowing results, operands outside a safe window -- which the array
+ * driver then recomputes with the scalar engine.  The fast path is
+ * therefore an optimisation only: every lane's bits are the scalar
+ * engine's bits (array.c states the proof obligations).
+ */
+#ifndef FPLAB_KERNELS_INTERNAL_H
+#define FPLAB_KERNELS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/internal.h"
+
+/* Everything a rounding block needs, precomputed once per call. */
+typedef struct fpl_kparams {
+	fpl_rnd rnd;
+	int s;			/* 52 - m: binary64 fraction bits below the kept ones */
+	int sr_bits;
+	int zero_special;	/* zeros go to the scalar path (fnuz: no -0) */
+	uint64_t min_bits;	/* bits of 2^emin: smaller nonzero magnitudes are special */
+	uint64_t max_bits;	/* bits of max: larger rounded magnitudes are special */
+	uint64_t key;		/* random key of (seed, stream) */
+	uint64_t lo_bits;	/* operand window for the ops: [lo, hi] or zero */
+	uint64_t hi_bits;
+} fpl_kparams;
+
+/* Round n binary64 values x into y (y != x); lanes that need the scalar
+ * engine get spc[j] = 1 and an unspecified y[j].  With spc_in, spc[] is
+ * read first and a 1 there stays 1.  idx0 is the draw index of x[0].
+ * Returns the number of inexact results among the lanes left with
+ * spc[j] = 0; *nspc receives the number of lanes with spc[j] = 1. */
+typedef size_t (*fpl_kround)(const fpl_kparams *p, double *y, const double *x, size_t n,
+			     uint64_t *spc, int spc_in, uint64_t idx0, size_t *nspc);
+
+/* Exact-to-odd binary64 intermediates of an operation: t[j] is the exact
+ * result rounded to odd at 53 bits, or spc[j] = 1.  Unused operand
+ * pointers may be NULL. */
+typedef enum fpl_kop { FPL_KOP_ADD, FPL_KOP_SUB, FPL_KOP_MUL, FPL_KOP_DIV, FPL_KOP_SQRT,
+		       FPL_KOP_FMA, FPL_KOP_COUNT } fpl_kop;
+typedef void (*fpl_kodd)(const fpl_kparams *p, double *t, const double *a, const double *b,
+			 const double *c, size_t n, uint64_t *spc);
+
+/* Copy a finished block to its destination.  For large arrays the
+ * destination is not read again soon, so a set may use non-temporal
+ * stores, which save the read-for-ownership of every written line. */
+typedef void (*fpl_kstore)(double *dst, const double *src, size_t n);
+
+typedef struct fpl_kernels {
+	const char *name;
+	fpl_kround round;
+	fpl_kodd odd[FPL_KOP_COUNT];
+	fpl_kstore store_stream;
+} fpl_kernels;
+
+extern const fpl_kernels fpl__kernels_ref;
+#ifdef FPL_HAVE_X86_KERNELS
+extern const fpl_kernels fpl__kernels_avx512;
+#endif
+
+/* The table in use (kernels.c); NULL when FPLAB_KERNELS named a set that
+ * cannot be used (see fpl_kernels_status()). */
+const fpl_kernels *fpl__kernels(void);
+
+#endif

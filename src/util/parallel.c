@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* util/parallel.c - see parallel.h. */
+#include <pthread.h>
+
+#include "util/parallel.h"
+
+typedef struct job {
+	fpl_range_fn fn;
+	void *ctx;
+	size_t lo, hi;
+	int t;
+} job;
+
+static void *run(void *arg)
+{
+	job *j = arg;
+	j->fn(j->ctx, j->lo, j->hi, j->t);
+	return NULL;
+}
+
+int fpl__parallel(size_t n, int threads, fpl_range_fn fn, void *ctx)
+{
+	pthread_t tid[FPL_MAX_THREADS];
+	job jobs[FPL_MAX_THREADS];
+	int started[FPL_MAX_THREADS] = { 0 };
+	size_t per;
+	int t;
+
+	if (threads > FPL_MAX_THREADS)
+		threads = FPL_MAX_THREADS;
+	if (threads <= 1 || n < 65536) {
+		fn(ctx, 0, n, 0);
+		return 0;
+	}
+	per = (n / (size_t)threads + 4095) & ~(size_t)4095;
+	for (t = 0; t < threads; t++) {
+		size_t lo = per * (size_t)t, hi = lo + per;
+		jobs[t] = (job){ fn, ctx, lo < n ? lo : n, hi < n ? hi : n, t };
+	}
+	for (t = 1; t < threads; t++) {
+		started[t] = pthread_create(&tid[t], NULL, run, &jobs[t]) == 0;
+	}
+	run(&jobs[0]);
+	for (t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			run(&jobs[t]);
+	}
+	return 0;
+}
