@@ -125,6 +125,8 @@ CLI_SRCS := \
 	src/cli/cli.c \
 	src/cli/cmd_calc.c \
 	src/cli/cmd_formats.c \
+	src/cli/cmd_hist.c \
+	src/cli/hist_render.c \
 	src/cli/cmd_info.c \
 	src/cli/cmd_round.c
 
@@ -132,6 +134,8 @@ CLI_SRCS := \
 TESTS := \
 	tswitch \
 	tarith8 \
+	tio \
+	thist \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -139,6 +143,8 @@ TEST_SUPPORT := \
 	tests/exhaust.c
 
 BENCHES := \
+	bround \
+	barith \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS)

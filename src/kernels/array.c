@@ -71,6 +71,7 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 	double tmp[BLOCK], odd[BLOCK];
 	uint64_t spc[BLOCK];
 	size_t j, i, nb;
+	int sub = 0;
 
 	for (j = lo; j < hi; j += nb) {
 		nb = hi - j < BLOCK ? hi - j : BLOCK;
@@ -82,14 +83,26 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 			}
 		} else {
 			const double *src = J->a + j;
+			fpl_kcounts kc;
 			size_t nspc;
 			if (J->op != ARR_ROUND) {
 				J->k->odd[J->op](&J->kp, odd, J->a + j, J->b ? J->b + j : NULL,
 						 J->c ? J->c + j : NULL, nb, spc);
 				src = odd;
 			}
-			cnt[0] += J->k->round(&J->kp, tmp, src, nb, spc, J->op != ARR_ROUND,
-					      J->idx0 + j, &nspc);
+			/* Plain rounding of data with tiny values takes the kernel
+			 * that handles gradual underflow; the choice follows the
+			 * previous block (the results are the same either way). */
+			J->k->round(&J->kp, tmp, src, nb, spc, J->op != ARR_ROUND, sub, J->idx0 + j, &kc);
+			if (!sub && kc.tiny && J->kp.sub_fast && J->op == ARR_ROUND) {
+				sub = 1;
+				J->k->round(&J->kp, tmp, src, nb, spc, 0, 1, J->idx0 + j, &kc);
+			} else if (sub && !kc.tiny) {
+				sub = 0;
+			}
+			cnt[0] += kc.inexact;
+			cnt[1] += kc.underflow;
+			nspc = kc.special;
 			for (i = 0; nspc && i < nb; i++) {
 				if (spc[i]) {
 					nspc--;
@@ -162,9 +175,12 @@ int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, cons
 	J->fast = fast_ok(f, op, rnd, st);
 	J->stream = n >= STREAM_MIN;
 	J->kp.rnd = rnd;
-	J->kp.s = 52 - f->m;
-	J->kp.sr_bits = st->sr_bits;
+	J->kp.s = (uint64_t)(52 - f->m);
+	J->kp.sr_bits = (uint64_t)st->sr_bits;
 	J->kp.zero_special = f->specials == FPL_SPEC_FNUZ;
+	J->kp.sub_fast = f->subnormal == FPL_SUB_YES;
+	J->kp.tiny_before = f->tininess == FPL_TINY_BEFORE;
+	J->kp.emin_b = (uint64_t)(f->emin + 1023);
 	J->kp.min_bits = bits_of(f->min_normal);
 	J->kp.max_bits = bits_of(f->max);
 	J->kp.key = fpl__draw_key(st->seed, st->stream);

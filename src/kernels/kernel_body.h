@@ -6,15 +6,17 @@
  * The including file defines KERNEL_SET (the table's name) and, if it
  * has a hardware fma, KERNEL_HAVE_FMA.
  *
- * Rounding in the normal range.  For 2^emin <= |x| the quantum of |x| in
+ * Rounding.  For 2^emin <= |x| the quantum of |x| in
  * the target is 2^(E-m), i.e. the low s = 52-m bits of the binary64
  * encoding.  With a = the magnitude bits, adding an increment to a and
  * clearing the low s bits rounds, and a carry out of the fraction moves
  * into the exponent field, which is exactly the next binade: the binary64
  * encoding is monotonic.  ne adds half-1 plus the kept lsb, na half,
  * nz half-1, upward modes s ones; od sets the kept lsb when inexact; sp
- * adds one quantum iff T + r >= 2^R.  Tiny inputs, results above max,
- * inf and NaN are marked for the scalar engine.
+ * adds one quantum iff T + r >= 2^R.  The subnormal range works the same
+ * way with a longer shift (kb_round_lane).  Results above max, inf, NaN,
+ * and tiny values of the other subnormal flavours are marked for the
+ * scalar engine.
  *
  * Exact-to-odd intermediates.  With the binary64 result h = RN(exact) and
  * the sign of exact - h from an error-free transformation (TwoSum for
@@ -59,18 +61,31 @@ typedef uint64_t __attribute__((may_alias)) kb_u64a;
 #define KB_SIGN 0x8000000000000000ull
 #define KB_ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* One lane of rounding in the normal range; mode is a constant after
- * inlining.  *spc set for lanes the scalar path must redo. */
+/* One lane of rounding; mode is a constant after inlining.  In the
+ * subnormal range (gradual underflow only) the quantum is 2^(emin-m), d
+ * binades coarser than in the normal range, so the shift grows by d; the
+ * binary64 encoding of |x| still has the quantum as a whole number of its
+ * ulps as long as the shift is at most 52, and the carry argument holds.
+ * Tininess after rounding: a result below 2^emin at the coarse quantum
+ * means the result at precision p is below it too (each mode is monotone
+ * in the discarded fraction, which is smaller at the finer quantum, for
+ * the same draw), so only tiny lanes that reach 2^emin are left to the
+ * scalar engine. */
+/* One lane in the normal range only: the shift is the constant s and
+ * every tiny lane is marked (counted in *tiny) for the subnormal lane
+ * or the scalar engine. */
 KB_ALWAYS_INLINE uint64_t kb_round_lane(const fpl_kparams *p, fpl_rnd rnd, uint64_t u,
-					uint64_t idx, int *spc, int *inexact)
+					uint64_t idx, uint64_t *spc, uint64_t *inexact,
+					uint64_t *tiny)
 {
-	const int s = p->s;
-	const uint64_t mask = (1ull << s) - 1, half = 1ull << (s - 1);
+	const uint64_t s = p->s, mask = (1ull << s) - 1, half = 1ull << (s - 1);
 	uint64_t sgn = u & KB_SIGN, a = u ^ sgn, rest = a & mask, tr = a & ~mask, r;
+	uint64_t normal = (uint64_t)((a >> 52) != 0);
+	uint64_t kl = ((((a & 0x000fffffffffffffull) | (normal << 52))) >> s) & 1;
 
 	switch (rnd) {
 	case FPL_RND_NE:
-		r = (a + (half - 1) + ((a >> s) & 1)) & ~mask;
+		r = (a + (half - 1) + kl) & ~mask;
 		break;
 	case FPL_RND_NA:
 		r = (a + half) & ~mask;
@@ -85,57 +100,138 @@ KB_ALWAYS_INLINE uint64_t kb_round_lane(const fpl_kparams *p, fpl_rnd rnd, uint6
 		r = sgn ? (a + mask) & ~mask : tr;
 		break;
 	case FPL_RND_OD:
-		r = tr | ((uint64_t)(rest != 0) << s);
+		r = tr + (((uint64_t)(rest != 0) & (kl ^ 1)) << s);
 		break;
 	case FPL_RND_SP: {
-		const int R = p->sr_bits;
+		const uint64_t R = p->sr_bits;
 		uint64_t T = s >= R ? rest >> (s - R) : rest << (R - s);
 		uint64_t rr = fpl__draw(p->key, idx) >> (64 - R);
 		r = tr + (((T + rr) >> R) << s);
 		break;
 	}
 	case FPL_RND_SE: {
-		uint64_t d = fpl__draw(p->key, idx) >> 63;
-		r = tr + (((uint64_t)(rest != 0) & d) << s);
+		uint64_t dr = fpl__draw(p->key, idx) >> 63;
+		r = tr + (((uint64_t)(rest != 0) & dr) << s);
 		break;
 	}
 	default:	/* tz */
 		r = tr;
 		break;
 	}
-	*spc = ((a != 0 || p->zero_special) && a < p->min_bits) || r > p->max_bits;
+	*tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
+	*spc = *tiny | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(a == 0));
 	*inexact = rest != 0;
 	return r | sgn;
 }
 
-KB_ALWAYS_INLINE size_t kb_round_mode(const fpl_kparams *p, fpl_rnd rnd, double *restrict y,
-				      const double *restrict x, size_t n, uint64_t *restrict spc,
-				      int spc_in, uint64_t idx0, size_t *nspc)
+KB_ALWAYS_INLINE uint64_t kb_round_lane_sub(const fpl_kparams *p, fpl_rnd rnd, uint64_t u,
+					    uint64_t idx, uint64_t *spc, uint64_t *inexact,
+					    uint64_t *tinyp)
+{
+	uint64_t sgn = u & KB_SIGN, a = u ^ sgn;
+	uint64_t be = a >> 52, normal = (uint64_t)(be != 0);
+	uint64_t be1 = be + (normal ^ 1);	/* binary64 subnormals: exponent -1022 */
+	uint64_t extra = be1 < p->emin_b ? p->emin_b - be1 : 0;
+	uint64_t tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
+	uint64_t sh = p->s + extra, s = sh > 52 ? 52 : sh;
+	/* 2^s by the exponent field of a double: gcc 12 does not vectorize
+	 * 64-bit shifts by per-lane counts, but converts and multiplies. */
+	uint64_t q = (uint64_t)kb_dbl((1023 + s) << 52);
+	const uint64_t mask = q - 1, half = q >> 1;
+	uint64_t rest = a & mask, tr = a & ~mask, r;
+	/* lsb of the kept integer: bit s of the significand with its implicit bit */
+	uint64_t kl = (uint64_t)((((a & 0x000fffffffffffffull) | (normal << 52)) & q) != 0);
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		r = (a + (half - 1) + kl) & ~mask;
+		break;
+	case FPL_RND_NA:
+		r = (a + half) & ~mask;
+		break;
+	case FPL_RND_NZ:
+		r = (a + (half - 1)) & ~mask;
+		break;
+	case FPL_RND_TP:
+		r = sgn ? tr : (a + mask) & ~mask;
+		break;
+	case FPL_RND_TN:
+		r = sgn ? (a + mask) & ~mask : tr;
+		break;
+	case FPL_RND_OD:
+		r = tr + q * ((uint64_t)(rest != 0) & (kl ^ 1));
+		break;
+	case FPL_RND_SP: {
+		/* T = floor(rest 2^R / 2^s): exact power-of-two scaling of an
+		 * integer below 2^52, truncated by the conversion. */
+		const uint64_t R = p->sr_bits;
+		uint64_t T = (uint64_t)((double)rest * kb_dbl((1023 + R - s) << 52));
+		uint64_t rr = fpl__draw(p->key, idx) >> (64 - R);
+		r = tr + q * ((T + rr) >> R);
+		break;
+	}
+	case FPL_RND_SE: {
+		uint64_t dr = fpl__draw(p->key, idx) >> 63;
+		r = tr + q * ((uint64_t)(rest != 0) & dr);
+		break;
+	}
+	default:	/* tz */
+		r = tr;
+		break;
+	}
+	{
+		uint64_t big = (uint64_t)(sh > 52), reach = (uint64_t)(r >= p->min_bits);
+		uint64_t over = (uint64_t)(r > p->max_bits), zero = (uint64_t)(a == 0);
+		*spc = (tiny & ((p->sub_fast ^ 1) | big | ((p->tiny_before ^ 1) & reach)))
+		       | over | (p->zero_special & zero);
+	}
+	*inexact = rest != 0;
+	*tinyp = tiny;
+	return r | sgn;
+}
+
+KB_ALWAYS_INLINE void kb_round_mode(const fpl_kparams *p, fpl_rnd rnd, int sub,
+				    double *restrict y, const double *restrict x, size_t n,
+				    uint64_t *restrict spc, int spc_in, uint64_t idx0,
+				    fpl_kcounts *out)
 {
 	const fpl_kparams P = *p;	/* a local copy cannot alias y: loads hoist */
 	size_t j;
-	uint64_t inexact = 0, special = 0;
+	uint64_t inexact = 0, special = 0, under = 0, tiny = 0;
 
 	for (j = 0; j < n; j++) {
-		int sp, ix;
-		uint64_t r = kb_round_lane(&P, rnd, ((const kb_u64a *)x)[j], idx0 + j, &sp, &ix);
-		uint64_t s2 = (spc_in ? spc[j] : 0) | (uint64_t)sp;
+		uint64_t sp, ix, tn, r, s2;
+		uint64_t u = ((const kb_u64a *)x)[j];
+		if (sub)
+			r = kb_round_lane_sub(&P, rnd, u, idx0 + j, &sp, &ix, &tn);
+		else
+			r = kb_round_lane(&P, rnd, u, idx0 + j, &sp, &ix, &tn);
+		s2 = (spc_in ? spc[j] : 0) | sp;
 		((kb_u64a *)y)[j] = r;
 		spc[j] = s2;
 		special += s2;
-		inexact += (uint64_t)ix & (s2 ^ 1);
+		tiny += tn;
+		inexact += ix & (s2 ^ 1);
+		under += tn & ix & (s2 ^ 1);
 	}
-	*nspc = (size_t)special;
-	return (size_t)inexact;
+	out->special = (size_t)special;
+	out->tiny = (size_t)tiny;
+	out->inexact = (size_t)inexact;
+	out->underflow = sub ? (size_t)under : 0;
 }
 
 #define KB_CASE(M) \
 	case M: \
-		return spc_in ? kb_round_mode(p, M, y, x, n, spc, 1, idx0, nspc) \
-			      : kb_round_mode(p, M, y, x, n, spc, 0, idx0, nspc)
+		if (sub) \
+			kb_round_mode(p, M, 1, y, x, n, spc, spc_in, idx0, out); \
+		else if (spc_in) \
+			kb_round_mode(p, M, 0, y, x, n, spc, 1, idx0, out); \
+		else \
+			kb_round_mode(p, M, 0, y, x, n, spc, 0, idx0, out); \
+		return
 
-static size_t kb_round(const fpl_kparams *p, double *y, const double *x, size_t n,
-		       uint64_t *spc, int spc_in, uint64_t idx0, size_t *nspc)
+static void kb_round(const fpl_kparams *p, double *y, const double *x, size_t n,
+		     uint64_t *spc, int spc_in, int sub, uint64_t idx0, fpl_kcounts *out)
 {
 	switch (p->rnd) {
 	KB_CASE(FPL_RND_NE);
@@ -148,8 +244,8 @@ static size_t kb_round(const fpl_kparams *p, double *y, const double *x, size_t 
 	KB_CASE(FPL_RND_SP);
 	KB_CASE(FPL_RND_SE);
 	default:
-		*nspc = 0;
-		return 0;
+		memset(out, 0, sizeof *out);
+		return;
 	}
 }
 

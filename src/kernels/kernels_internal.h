@@ -21,23 +21,32 @@
 /* Everything a rounding block needs, precomputed once per call. */
 typedef struct fpl_kparams {
 	fpl_rnd rnd;
-	int s;			/* 52 - m: binary64 fraction bits below the kept ones */
-	int sr_bits;
-	int zero_special;	/* zeros go to the scalar path (fnuz: no -0) */
-	uint64_t min_bits;	/* bits of 2^emin: smaller nonzero magnitudes are special */
+	uint64_t s;		/* 52 - m: binary64 fraction bits below the kept ones */
+	uint64_t sr_bits;	/* (64-bit fields: 32-bit lanes would stop vectorization) */
+	uint64_t zero_special;	/* 1: zeros go to the scalar path (fnuz: no -0) */
+	uint64_t sub_fast;	/* 1: gradual underflow, tiny lanes done here */
+	uint64_t tiny_before;	/* 1: tininess before rounding */
+	uint64_t emin_b;	/* emin + 1023, the biased binary64 exponent of 2^emin */
+	uint64_t min_bits;	/* bits of 2^emin */
 	uint64_t max_bits;	/* bits of max: larger rounded magnitudes are special */
 	uint64_t key;		/* random key of (seed, stream) */
 	uint64_t lo_bits;	/* operand window for the ops: [lo, hi] or zero */
 	uint64_t hi_bits;
 } fpl_kparams;
 
+/* What a rounding block reports: lanes left to the scalar engine, tiny
+ * input lanes, and inexact results and underflows among the other lanes. */
+typedef struct fpl_kcounts {
+	size_t special, tiny, inexact, underflow;
+} fpl_kcounts;
+
 /* Round n binary64 values x into y (y != x); lanes that need the scalar
  * engine get spc[j] = 1 and an unspecified y[j].  With spc_in, spc[] is
  * read first and a 1 there stays 1.  idx0 is the draw index of x[0].
- * Returns the number of inexact results among the lanes left with
- * spc[j] = 0; *nspc receives the number of lanes with spc[j] = 1. */
-typedef size_t (*fpl_kround)(const fpl_kparams *p, double *y, const double *x, size_t n,
-			     uint64_t *spc, int spc_in, uint64_t idx0, size_t *nspc);
+ * With sub = 0 only the normal range is handled (tiny lanes are marked),
+ * with sub = 1 gradual underflow too (when p->sub_fast), at some cost. */
+typedef void (*fpl_kround)(const fpl_kparams *p, double *y, const double *x, size_t n,
+			   uint64_t *spc, int spc_in, int sub, uint64_t idx0, fpl_kcounts *out);
 
 /* Exact-to-odd binary64 intermediates of an operation: t[j] is the exact
  * result rounded to odd at 53 bits, or spc[j] = 1.  Unused operand

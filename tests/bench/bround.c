@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bround.c - speed of rounding a binary64 array of 2^24 elements into
+ * bf16, fp16, e4m3fn and e5m2, in ne and sp, on 1 and 2 threads (issue 2,
+ * item 5).  Each figure is printed in Melem/s and as a fraction of memcpy
+ * of the same bytes measured in the same run, so that the ratio, not the
+ * noisy absolute figure, is what is compared with the targets: ne >= 0.6
+ * and sp >= 0.4 of memcpy on one thread.  Inputs are N(0, 1): most values
+ * are in range, some are subnormal in the fp8 formats, as in real data.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <fplab/fplab.h>
+
+#include "bench.h"
+
+#define N (1u << 24)
+
+typedef struct ctx {
+	const fpl_format *f;
+	fpl_rnd rnd;
+	int threads;
+	double *x, *y;
+} ctx;
+
+static void do_memcpy(void *p)
+{
+	ctx *c = p;
+	memcpy(c->y, c->x, N * sizeof *c->x);
+}
+
+static void do_round(void *p)
+{
+	ctx *c = p;
+	fpl_state st;
+
+	fpl_state_init(&st, 42);
+	st.threads = c->threads;
+	if (fpl_round_array(c->f, c->y, c->x, N, c->rnd, &st)) {
+		fprintf(stderr, "bround: fpl_round_array failed\n");
+		exit(1);
+	}
+}
+
+int main(void)
+{
+	static const char *const formats[] = { "bf16", "fp16", "e4m3fn", "e5m2" };
+	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_SP };
+	const double target[] = { 0.6, 0.4 };
+	int reps = bench_reps(), fails = 0;
+	ctx c = { 0 };
+	double tcopy, mcopy;
+	size_t i, j;
+	int th;
+
+	c.x = malloc(N * sizeof *c.x);
+	c.y = malloc(N * sizeof *c.y);
+	if (!c.x || !c.y)
+		return 1;
+	bench_gauss(c.x, N, 1.0, 1);
+	memset(c.y, 0, N * sizeof *c.y);
+	tcopy = bench_best(do_memcpy, &c, reps);
+	mcopy = N / tcopy / 1e6;
+	printf("bround: 2^24 binary64 elements, kernels %s, best of %d\n", fpl_kernels_selected(), reps);
+	printf("%-8s %-4s %7s %10s %8s %7s\n", "format", "mode", "threads", "Melem/s", "memcpy", "target");
+	printf("%-8s %-4s %7d %10.0f %8.2f %7s\n", "memcpy", "-", 1, mcopy, 1.0, "-");
+	for (i = 0; i < sizeof formats / sizeof *formats; i++) {
+		fpl_format f;
+		fpl_format_lookup(&f, formats[i]);
+		c.f = &f;
+		for (j = 0; j < 2; j++) {
+			for (th = 1; th <= 2; th++) {
+				double t, ratio;
+				c.rnd = modes[j];
+				c.threads = th;
+				t = bench_best(do_round, &c, reps);
+				ratio = tcopy / t;
+				printf("%-8s %-4s %7d %10.0f %8.2f %7s%s\n", formats[i], fpl_rnd_name(modes[j]),
+				       th, N / t / 1e6, ratio, th == 1 ? (j ? ">=0.40" : ">=0.60") : "-",
+				       th == 1 && ratio < target[j] ? "  below target" : "");
+				fails += th == 1 && ratio < target[j];
+			}
+		}
+	}
+	printf("bround: %d of 8 one-thread figures below target\n", fails);
+	free(c.x);
+	free(c.y);
+	return 0;
+}
