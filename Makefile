@@ -133,7 +133,16 @@ CLI_SRCS := \
 # Test programs: tests/<name>.c, each linked with the harness and the oracle.
 TESTS := \
 	tswitch \
+	tround16 \
 	tarith8 \
+	twide \
+	tarray \
+	tspecial \
+	tcodec \
+	tstochastic \
+	tflip \
+	tformat \
+	toracle \
 	tio \
 	thist \
 
@@ -145,6 +154,7 @@ TEST_SUPPORT := \
 BENCHES := \
 	bround \
 	barith \
+	bhist \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS)
@@ -170,8 +180,8 @@ fplab: $(FPLAB)
 	$(Q)ln -sf $(FPLAB) fplab
 
 # ------------------------------------------------------- dependencies
-# Debian packages fplab needs to build (headers) and test (MPFR).
-DEB_PKGS := libmpfr-dev libgmp-dev libjansson-dev libzip-dev zlib1g-dev
+# Debian packages fplab needs: headers to build, MPFR to test against,
+# pkg-config and xmllint for the install and SVG tests.
 DEPS_STAMP := build/.deps-ok
 
 deps: $(DEPS_STAMP)
@@ -180,6 +190,9 @@ $(DEPS_STAMP):
 	$(Q)missing=""; \
 	for h in mpfr.h:libmpfr-dev gmp.h:libgmp-dev jansson.h:libjansson-dev zip.h:libzip-dev zlib.h:zlib1g-dev; do \
 		printf '#include <%s>\n' "$${h%%:*}" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing $${h##*:}"; \
+	done; \
+	for c in pkg-config:pkg-config xmllint:libxml2-utils; do \
+		command -v "$${c%%:*}" >/dev/null 2>&1 || missing="$$missing $${c##*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

@@ -48,6 +48,8 @@ uint64_t fpl_encode(const fpl_format *f, double x)
 	uint64_t sign, F;
 	int ex;
 
+	if (f->specials == FPL_SPEC_E8M0 && !fpl__isnan(x) && !(x > 0))
+		return FPL_CODE_NONE;	/* zero or negative: no code */
 	if (!fpl__isnan(x)) {
 		/* Values of f come back unchanged; anything else is rounded. */
 		fpl_state st;

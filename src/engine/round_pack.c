@@ -112,6 +112,8 @@ double fpl__zero(const fpl_format *f, int sign, unsigned *fl)
 
 double fpl__inf(const fpl_format *f, int sign, unsigned *fl)
 {
+	if (f->specials == FPL_SPEC_E8M0 && sign)	/* unsigned: no negative values */
+		return fpl__nan_invalid(f, fl);
 	if (fpl__has_inf(f))
 		return sign ? -INFINITY : INFINITY;
 	if (fpl__saturates(f)) {
@@ -151,12 +153,12 @@ static double overflow(const fpl_format *f, int sign, fpl_rnd rnd, const rounded
 	}
 	if (!to_inf)
 		return sign ? -f->max : f->max;
-	if (fpl__has_inf(f))
-		return sign ? -INFINITY : INFINITY;
-	if (fpl__saturates(f)) {
+	if (fpl__saturates(f)) {	/* saturation wins over an ieee inf */
 		*fl |= FPL_FLAG_SATURATED;
 		return sign ? -f->max : f->max;
 	}
+	if (fpl__has_inf(f))
+		return sign ? -INFINITY : INFINITY;
 	return fpl__nan_signed(f, sign);
 }
 
@@ -172,12 +174,16 @@ double fpl__round_unp(const fpl_format *f, const fpl_unp *u, fpl_rnd rnd,
 
 	if (e8m0 && u->sign)
 		return fpl__nan_invalid(f, fl);
+	if (e8m0 && u->exp < emin) {	/* no zero: the smallest scale, always an underflow */
+		*fl |= FPL_FLAG_UNDERFLOW | FPL_FLAG_INEXACT;
+		return f->min_normal;
+	}
 	if (rnd == FPL_RND_SP || rnd == FPL_RND_SE)
 		draw = fpl_random_draw(st->seed, st->stream, idx);
 
 	if (u->exp >= emin)
 		Q = u->exp - m;
-	else if (f->subnormal == FPL_SUB_NO_ROUND || e8m0)
+	else if (f->subnormal == FPL_SUB_NO_ROUND)
 		Q = emin;
 	else
 		Q = emin - m;
@@ -203,11 +209,8 @@ double fpl__round_unp(const fpl_format *f, const fpl_unp *u, fpl_rnd rnd,
 	if (tiny && r.inexact)
 		*fl |= FPL_FLAG_UNDERFLOW;
 
-	if (r.kept == 0) {
-		if (e8m0)	/* no zero: the smallest scale */
-			return f->min_normal;
+	if (r.kept == 0)
 		return fpl__zero(f, u->sign, fl);
-	}
 
 	mag = ldexp((double)r.kept, Q);
 	if (mag > f->max) {
