@@ -143,6 +143,7 @@ TESTS := \
 	tflip \
 	tformat \
 	toracle \
+	tminmax \
 	tio \
 	thist \
 
@@ -261,8 +262,16 @@ demo: all
 check: all $(TEST_BINS)
 	@BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
-check-long: all $(TEST_BINS)
+check-long: all $(TEST_BINS) fuzz
 	@FPLAB_LONG=1 BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
+
+# Fuzz the tensor readers with libFuzzer (clang) for FUZZ_TIME seconds
+# each; skipped with a message when clang or its fuzzer runtime is missing.
+FUZZ_TIME ?= 20
+.PHONY: fuzz
+fuzz: | $(DEPS_STAMP)
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS)" X86_SRCS="$(X86_SRCS)" IO_SRCS="$(IO_SRCS)" \
+		X86_FLAGS="$(X86_AVX512_FLAGS)" FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(BUILD)/fuzz
 
 bench: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

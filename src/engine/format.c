@@ -5,7 +5,8 @@
  * emin = 1 - bias (e8m0: -bias, its code 0 is 2^-127).  The largest
  * binade is emax = 2^e - 2 - bias when the top exponent code is reserved
  * (ieee), 2^e - 1 - bias otherwise; fn reserves only the all-ones fraction
- * there, so its max is (2 - 2^(1-m)) 2^emax instead of (2 - 2^-m) 2^emax.
+ * there, so its max is (2 - 2^(1-m)) 2^emax instead of (2 - 2^-m) 2^emax
+ * -- unless emax_limit stops the finite values below that binade.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,10 +14,13 @@
 
 #include "engine/internal.h"
 
-static double finite_max(const fpl_format *f)
+static double finite_max(const fpl_format *f, int top_emax)
 {
 	switch (f->specials) {
 	case FPL_SPEC_FN:
+		/* the all-ones fraction is NaN only in the top binade */
+		if (f->emax < top_emax)
+			return ldexp(2.0 - ldexp(1.0, -f->m), f->emax);
 		return ldexp(2.0 - ldexp(1.0, 1 - f->m), f->emax);
 	case FPL_SPEC_E8M0:
 		return ldexp(1.0, f->emax);
@@ -29,7 +33,7 @@ static double finite_max(const fpl_format *f)
 
 int fpl_format_finish(fpl_format *f)
 {
-	int top;
+	int top, top_emax;
 
 	if (f->e < 1 || f->e > 11 || f->m < 0 || f->m > 52)
 		return FPL_EFORMAT;
@@ -52,6 +56,7 @@ int fpl_format_finish(fpl_format *f)
 		f->emin = 1 - f->bias;
 		f->emax = (f->specials == FPL_SPEC_IEEE ? top - 1 : top) - f->bias;
 	}
+	top_emax = f->emax;
 	if (f->emax_limit_set) {
 		if (f->emax_limit > f->emax || f->emax_limit < f->emin)
 			return FPL_EFORMAT;
@@ -64,7 +69,7 @@ int fpl_format_finish(fpl_format *f)
 	if (f->emin < -1022 || f->emax > 1023 || (f->emax < f->emin && f->e != 1))
 		return FPL_EFORMAT;
 
-	f->max = finite_max(f);
+	f->max = finite_max(f, top_emax);
 	f->min_normal = ldexp(1.0, f->emin);
 	f->min_subnormal = f->subnormal == FPL_SUB_YES ? ldexp(1.0, f->emin - f->m) : f->min_normal;
 	f->epsilon = ldexp(1.0, -f->m);

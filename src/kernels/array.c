@@ -16,6 +16,7 @@
  *  - blocks are written through a scratch buffer, so y may alias x.
  * Random draws depend only on the element index, never on the thread.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,23 +37,28 @@ typedef struct job {
 	int op;			/* FPL_KOP_* or ARR_ROUND */
 	double *z;
 	const double *a, *b, *c;
+	const float *xf;	/* binary32 round: input and output instead of a, z */
+	float *yf;
 	uint64_t idx0;
 	uint64_t counts[FPL_MAX_THREADS][FPL_NFLAGS];
 } job;
 
-static double scalar(const job *J, size_t j, unsigned *fl)
+/* The scalar engine on element j; `x` replaces a[j] when not NULL (the
+ * binary32 path converts its block first). */
+static double scalar(const job *J, size_t j, const double *x, unsigned *fl)
 {
 	const fpl_format *f = J->f;
 	uint64_t idx = J->idx0 + j;
+	double a = x ? *x : J->a[j];
 
 	switch (J->op) {
-	case FPL_KOP_ADD: return fpl__add_ix(f, J->a[j], J->b[j], J->rnd, J->st, idx, fl);
-	case FPL_KOP_SUB: return fpl__add_ix(f, J->a[j], fpl__neg_num(J->b[j]), J->rnd, J->st, idx, fl);
-	case FPL_KOP_MUL: return fpl__mul_ix(f, J->a[j], J->b[j], J->rnd, J->st, idx, fl);
-	case FPL_KOP_DIV: return fpl__div_ix(f, J->a[j], J->b[j], J->rnd, J->st, idx, fl);
-	case FPL_KOP_SQRT: return fpl__sqrt_ix(f, J->a[j], J->rnd, J->st, idx, fl);
-	case FPL_KOP_FMA: return fpl__fma_ix(f, J->a[j], J->b[j], J->c[j], J->rnd, J->st, idx, fl);
-	default: return fpl__round_ix(f, J->a[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_ADD: return fpl__add_ix(f, a, J->b[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_SUB: return fpl__add_ix(f, a, fpl__neg_num(J->b[j]), J->rnd, J->st, idx, fl);
+	case FPL_KOP_MUL: return fpl__mul_ix(f, a, J->b[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_DIV: return fpl__div_ix(f, a, J->b[j], J->rnd, J->st, idx, fl);
+	case FPL_KOP_SQRT: return fpl__sqrt_ix(f, a, J->rnd, J->st, idx, fl);
+	case FPL_KOP_FMA: return fpl__fma_ix(f, a, J->b[j], J->c[j], J->rnd, J->st, idx, fl);
+	default: return fpl__round_ix(f, a, J->rnd, J->st, idx, fl);
 	}
 }
 
@@ -64,25 +70,55 @@ static void count(uint64_t *cnt, unsigned fl)
 	}
 }
 
+/* binary32 to binary64 by the bits, so that a signaling NaN stays
+ * signaling (the hardware conversion quiets it and the engine would not
+ * see the invalid operand). */
+static void widen(double *d, const float *x, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++) {
+		uint32_t b;
+		memcpy(&b, &x[i], sizeof b);
+		d[i] = (double)x[i];
+		if ((b & 0x7fffffffu) > 0x7f800000u)
+			d[i] = fpl__from_bits(((uint64_t)(b >> 31) << 63) | FPL__EXP_MASK
+					      | ((uint64_t)(b & 0x7fffffu) << 29));
+	}
+}
+
+/* Results are values of f, which fits in binary32 (fits_f32): exact. */
+static void narrow(float *y, const double *d, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		y[i] = (float)d[i];
+}
+
 static void range(void *ctx, size_t lo, size_t hi, int t)
 {
 	job *J = ctx;
 	uint64_t *cnt = J->counts[t];
-	double tmp[BLOCK], odd[BLOCK];
+	double tmp[BLOCK], odd[BLOCK], in[BLOCK];
 	uint64_t spc[BLOCK];
 	size_t j, i, nb;
 	int sub = 0;
 
 	for (j = lo; j < hi; j += nb) {
+		const double *src;
 		nb = hi - j < BLOCK ? hi - j : BLOCK;
+		if (J->xf) {
+			widen(in, J->xf + j, nb);
+			src = in;
+		} else {
+			src = J->a + j;
+		}
 		if (!J->fast) {
 			for (i = 0; i < nb; i++) {
 				unsigned fl = 0;
-				tmp[i] = scalar(J, j + i, &fl);
+				tmp[i] = scalar(J, j + i, J->xf ? &in[i] : NULL, &fl);
 				count(cnt, fl);
 			}
 		} else {
-			const double *src = J->a + j;
 			fpl_kcounts kc;
 			size_t nspc;
 			if (J->op != ARR_ROUND) {
@@ -105,14 +141,16 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 			nspc = kc.special;
 			for (i = 0; nspc && i < nb; i++) {
 				if (spc[i]) {
-					nspc--;
 					unsigned fl = 0;
-					tmp[i] = scalar(J, j + i, &fl);
+					nspc--;
+					tmp[i] = scalar(J, j + i, J->xf ? &in[i] : NULL, &fl);
 					count(cnt, fl);
 				}
 			}
 		}
-		if (J->stream)
+		if (J->yf)
+			narrow(J->yf + j, tmp, nb);
+		else if (J->stream)
 			J->k->store_stream(J->z + j, tmp, nb);
 		else
 			memcpy(J->z + j, tmp, nb * sizeof *tmp);
@@ -141,8 +179,17 @@ static int fast_ok(const fpl_format *f, int op, fpl_rnd rnd, const fpl_state *st
 	return 1;
 }
 
+static int run(const fpl_format *f, int op, double *z, const double *a, const double *b,
+	       const double *c, float *yf, const float *xf, size_t n, fpl_rnd rnd, fpl_state *st);
+
 int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, const double *b,
 		   const double *c, size_t n, fpl_rnd rnd, fpl_state *st)
+{
+	return run(f, op, z, a, b, c, NULL, NULL, n, rnd, st);
+}
+
+static int run(const fpl_format *f, int op, double *z, const double *a, const double *b,
+	       const double *c, float *yf, const float *xf, size_t n, fpl_rnd rnd, fpl_state *st)
 {
 	job *J;
 	int t, i, threads;
@@ -151,7 +198,8 @@ int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, cons
 		return FPL_EINVAL;
 	if (n == 0)
 		return 0;
-	if (!z || !a || (op != ARR_ROUND && op != FPL_KOP_SQRT && !b) || (op == FPL_KOP_FMA && !c))
+	if (xf ? !yf : (!z || !a || (op != ARR_ROUND && op != FPL_KOP_SQRT && !b)
+			 || (op == FPL_KOP_FMA && !c)))
 		return FPL_EINVAL;
 	if (rnd == FPL_RND_SP && (st->sr_bits < 1 || st->sr_bits > 32))
 		return FPL_EINVAL;
@@ -171,6 +219,8 @@ int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, cons
 	J->a = a;
 	J->b = b;
 	J->c = c;
+	J->xf = xf;
+	J->yf = yf;
 	J->idx0 = st->counter;
 	J->fast = fast_ok(f, op, rnd, st);
 	J->stream = n >= STREAM_MIN;
@@ -181,6 +231,9 @@ int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, cons
 	J->kp.sub_fast = f->subnormal == FPL_SUB_YES;
 	J->kp.tiny_before = f->tininess == FPL_TINY_BEFORE;
 	J->kp.emin_b = (uint64_t)(f->emin + 1023);
+	J->kp.qsub_bits = bits_of(ldexp(1.0, f->emin - f->m));
+	J->kp.deep_ok = st->sr_bits + f->m - f->emin <= 1023;
+	J->kp.deep_scale = J->kp.deep_ok ? ldexp(1.0, st->sr_bits + f->m - f->emin) : 0;
 	J->kp.min_bits = bits_of(f->min_normal);
 	J->kp.max_bits = bits_of(f->max);
 	J->kp.key = fpl__draw_key(st->seed, st->stream);
@@ -217,27 +270,11 @@ static int fits_f32(const fpl_format *f)
 int fpl_round_array_f32(const fpl_format *f, float *y, const float *x, size_t n, fpl_rnd rnd,
 			fpl_state *st)
 {
-	double buf[4096];
-	size_t j, i, nb;
-	int rc;
-
 	if (!f || !st)
 		return FPL_EINVAL;
 	if (!fits_f32(f))
 		return FPL_EFORMAT;
-	if (n && (!x || !y))
-		return FPL_EINVAL;
-	for (j = 0; j < n; j += nb) {
-		nb = n - j < 4096 ? n - j : 4096;
-		for (i = 0; i < nb; i++)
-			buf[i] = (double)x[j + i];
-		rc = fpl_round_array(f, buf, buf, nb, rnd, st);
-		if (rc)
-			return rc;
-		for (i = 0; i < nb; i++)
-			y[j + i] = (float)buf[i];	/* exact: buf[i] is a value of f */
-	}
-	return 0;
+	return run(f, ARR_ROUND, NULL, NULL, NULL, NULL, y, x, n, rnd, st);
 }
 
 int fpl_encode_array(const fpl_format *f, uint64_t *codes, const double *x, size_t n)

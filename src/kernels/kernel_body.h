@@ -119,7 +119,7 @@ KB_ALWAYS_INLINE uint64_t kb_round_lane(const fpl_kparams *p, fpl_rnd rnd, uint6
 		break;
 	}
 	*tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
-	*spc = *tiny | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(a == 0));
+	*spc = *tiny | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(r == 0));
 	*inexact = rest != 0;
 	return r | sgn;
 }
@@ -179,10 +179,52 @@ KB_ALWAYS_INLINE uint64_t kb_round_lane_sub(const fpl_kparams *p, fpl_rnd rnd, u
 		r = tr;
 		break;
 	}
+	/* Deep lanes: |x| below the smallest quantum q = 2^(emin-m) (shift over
+	 * 52).  The result is 0 or q: |x| >= q/2 exactly when the shift is 53,
+	 * with equality when the fraction is 0; sp compares |x|/q, scaled by a
+	 * power of two (exact), in R bits. */
+	uint64_t deep = (uint64_t)(sh > 52) & (uint64_t)(a != 0), away;
 	{
-		uint64_t big = (uint64_t)(sh > 52), reach = (uint64_t)(r >= p->min_bits);
-		uint64_t over = (uint64_t)(r > p->max_bits), zero = (uint64_t)(a == 0);
-		*spc = (tiny & ((p->sub_fast ^ 1) | big | ((p->tiny_before ^ 1) & reach)))
+		uint64_t halfup = (uint64_t)(sh == 53), above = halfup & (uint64_t)((a & 0x000fffffffffffffull) != 0);
+		switch (rnd) {
+		case FPL_RND_NE:
+		case FPL_RND_NZ:
+			away = above;
+			break;
+		case FPL_RND_NA:
+			away = halfup;
+			break;
+		case FPL_RND_TP:
+			away = (uint64_t)(sgn == 0);
+			break;
+		case FPL_RND_TN:
+			away = (uint64_t)(sgn != 0);
+			break;
+		case FPL_RND_OD:
+			away = 1;
+			break;
+		case FPL_RND_SP: {
+			const uint64_t R = p->sr_bits;
+			/* only deep lanes are scaled: |x|/q < 1 keeps T < 2^R */
+			uint64_t T = (uint64_t)(kb_dbl(a & (0 - deep)) * p->deep_scale);
+			away = (T + (fpl__draw(p->key, idx) >> (64 - R))) >> R;
+			break;
+		}
+		case FPL_RND_SE:
+			away = fpl__draw(p->key, idx) >> 63;
+			break;
+		default:
+			away = 0;
+			break;
+		}
+		r = (r & (deep - 1)) | (p->qsub_bits & (0 - (deep & away)));
+		rest |= deep;
+	}
+	{
+		uint64_t reach = (uint64_t)(r >= p->min_bits);
+		uint64_t over = (uint64_t)(r > p->max_bits), zero = (uint64_t)(r == 0);
+		*spc = (tiny & ((p->sub_fast ^ 1) | (deep & ((p->deep_ok ^ 1) | (normal ^ 1)))
+				| ((p->tiny_before ^ 1) & reach)))
 		       | over | (p->zero_special & zero);
 	}
 	*inexact = rest != 0;

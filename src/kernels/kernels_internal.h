@@ -23,11 +23,14 @@ typedef struct fpl_kparams {
 	fpl_rnd rnd;
 	uint64_t s;		/* 52 - m: binary64 fraction bits below the kept ones */
 	uint64_t sr_bits;	/* (64-bit fields: 32-bit lanes would stop vectorization) */
-	uint64_t zero_special;	/* 1: zeros go to the scalar path (fnuz: no -0) */
+	uint64_t zero_special;	/* 1: zero results go to the scalar path (fnuz: no -0) */
 	uint64_t sub_fast;	/* 1: gradual underflow, tiny lanes done here */
 	uint64_t tiny_before;	/* 1: tininess before rounding */
 	uint64_t emin_b;	/* emin + 1023, the biased binary64 exponent of 2^emin */
 	uint64_t min_bits;	/* bits of 2^emin */
+	uint64_t qsub_bits;	/* bits of 2^(emin-m), the smallest quantum */
+	double deep_scale;	/* 2^(R+m-emin): |x|/q in R-bit units, for sp */
+	uint64_t deep_ok;	/* 1: deep_scale is representable */
 	uint64_t max_bits;	/* bits of max: larger rounded magnitudes are special */
 	uint64_t key;		/* random key of (seed, stream) */
 	uint64_t lo_bits;	/* operand window for the ops: [lo, hi] or zero */

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - the fplab command line: the command table, messages, the shared
+ * rounding options, number input and value output used by every command.
+ *
+ * Invariant: a command function returns an exit status (0 ok, 1 runtime
+ * error, 2 usage error) and never calls exit(); main() flushes and checks
+ * stdout afterwards, so a full disk is an error, never a silent truncation.
+ *
+ * Adding a command (the checklist):
+ *   1. src/cli/cmd_NAME.c: `int cmd_NAME(int argc, char **argv)` with a
+ *      file-static options struct and a file-static usage text whose lines
+ *      after "usage: " are exactly the man page's SYNOPSIS lines;
+ *      parse with getopt_long, put CLI_ROUND_LONGOPTS in the option table
+ *      and CLI_ROUND_SHORTOPTS in the short string if the command rounds,
+ *      and give every option code to cli_round_option() first.
+ *   2. Declare cmd_NAME below.
+ *   3. Add { "NAME", cmd_NAME } to `commands[]` in src/cli/main.c, keeping
+ *      the table sorted by name.
+ *   4. Add src/cli/cmd_NAME.c to CLI_SRCS in the Makefile (one per line).
+ *   5. Write man/fplab-NAME.1 (SYNOPSIS, OPTIONS, OUTPUT with the --tsv and
+ *      --json columns, EXIT STATUS, EXAMPLES) and list it in fplab(1).
+ *   6. Add tests/cli/NAME.sh (and golden cases in tests/cli/golden/); the
+ *      synopsis and examples tests pick the man page up by themselves.
+ */
+#ifndef FPLAB_CLI_H
+#define FPLAB_CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <fplab/fplab.h>
+
+/* Exit statuses. */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,	/* runtime error: bad data, I/O, ... */
+	CLI_EXIT_USAGE = 2	/* bad command line */
+};
+
+/* ------------------------------------------------------------ commands */
+typedef int (*cli_fn)(int argc, char **argv);
+
+struct cli_command {
+	const char *name;
+	cli_fn fn;
+	const char *summary;	/* one line for `fplab -h` */
+};
+
+int cmd_calc(int argc, char **argv);
+int cmd_formats(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_hist(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_round(int argc, char **argv);
+
+/* The sorted command table (main.c) and its length. */
+extern const struct cli_command cli_commands[];
+extern const size_t cli_ncommands;
+
+/* Name of the running command, for messages ("round"); NULL in main. */
+extern const char *cli_cmd;
+
+/* ------------------------------------------------------------ messages */
+/*
+ * "fplab: CMD: MESSAGE\n" on stderr (printf-style).  error() returns -1 so
+ * that `return error(...)` composes; warning() returns nothing.
+ */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A usage error: the message (if fmt is not NULL), then `usage` on
+ * stderr.  Returns CLI_EXIT_USAGE, so `return usage_error(u, ...)`.
+ */
+int usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print `usage` to stdout (for -h); returns CLI_EXIT_OK. */
+int usage_help(const char *usage);
+
+/*
+ * The candidate closest to `name` by Levenshtein distance (case-folded),
+ * or NULL when none is close (more than (strlen(name)+2)/3 edits, at least
+ * 1); an adjacent transposition counts as one edit.
+ */
+const char *cli_closest(const char *name, const char *const *cands, size_t n);
+
+/*
+ * "unknown WHAT 'NAME'; did you mean 'X'?" (or without the suggestion)
+ * as an error(); returns -1.
+ */
+int cli_unknown(const char *what, const char *name, const char *const *cands, size_t n);
+
+/* ------------------------------------------------- parsing helpers */
+/* Whole-string conversions; return 0 or -1 (no message). */
+int cli_parse_long(const char *s, long *out);
+int cli_parse_u64(const char *s, uint64_t *out);
+/*
+ * A number as fplab reads it everywhere: decimal or C99 hex float,
+ * optionally signed, "inf"/"infinity"/"nan" in any case.  Returns 0 or -1.
+ */
+int cli_parse_double(const char *s, double *out);
+/*
+ * The same, but a decimal (or hex) that binary64 cannot hold exactly
+ * becomes its binary64 round-to-odd value: truncated to 53 bits with the
+ * last bit set.  Rounding that value into any format of p <= 51 bits, in
+ * any deterministic mode, gives the correctly rounded decimal (round to
+ * odd at p+2 bits or more is innocuous), so `fplab round` never rounds a
+ * decimal twice.  Magnitudes beyond binary64's normal range fall back to
+ * strtod.  Parsed with MPFR.
+ */
+int cli_parse_double_odd(const char *s, double *out);
+/* An option value that must be 0 or 1 (or 0..max): usage error on failure. */
+int cli_parse_switch(const char *opt, const char *s, int max, int *out);
+
+/* ------------------------------------------- shared rounding options */
+/*
+ * Every command that rounds takes the same options, parsed here:
+ *   -f/--format NAME|eXmY|FILE.fmt  --params p,emin,emax
+ *   --subnormal 0|1  --saturation 0|1  --infinity 0|1  --explim 0|1
+ *   -r/--round MODE|CODE  --seed N  --sr-bits R  --flip 0|1|2  -p PROB
+ *   --threads N
+ * Put CLI_ROUND_LONGOPTS into the getopt_long table, CLI_ROUND_SHORTOPTS
+ * into the short option string, hand every code to cli_round_option(),
+ * then call cli_round_finish() once after parsing.
+ */
+enum {
+	CLI_OPT_PARAMS = 0x1000,
+	CLI_OPT_SUBNORMAL,
+	CLI_OPT_SATURATION,
+	CLI_OPT_INFINITY,
+	CLI_OPT_EXPLIM,
+	CLI_OPT_SEED,
+	CLI_OPT_SR_BITS,
+	CLI_OPT_FLIP,
+	CLI_OPT_THREADS,
+	CLI_OPT_ROUND_END,
+	CLI_OPT_TSV,		/* --tsv and --json, see CLI_REPORT_LONGOPTS */
+	CLI_OPT_JSON,
+	/* codes from here on are free for a command's own long options */
+	CLI_OPT_CMD = 0x1100
+};
+
+#define CLI_ROUND_SHORTOPTS "f:r:p:"
+#define CLI_ROUND_LONGOPTS \
+	{ "format", required_argument, NULL, 'f' }, \
+	{ "round", required_argument, NULL, 'r' }, \
+	{ "params", required_argument, NULL, CLI_OPT_PARAMS }, \
+	{ "subnormal", required_argument, NULL, CLI_OPT_SUBNORMAL }, \
+	{ "saturation", required_argument, NULL, CLI_OPT_SATURATION }, \
+	{ "infinity", required_argument, NULL, CLI_OPT_INFINITY }, \
+	{ "explim", required_argument, NULL, CLI_OPT_EXPLIM }, \
+	{ "seed", required_argument, NULL, CLI_OPT_SEED }, \
+	{ "sr-bits", required_argument, NULL, CLI_OPT_SR_BITS }, \
+	{ "flip", required_argument, NULL, CLI_OPT_FLIP }, \
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS }
+
+/* The synopsis fragment for usage texts and man pages. */
+#define CLI_ROUND_SYNOPSIS \
+	"[-f FORMAT] [--params P,EMIN,EMAX] [-r MODE] [--subnormal 0|1]\n" \
+	"    [--saturation 0|1] [--infinity 0|1] [--explim 0|1] [--seed N]\n" \
+	"    [--sr-bits R] [--flip 0|1|2] [-p PROB] [--threads N]"
+
+struct cli_round {
+	fpl_format fmt;		/* the finished format (after cli_round_finish) */
+	fpl_rnd rnd;		/* default ne (CPFloat 1) */
+	fpl_state st;		/* seed, sr_bits, flip, threads set */
+
+	/* as given on the command line (-1 = not given) */
+	const char *format_arg;	/* default "fp16" */
+	int has_params, p, emin, emax;
+	int subnormal, saturation, infinity, explim;
+};
+
+/* Defaults: fp16, ne, seed 0, sr_bits 32, no flips, one thread. */
+void cli_round_init(struct cli_round *ro);
+
+/*
+ * Handle option code `c` with argument `arg`.  Returns 1 when the option
+ * was a rounding option and was valid, 0 when it is not a rounding option
+ * (the command handles it), or -2 when the value is invalid (message
+ * printed; the caller exits CLI_EXIT_USAGE).
+ */
+int cli_round_option(struct cli_round *ro, int c, const char *arg);
+
+/*
+ * Resolve the format and apply the switches.  Returns 0, or -2 for a
+ * usage error (unknown or impossible format, with a suggestion) or -1 for
+ * a runtime error (an unreadable .fmt file); the message is printed.
+ */
+int cli_round_finish(struct cli_round *ro);
+
+/*
+ * Resolve a format name, alias, eXmY or .fmt path alone (no switches), as
+ * -f does.  Returns 0, -2 (unknown/impossible, message printed) or -1.
+ */
+int cli_format_resolve(fpl_format *f, const char *name);
+
+/* All catalogue names and aliases (static storage); `*n` their number. */
+const char *const *cli_format_names(size_t *n);
+
+/* -------------------------------------------------------- text input */
+/*
+ * A text source: numbers separated by blanks (spaces, tabs, commas are
+ * NOT separators), `#` to end of line is a comment.  Lines are counted
+ * from 1 for messages: "fplab: round: FILE: line 3: 'abc' is not a number"
+ * (FILE is omitted for stdin).
+ */
+struct cli_text {
+	FILE *fp;
+	const char *name;	/* file name, or NULL for stdin */
+	long line;		/* number of the line last read */
+	char *buf;		/* the line (owned) */
+	size_t cap;
+	int own;		/* fclose on release */
+	char *pos;		/* rest of a line cut by `max`, else NULL */
+	int partial;		/* 1: the last call stopped inside a line */
+	int to_odd;		/* 1: decimals become binary64 rounded to odd (cli_parse_double_odd) */
+};
+
+/* Open `path` ("-" or NULL = stdin).  Returns 0 or -1 (message printed). */
+int cli_text_open(struct cli_text *t, const char *path);
+void cli_text_release(struct cli_text *t);
+
+/*
+ * Read the next line holding at least one number; store up to `max`
+ * values in `vals` and their number in *n.  Returns 1 for a line, 0 at end
+ * of input, -1 on error (message printed: a non-number names file, line
+ * and token).  A line of more than `max` numbers comes in pieces: after a
+ * piece that stops inside the line, t->partial is 1 and the next call
+ * continues the same line.
+ */
+int cli_text_line(struct cli_text *t, double *vals, size_t max, size_t *n);
+
+/* ------------------------------------------------------ binary input */
+/*
+ * A stream of values from a file: text (any layout), raw binary
+ * f64/f32/f16/bf16 (little-endian), .npy, or `codes` (raw little-endian
+ * codes of a format, 1, 2, 4 or 8 bytes wide by its width).
+ */
+enum cli_in_kind {
+	CLI_IN_TEXT = 0,
+	CLI_IN_F64,
+	CLI_IN_F32,
+	CLI_IN_F16,
+	CLI_IN_BF16,
+	CLI_IN_NPY,
+	CLI_IN_CODES
+};
+/* Parse an --in name; returns 0 or -2 (usage error printed). */
+int cli_in_parse(const char *s, enum cli_in_kind *out);
+
+struct cli_reader {
+	enum cli_in_kind kind;
+	const char *name;		/* for messages; NULL = stdin */
+	const fpl_format *codes_fmt;	/* for CLI_IN_CODES */
+	struct cli_text text;
+	FILE *fp;
+	int own;
+	fpl_tensor_file *tf;		/* npy */
+	fpl_tensor_stream *ts;
+	unsigned char *raw;		/* raw read buffer */
+	size_t rawcap;
+	uint64_t done;			/* values delivered so far */
+};
+
+/* Open `path` ("-"/NULL = stdin, not for npy).  Returns 0 or -1. */
+int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kind,
+		    const fpl_format *codes_fmt);
+/*
+ * Up to `cap` values into buf; *got = 0 at the end.  Returns 0 or -1
+ * (message printed: truncated element, non-number, I/O error).
+ */
+int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got);
+void cli_reader_release(struct cli_reader *r);
+
+/* ------------------------------------------------------- value output */
+enum cli_out_kind {
+	CLI_OUT_TEXT = 0,	/* shortest decimal that reads back to the same binary64 */
+	CLI_OUT_HEX,		/* C99 %a */
+	CLI_OUT_BITS,		/* the target encoding, 0x3c00 */
+	CLI_OUT_F64,		/* raw little-endian binary64 */
+	CLI_OUT_F32,		/* raw little-endian binary32 (round to nearest) */
+	CLI_OUT_NPY		/* .npy of binary64, shape (n,) */
+};
+/* Parse an --out name; returns 0 or -2 (usage error printed). */
+int cli_out_parse(const char *s, enum cli_out_kind *out);
+
+/*
+ * Format one value as text into buf (at least CLI_VALUE_MAX bytes):
+ * TEXT, HEX or BITS (BITS needs f; a value without a code prints "none").
+ * NaN prints "nan" (sign dropped; use BITS to see it), infinities "inf" and
+ * "-inf".  Returns buf.
+ */
+#define CLI_VALUE_MAX 48
+char *cli_value_str(char *buf, double x, enum cli_out_kind kind, const fpl_format *f);
+
+/* Code c of f as "0x" and (nbits+3)/4 hex digits, into buf (CLI_VALUE_MAX). */
+char *cli_code_str(char *buf, const fpl_format *f, uint64_t c);
+
+/* ------------------------------------------------------ atomic output */
+/*
+ * `-o FILE` output: a temporary file next to FILE, renamed over it only on
+ * success, removed on failure, so FILE never holds partial output.
+ * Without a path ("-" or NULL) it is stdout.  An existing FILE that is not
+ * a regular file (/dev/null, /dev/full, a FIFO) is written in place.
+ */
+struct cli_output {
+	FILE *fp;
+	char *path;		/* final path, NULL for stdout */
+	char *tmp;		/* temporary path, NULL when writing in place */
+};
+int cli_output_open(struct cli_output *o, const char *path);
+/* ok != 0: flush, check, rename (returns 0 or -1, message printed);
+ * ok == 0: discard the temporary (returns -1). */
+int cli_output_close(struct cli_output *o, int ok);
+
+/*
+ * A stream of result values in one --out kind: text kinds one value per
+ * line, f64/f32 raw little-endian, npy with a header for the final count
+ * (when `known` is UINT64_MAX the body is spooled to a temporary file and
+ * the header written at the end, so memory stays bounded).
+ */
+struct cli_writer {
+	enum cli_out_kind kind;
+	const fpl_format *f;		/* for BITS */
+	struct cli_output out;
+	FILE *spool;			/* npy with unknown count */
+	uint64_t known, n;
+	void *buf;			/* conversion buffer */
+	size_t bufcap;
+};
+int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind kind,
+		    const fpl_format *f, uint64_t known);
+/* Write n values; returns 0 or -1 (message printed). */
+int cli_writer_put(struct cli_writer *w, const double *v, size_t n);
+/* ok != 0: finish and commit (0 or -1); ok == 0: discard (-1). */
+int cli_writer_close(struct cli_writer *w, int ok);
+
+/* Flush and check stdout; returns 0 or -1 with "write error on stdout: ..." */
+int cli_flush_stdout(void);
+
+/* ------------------------------------------- machine-readable reports */
+enum cli_report { CLI_REPORT_TEXT = 0, CLI_REPORT_TSV, CLI_REPORT_JSON };
+
+/* --tsv and --json, spelled the same in every command that reports figures;
+ * cli_report_option() maps CLI_OPT_TSV/CLI_OPT_JSON to the kind (returns 1)
+ * or returns 0 for other codes. */
+#define CLI_REPORT_LONGOPTS \
+	{ "tsv", no_argument, NULL, CLI_OPT_TSV }, \
+	{ "json", no_argument, NULL, CLI_OPT_JSON }
+int cli_report_option(enum cli_report *kind, int c);
+
+/*
+ * A table of records.  TEXT aligns columns (buffered until the end), TSV
+ * prints a header line of column names then tab-separated rows, JSON
+ * prints an array of objects, one per line, keyed by column names.
+ * Numbers: shortest round-trip decimal; in JSON, inf and nan are strings.
+ *   struct cli_table t; cli_table_begin(&t, fp, kind, cols, ncols);
+ *   cli_table_str(&t, "fp16"); cli_table_int(&t, 5); ... (row by row)
+ *   cli_table_end(&t);
+ */
+struct cli_table {
+	FILE *fp;
+	enum cli_report kind;
+	const char *const *cols;
+	int ncols;
+	int col;		/* next column of the current row */
+	size_t rows;
+	char **cells;		/* TEXT: buffered cells */
+	size_t ncells, capcells;
+};
+void cli_table_begin(struct cli_table *t, FILE *fp, enum cli_report kind,
+		     const char *const *cols, int ncols);
+void cli_table_str(struct cli_table *t, const char *s);
+void cli_table_num(struct cli_table *t, double x);
+void cli_table_int(struct cli_table *t, long long v);
+void cli_table_end(struct cli_table *t);
+
+/* JSON string literal of s (quotes and escapes) on fp. */
+void cli_json_str(FILE *fp, const char *s);
+/* Shortest round-trip decimal of x into buf (CLI_VALUE_MAX bytes). */
+char *cli_shortest(char *buf, double x);
+
+#endif

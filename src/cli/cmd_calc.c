@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_calc.c - `fplab calc OP`: element-wise arithmetic on rows of
+ * operands (text columns, or parallel files of any --in kind), each
+ * result rounded once into the format by the engine.
+ *
+ * Invariant: operands are used exactly as read (binary64), as the engine's
+ * contract says; row j uses random draw j, whether the rows come from
+ * text lines or from chunks of binary files.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#define CHUNK 16384
+
+static const char calc_usage[] =
+	"usage: fplab calc OP " CLI_ROUND_SYNOPSIS "\n"
+	"    [--in text|f64|f32|f16|bf16|npy|codes] [--out text|hex|bits|f64|f32|npy]\n"
+	"    [--flags] [-o FILE] [--tsv|--json] [FILE...]\n"
+	"OP is one of add sub mul div fma sqrt neg abs min max cmp\n";
+
+enum { OPT_IN = CLI_OPT_CMD, OPT_OUT, OPT_FLAGS };
+
+enum op { ADD, SUB, MUL, DIV, FMA, SQRT, NEG, ABS, MIN, MAX, CMP, NOPS };
+
+static const char *const op_names[NOPS] = {
+	"add", "sub", "mul", "div", "fma", "sqrt", "neg", "abs", "min", "max", "cmp"
+};
+static const int op_arity[NOPS] = { 2, 2, 2, 2, 3, 1, 1, 1, 2, 2, 2 };
+
+static struct calc_opts {
+	struct cli_round ro;
+	enum op op;
+	enum cli_in_kind in;
+	enum cli_out_kind out;
+	const char *output;
+	int flags;
+	enum cli_report report;
+} opt;
+
+/* One result; a comparison gives -1, 0, 1 or NaN (unordered). */
+static double apply(const double *a)
+{
+	const fpl_format *f = &opt.ro.fmt;
+	fpl_rnd r = opt.ro.rnd;
+	fpl_state *st = &opt.ro.st;
+	int c;
+
+	switch (opt.op) {
+	case ADD: return fpl_add(f, a[0], a[1], r, st);
+	case SUB: return fpl_sub(f, a[0], a[1], r, st);
+	case MUL: return fpl_mul(f, a[0], a[1], r, st);
+	case DIV: return fpl_div(f, a[0], a[1], r, st);
+	case FMA: return fpl_fma(f, a[0], a[1], a[2], r, st);
+	case SQRT: return fpl_sqrt(f, a[0], r, st);
+	case NEG: return fpl_round(f, -a[0], r, st);
+	case ABS: return fpl_round(f, fabs(a[0]), r, st);
+	case MIN: return fpl_min(f, a[0], a[1], r, st);
+	case MAX: return fpl_max(f, a[0], a[1], r, st);
+	default:
+		c = fpl_compare(f, a[0], a[1], st);
+		return c == 2 ? NAN : (double)c;
+	}
+}
+
+/* "inexact,underflow" or "-" into buf. */
+static char *flag_names(char *buf, size_t len, unsigned flags)
+{
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < FPL_NFLAGS; i++)
+		if (flags & (1u << i))
+			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "," : "",
+					      fpl_flag_name(i));
+	if (!k)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* ----------------------------------------------------------- text rows */
+static const char *const row_cols[][5] = {
+	{ "a", "result", "flags" },
+	{ "a", "b", "result", "flags" },
+	{ "a", "b", "c", "result", "flags" },
+};
+
+static void table_value(struct cli_table *t, double x)
+{
+	char s[CLI_VALUE_MAX];
+
+	if (opt.out == CLI_OUT_TEXT || opt.op == CMP)
+		cli_table_num(t, x);
+	else
+		cli_table_str(t, cli_value_str(s, x, opt.out, &opt.ro.fmt));
+}
+
+/* Print one row: result (and flags) as text, or a table row. */
+static void put_row(FILE *out, struct cli_table *t, const double *a, double y, unsigned fl)
+{
+	char s[CLI_VALUE_MAX], fs[128];
+	int k, n = op_arity[opt.op];
+
+	if (opt.report != CLI_REPORT_TEXT) {
+		for (k = 0; k < n; k++)
+			table_value(t, a[k]);
+		table_value(t, y);
+		if (opt.flags)
+			cli_table_str(t, flag_names(fs, sizeof fs, fl));
+		return;
+	}
+	if (opt.op == CMP)
+		cli_shortest(s, y);
+	else
+		cli_value_str(s, y, opt.out, &opt.ro.fmt);
+	fputs(s, out);
+	if (opt.flags) {
+		fputc(' ', out);
+		fputs(flag_names(fs, sizeof fs, fl), out);
+	}
+	fputc('\n', out);
+}
+
+static void begin_table(struct cli_table *t, FILE *out)
+{
+	int n = op_arity[opt.op];
+
+	if (opt.report != CLI_REPORT_TEXT)
+		cli_table_begin(t, out, opt.report, row_cols[n - 1], n + 1 + opt.flags);
+}
+
+/* Text columns from one file (or stdin): one row per line. */
+static int calc_columns(const char *path, FILE *out)
+{
+	struct cli_text tx;
+	struct cli_table t;
+	double a[64];
+	size_t n;
+	int rc, arity = op_arity[opt.op];
+
+	if (cli_text_open(&tx, path))
+		return -1;
+	begin_table(&t, out);
+	while ((rc = cli_text_line(&tx, a, 64, &n)) > 0) {
+		double y;
+
+		if ((int)n != arity || tx.partial) {
+			rc = error("%s%sline %ld: %s needs %d operand%s, found %s%zu",
+				   tx.name ? tx.name : "", tx.name ? ": " : "", tx.line,
+				   op_names[opt.op], arity, arity > 1 ? "s" : "",
+				   tx.partial ? "more than " : "", n);
+			break;
+		}
+		opt.ro.st.flags = 0;
+		y = apply(a);
+		put_row(out, &t, a, y, opt.ro.st.flags);
+	}
+	if (opt.report != CLI_REPORT_TEXT)
+		cli_table_end(&t);
+	cli_text_release(&tx);
+	return rc;
+}
+
+/* ------------------------------------------------------ parallel files */
+static int array_op(double *y, double *const *a, size_t n)
+{
+	const fpl_format *f = &opt.ro.fmt;
+	fpl_rnd r = opt.ro.rnd;
+	fpl_state *st = &opt.ro.st;
+
+	switch (opt.op) {
+	case ADD: return fpl_add_array(f, y, a[0], a[1], n, r, st);
+	case SUB: return fpl_sub_array(f, y, a[0], a[1], n, r, st);
+	case MUL: return fpl_mul_array(f, y, a[0], a[1], n, r, st);
+	case DIV: return fpl_div_array(f, y, a[0], a[1], n, r, st);
+	case FMA: return fpl_fma_array(f, y, a[0], a[1], a[2], n, r, st);
+	case SQRT: return fpl_sqrt_array(f, y, a[0], n, r, st);
+	default: {
+		size_t j;
+
+		for (j = 0; j < n; j++) {
+			double row[3] = { a[0][j], op_arity[opt.op] > 1 ? a[1][j] : 0, 0 };
+
+			y[j] = apply(row);
+		}
+		return 0;
+	}
+	}
+}
+
+/* Read the next chunk of every operand file; all must give the same count. */
+static int read_rows(struct cli_reader *r, char **files, double *const *a, size_t *got)
+{
+	int k, arity = op_arity[opt.op];
+	size_t g0 = 0;
+
+	for (k = 0; k < arity; k++) {
+		size_t g = 0, more;
+
+		/* fill the chunk as far as the file allows, so counts line up */
+		while (g < CHUNK) {
+			if (cli_reader_read(&r[k], a[k] + g, CHUNK - g, &more))
+				return -1;
+			if (!more)
+				break;
+			g += more;
+		}
+		if (k == 0)
+			g0 = g;
+		else if (g != g0)
+			return error("'%s' and '%s' hold different numbers of values "
+				     "(%llu and %llu)", files[0], files[k],
+				     (unsigned long long)r[0].done, (unsigned long long)r[k].done);
+	}
+	*got = g0;
+	return 0;
+}
+
+static int calc_files(char **files, struct cli_writer *w)
+{
+	struct cli_reader r[3];
+	struct cli_table t;
+	double *a[3] = { NULL, NULL, NULL }, *y;
+	int k, arity = op_arity[opt.op], rc = 0, opened = 0;
+	int rows = opt.flags || opt.report != CLI_REPORT_TEXT;
+
+	y = malloc(CHUNK * sizeof *y);
+	for (k = 0; k < arity; k++)
+		a[k] = malloc(CHUNK * sizeof *a[k]);
+	if (!y || !a[0] || (arity > 1 && !a[1]) || (arity > 2 && !a[2]))
+		rc = error("out of memory");
+	for (k = 0; k < arity && !rc; k++, opened++)
+		rc = cli_reader_open(&r[k], files[k], opt.in, &opt.ro.fmt);
+	if (rows)
+		begin_table(&t, w->out.fp);
+	while (!rc) {
+		size_t got = 0, j;
+
+		rc = read_rows(r, files, a, &got);
+		if (rc || !got)
+			break;
+		if (!rows) {
+			rc = array_op(y, a, got);
+			if (rc)
+				rc = error("%s failed: %s", op_names[opt.op], fpl_strerror(rc));
+			else
+				rc = cli_writer_put(w, y, got);
+			continue;
+		}
+		for (j = 0; j < got; j++) {
+			double row[3];
+
+			for (k = 0; k < arity; k++)
+				row[k] = a[k][j];
+			opt.ro.st.flags = 0;
+			put_row(w->out.fp, &t, row, apply(row), opt.ro.st.flags);
+		}
+	}
+	if (rows && opt.report != CLI_REPORT_TEXT)
+		cli_table_end(&t);
+	for (k = 0; k < opened; k++)
+		cli_reader_release(&r[k]);
+	for (k = 0; k < 3; k++)
+		free(a[k]);
+	free(y);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_ROUND_LONGOPTS,
+		CLI_REPORT_LONGOPTS,
+		{ "in", required_argument, NULL, OPT_IN },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "flags", no_argument, NULL, OPT_FLAGS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	cli_round_init(&opt.ro);
+	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
+		rc = cli_round_option(&opt.ro, c, optarg);
+		if (rc < 0)
+			return usage_error(calc_usage, NULL);
+		if (rc > 0 || cli_report_option(&opt.report, c))
+			continue;
+		switch (c) {
+		case 'h':
+			return -1;
+		case OPT_IN:
+			if (cli_in_parse(optarg, &opt.in))
+				return usage_error(calc_usage, NULL);
+			break;
+		case OPT_OUT:
+			if (cli_out_parse(optarg, &opt.out))
+				return usage_error(calc_usage, NULL);
+			break;
+		case 'o':
+			opt.output = optarg;
+			break;
+		case OPT_FLAGS:
+			opt.flags = 1;
+			break;
+		default:
+			return usage_error(calc_usage, NULL);
+		}
+	}
+	return 0;
+}
+
+static int parse_op(const char *s)
+{
+	int i;
+
+	for (i = 0; i < NOPS; i++)
+		if (!strcmp(s, op_names[i])) {
+			opt.op = (enum op)i;
+			return 0;
+		}
+	cli_unknown("operation", s, op_names, NOPS);
+	return -1;
+}
+
+int cmd_calc(int argc, char **argv)
+{
+	struct cli_writer w;
+	char **files;
+	int nfiles, rc, arity, binary_out, rows;
+
+	rc = parse_args(argc, argv);
+	if (rc < 0)
+		return usage_help(calc_usage);
+	if (rc)
+		return rc;
+	if (optind >= argc)
+		return usage_error(calc_usage, "missing OP");
+	if (parse_op(argv[optind]))
+		return usage_error(calc_usage, NULL);
+	rc = cli_round_finish(&opt.ro);
+	if (rc == -2)
+		return usage_error(calc_usage, NULL);
+	if (rc)
+		return CLI_EXIT_FAIL;
+	arity = op_arity[opt.op];
+	files = argv + optind + 1;
+	nfiles = argc - optind - 1;
+	binary_out = opt.out > CLI_OUT_BITS;
+	rows = opt.flags || opt.report != CLI_REPORT_TEXT;
+	if (binary_out && rows)
+		return usage_error(calc_usage, "--flags, --tsv and --json need a text --out");
+	if (opt.in == CLI_IN_TEXT && nfiles <= 1 && !(arity == 1 && binary_out)) {
+		if (binary_out)
+			return usage_error(calc_usage, "binary --out needs one operand file per operand");
+		if (cli_writer_open(&w, opt.output, opt.out, &opt.ro.fmt, UINT64_MAX))
+			return CLI_EXIT_FAIL;
+		rc = calc_columns(nfiles ? files[0] : "-", w.out.fp);
+	} else {
+		static char *stdin_only[] = { "-" };
+
+		if (nfiles == 0 && arity == 1) {
+			files = stdin_only;
+			nfiles = 1;
+		}
+		if (nfiles != arity)
+			return usage_error(calc_usage, "%s needs %d operand file%s, got %d",
+					   op_names[opt.op], arity, arity > 1 ? "s" : "", nfiles);
+		if (cli_writer_open(&w, opt.output, opt.out, &opt.ro.fmt, UINT64_MAX))
+			return CLI_EXIT_FAIL;
+		rc = calc_files(files, &w);
+	}
+	if (!rc && ferror(w.out.fp))
+		rc = error("write error on '%s'", opt.output ? opt.output : "stdout");
+	rc = cli_writer_close(&w, !rc);
+	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

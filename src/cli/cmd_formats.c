@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_formats.c - `fplab formats`: the catalogue of named formats, the
+ * details of one format, or every code of a small format.
+ *
+ * Invariant: every figure printed comes from the engine's finished
+ * descriptor (fpl_format_finish) or its codec, never from a table here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char formats_usage[] =
+	"usage: fplab formats [--tsv|--json]\n"
+	"   or: fplab formats [--table] [--tsv|--json] [-f FORMAT] [--params P,EMIN,EMAX]\n"
+	"    [--subnormal 0|1] [--saturation 0|1] [--infinity 0|1] [--explim 0|1] [NAME]\n";
+
+enum { OPT_TABLE = CLI_OPT_CMD };
+
+static struct formats_opts {
+	struct cli_round ro;
+	int table;
+	enum cli_report report;
+} opt;
+
+static const char *overflow_name(fpl_overflow o)
+{
+	return o == FPL_OVF_SATURATE ? "saturate" : "inf";
+}
+
+/* The catalogue entry of a canonical name, or NULL. */
+static const fpl_format_entry *entry_of(const char *name)
+{
+	size_t n, i;
+	const fpl_format_entry *cat = fpl_format_catalogue(&n);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(cat[i].name, name))
+			return &cat[i];
+	return NULL;
+}
+
+/* "a b c" -> "a,b,c" into buf. */
+static char *commas(char *buf, size_t len, const char *aliases)
+{
+	size_t i;
+
+	snprintf(buf, len, "%s", aliases ? aliases : "");
+	for (i = 0; buf[i]; i++)
+		if (buf[i] == ' ')
+			buf[i] = ',';
+	return buf;
+}
+
+static int list_catalogue(void)
+{
+	static const char *const cols[] = {
+		"name", "aliases", "e", "m", "bias", "specials", "max", "min_normal",
+		"min_subnormal", "epsilon"
+	};
+	struct cli_table t;
+	size_t n, i;
+	const fpl_format_entry *cat = fpl_format_catalogue(&n);
+	char al[256];
+
+	cli_table_begin(&t, stdout, opt.report, cols, 10);
+	for (i = 0; i < n; i++) {
+		fpl_format f;
+
+		if (fpl_format_lookup(&f, cat[i].name))
+			return error("catalogue format '%s' does not resolve", cat[i].name);
+		cli_table_str(&t, cat[i].name);
+		cli_table_str(&t, commas(al, sizeof al, cat[i].aliases));
+		cli_table_int(&t, f.e);
+		cli_table_int(&t, f.m);
+		cli_table_int(&t, f.bias);
+		cli_table_str(&t, fpl_specials_name(f.specials));
+		cli_table_num(&t, f.max);
+		cli_table_num(&t, f.min_normal);
+		cli_table_num(&t, f.min_subnormal);
+		cli_table_num(&t, f.epsilon);
+	}
+	cli_table_end(&t);
+	return 0;
+}
+
+static const char *const detail_cols[] = {
+	"name", "aliases", "e", "m", "p", "bias", "nbits", "emin", "emax", "subnormal", "daz",
+	"specials", "overflow", "tininess", "nan", "explim", "max", "min_normal",
+	"min_subnormal", "epsilon", "source"
+};
+#define NDETAIL ((int)(sizeof detail_cols / sizeof *detail_cols))
+
+static void details(const fpl_format *f)
+{
+	const fpl_format_entry *en = entry_of(f->name);
+	struct cli_table t;
+	char al[256];
+
+	if (opt.report == CLI_REPORT_TEXT) {
+		/* "key  value" lines instead of a one-row table */
+		char a[CLI_VALUE_MAX], h[CLI_VALUE_MAX];
+
+		printf("%-14s %s\n", "name", f->name);
+		printf("%-14s %s\n", "aliases", en ? commas(al, sizeof al, en->aliases) : "");
+		printf("%-14s %d\n%-14s %d\n%-14s %d\n%-14s %d\n%-14s %d\n", "e", f->e, "m", f->m,
+		       "p", f->m + 1, "bias", f->bias, "nbits", f->nbits);
+		printf("%-14s %d\n%-14s %d\n", "emin", f->emin, "emax", f->emax);
+		printf("%-14s %s\n%-14s %d\n", "subnormal", fpl_subnormal_name(f->subnormal),
+		       "daz", f->daz);
+		printf("%-14s %s\n%-14s %s\n", "specials", fpl_specials_name(f->specials),
+		       "overflow", overflow_name(f->overflow));
+		printf("%-14s %s\n%-14s %s\n%-14s %d\n", "tininess",
+		       f->tininess == FPL_TINY_BEFORE ? "before" : "after", "nan",
+		       f->nan_rule == FPL_NAN_CANONICAL ? "canonical" : "x86", "explim", f->explim);
+		printf("%-14s %s (%s)\n", "max", cli_shortest(a, f->max),
+		       cli_value_str(h, f->max, CLI_OUT_HEX, f));
+		printf("%-14s %s (%s)\n", "min_normal", cli_shortest(a, f->min_normal),
+		       cli_value_str(h, f->min_normal, CLI_OUT_HEX, f));
+		printf("%-14s %s (%s)\n", "min_subnormal", cli_shortest(a, f->min_subnormal),
+		       cli_value_str(h, f->min_subnormal, CLI_OUT_HEX, f));
+		printf("%-14s %s (%s)\n", "epsilon", cli_shortest(a, f->epsilon),
+		       cli_value_str(h, f->epsilon, CLI_OUT_HEX, f));
+		if (en && en->source && *en->source)
+			printf("%-14s %s\n", "source", en->source);
+		return;
+	}
+	cli_table_begin(&t, stdout, opt.report, detail_cols, NDETAIL);
+	cli_table_str(&t, f->name);
+	cli_table_str(&t, en ? commas(al, sizeof al, en->aliases) : "");
+	cli_table_int(&t, f->e);
+	cli_table_int(&t, f->m);
+	cli_table_int(&t, f->m + 1);
+	cli_table_int(&t, f->bias);
+	cli_table_int(&t, f->nbits);
+	cli_table_int(&t, f->emin);
+	cli_table_int(&t, f->emax);
+	cli_table_str(&t, fpl_subnormal_name(f->subnormal));
+	cli_table_int(&t, f->daz);
+	cli_table_str(&t, fpl_specials_name(f->specials));
+	cli_table_str(&t, overflow_name(f->overflow));
+	cli_table_str(&t, f->tininess == FPL_TINY_BEFORE ? "before" : "after");
+	cli_table_str(&t, f->nan_rule == FPL_NAN_CANONICAL ? "canonical" : "x86");
+	cli_table_int(&t, f->explim);
+	cli_table_num(&t, f->max);
+	cli_table_num(&t, f->min_normal);
+	cli_table_num(&t, f->min_subnormal);
+	cli_table_num(&t, f->epsilon);
+	cli_table_str(&t, en && en->source ? en->source : "");
+	cli_table_end(&t);
+}
+
+static int code_table(const fpl_format *f)
+{
+	static const char *const cols[] = { "code", "value", "hex", "class" };
+	struct cli_table t;
+	uint64_t c, ncodes;
+
+	if (f->nbits > 16)
+		return usage_error(NULL, "--table: format '%s' has %d bits; at most 16 are listed",
+				   f->name, f->nbits);
+	ncodes = (uint64_t)1 << f->nbits;
+	if (opt.report == CLI_REPORT_TEXT) {
+		/* no alignment buffering for up to 65536 rows: fixed widths */
+		char v[CLI_VALUE_MAX], h[CLI_VALUE_MAX], b[CLI_VALUE_MAX];
+
+		printf("%-8s %-24s %-24s %s\n", "code", "value", "hex", "class");
+		for (c = 0; c < ncodes; c++) {
+			double x = fpl_decode(f, c);
+
+			cli_code_str(b, f, c);
+			printf("%-8s %-24s %-24s %s\n", b, cli_shortest(v, x),
+			       cli_value_str(h, x, CLI_OUT_HEX, f), fpl_class_name(fpl_classify(f, x)));
+		}
+		return 0;
+	}
+	cli_table_begin(&t, stdout, opt.report, cols, 4);
+	for (c = 0; c < ncodes; c++) {
+		double x = fpl_decode(f, c);
+		char b[CLI_VALUE_MAX], h[CLI_VALUE_MAX];
+
+		cli_code_str(b, f, c);
+		cli_table_str(&t, b);
+		cli_table_num(&t, x);
+		cli_table_str(&t, cli_value_str(h, x, CLI_OUT_HEX, f));
+		cli_table_str(&t, fpl_class_name(fpl_classify(f, x)));
+	}
+	cli_table_end(&t);
+	return 0;
+}
+
+int cmd_formats(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_ROUND_LONGOPTS,
+		CLI_REPORT_LONGOPTS,
+		{ "table", no_argument, NULL, OPT_TABLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc, any_format_opt = 0;
+
+	cli_round_init(&opt.ro);
+	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "h", longopts, NULL)) != -1) {
+		rc = cli_round_option(&opt.ro, c, optarg);
+		if (rc < 0)
+			return usage_error(formats_usage, NULL);
+		if (rc > 0) {
+			any_format_opt = 1;
+			continue;
+		}
+		if (cli_report_option(&opt.report, c))
+			continue;
+		switch (c) {
+		case 'h':
+			return usage_help(formats_usage);
+		case OPT_TABLE:
+			opt.table = 1;
+			break;
+		default:
+			return usage_error(formats_usage, NULL);
+		}
+	}
+	if (argc - optind > 1)
+		return usage_error(formats_usage, "too many arguments");
+	if (argc - optind == 1) {
+		if (opt.ro.format_arg)
+			return usage_error(formats_usage, "give the format as NAME or -f, not both");
+		opt.ro.format_arg = argv[optind];
+		any_format_opt = 1;
+	}
+	if (!any_format_opt && !opt.table)
+		return list_catalogue() ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	rc = cli_round_finish(&opt.ro);
+	if (rc == -2)
+		return usage_error(formats_usage, NULL);
+	if (rc)
+		return CLI_EXIT_FAIL;
+	if (opt.table)
+		return code_table(&opt.ro.fmt);
+	details(&opt.ro.fmt);
+	return CLI_EXIT_OK;
+}

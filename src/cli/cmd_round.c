@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_round.c - `fplab round`: round numbers from files or stdin into a
+ * format, as CPFloat's cpfloat() does for a MATLAB array.
+ *
+ * Invariant: values go through fpl_round_array in chunks of at most CHUNK
+ * elements, so memory is bounded whatever the input size, and element j
+ * of the whole input uses random draw j (the state's counter carries over
+ * from chunk to chunk): results do not depend on the chunking.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+
+#define CHUNK 65536	/* elements per fpl_round_array call */
+
+static const char round_usage[] =
+	"usage: fplab round " CLI_ROUND_SYNOPSIS "\n"
+	"    [--in text|f64|f32|f16|bf16|npy|codes] [--out text|hex|bits|f64|f32|npy]\n"
+	"    [-o FILE] [--stats] [--tsv|--json] [FILE...]\n";
+
+enum { OPT_IN = CLI_OPT_CMD, OPT_OUT, OPT_STATS };
+
+static struct round_opts {
+	struct cli_round ro;
+	enum cli_in_kind in;
+	enum cli_out_kind out;
+	const char *output;
+	int stats;
+	enum cli_report report;
+} opt;
+
+/* Running statistics of --stats. */
+static struct round_stats {
+	uint64_t n;
+	double max_relerr;
+	double worst_x;		/* an input reaching max_relerr */
+} stats;
+
+static void note_errors(const double *x, const double *y, size_t n)
+{
+	size_t i;
+
+	stats.n += n;
+	if (!opt.stats)
+		return;
+	for (i = 0; i < n; i++) {
+		double e;
+
+		if (!isfinite(x[i]) || !isfinite(y[i]) || x[i] == 0)
+			continue;
+		e = fabs((y[i] - x[i]) / x[i]);
+		if (e > stats.max_relerr) {
+			stats.max_relerr = e;
+			stats.worst_x = x[i];
+		}
+	}
+}
+
+static int round_chunk(double *y, const double *x, size_t n)
+{
+	int rc = fpl_round_array(&opt.ro.fmt, y, x, n, opt.ro.rnd, &opt.ro.st);
+
+	if (rc)
+		return error("rounding failed: %s", fpl_strerror(rc));
+	note_errors(x, y, n);
+	return 0;
+}
+
+/* Decimal input is read as binary64 rounded to odd, so that the one
+ * rounding into the format is the correct rounding of the decimal itself
+ * (cli.h); that needs p + 2 <= 53.  Wider formats read the nearest
+ * binary64, as fplab-round(1) says. */
+static int decimals_to_odd(void)
+{
+	return opt.ro.fmt.m <= 50;
+}
+
+/* Text in, text out: keep the line structure (one output line per input
+ * line that holds numbers). */
+static int round_lines(const char *path, FILE *out, double *x, double *y)
+{
+	struct cli_text t;
+	char s[CLI_VALUE_MAX];
+	size_t n, i;
+	int rc;
+
+	if (cli_text_open(&t, path))
+		return -1;
+	t.to_odd = decimals_to_odd();
+	while ((rc = cli_text_line(&t, x, CHUNK, &n)) > 0) {
+		if (round_chunk(y, x, n)) {
+			rc = -1;
+			break;
+		}
+		/* a line longer than CHUNK numbers comes in pieces */
+		for (i = 0; i < n; i++) {
+			fputs(cli_value_str(s, y[i], opt.out, &opt.ro.fmt), out);
+			fputc(i + 1 < n || t.partial ? ' ' : '\n', out);
+		}
+	}
+	cli_text_release(&t);
+	return rc;
+}
+
+/* Any input, values streamed through the writer. */
+static int round_stream(const char *path, struct cli_writer *w, double *x, double *y)
+{
+	struct cli_reader r;
+	size_t got;
+	int rc = 0;
+
+	if (cli_reader_open(&r, path, opt.in, &opt.ro.fmt))
+		return -1;
+	r.text.to_odd = decimals_to_odd();
+	for (;;) {
+		rc = cli_reader_read(&r, x, CHUNK, &got);
+		if (rc || !got)
+			break;
+		rc = round_chunk(y, x, got);
+		if (!rc)
+			rc = cli_writer_put(w, y, got);
+		if (rc)
+			break;
+	}
+	cli_reader_release(&r);
+	return rc;
+}
+
+/* The element count of a single input known before reading, for the npy
+ * header; UINT64_MAX when unknown (the writer then spools). */
+static uint64_t known_count(int nfiles, char **files)
+{
+	struct stat sb;
+	size_t w;
+
+	if (nfiles != 1 || !strcmp(files[0], "-"))
+		return UINT64_MAX;
+	switch (opt.in) {
+	case CLI_IN_F64: w = 8; break;
+	case CLI_IN_F32: w = 4; break;
+	case CLI_IN_F16: case CLI_IN_BF16: w = 2; break;
+	default: return UINT64_MAX;
+	}
+	if (stat(files[0], &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size % w)
+		return UINT64_MAX;
+	return (uint64_t)sb.st_size / w;
+}
+
+static void print_stats(void)
+{
+	static const char *const cols[] = {
+		"format", "mode", "n", "inexact", "underflow", "overflow", "saturated", "flushed",
+		"max_relerr"
+	};
+	static const int flag_index[] = { 0, 1, 2, 5, 6 };
+	struct cli_table t;
+	size_t i;
+
+	if (opt.report == CLI_REPORT_TEXT) {
+		char a[CLI_VALUE_MAX], b[CLI_VALUE_MAX];
+
+		fprintf(stderr, "round: %llu values to %s, mode %s\n", (unsigned long long)stats.n,
+			opt.ro.fmt.name, fpl_rnd_name(opt.ro.rnd));
+		for (i = 0; i < 5; i++)
+			fprintf(stderr, "  %-10s %llu\n", cols[3 + i],
+				(unsigned long long)opt.ro.st.count[flag_index[i]]);
+		fprintf(stderr, "  %-10s %s", "max_relerr", cli_shortest(a, stats.max_relerr));
+		if (stats.max_relerr > 0)
+			fprintf(stderr, " (at %s)", cli_shortest(b, stats.worst_x));
+		fputc('\n', stderr);
+		return;
+	}
+	cli_table_begin(&t, stderr, opt.report, cols, 9);
+	cli_table_str(&t, opt.ro.fmt.name);
+	cli_table_str(&t, fpl_rnd_name(opt.ro.rnd));
+	cli_table_int(&t, (long long)stats.n);
+	for (i = 0; i < 5; i++)
+		cli_table_int(&t, (long long)opt.ro.st.count[flag_index[i]]);
+	cli_table_num(&t, stats.max_relerr);
+	cli_table_end(&t);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_ROUND_LONGOPTS,
+		CLI_REPORT_LONGOPTS,
+		{ "in", required_argument, NULL, OPT_IN },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	cli_round_init(&opt.ro);
+	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
+		rc = cli_round_option(&opt.ro, c, optarg);
+		if (rc < 0)
+			return usage_error(round_usage, NULL);
+		if (rc > 0 || cli_report_option(&opt.report, c))
+			continue;
+		switch (c) {
+		case 'h':
+			return -1;
+		case OPT_IN:
+			if (cli_in_parse(optarg, &opt.in))
+				return usage_error(round_usage, NULL);
+			break;
+		case OPT_OUT:
+			if (cli_out_parse(optarg, &opt.out))
+				return usage_error(round_usage, NULL);
+			break;
+		case 'o':
+			opt.output = optarg;
+			break;
+		case OPT_STATS:
+			opt.stats = 1;
+			break;
+		default:
+			return usage_error(round_usage, NULL);
+		}
+	}
+	rc = cli_round_finish(&opt.ro);
+	if (rc == -2)
+		return usage_error(round_usage, NULL);
+	return rc ? CLI_EXIT_FAIL : 0;
+}
+
+int cmd_round(int argc, char **argv)
+{
+	static char *stdin_only[] = { "-" };
+	struct cli_writer w;
+	char **files;
+	int nfiles, i, rc = 0;
+	int lines;
+	double *x, *y;
+
+	rc = parse_args(argc, argv);
+	if (rc < 0)
+		return usage_help(round_usage);
+	if (rc)
+		return rc;
+	if (opt.report != CLI_REPORT_TEXT && !opt.stats)
+		opt.stats = 1;	/* --tsv/--json report the statistics */
+	files = argv + optind;
+	nfiles = argc - optind;
+	if (!nfiles) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	lines = opt.in == CLI_IN_TEXT && opt.out <= CLI_OUT_BITS;
+	x = malloc(CHUNK * sizeof *x);
+	y = malloc(CHUNK * sizeof *y);
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return error("out of memory"), CLI_EXIT_FAIL;
+	}
+	if (cli_writer_open(&w, opt.output, opt.out, &opt.ro.fmt, known_count(nfiles, files))) {
+		free(x);
+		free(y);
+		return CLI_EXIT_FAIL;
+	}
+	for (i = 0; i < nfiles && !rc; i++)
+		rc = lines ? round_lines(files[i], w.out.fp, x, y) : round_stream(files[i], &w, x, y);
+	if (lines && !rc && ferror(w.out.fp))
+		rc = error("write error on '%s'", opt.output ? opt.output : "stdout");
+	rc = cli_writer_close(&w, !rc);
+	free(x);
+	free(y);
+	if (!rc && opt.stats)
+		print_stats();
+	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hist_render.h - what `fplab hist` (cmd_hist.c) hands to its renderers
+ * (hist_render.c): the finished histograms of one run, per tensor and in
+ * total, and the description of the cast.
+ */
+#ifndef FPLAB_CLI_HIST_RENDER_H
+#define FPLAB_CLI_HIST_RENDER_H
+
+#include <stdio.h>
+
+#include <fplab/fplab.h>
+
+struct hist_entry {
+	char name[FPL_TENSOR_NAME_MAX + 64];	/* "tensor" or "FILE:tensor" */
+	fpl_dtype dtype;
+	int ndim;
+	uint64_t shape[FPL_TENSOR_MAXDIM];
+	fpl_hist h;
+};
+
+struct hist_run {
+	const fpl_format *fmt;
+	fpl_rnd rnd;
+	const char *scaling;	/* "none", "2^-3", "1000", "aps", "mx32" */
+	struct hist_entry *e;
+	size_t n;
+	fpl_hist *total;	/* NULL when there is one tensor */
+};
+
+/* value/count as a fraction, 0 when count is 0 */
+double hist_frac(uint64_t value, uint64_t count);
+
+/* The terminal chart of every tensor then the total; colour: ANSI colours. */
+void hist_chart(FILE *fp, const struct hist_run *r, int colour);
+
+/* One self-contained SVG document: a panel per tensor (and the total). */
+void hist_svg(FILE *fp, const struct hist_run *r);
+
+#endif

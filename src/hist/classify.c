@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classify.c - the per-element loop of `hist`: class counts, exponent
+ * bins and the relative error of the cast, from bit patterns.
+ *
+ * Invariant: the class of an element depends only on its input x (zero,
+ * NaN/inf) and its cast y (zero, subnormal, normal, non-finite); casts
+ * that overflowed to +-max (saturation) look normal here and are moved to
+ * `overflow` at the end from the engine's overflow flag count
+ * (fpl_hist_finish), so this loop needs no per-element flags.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "hist/hist_internal.h"
+
+void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const double *y,
+		       size_t n)
+{
+	uint64_t z = 0, ni = 0, un = 0, sub = 0, nor = 0, ovf = 0, en = 0;
+	double es = 0, esq = 0, emx = h->err_max, xmax = h->amax, xmin = h->amin;
+	const double mn = h->cfg.fmt.min_normal;
+	uint64_t *hb = h->hist - FPL_HIST_EMIN, *hi = h->hist_in - FPL_HIST_EMIN;
+	for (size_t i = 0; i < n; i++) {
+		double ax = fabs(x[i]);
+		if (ax == 0) {
+			z++;
+			continue;
+		}
+		if (!isfinite(ax)) {
+			ni++;
+			continue;
+		}
+		uint64_t ub;
+		xmax = ax > xmax ? ax : xmax;
+		xmin = ax < xmin ? ax : xmin;
+		memcpy(&ub, &ax, 8);
+		hi[hist_ilogb64(ub)]++;
+		double av = fabs(v[i]);
+		if (av == 0) {	/* the scale itself underflowed binary64 */
+			un++;
+			en++, es += 1, esq += 1, emx = emx > 1 ? emx : 1;
+			continue;
+		}
+		if (!isfinite(av)) {
+			ovf++;
+			continue;
+		}
+		memcpy(&ub, &av, 8);
+		hb[hist_ilogb64(ub)]++;
+		double ay = fabs(y[i]);
+		if (!isfinite(ay)) {
+			ovf++;
+			continue;
+		}
+		if (ay == 0)
+			un++;
+		else if (ay < mn)
+			sub++;
+		else
+			nor++;
+		double r = fabs(y[i] - v[i]) / av;
+		en++;
+		es += r;
+		esq += r * r;
+		if (r > emx)
+			emx = r;
+	}
+	h->zeros += z;
+	h->nan_inf += ni;
+	h->underflow += un;
+	h->subnormal += sub;
+	h->normal += nor;
+	h->ovf_direct += ovf;
+	h->err_n += en;
+	h->err_sum += es;
+	h->err_sumsq += esq;
+	h->err_max = emx;
+	h->amax = xmax;
+	h->amin = xmin;
+	h->count += n;
+}
+
+/*
+ * Branch-free and split in two loops on purpose: the classes of
+ * gradient-like data are close to random from one element to the next
+ * (branches would mispredict), and the counting loop below has no
+ * memory-carried dependency, so the compiler vectorises it; the exponent
+ * bins go to four interleaved local histograms (binary32 binades
+ * -149..128) so that runs of equal binades do not serialise on one counter.
+ * Classes of finite nonzero x: y == 0 under, 0 < |y| < min normal sub,
+ * |y| not finite over, else normal (saturated overflows are moved later).
+ * With no scaling (k = 0) hist_in equals hist and is copied at the end
+ * (fpl_hist_finish), so only hist is counted here.
+ */
+#define B32_LO (-149)
+typedef int32_t v8i __attribute__((vector_size(16)));
+typedef float v8f __attribute__((vector_size(16)));
+#define VL 4	/* lanes: one SSE2 register */
+
+void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
+{
+	const float mnf = (float)h->cfg.fmt.min_normal;
+	uint32_t mn;
+	memcpy(&mn, &mnf, 4);
+	const int k = h->scale_log2;
+	uint64_t sub[4][256], dsub[23] = { 0 };	/* biased exponents; binary32 subnormals */
+	memset(sub, 0, sizeof sub);
+	uint64_t nz = 0, nni = 0, nun = 0, nsub = 0, nov = 0, en = 0;
+	double es = 0, esq = 0;
+	float emx = (float)h->err_max;
+	uint32_t bmax = 0, bmin = 0x7f800000u;
+	const uint32_t inf = 0x7f800000u;
+	for (size_t i0 = 0; i0 < n; i0 += 1024) {
+		size_t m = n - i0 < 1024 ? n - i0 : 1024;
+		const float *vv = v + i0, *yy = y + i0;
+		uint32_t cz = 0, cni = 0, cun = 0, csub = 0, cov = 0, cok = 0, mx = 0, mi = inf;
+		float acc = 0, acc2 = 0, amx = 0;
+		size_t i = 0;
+		{
+			/* VL lanes with GCC vector extensions (SSE2 on baseline x86-64);
+			 * all compared values are < 2^31, so signed lanes compare
+			 * correctly */
+			const v8i vinf = (v8i){ 0 } + (int32_t)inf, vmn = (v8i){ 0 } + (int32_t)mn;
+			const v8i absm = (v8i){ 0 } + 0x7fffffff, one_bits = (v8i){ 0 } + 0x3f800000;
+			v8i kz = { 0 }, kni = { 0 }, kun = { 0 }, ksub = { 0 }, kov = { 0 }, kok = { 0 };
+			v8i kmx = { 0 }, kmi = vinf;
+			v8f fa = { 0 }, fa2 = { 0 }, fmx = { 0 };
+			for (; i + VL <= m; i += VL) {
+				v8i ux, uy;
+				v8f fv, fy;
+				memcpy(&fv, vv + i, sizeof fv);
+				memcpy(&fy, yy + i, sizeof fy);
+				ux = (v8i)fv & absm;
+				uy = (v8i)fy & absm;
+				v8i z = ux == 0, ni = ux >= vinf, fin = ~(z | ni);
+				v8i yov = uy >= vinf;
+				kz -= z;
+				kni -= ni;
+				kun -= fin & (uy == 0);
+				ksub -= fin & (uy != 0) & (uy < vmn);
+				kov -= fin & yov;
+				v8i cx = ux & fin, cn = ux | ~fin;
+				v8i gt = cx > kmx, lt = cn < kmi;
+				kmx = (cx & gt) | (kmx & ~gt);
+				kmi = (cn & lt) | (kmi & ~lt);
+				v8i ok = fin & ~yov;
+				kok -= ok;
+				v8f d = (v8f)((v8i)(fy - fv) & absm);
+				v8f den = (v8f)((ux & ok) | (one_bits & ~ok));
+				v8f r = (v8f)((v8i)(d / den) & ok);
+				fa += r;
+				fa2 += r * r;
+				v8i rg = (v8i)r > (v8i)fmx;	/* r >= 0: compare as integers */
+				fmx = (v8f)(((v8i)r & rg) | ((v8i)fmx & ~rg));
+			}
+			for (int j = 0; j < VL; j++) {
+				cz += (uint32_t)kz[j], cni += (uint32_t)kni[j], cun += (uint32_t)kun[j];
+				csub += (uint32_t)ksub[j], cov += (uint32_t)kov[j], cok += (uint32_t)kok[j];
+				mx = (uint32_t)kmx[j] > mx ? (uint32_t)kmx[j] : mx;
+				mi = (uint32_t)kmi[j] < mi ? (uint32_t)kmi[j] : mi;
+				acc += fa[j];
+				acc2 += fa2[j];
+				amx = fmx[j] > amx ? fmx[j] : amx;
+			}
+		}
+		for (; i < m; i++) {
+			uint32_t ux, uy;
+			memcpy(&ux, &vv[i], 4);
+			memcpy(&uy, &yy[i], 4);
+			ux &= 0x7fffffffu;
+			uy &= 0x7fffffffu;
+			uint32_t z = ux == 0, ni = ux >= inf, fin = 1 - z - ni;
+			cz += z;
+			cni += ni;
+			cun += fin & (uy == 0);
+			csub += fin & (uy != 0) & (uy < mn);
+			uint32_t ov = fin & (uy >= inf);
+			cov += ov;
+			uint32_t fm = 0u - fin;
+			uint32_t cx = ux & fm, cn = ux | ~fm;
+			mx = cx > mx ? cx : mx;
+			mi = cn < mi ? cn : mi;
+			/* relative error over finite x != 0 with finite y */
+			uint32_t ok = fin & (1 - ov);
+			float a = fabsf(vv[i]), d = fabsf(yy[i] - vv[i]);
+			float r = d / (ok ? a : 1.0f);
+			r = ok ? r : 0.0f;
+			acc += r;
+			acc2 += r * r;
+			amx = r > amx ? r : amx;
+			cok += ok;
+		}
+		nz += cz, nni += cni, nun += cun, nsub += csub, nov += cov, en += cok;
+		es += acc, esq += acc2;
+		emx = amx > emx ? amx : emx;
+		bmax = mx > bmax ? mx : bmax;
+		bmin = mi < bmin ? mi : bmin;
+		/* exponent bins by biased exponent (bin 0 also holds zeros and
+		 * binary32 subnormals, bin 255 NaN/inf: both fixed below) */
+		for (i = 0; i < m; i++) {
+			uint32_t ux;
+			memcpy(&ux, &vv[i], 4);
+			sub[i & 3][(ux >> 23) & 0xff]++;
+		}
+		if (sub[0][0] + sub[1][0] + sub[2][0] + sub[3][0] > cz) {
+			/* binary32 subnormal inputs (rare): their own binades */
+			for (i = 0; i < m; i++) {
+				uint32_t ux;
+				memcpy(&ux, &vv[i], 4);
+				ux &= 0x7fffffffu;
+				if (ux && ux < 0x00800000u)
+					dsub[hist_ilogb32(ux) - B32_LO]++;
+			}
+		}
+		for (int b = 0; b < 4; b++)
+			sub[b][0] = sub[b][255] = 0;
+	}
+	uint64_t *hb = h->hist - FPL_HIST_EMIN, *hi = h->hist_in - FPL_HIST_EMIN - k;
+	for (int b = 1; b < 255; b++) {
+		uint64_t c = (uint64_t)sub[0][b] + sub[1][b] + sub[2][b] + sub[3][b];
+		if (!c)
+			continue;
+		hb[b - 127] += c;
+		if (k)
+			hi[b - 127] += c;
+	}
+	for (int b = 0; b < 23; b++) {
+		if (!dsub[b])
+			continue;
+		hb[b + B32_LO] += dsub[b];
+		if (k)
+			hi[b + B32_LO] += dsub[b];
+	}
+	h->zeros += nz;
+	h->nan_inf += nni;
+	h->underflow += nun;
+	h->subnormal += nsub;
+	h->ovf_direct += nov;
+	h->normal += n - nz - nni - nun - nsub - nov;
+	h->err_n += en;
+	h->err_sum += es;
+	h->err_sumsq += esq;
+	h->err_max = emx;
+	if (bmax) {
+		float fmax, fmin;
+		memcpy(&fmax, &bmax, 4);
+		memcpy(&fmin, &bmin, 4);
+		double dmax = ldexp(fmax, -k), dmin = ldexp(fmin, -k);
+		h->amax = dmax > h->amax ? dmax : h->amax;
+		h->amin = dmin < h->amin ? dmin : h->amin;
+	}
+	h->count += n;
+}

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hist.c - the life of an fpl_hist: configuration, the optional scan pass
+ * (APS), adding values in chunks through the engine's array rounding,
+ * finishing (overflow accounting, suggestions) and merging.
+ *
+ * Invariant: values reach the engine in chunks of at most HIST_CHUNK, in
+ * storage order, so element j of a tensor uses random draw j of the
+ * configured stream whatever the caller's chunking; MX blocks never
+ * straddle an engine call because whole blocks are gathered first.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fplab/array.h>
+#include <fplab/error.h>
+#include <fplab/ops.h>
+
+#include "hist/hist_internal.h"
+
+/* Index of the overflow flag in fpl_state.count. */
+#define OVF_INDEX 2
+
+FPL_API void fpl_hist_config_init(fpl_hist_config *cfg, const fpl_format *fmt)
+{
+	memset(cfg, 0, sizeof *cfg);
+	if (fmt)
+		cfg->fmt = *fmt;
+	cfg->rnd = FPL_RND_NE;
+	fpl_state_init(&cfg->st, 0);
+	cfg->scaling = FPL_HSCALE_FIXED;
+	cfg->scale = 1.0;
+	cfg->mx_block = 32;
+}
+
+static int exp2_exact(double s, int *k)
+{
+	int e;
+	double f = frexp(s, &e);
+	if (f != 0.5)
+		return 0;
+	*k = e - 1;
+	return 1;
+}
+
+FPL_API int fpl_hist_init(fpl_hist *h, const fpl_hist_config *cfg)
+{
+	if (!h || !cfg)
+		return FPL_EINVAL;
+	memset(h, 0, sizeof *h);
+	h->cfg = *cfg;
+	if ((unsigned)cfg->rnd >= FPL_RND_COUNT)
+		return FPL_EINVAL;
+	if (cfg->scaling == FPL_HSCALE_FIXED && !(cfg->scale > 0 && isfinite(cfg->scale)))
+		return FPL_EINVAL;
+	if (cfg->scaling == FPL_HSCALE_MX && (cfg->mx_block < 1 || cfg->mx_block > HIST_MX_MAX))
+		return FPL_EINVAL;
+	if ((unsigned)cfg->scaling > FPL_HSCALE_MX)
+		return FPL_EINVAL;
+	memset(h->cfg.st.count, 0, sizeof h->cfg.st.count);
+	h->cfg.st.flags = 0;
+	h->cfg.st.counter = 0;
+	h->amin = INFINITY;
+	h->scale = cfg->scaling == FPL_HSCALE_FIXED ? cfg->scale : 1.0;
+	h->scale_pow2 = exp2_exact(h->scale, &h->scale_log2);
+	if (!h->scale_pow2)
+		h->scale_log2 = 0;
+	h->scale_varies = cfg->scaling == FPL_HSCALE_MX;
+	const fpl_format *f = &h->cfg.fmt;
+	h->e_minnorm = f->emin;
+	h->e_minsub = f->subnormal == FPL_SUB_YES ? f->emin - f->m : f->emin;
+	h->e_max = f->emax;
+	h->lo = h->in_lo = 1;
+	h->hi = h->in_hi = 0;
+	h->xs = malloc(HIST_CHUNK * sizeof(double));
+	h->y = malloc(HIST_CHUNK * sizeof(double));
+	h->xf = malloc(HIST_CHUNK * sizeof(float));
+	h->yf = malloc(HIST_CHUNK * sizeof(float));
+	h->mxbuf = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(double)) : NULL;
+	if (!h->xs || !h->y || !h->xf || !h->yf ||
+	    (cfg->scaling == FPL_HSCALE_MX && !h->mxbuf)) {
+		fpl_hist_release(h);
+		return FPL_ENOMEM;
+	}
+	return 0;
+}
+
+FPL_API void fpl_hist_release(fpl_hist *h)
+{
+	if (!h)
+		return;
+	free(h->xs);
+	free(h->y);
+	free(h->xf);
+	free(h->yf);
+	free(h->mxbuf);
+	h->xs = h->y = h->mxbuf = NULL;
+	h->xf = h->yf = NULL;
+}
+
+FPL_API int fpl_hist_needs_scan(const fpl_hist *h)
+{
+	return h->cfg.scaling == FPL_HSCALE_APS && !h->scanned;
+}
+
+FPL_API void fpl_hist_scan(fpl_hist *h, const double *x, size_t n)
+{
+	double mx = h->amax, mn = h->amin;
+	for (size_t i = 0; i < n; i++) {
+		double a = fabs(x[i]);
+		if (a == 0 || !isfinite(a))
+			continue;
+		mx = a > mx ? a : mx;
+		mn = a < mn ? a : mn;
+	}
+	h->amax = mx;
+	h->amin = mn;
+}
+
+FPL_API void fpl_hist_scan_f32(fpl_hist *h, const float *x, size_t n)
+{
+	float mx = (float)h->amax, mn = h->amin > 3e38 ? INFINITY : (float)h->amin;
+	for (size_t i = 0; i < n; i++) {
+		float a = fabsf(x[i]);
+		if (a == 0 || !isfinite(a))
+			continue;
+		mx = a > mx ? a : mx;
+		mn = a < mn ? a : mn;
+	}
+	h->amax = mx;
+	h->amin = mn;
+}
+
+/* After the scan: settle the APS scale. */
+static void aps_settle(fpl_hist *h)
+{
+	if (h->cfg.scaling != FPL_HSCALE_APS || h->scanned)
+		return;
+	h->scanned = 1;
+	int k = h->amax > 0 ? fpl_hist_aps_k(&h->cfg.fmt, h->cfg.rnd, h->amax) : 0;
+	h->scale_log2 = k;
+	h->scale_pow2 = 1;
+	h->scale = ldexp(1.0, k);
+}
+
+/* Multiply by 2^k exactly where binary64 allows (k may exceed 1023). */
+static void scale_pow2(double *v, const double *x, size_t n, int k)
+{
+	int a = k / 2, b = k - a;
+	double sa = ldexp(1.0, a), sb = ldexp(1.0, b);
+	for (size_t i = 0; i < n; i++)
+		v[i] = x[i] * sa * sb;
+}
+
+/* FIXED or APS scaling in binary64, n <= HIST_CHUNK. */
+static int add_plain64(fpl_hist *h, const double *x, size_t n)
+{
+	if (h->scale_pow2)
+		scale_pow2(h->xs, x, n, h->scale_log2);
+	else
+		for (size_t i = 0; i < n; i++)
+			h->xs[i] = x[i] * h->scale;
+	int rc = fpl_round_array(&h->cfg.fmt, h->y, h->xs, n, h->cfg.rnd, &h->cfg.st);
+	if (rc)
+		return rc;
+	hist_classify_f64(h, x, h->xs, h->y, n);
+	return 0;
+}
+
+/* MX: n is a multiple of the block size except at the very end. */
+static int add_mx_blocks(fpl_hist *h, const double *x, size_t n)
+{
+	size_t B = (size_t)h->cfg.mx_block;
+	int emax = h->cfg.fmt.emax;
+	for (size_t b = 0; b < n; b += B) {
+		size_t e = b + B < n ? b + B : n;
+		double amax = 0;
+		for (size_t i = b; i < e; i++) {
+			double a = fabs(x[i]);
+			if (isfinite(a) && a > amax)
+				amax = a;
+		}
+		int sx = 0;
+		if (amax > 0) {
+			sx = ilogb(amax) - emax;
+			sx = sx < -127 ? -127 : sx > 127 ? 127 : sx;
+		}
+		double inv = ldexp(1.0, -sx);
+		for (size_t i = b; i < e; i++)
+			h->xs[i] = x[i] * inv;
+		h->mx_blocks++;
+	}
+	int rc = fpl_round_array(&h->cfg.fmt, h->y, h->xs, n, h->cfg.rnd, &h->cfg.st);
+	if (rc)
+		return rc;
+	hist_classify_f64(h, x, h->xs, h->y, n);
+	return 0;
+}
+
+static int add_mx(fpl_hist *h, const double *x, size_t n)
+{
+	size_t B = (size_t)h->cfg.mx_block, per = HIST_CHUNK / B * B;
+	while (n > 0) {
+		size_t take = per - h->mxfill < n ? per - h->mxfill : n;
+		memcpy(h->mxbuf + h->mxfill, x, take * sizeof *x);
+		h->mxfill += take;
+		x += take;
+		n -= take;
+		if (h->mxfill == per) {
+			int rc = add_mx_blocks(h, h->mxbuf, per);
+			if (rc)
+				return rc;
+			h->mxfill = 0;
+		}
+	}
+	return 0;
+}
+
+FPL_API int fpl_hist_add(fpl_hist *h, const double *x, size_t n)
+{
+	if (!h || (n && !x) || h->finished)
+		return FPL_EINVAL;
+	aps_settle(h);
+	if (h->cfg.scaling == FPL_HSCALE_MX)
+		return add_mx(h, x, n);
+	while (n > 0) {
+		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
+		int rc = add_plain64(h, x, m);
+		if (rc)
+			return rc;
+		x += m;
+		n -= m;
+	}
+	return 0;
+}
+
+/* Can binary32 values be scaled by 2^k and cast in binary32, exactly? */
+static int f32_ok(const fpl_hist *h)
+{
+	const fpl_format *f = &h->cfg.fmt;
+	if (h->cfg.scaling == FPL_HSCALE_MX || !h->scale_pow2 || h->cfg.fmt.e > 8 ||
+	    f->m > 23 || f->emin < -126 || f->emax > 127 || !f->explim)
+		return 0;
+	int k = h->scale_log2;
+	if (k == 0)
+		return 1;
+	if (h->cfg.scaling != FPL_HSCALE_APS)
+		return 0;	/* extremes unknown */
+	if (k > 0)
+		return h->amax == 0 || ldexp(h->amax, k) < 0x1p127;
+	return h->amin > 3.5e38 || ldexp(h->amin, k) >= 0x1p-126;
+}
+
+FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
+{
+	if (!h || (n && !x) || h->finished)
+		return FPL_EINVAL;
+	aps_settle(h);
+	int fast = f32_ok(h);
+	while (n > 0) {
+		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
+		int rc = FPL_EFORMAT;
+		if (fast) {
+			const float *v = x;
+			if (h->scale_log2) {
+				float s = ldexpf(1.0f, h->scale_log2);
+				for (size_t i = 0; i < m; i++)
+					h->xf[i] = x[i] * s;
+				v = h->xf;
+			}
+			rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
+			if (rc == 0)
+				hist_classify_f32(h, v, h->yf, m);
+			else if (rc == FPL_EFORMAT)
+				fast = 0;
+		}
+		if (!fast) {
+			/* widen, then the binary64 path (uses h->y as the widened copy is
+			 * not allowed: xs and y are its scratch) */
+			double tmp[512];
+			for (size_t i0 = 0; i0 < m; i0 += 512) {
+				size_t c = m - i0 < 512 ? m - i0 : 512;
+				for (size_t i = 0; i < c; i++)
+					tmp[i] = x[i0 + i];
+				rc = fpl_hist_add(h, tmp, c);
+				if (rc)
+					return rc;
+			}
+			rc = 0;
+		}
+		if (rc)
+			return rc;
+		x += m;
+		n -= m;
+	}
+	return 0;
+}
+
+FPL_API int fpl_hist_finish(fpl_hist *h)
+{
+	if (!h)
+		return FPL_EINVAL;
+	if (h->finished)
+		return 0;
+	aps_settle(h);
+	if (h->cfg.scaling == FPL_HSCALE_MX && h->mxfill) {
+		int rc = add_mx_blocks(h, h->mxbuf, h->mxfill);
+		if (rc)
+			return rc;
+		h->mxfill = 0;
+	}
+	/* Unscaled runs: the input histogram is the presented one (the f32
+	 * path leaves hist_in alone when k = 0). */
+	if (!h->scale_varies && h->scale == 1.0)
+		memcpy(h->hist_in, h->hist, sizeof h->hist);
+	/* Saturated overflows looked normal to the classifier. */
+	uint64_t flagged = h->cfg.st.count[OVF_INDEX];
+	uint64_t sat = flagged > h->ovf_direct ? flagged - h->ovf_direct : 0;
+	if (sat > h->normal)
+		sat = h->normal;
+	h->ovf_flags = flagged;
+	h->normal -= sat;
+	h->overflow = h->ovf_direct + sat;
+	hist_suggest(h);
+	h->finished = 1;
+	return 0;
+}
+
+FPL_API void fpl_hist_merge(fpl_hist *total, const fpl_hist *part)
+{
+	total->count += part->count;
+	total->zeros += part->zeros;
+	total->nan_inf += part->nan_inf;
+	total->underflow += part->underflow;
+	total->subnormal += part->subnormal;
+	total->normal += part->normal;
+	total->overflow += part->overflow;
+	total->err_n += part->err_n;
+	total->err_sum += part->err_sum;
+	total->err_sumsq += part->err_sumsq;
+	if (part->err_max > total->err_max)
+		total->err_max = part->err_max;
+	if (part->amax > total->amax)
+		total->amax = part->amax;
+	if (part->amin < total->amin)
+		total->amin = part->amin;
+	if (part->scale != total->scale || part->scale_varies)
+		total->scale_varies = 1;
+	total->mx_blocks += part->mx_blocks;
+	for (int i = 0; i < FPL_HIST_NBINS; i++) {
+		total->hist[i] += part->hist[i];
+		total->hist_in[i] += part->hist_in[i];
+	}
+	total->finished = 1;
+	hist_suggest(total);
+}

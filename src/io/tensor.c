@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tensor.c - fpl_tensor_open() and the streams: picks the reader for a
+ * file, then delivers elements chunk by chunk as binary64 or binary32.
+ *
+ * Invariant: a stream holds at most IO_BUFBYTES of file data at a time
+ * (plus the caller's buffer), so memory stays bounded whatever the file
+ * size; every short read is reported as truncation, never as zeros.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include "io/io.h"
+
+int io_tensors_alloc(fpl_tensor_file *tf, size_t n)
+{
+	tf->t = calloc(n ? n : 1, sizeof *tf->t);
+	if (!tf->t)
+		return FPL_ENOMEM;
+	tf->n = n;
+	for (size_t i = 0; i < n; i++)
+		tf->t[i].member = -1;
+	return 0;
+}
+
+void io_name_from_file(fpl_tensor_file *tf, char *name, size_t cap)
+{
+	const char *b = tf->is_stdin ? "stdin" : tf->base;
+	const char *dot = strrchr(b, '.');
+	size_t n = dot && dot != b ? (size_t)(dot - b) : strlen(b);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(name, b, n);
+	name[n] = 0;
+}
+
+static const char *ext_of(const char *base)
+{
+	const char *dot = strrchr(base, '.');
+	return dot ? dot + 1 : "";
+}
+
+/* The kind from the extension, then from the first bytes. */
+static fpl_tensor_kind detect(fpl_tensor_file *tf)
+{
+	const char *e = ext_of(tf->base);
+	if (strcasecmp(e, "npy") == 0)
+		return FPL_TK_NPY;
+	if (strcasecmp(e, "npz") == 0)
+		return FPL_TK_NPZ;
+	if (strcasecmp(e, "safetensors") == 0)
+		return FPL_TK_SAFETENSORS;
+	if (strcasecmp(e, "txt") == 0 || strcasecmp(e, "text") == 0 || strcasecmp(e, "dat") == 0)
+		return FPL_TK_TEXT;
+	unsigned char m[9];
+	long long r = tf->fd >= 0 ? io_pread_full(tf->fd, m, sizeof m, 0) : 0;
+	if (r >= 6 && memcmp(m, "\x93NUMPY", 6) == 0)
+		return FPL_TK_NPY;
+	if (r >= 4 && (memcmp(m, "PK\3\4", 4) == 0 || memcmp(m, "PK\5\6", 4) == 0))
+		return FPL_TK_NPZ;
+	if (r == 9 && m[8] == '{') {
+		uint64_t n = 0;
+		for (int i = 7; i >= 0; i--)
+			n = n << 8 | m[i];
+		if (n >= 2 && n <= tf->size - 8)
+			return FPL_TK_SAFETENSORS;
+	}
+	if (tf->opts.dtype != FPL_DT_UNKNOWN && tf->opts.dtype != FPL_DT_TEXT)
+		return FPL_TK_RAW;
+	return FPL_TK_TEXT;
+}
+
+FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path, const fpl_tensor_opts *opts,
+			    char *err, size_t errlen)
+{
+	if (!out || !path)
+		return io_fail(err, errlen, FPL_EINVAL, "no file name");
+	*out = NULL;
+	fpl_tensor_file *tf = calloc(1, sizeof *tf);
+	if (!tf || !(tf->path = strdup(path))) {
+		free(tf);
+		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", path);
+	}
+	const char *sl = strrchr(tf->path, '/');
+	tf->base = sl ? sl + 1 : tf->path;
+	if (opts)
+		tf->opts = *opts;
+	tf->fd = -1;
+	int rc = 0;
+	tf->is_stdin = strcmp(path, "-") == 0;
+	if (tf->is_stdin) {
+		fpl_tensor_kind k = tf->opts.kind;
+		if (k == FPL_TK_AUTO)
+			k = tf->opts.dtype != FPL_DT_UNKNOWN && tf->opts.dtype != FPL_DT_TEXT
+				    ? FPL_TK_RAW : FPL_TK_TEXT;
+		if (k != FPL_TK_RAW && k != FPL_TK_TEXT) {
+			rc = io_fail(err, errlen, FPL_EUNSUPPORTED,
+				     "stdin: only raw and text input can be read from stdin");
+			goto fail;
+		}
+		tf->kind = k;
+		tf->fd = 0;
+		tf->sequential = 1;
+		rc = k == FPL_TK_RAW ? io_raw_open(tf, err, errlen) : io_text_open(tf, err, errlen);
+		if (rc)
+			goto fail;
+		*out = tf;
+		return 0;
+	}
+
+	tf->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (tf->fd < 0) {
+		rc = io_fail(err, errlen, FPL_EIO, "cannot open '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	struct stat sb;
+	if (fstat(tf->fd, &sb) < 0) {
+		rc = io_fail(err, errlen, FPL_EIO, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		rc = io_fail(err, errlen, FPL_EIO, "%s: is a directory", path);
+		goto fail;
+	}
+	tf->size = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
+	tf->sequential = !S_ISREG(sb.st_mode);
+	tf->kind = tf->opts.kind == FPL_TK_AUTO ? detect(tf) : tf->opts.kind;
+	if (!S_ISREG(sb.st_mode) && tf->kind != FPL_TK_RAW && tf->kind != FPL_TK_TEXT) {
+		rc = io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: not a regular file", path);
+		goto fail;
+	}
+	switch (tf->kind) {
+	case FPL_TK_NPY: rc = io_npy_open(tf, err, errlen); break;
+	case FPL_TK_NPZ:
+		close(tf->fd);
+		tf->fd = -1;
+		rc = io_npz_open(tf, err, errlen);
+		break;
+	case FPL_TK_SAFETENSORS: rc = io_safetensors_open(tf, err, errlen); break;
+	case FPL_TK_RAW: rc = io_raw_open(tf, err, errlen); break;
+	case FPL_TK_TEXT:
+		close(tf->fd);
+		tf->fd = -1;
+		rc = io_text_open(tf, err, errlen);
+		break;
+	default: rc = io_fail(err, errlen, FPL_EINVAL, "%s: bad file kind", path);
+	}
+	if (rc)
+		goto fail;
+	*out = tf;
+	return 0;
+fail:
+	fpl_tensor_close(tf);
+	return rc;
+}
+
+FPL_API void fpl_tensor_close(fpl_tensor_file *tf)
+{
+	if (!tf)
+		return;
+	if (tf->fd > 0)
+		close(tf->fd);
+	if (tf->zip)
+		zip_discard(tf->zip);
+	free(tf->t);
+	free(tf->path);
+	free(tf);
+}
+
+FPL_API size_t fpl_tensor_count(const fpl_tensor_file *tf)
+{
+	return tf ? tf->n : 0;
+}
+
+FPL_API const fpl_tensor_info *fpl_tensor_get(const fpl_tensor_file *tf, size_t i)
+{
+	return tf && i < tf->n ? &tf->t[i].info : NULL;
+}
+
+FPL_API long fpl_tensor_find(const fpl_tensor_file *tf, const char *name)
+{
+	if (!tf || !name)
+		return -1;
+	for (size_t i = 0; i < tf->n; i++)
+		if (strcmp(tf->t[i].info.name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+const char *io_where(const fpl_tensor_stream *s, char *buf, size_t cap)
+{
+	const fpl_tensor_file *tf = s->tf;
+	if (tf->kind == FPL_TK_NPZ || tf->kind == FPL_TK_SAFETENSORS)
+		snprintf(buf, cap, "%s: tensor '%s'", tf->path, s->t->info.name);
+	else
+		snprintf(buf, cap, "%s", tf->is_stdin ? "stdin" : tf->path);
+	return buf;
+}
+
+FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf, size_t i,
+				   char *err, size_t errlen)
+{
+	if (!out || !tf || i >= tf->n)
+		return io_fail(err, errlen, FPL_EINVAL, "no tensor %zu", i);
+	*out = NULL;
+	struct io_tensor *t = &tf->t[i];
+	const char *tn = t->info.name;
+	int multi = tf->kind == FPL_TK_NPZ || tf->kind == FPL_TK_SAFETENSORS;
+	if (t->bad[0])
+		return multi ? io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: tensor '%s': %s",
+				       tf->path, tn, t->bad)
+			     : io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: %s", tf->path, t->bad);
+	if (tf->is_stdin && tf->streamed)
+		return io_fail(err, errlen, FPL_EUNSUPPORTED, "stdin can be read only once");
+	fpl_tensor_stream *s = calloc(1, sizeof *s);
+	if (!s)
+		return io_fail(err, errlen, FPL_ENOMEM, "out of memory");
+	s->tf = tf;
+	s->t = t;
+	s->fd = -1;
+	s->dtype = t->info.dtype;
+	s->be = t->info.big_endian;
+	s->esize = fpl_dtype_size(s->dtype);
+	s->left = t->info.count;
+	int rc = 0;
+	if (tf->kind == FPL_TK_TEXT) {
+		rc = io_text_stream_open(s, err, errlen);
+		if (rc) {
+			free(s);
+			return rc;
+		}
+		tf->streamed = tf->is_stdin;
+		*out = s;
+		return 0;
+	}
+	s->buf = malloc(IO_BUFBYTES);
+	if (!s->buf) {
+		free(s);
+		return io_fail(err, errlen, FPL_ENOMEM, "out of memory");
+	}
+	if (tf->kind == FPL_TK_NPZ) {
+		zip_file_t *zf = zip_fopen_index(tf->zip, (zip_uint64_t)t->member, 0);
+		if (!zf) {
+			rc = io_fail(err, errlen, FPL_EIO, "%s: tensor '%s': %s", tf->path, tn,
+				     zip_strerror(tf->zip));
+			goto fail;
+		}
+		s->zf = zf;
+		/* skip the member's .npy header */
+		uint64_t skip = t->data_off;
+		while (skip > 0) {
+			size_t n = skip < IO_BUFBYTES ? (size_t)skip : IO_BUFBYTES;
+			zip_int64_t r = zip_fread(zf, s->buf, n);
+			if (r <= 0) {
+				rc = io_fail(err, errlen, FPL_EPARSE, "%s: tensor '%s': %s", tf->path,
+					     tn, r < 0 ? zip_file_strerror(zf) : "truncated member");
+				goto fail;
+			}
+			skip -= (uint64_t)r;
+		}
+	} else {
+		s->fd = tf->fd;
+		s->pos = t->data_off;
+		s->sequential = tf->sequential;
+		if (s->sequential) {
+			if (s->left == 0)
+				s->left = UINT64_MAX;	/* to the end */
+			if (tf->streamed) {
+				rc = io_fail(err, errlen, FPL_EUNSUPPORTED,
+					     "%s: a pipe can be read only once", tf->path);
+				goto fail;
+			}
+			tf->streamed = 1;
+			/* skip --offset bytes */
+			uint64_t skip = t->data_off;
+			while (skip > 0) {
+				size_t n = skip < IO_BUFBYTES ? (size_t)skip : IO_BUFBYTES;
+				ssize_t r = read(s->fd, s->buf, n);
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r <= 0) {
+					rc = io_fail(err, errlen, FPL_EPARSE,
+						     "%s: offset %llu beyond the end of the input",
+						     tf->is_stdin ? "stdin" : tf->path,
+						     (unsigned long long)t->data_off);
+					goto fail;
+				}
+				skip -= (uint64_t)r;
+			}
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	fpl_tensor_stream_close(s);
+	return rc;
+}
+
+/* Read up to n bytes into dst from the stream's source; returns bytes read
+ * (short only at the end of the source) or -1 with a message. */
+static long long src_read(fpl_tensor_stream *s, void *dst, size_t n, char *err, size_t errlen)
+{
+	char where[FPL_TENSOR_NAME_MAX + 300];
+	if (s->zf) {
+		size_t done = 0;
+		while (done < n) {
+			zip_int64_t r = zip_fread(s->zf, (char *)dst + done, n - done);
+			if (r < 0)
+				return io_fail(err, errlen, -1, "%s: %s", io_where(s, where, sizeof where),
+					       zip_file_strerror(s->zf));
+			if (r == 0)
+				break;
+			done += (size_t)r;
+		}
+		return (long long)done;
+	}
+	if (s->sequential) {
+		size_t done = 0;
+		while (done < n) {
+			ssize_t r = read(s->fd, (char *)dst + done, n - done);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return io_fail(err, errlen, -1, "%s: %s", io_where(s, where, sizeof where),
+					       strerror(errno));
+			if (r == 0)
+				break;
+			done += (size_t)r;
+		}
+		return (long long)done;
+	}
+	long long r = io_pread_full(s->fd, dst, n, s->pos);
+	if (r < 0)
+		return io_fail(err, errlen, -1, "%s: %s", io_where(s, where, sizeof where),
+			       strerror(errno));
+	s->pos += (uint64_t)r;
+	return r;
+}
+
+static int truncated(fpl_tensor_stream *s, char *err, size_t errlen)
+{
+	char where[FPL_TENSOR_NAME_MAX + 300];
+	return io_fail(err, errlen, FPL_EPARSE,
+		       "%s: truncated data: %llu elements expected, only %llu present",
+		       io_where(s, where, sizeof where),
+		       (unsigned long long)s->t->info.count, (unsigned long long)s->done);
+}
+
+/* At the end of an npz member, read once more so that libzip reaches the
+ * member's end and checks its CRC (it does so only then). */
+static int zip_end(fpl_tensor_stream *s, char *err, size_t errlen)
+{
+	if (!s->zf)
+		return 0;
+	unsigned char c;
+	zip_int64_t r = zip_fread(s->zf, &c, 1);
+	zip_fclose(s->zf);
+	s->zf = NULL;
+	if (r != 0) {
+		char where[FPL_TENSOR_NAME_MAX + 300];
+		return io_fail(err, errlen, FPL_EPARSE, "%s: %s", io_where(s, where, sizeof where),
+			       r < 0 ? "corrupt member (CRC or inflate error)"
+				     : "member longer than its header says");
+	}
+	return 0;
+}
+
+static int stream_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *got,
+		       char *err, size_t errlen)
+{
+	if (!s || !got || (cap && !d && !f))
+		return io_fail(err, errlen, FPL_EINVAL, "bad stream arguments");
+	*got = 0;
+	if (s->fp || s->tf->kind == FPL_TK_TEXT)
+		return io_text_read(s, d, f, cap, got, err, errlen);
+	uint64_t want = s->left < cap ? s->left : cap;
+	if (want == 0)
+		return 0;
+	size_t es = s->esize;
+
+	/* Fast path: little-endian f32 to f32 straight into the caller's buffer. */
+	if (f && s->dtype == FPL_DT_F32 && !s->be && !s->sequential) {
+		long long r = src_read(s, f, (size_t)want * 4, err, errlen);
+		if (r < 0)
+			return FPL_EIO;
+		s->done += (uint64_t)r / 4;
+		s->left -= (uint64_t)r / 4;
+		*got = (size_t)r / 4;
+		if ((uint64_t)r != want * 4)
+			return truncated(s, err, errlen);
+		return s->left == 0 ? zip_end(s, err, errlen) : 0;
+	}
+
+	size_t per = IO_BUFBYTES / es;
+	size_t total = 0;
+	while (total < want) {
+		size_t n = want - total < per ? (size_t)(want - total) : per;
+		long long r;
+		if (s->sequential) {
+			r = src_read(s, s->buf + s->carry, n * es - s->carry, err, errlen);
+			if (r < 0)
+				return FPL_EIO;
+			r += (long long)s->carry;
+		} else {
+			r = src_read(s, s->buf, n * es, err, errlen);
+			if (r < 0)
+				return FPL_EIO;
+		}
+		size_t whole = (size_t)r / es;
+		if (f)
+			io_decode_f32(s->dtype, s->be, s->buf, f + total, whole);
+		else
+			io_decode_f64(s->dtype, s->be, s->buf, d + total, whole);
+		total += whole;
+		s->done += whole;
+		if (s->left != UINT64_MAX)
+			s->left -= whole;
+		if (whole < n) {
+			size_t rest = (size_t)r - whole * es;
+			*got = total;
+			if (s->left == UINT64_MAX) {	/* stdin to its end */
+				if (rest) {
+					char where[FPL_TENSOR_NAME_MAX + 300];
+					return io_fail(err, errlen, FPL_EPARSE,
+						       "%s: %zu trailing bytes after %llu %s elements",
+						       io_where(s, where, sizeof where), rest,
+						       (unsigned long long)s->done,
+						       fpl_dtype_name(s->dtype));
+				}
+				s->left = 0;
+				s->t->info.count = s->done;
+				return 0;
+			}
+			return truncated(s, err, errlen);
+		}
+		s->carry = 0;
+	}
+	*got = total;
+	return s->left == 0 ? zip_end(s, err, errlen) : 0;
+}
+
+FPL_API int fpl_tensor_stream_read(fpl_tensor_stream *s, double *buf, size_t cap, size_t *got,
+				   char *err, size_t errlen)
+{
+	return stream_read(s, buf, NULL, cap, got, err, errlen);
+}
+
+FPL_API int fpl_tensor_stream_read_f32(fpl_tensor_stream *s, float *buf, size_t cap,
+				       size_t *got, char *err, size_t errlen)
+{
+	return stream_read(s, NULL, buf, cap, got, err, errlen);
+}
+
+FPL_API void fpl_tensor_stream_close(fpl_tensor_stream *s)
+{
+	if (!s)
+		return;
+	if (s->zf)
+		zip_fclose(s->zf);
+	if (s->fp && s->own_fp)
+		fclose(s->fp);
+	free(s->line);
+	free(s->buf);
+	free(s);
+}

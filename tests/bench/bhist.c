@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/bench/bhist.c - speed of `fplab hist`'s classification of binary32
+ * data (issue 4: at least 500 MB/s of f32 input per core), against
+ * baselines measured in the same run on the same data: memcpy of the
+ * buffer, and reading the same .npy file through the tensor reader.
+ * One thread.  Prints MB/s (1 MB = 10^6 bytes of f32 input) and ratios.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fplab/fplab.h>
+
+#include "bench.h"
+
+#define N (16u << 20)	/* 16 Mi floats = 64 MiB */
+#define CH 65536
+
+static float *x, *dst;
+static char path[256];
+static const char *fmt_name;
+static uint64_t sink;
+
+static void run_memcpy(void *c)
+{
+	(void)c;
+	memcpy(dst, x, (size_t)N * 4);
+	sink += (uint64_t)dst[N / 2];
+}
+
+static void classify(fpl_hist *h, const float *v, size_t n)
+{
+	if (fpl_hist_add_f32(h, v, n)) {
+		fprintf(stderr, "bhist: classification failed\n");
+		exit(1);
+	}
+}
+
+static void run_round(void *c)
+{
+	fpl_state st;
+	fpl_state_init(&st, 0);
+	for (size_t i = 0; i < N; i += CH)
+		fpl_round_array_f32((const fpl_format *)c, dst + i, x + i, CH, FPL_RND_NE, &st);
+	sink += (uint64_t)dst[7];
+}
+
+static void run_classify(void *c)
+{
+	fpl_hist h;
+	fpl_hist_init(&h, (const fpl_hist_config *)c);
+	for (size_t i = 0; i < N; i += CH)
+		classify(&h, x + i, CH);
+	fpl_hist_finish(&h);
+	sink += h.underflow;
+	fpl_hist_release(&h);
+}
+
+/* read the file through the reader; hist != NULL also classifies */
+static void read_file(const fpl_hist_config *cfg)
+{
+	fpl_tensor_file *tf;
+	fpl_tensor_stream *s;
+	char err[512];
+	size_t got;
+	fpl_hist h;
+	if (fpl_tensor_open(&tf, path, NULL, err, sizeof err) ||
+	    fpl_tensor_stream_open(&s, tf, 0, err, sizeof err)) {
+		fprintf(stderr, "bhist: %s\n", err);
+		exit(1);
+	}
+	if (cfg)
+		fpl_hist_init(&h, cfg);
+	while (fpl_tensor_stream_read_f32(s, dst, CH, &got, err, sizeof err) == 0 && got) {
+		if (cfg)
+			classify(&h, dst, got);
+		else
+			sink += (uint64_t)dst[0];
+	}
+	if (cfg) {
+		fpl_hist_finish(&h);
+		sink += h.normal;
+		fpl_hist_release(&h);
+	}
+	fpl_tensor_stream_close(s);
+	fpl_tensor_close(tf);
+}
+
+static void run_read(void *c)
+{
+	(void)c;
+	read_file(NULL);
+}
+
+static void run_read_classify(void *c)
+{
+	read_file((const fpl_hist_config *)c);
+}
+
+int main(int argc, char **argv)
+{
+	int reps = bench_reps();
+	fmt_name = argc > 1 ? argv[1] : "e4m3fn";
+	x = malloc((size_t)N * 4);
+	dst = malloc((size_t)N * 4);
+	double *tmp = malloc(CH * sizeof *tmp);
+	if (!x || !dst || !tmp)
+		return 1;
+	/* gradient-like data: log-normal magnitudes spanning 2^-40..2^10 */
+	for (size_t i = 0; i < N; i += CH) {
+		bench_gauss(tmp, CH, 8.0, 12345 + i);
+		for (size_t j = 0; j < CH; j++)
+			x[i + j] = (float)(__builtin_exp2(tmp[j] - 15) * ((j & 1) ? -1 : 1));
+	}
+	free(tmp);
+	const char *td = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/fplab-bhist-%d.npy", td && *td ? td : "/tmp", (int)getpid());
+	FILE *fp = fopen(path, "wb");
+	if (!fp || fpl_npy_write_header(fp, FPL_DT_F32, N) || fwrite(x, 4, N, fp) != N || fclose(fp)) {
+		fprintf(stderr, "bhist: cannot write %s\n", path);
+		return 1;
+	}
+	fpl_format f;
+	if (fpl_format_lookup(&f, fmt_name)) {
+		fprintf(stderr, "bhist: unknown format %s\n", fmt_name);
+		return 1;
+	}
+	fpl_hist_config cfg;
+	fpl_hist_config_init(&cfg, &f);
+
+	double mb = (double)N * 4 / 1e6;
+	double t_mem = bench_best(run_memcpy, NULL, reps);
+	double t_read = bench_best(run_read, NULL, reps);
+	double t_cls = bench_best(run_classify, &cfg, reps);
+	double t_rnd = bench_best(run_round, &f, reps);
+	double t_all = bench_best(run_read_classify, &cfg, reps);
+	unlink(path);
+	printf("bhist: %u f32 values (%.0f MB), format %s, one thread, best of %d\n", N, mb,
+	       fmt_name, reps);
+	printf("  %-34s %8.0f MB/s\n", "memcpy 64 MiB (baseline)", mb / t_mem);
+	printf("  %-34s %8.0f MB/s\n", "read .npy (page cache, 256K buffer)", mb / t_read);
+	printf("  %-34s %8.0f MB/s  (%.2fx memcpy)\n", "classify in memory (fpl_hist)", mb / t_cls,
+	       t_mem / t_cls);
+	printf("  %-34s %8.0f MB/s  (%.2fx reading alone)\n", "read + classify", mb / t_all,
+	       t_read / t_all);
+	printf("  %-34s %8.0f MB/s  (the engine's share of classify)\n",
+	       "  of which fpl_round_array_f32", mb / t_rnd);
+	printf("  %-34s %8.0f MB/s\n", "  hist's own work (classify - round)",
+	       t_cls > t_rnd ? mb / (t_cls - t_rnd) : 0.0);
+	printf("  target: classification >= 500 MB/s per core: %s\n",
+	       mb / t_cls >= 500 ? "met" : "NOT met");
+	return sink == 42 ? 2 : 0;
+}

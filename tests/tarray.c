@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/tarray.c - array functions (fplab/array.h) against the scalar ones:
+ * bit for bit, flag for flag and count for count, with the counter
+ * advanced by n; every operation, all nine modes, several formats, sizes
+ * (0, 1, odd, large), thread counts 1..4, aliasing (y == x, z == a,
+ * z == b), binary32 arrays (fpl_round_array_f32, and FPL_EFORMAT for a
+ * format that does not fit), encode/decode arrays, bad arguments.
+ *
+ * Run without FPLAB_KERNELS, the program also re-runs itself with
+ * FPLAB_KERNELS=ref and FPLAB_KERNELS=avx512 (the latter may skip with 77
+ * when the CPU lacks AVX-512), so each kernel set is forced once.
+ * The reference here is the scalar engine (tested against MPFR by the
+ * other programs); an array kernel must reproduce it exactly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+enum { A_ROUND, A_ADD, A_SUB, A_MUL, A_DIV, A_SQRT, A_FMA, A_NOPS };
+static const char *opn[] = { "round", "add", "sub", "mul", "div", "sqrt", "fma" };
+
+static double scalar(const fpl_format *f, int op, double a, double b, double c, fpl_rnd r,
+		     fpl_state *st)
+{
+	switch (op) {
+	case A_ROUND: return fpl_round(f, a, r, st);
+	case A_ADD: return fpl_add(f, a, b, r, st);
+	case A_SUB: return fpl_sub(f, a, b, r, st);
+	case A_MUL: return fpl_mul(f, a, b, r, st);
+	case A_DIV: return fpl_div(f, a, b, r, st);
+	case A_SQRT: return fpl_sqrt(f, a, r, st);
+	default: return fpl_fma(f, a, b, c, r, st);
+	}
+}
+
+static int array(const fpl_format *f, int op, double *z, const double *a, const double *b,
+		 const double *c, size_t n, fpl_rnd r, fpl_state *st)
+{
+	switch (op) {
+	case A_ROUND: return fpl_round_array(f, z, a, n, r, st);
+	case A_ADD: return fpl_add_array(f, z, a, b, n, r, st);
+	case A_SUB: return fpl_sub_array(f, z, a, b, n, r, st);
+	case A_MUL: return fpl_mul_array(f, z, a, b, n, r, st);
+	case A_DIV: return fpl_div_array(f, z, a, b, n, r, st);
+	case A_SQRT: return fpl_sqrt_array(f, z, a, n, r, st);
+	default: return fpl_fma_array(f, z, a, b, c, n, r, st);
+	}
+}
+
+static int same_state(const fpl_state *a, const fpl_state *b)
+{
+	return a->flags == b->flags && a->counter == b->counter &&
+	       memcmp(a->count, b->count, sizeof a->count) == 0;
+}
+
+/* alias: 0 none, 1 z == a, 2 z == b */
+static void one(const fpl_format *f, int op, fpl_rnd r, size_t n, int threads, int alias,
+		const double *a, const double *b, const double *c)
+{
+	double *want = malloc((n + 1) * sizeof *want), *z = malloc((n + 1) * sizeof *z);
+	double *a2 = malloc((n + 1) * sizeof *a2), *b2 = malloc((n + 1) * sizeof *b2);
+	fpl_state ss, sa;
+	size_t j;
+	int rc;
+
+	fpl_state_init(&ss, h_seed());
+	ss.counter = 12345;
+	ss.stream = 3;
+	sa = ss;
+	sa.threads = threads;
+	for (j = 0; j < n; j++)
+		want[j] = scalar(f, op, a[j], b[j], c[j], r, &ss);
+	memcpy(a2, a, n * sizeof *a);
+	memcpy(b2, b, n * sizeof *b);
+	if (alias == 1)
+		rc = array(f, op, a2, a2, b2, c, n, r, &sa);
+	else if (alias == 2)
+		rc = array(f, op, b2, a2, b2, c, n, r, &sa);
+	else
+		rc = array(f, op, n ? z : NULL, n ? a2 : NULL, n ? b2 : NULL, n ? c : NULL, n, r, &sa);
+	if (!h_check(rc == 0)) {
+		h_fail("%s_array %s %s n=%zu threads=%d: status %d", opn[op], f->name,
+		       fpl_rnd_name(r), n, threads, rc);
+		goto out;
+	}
+	{
+		const double *got = alias == 1 ? a2 : alias == 2 ? b2 : z;
+		for (j = 0; j < n; j++)
+			if (!h_check(h_same(got[j], want[j]))) {
+				h_fail("%s_array %s %s n=%zu threads=%d alias=%d: element %zu (%a, %a, %a): %a, scalar %a",
+				       opn[op], f->name, fpl_rnd_name(r), n, threads, alias, j, a[j],
+				       b[j], c[j], got[j], want[j]);
+				break;
+			}
+	}
+	if (!h_check(same_state(&ss, &sa)))
+		h_fail("%s_array %s %s n=%zu threads=%d: state differs (flags %#x/%#x counter %llu/%llu)",
+		       opn[op], f->name, fpl_rnd_name(r), n, threads, sa.flags, ss.flags,
+		       (unsigned long long)sa.counter, (unsigned long long)ss.counter);
+out:
+	free(want);
+	free(z);
+	free(a2);
+	free(b2);
+}
+
+static void f32_arrays(const char *name, int fits, h_rng *rng)
+{
+	size_t n = 20011, j;
+	float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+	fpl_format f;
+	int r, rc, t;
+
+	fpl_format_lookup(&f, name);
+	for (j = 0; j < n; j++)
+		x[j] = (float)h_rng_value(rng, -150, 128, 24, 1);
+	for (r = 0; r < FPL_RND_COUNT; r++)
+		for (t = 1; t <= 2; t++) {
+			fpl_state ss, sa;
+			fpl_state_init(&ss, h_seed());
+			sa = ss;
+			sa.threads = t;
+			rc = fpl_round_array_f32(&f, y, x, n, (fpl_rnd)r, &sa);
+			if (!fits) {
+				if (!h_check(rc == FPL_EFORMAT))
+					h_fail("fpl_round_array_f32 on %s: status %d, want FPL_EFORMAT", name, rc);
+				goto out;
+			}
+			if (!h_check(rc == 0)) {
+				h_fail("fpl_round_array_f32 %s: status %d", name, rc);
+				continue;
+			}
+			for (j = 0; j < n; j++) {
+				double w = fpl_round(&f, (double)x[j], (fpl_rnd)r, &ss);
+				float wf = (float)w;
+				if (!h_check(memcmp(&wf, &y[j], sizeof wf) == 0)) {
+					h_fail("fpl_round_array_f32 %s %s threads=%d element %zu (%a): %a, scalar %a",
+					       name, fpl_rnd_name((fpl_rnd)r), t, j, (double)x[j],
+					       (double)y[j], w);
+					break;
+				}
+			}
+			if (!h_check(same_state(&ss, &sa)))
+				h_fail("fpl_round_array_f32 %s %s: state differs", name,
+				       fpl_rnd_name((fpl_rnd)r));
+		}
+	/* binary32 signaling NaNs: (double) conversion would quiet them, so the
+	 * scalar reference gets the same NaN widened bit by bit */
+	{
+		static const uint32_t sn[] = { 0x7fa00000u, 0xff800001u, 0x7fbfffffu, 0x7f900000u };
+		size_t q;
+		for (q = 0; q < 4; q++) {
+			fpl_state ss, sa;
+			float xs, ys, wf;
+			uint64_t db = (uint64_t)(sn[q] >> 31) << 63 | 0x7ff0000000000000ull |
+				      (uint64_t)(sn[q] & 0x7fffffu) << 29;
+			double w;
+			memcpy(&xs, &sn[q], sizeof xs);
+			fpl_state_init(&ss, 1);
+			sa = ss;
+			w = fpl_round(&f, h_from_bits(db), FPL_RND_NE, &ss);
+			wf = (float)w;
+			rc = fpl_round_array_f32(&f, &ys, &xs, 1, FPL_RND_NE, &sa);
+			if (!h_check(rc == 0 && memcmp(&ys, &wf, sizeof wf) == 0 && sa.flags == ss.flags))
+				h_fail("fpl_round_array_f32 %s on the sNaN %#x: %a flags %#x, scalar %a flags %#x",
+				       name, sn[q], (double)ys, sa.flags, (double)wf, ss.flags);
+		}
+	}
+	/* aliasing */
+	{
+		fpl_state ss, sa;
+		float *x2 = malloc(n * sizeof *x2);
+		memcpy(x2, x, n * sizeof *x);
+		fpl_state_init(&ss, 1);
+		sa = ss;
+		fpl_round_array_f32(&f, y, x, n, FPL_RND_SP, &ss);
+		fpl_round_array_f32(&f, x2, x2, n, FPL_RND_SP, &sa);
+		if (!h_check(memcmp(x2, y, n * sizeof *y) == 0))
+			h_fail("fpl_round_array_f32 %s: y == x gives other results", name);
+		free(x2);
+	}
+out:
+	free(x);
+	free(y);
+}
+
+static void codec_arrays(const char *name)
+{
+	fpl_format f;
+	size_t n, j;
+	uint64_t *codes, *back;
+	double *x;
+	int rc;
+
+	fpl_format_lookup(&f, name);
+	n = f.nbits <= 16 ? (size_t)1 << f.nbits : 65536;
+	codes = malloc(n * sizeof *codes);
+	back = malloc(n * sizeof *back);
+	x = malloc(n * sizeof *x);
+	for (j = 0; j < n; j++)
+		codes[j] = j * (f.nbits <= 16 ? 1 : 0x9e3779b97f4a7c15ull) & ((f.nbits >= 64 ? 0 : 1ull << f.nbits) - 1);
+	rc = fpl_decode_array(&f, x, codes, n);
+	if (!h_check(rc == 0))
+		h_fail("fpl_decode_array %s: %d", name, rc);
+	for (j = 0; j < n; j++)
+		if (!h_check(h_same(x[j], fpl_decode(&f, codes[j]))))
+			h_fail("fpl_decode_array %s code %#llx: %a, scalar %a", name,
+			       (unsigned long long)codes[j], x[j], fpl_decode(&f, codes[j]));
+	rc = fpl_encode_array(&f, back, x, n);
+	if (!h_check(rc == 0))
+		h_fail("fpl_encode_array %s: %d", name, rc);
+	for (j = 0; j < n; j++)
+		if (!h_check(back[j] == fpl_encode(&f, x[j])))
+			h_fail("fpl_encode_array %s value %a: %#llx, scalar %#llx", name, x[j],
+			       (unsigned long long)back[j], (unsigned long long)fpl_encode(&f, x[j]));
+	if (f.nbits < 64) {
+		uint64_t bad = 1ull << f.nbits;
+		if (!h_check(fpl_decode_array(&f, x, &bad, 1) == FPL_ERANGE))
+			h_fail("fpl_decode_array %s: a code above nbits must be FPL_ERANGE", name);
+	}
+	free(codes);
+	free(back);
+	free(x);
+}
+
+static void bad_args(void)
+{
+	fpl_format f;
+	fpl_state st;
+	double y;
+
+	fpl_format_lookup(&f, "bf16");
+	fpl_state_init(&st, 1);
+	if (!h_check(fpl_round_array(&f, NULL, NULL, 3, FPL_RND_NE, &st) == FPL_EINVAL))
+		h_fail("NULL arrays with n > 0 must be FPL_EINVAL");
+	if (!h_check(fpl_round_array(&f, NULL, NULL, 0, FPL_RND_NE, &st) == 0 && st.counter == 0))
+		h_fail("n = 0 must succeed and leave the counter");
+	if (!h_check(fpl_round_array(&f, &y, &y, 1, (fpl_rnd)99, &st) == FPL_EINVAL))
+		h_fail("a mode out of range must be FPL_EINVAL");
+}
+
+static int child(const char *set)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		char self[4096];
+		ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (k < 0)
+			_exit(1);
+		self[k] = 0;
+		setenv("FPLAB_KERNELS", set, 1);
+		execl(self, self, (char *)NULL);
+		_exit(1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}
+
+int main(void)
+{
+	static const char *fmts[] = { "bf16", "fp16", "e4m3fn", "e5m2", "e2m1", "e4m3fnuz",
+				      "e8m0", "fp32", "tf32", "fp64" };
+	static const size_t sizes[] = { 0, 1, 2, 7, 33, 1001 };
+	const char *forced = getenv("FPLAB_KERNELS");
+	size_t nmax = 100003, j, fi, si;
+	double *a, *b, *c;
+	h_rng rng;
+	int op, r, t;
+
+	static char name[64];
+
+	snprintf(name, sizeof name, forced ? "tarray[%.40s]" : "tarray", forced);
+	h_init(name);
+	if (forced) {
+		int st = fpl_kernels_status();
+		if (st == FPL_EUNSUPPORTED)
+			h_skip("kernel set not supported by this CPU");
+		if (st == FPL_ENOTFOUND) {	/* unknown set: arrays must refuse to run */
+			fpl_format f;
+			fpl_state s0;
+			double x = 1, y;
+			fpl_format_lookup(&f, "bf16");
+			fpl_state_init(&s0, 1);
+			printf("%s: unknown set rejected as expected\n", name);
+			return fpl_round_array(&f, &y, &x, 1, FPL_RND_NE, &s0) == FPL_ENOTFOUND ? 3 : 1;
+		}
+		if (!h_check(st == 0 && strcmp(fpl_kernels_selected(), forced) == 0)) {
+			h_fail("FPLAB_KERNELS=%s: status %d, selected %s", forced, st,
+			       fpl_kernels_selected());
+			return h_done();
+		}
+	} else {
+		int rc = child("ref");
+		if (!h_check(rc == 0))
+			h_fail("the run with FPLAB_KERNELS=ref failed (%d)", rc);
+		rc = child("avx512");
+		if (rc == H_SKIP)
+			h_note("FPLAB_KERNELS=avx512: skipped (no AVX-512 here)");
+		else if (!h_check(rc == 0))
+			h_fail("the run with FPLAB_KERNELS=avx512 failed (%d)", rc);
+		rc = child("nosuchset");
+		if (!h_check(rc == 3))
+			h_fail("FPLAB_KERNELS=nosuchset: status must be FPL_ENOTFOUND and array "
+			       "operations must fail with it (child exit %d)", rc);
+	}
+	h_note("kernels: compiled \"%s\", selected \"%s\" (%s)", fpl_kernels_compiled(),
+	       fpl_kernels_selected(), fpl_kernels_reason());
+	h_rng_init(&rng, 11);
+	a = malloc(nmax * sizeof *a);
+	b = malloc(nmax * sizeof *b);
+	c = malloc(nmax * sizeof *c);
+	for (j = 0; j < nmax; j++) {
+		a[j] = h_rng_value(&rng, -140, 130, 53, 1);
+		b[j] = j % 3 ? h_rng_value(&rng, -140, 130, 53, 1) : -a[j] * (1 + 0x1p-9 * (double)(j % 7));
+		c[j] = h_rng_value(&rng, -140, 130, 24, 1);
+	}
+	for (fi = 0; fi < sizeof fmts / sizeof *fmts; fi++) {
+		fpl_format f;
+		if (!h_check(fpl_format_lookup(&f, fmts[fi]) == 0))
+			continue;
+		for (op = 0; op < A_NOPS; op++)
+			for (r = 0; r < FPL_RND_COUNT; r++) {
+				for (si = 0; si < sizeof sizes / sizeof *sizes; si++)
+					one(&f, op, (fpl_rnd)r, sizes[si], 1 + (int)(si % 4), 0, a, b, c);
+				one(&f, op, (fpl_rnd)r, 5003, 2, 1, a, b, c);
+				if (op != A_ROUND && op != A_SQRT)
+					one(&f, op, (fpl_rnd)r, 5003, 3, 2, a, b, c);
+			}
+		for (t = 1; t <= 4; t++)
+			for (op = 0; op < A_NOPS; op += 3) {
+				one(&f, op, FPL_RND_NE, nmax, t, 0, a, b, c);
+				one(&f, op, FPL_RND_SP, nmax, t, 0, a, b, c);
+			}
+	}
+	h_note("double arrays done");
+	f32_arrays("bf16", 1, &rng);
+	f32_arrays("fp16", 1, &rng);
+	f32_arrays("e4m3fn", 1, &rng);
+	f32_arrays("e5m2", 1, &rng);
+	f32_arrays("tf32", 1, &rng);
+	f32_arrays("fp32", 1, &rng);
+	f32_arrays("fp64", 0, &rng);
+	for (fi = 0; fi < sizeof fmts / sizeof *fmts; fi++)
+		codec_arrays(fmts[fi]);
+	bad_args();
+	free(a);
+	free(b);
+	free(c);
+	return h_done();
+}

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/thist.c - the histogram library (fplab/hist.h) on hand-chosen
+ * values whose class in fp16, bf16, e5m2 and e4m3fn is derived by hand
+ * below (never from the code under test); the same tensor through .npy,
+ * .npz (stored, deflated) and .safetensors gives identical results; APS
+ * and MX scaling on hand-derived cases; the suggestions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <fplab/fplab.h>
+
+#include "harness.h"
+#include "tfiles.h"
+
+/* Count a check; on failure print the message (the harness counts it). */
+#define CHECK(cond, ...)                                 \
+	do {                                             \
+		if (!h_check(cond))                       \
+			h_note("FAIL: " __VA_ARGS__);   \
+	} while (0)
+
+/*
+ * The known values, as binary32 bit patterns, with their class in each
+ * format (ne, subnormals, no saturation).  Formats: fp16 (min sub 2^-24,
+ * min normal 2^-14, max 65504, overflow from 65520), bf16 (2^-133, 2^-126,
+ * (2-2^-7)2^127; FLT_MAX lies above the midpoint (2-2^-8)2^127), e5m2
+ * (2^-16, 2^-14, 57344, overflow from 61440), e4m3fn (2^-9, 2^-6, 448;
+ * 464 is the tie 448|480 -> 448, anything above overflows to NaN).
+ * Classes: z zero, n nan/inf, u underflow, s subnormal, N normal, o overflow.
+ */
+static const struct known {
+	uint32_t bits;
+	const char *what;
+	char fp16, bf16, e5m2, e4m3;
+} K[] = {
+	{ 0x00000000u, "+0", 'z', 'z', 'z', 'z' },
+	{ 0x80000000u, "-0", 'z', 'z', 'z', 'z' },
+	{ 0x7fc00000u, "nan", 'n', 'n', 'n', 'n' },
+	{ 0x7f800000u, "+inf", 'n', 'n', 'n', 'n' },
+	{ 0xff800000u, "-inf", 'n', 'n', 'n', 'n' },
+	{ 0x3f800000u, "1", 'N', 'N', 'N', 'N' },
+	{ 0xbfc00000u, "-1.5", 'N', 'N', 'N', 'N' },
+	{ 0x3b800000u, "2^-8", 'N', 'N', 'N', 's' },
+	{ 0x37800000u, "2^-16", 's', 'N', 's', 'u' },
+	{ 0xb5800000u, "-2^-20", 's', 'N', 'u', 'u' },
+	{ 0x30800000u, "2^-30", 'u', 'N', 'u', 'u' },
+	{ 0x00100000u, "2^-130", 'u', 's', 'u', 'u' },
+	{ 0x00000200u, "2^-140", 'u', 'u', 'u', 'u' },
+	{ 0x447a0000u, "1000", 'N', 'N', 'N', 'o' },
+	{ 0xc8000000u, "-2^17", 'o', 'N', 'o', 'o' },
+	{ 0x71800000u, "2^100", 'o', 'N', 'o', 'o' },
+	{ 0x7f7fffffu, "FLT_MAX", 'o', 'o', 'o', 'o' },
+	{ 0x33800000u, "2^-24", 's', 'N', 'u', 'u' },
+	{ 0x33400000u, "0.75*2^-24", 's', 'N', 'u', 'u' },
+	{ 0x33000000u, "2^-25 (fp16 tie -> 0)", 'u', 'N', 'u', 'u' },
+	{ 0x477fe000u, "65504", 'N', 'N', 'o', 'o' },
+	{ 0x43e00000u, "448", 'N', 'N', 'N', 'N' },
+	{ 0x43e80000u, "464", 'N', 'N', 'N', 'N' },
+	{ 0x43e88000u, "465", 'N', 'N', 'N', 'o' },
+	{ 0x3c800000u, "2^-6", 'N', 'N', 'N', 'N' },
+	{ 0x3c000000u, "2^-7", 'N', 'N', 'N', 's' },
+};
+#define NK (sizeof K / sizeof K[0])
+
+/* Expected counts, tallied by hand from the table (and cross-checked
+ * against the columns above by count_col()):
+ *            zeros nan_inf underflow subnormal normal overflow */
+static const struct expect {
+	const char *fmt;
+	uint64_t c[6];
+} E[] = {
+	{ "fp16", { 2, 3, 4, 4, 10, 3 } },
+	{ "bf16", { 2, 3, 1, 1, 18, 1 } },
+	{ "e5m2", { 2, 3, 7, 1, 9, 4 } },
+	{ "e4m3fn", { 2, 3, 8, 2, 5, 6 } },
+};
+
+static float kval(size_t i)
+{
+	float f;
+	memcpy(&f, &K[i].bits, 4);
+	return f;
+}
+
+static void count_col(int col, uint64_t c[6])
+{
+	static const char cls[] = "znusNo";
+	memset(c, 0, 6 * sizeof *c);
+	for (size_t i = 0; i < NK; i++) {
+		char k = col == 0 ? K[i].fp16 : col == 1 ? K[i].bf16 : col == 2 ? K[i].e5m2 : K[i].e4m3;
+		c[strchr(cls, k) - cls]++;
+	}
+}
+
+static void got_counts(const fpl_hist *h, uint64_t g[6])
+{
+	g[0] = h->zeros;
+	g[1] = h->nan_inf;
+	g[2] = h->underflow;
+	g[3] = h->subnormal;
+	g[4] = h->normal;
+	g[5] = h->overflow;
+}
+
+static void expect_counts(const char *what, const char *fmt, const fpl_hist *h, const uint64_t *e)
+{
+	uint64_t g[6];
+	got_counts(h, g);
+	static const char *names[6] = { "zeros", "nan_inf", "underflow", "subnormal", "normal",
+					"overflow" };
+	for (int i = 0; i < 6; i++)
+		if (!h_check(g[i] == e[i]))
+			h_fail("%s %s: %s = %llu, expected %llu", what, fmt, names[i],
+			       (unsigned long long)g[i], (unsigned long long)e[i]);
+	CHECK(h->count == NK, "%s %s: count %llu", what, fmt,
+					  (unsigned long long)h->count);
+}
+
+static void cfg_for(fpl_hist_config *c, const char *fmt)
+{
+	fpl_format f;
+	if (fpl_format_lookup(&f, fmt) != 0) {
+		h_fail("format %s not found", fmt);
+		return;
+	}
+	fpl_hist_config_init(c, &f);
+}
+
+/* Table consistency, then counts through the f32 and f64 entry points. */
+static void test_known(void)
+{
+	for (int col = 0; col < 4; col++) {
+		uint64_t c[6];
+		count_col(col, c);
+		for (int i = 0; i < 6; i++)
+			CHECK(c[i] == E[col].c[i], "table: column %s, class %d: %llu vs %llu", E[col].fmt, i,
+				       (unsigned long long)c[i], (unsigned long long)E[col].c[i]);
+	}
+	float xf[NK];
+	double xd[NK];
+	for (size_t i = 0; i < NK; i++)
+		xd[i] = xf[i] = kval(i);
+	for (int col = 0; col < 4; col++) {
+		for (int path = 0; path < 2; path++) {
+			fpl_hist_config cfg;
+			fpl_hist h;
+			cfg_for(&cfg, E[col].fmt);
+			if (!h_check(fpl_hist_init(&h, &cfg) == 0))
+				continue;
+			int rc = path ? fpl_hist_add(&h, xd, NK) : fpl_hist_add_f32(&h, xf, NK);
+			CHECK(rc == 0, "add rc %d", rc);
+			fpl_hist_finish(&h);
+			expect_counts(path ? "f64" : "f32", E[col].fmt, &h, E[col].c);
+			/* binade 0 holds 1 and -1.5; binade -8 holds 2^-8 */
+			CHECK(h.hist[0 - FPL_HIST_EMIN] == 2, "bin 0");
+			CHECK(h.hist[-8 - FPL_HIST_EMIN] == 1, "bin -8");
+			CHECK(h.lo == -140 && h.hi == 127, "%s: bins %d..%d, expected -140..127", E[col].fmt, h.lo, h.hi);
+			fpl_hist_release(&h);
+		}
+	}
+	/* e4m3fn with saturation: the same six overflow (now to +-448) */
+	fpl_hist_config cfg;
+	fpl_hist h;
+	cfg_for(&cfg, "e4m3fn");
+	cfg.fmt.overflow = FPL_OVF_SATURATE;
+	fpl_format_finish(&cfg.fmt);
+	fpl_hist_init(&h, &cfg);
+	fpl_hist_add_f32(&h, xf, NK);
+	fpl_hist_finish(&h);
+	expect_counts("saturating", "e4m3fn", &h, E[3].c);
+	fpl_hist_release(&h);
+}
+
+/* Relative errors on exactly known cases. */
+static void test_errors(void)
+{
+	/* fp16: 1 + 2^-11 is a tie -> 1 (error 2^-11/(1+2^-11)); 2^-25 -> 0
+	 * (error 1); 3 exact. */
+	double x[3] = { 1 + 0x1p-11, 0x1p-25, 3 };
+	fpl_hist_config cfg;
+	fpl_hist h;
+	cfg_for(&cfg, "fp16");
+	fpl_hist_init(&h, &cfg);
+	fpl_hist_add(&h, x, 3);
+	fpl_hist_finish(&h);
+	double e0 = 0x1p-11 / (1 + 0x1p-11);
+	CHECK(h.err_n == 3, "err_n %llu", (unsigned long long)h.err_n);
+	CHECK(h.err_max == 1, "err_max %a", h.err_max);
+	CHECK(fabs(h.err_sum - (1 + e0)) < 1e-15, "err_sum %a", h.err_sum);
+	CHECK(fabs(h.err_sumsq - (1 + e0 * e0)) < 1e-15, "err_sumsq %a", h.err_sumsq);
+	fpl_hist_release(&h);
+}
+
+/* APS: hand-derived k. */
+static void test_aps(void)
+{
+	fpl_format f;
+	/* e4m3fn, amax 1000 = 1.953*2^9: k = 8-9 = -1 gives 500 -> rounds to
+	 * 512 > 448, overflow; so k = -2 (250). */
+	fpl_format_lookup(&f, "e4m3fn");
+	int k = fpl_hist_aps_k(&f, FPL_RND_NE, 1000);
+	CHECK(k == -2, "aps e4m3fn 1000: k %d, expected -2", k);
+	/* fp16, amax 1000: k = 15-9 = 6, 64000 <= 65504: k = 6 */
+	fpl_format_lookup(&f, "fp16");
+	k = fpl_hist_aps_k(&f, FPL_RND_NE, 1000);
+	CHECK(k == 6, "aps fp16 1000: k %d, expected 6", k);
+	/* fp16, amax 2^-20: k = 15+20 = 35, 2^15 fits */
+	k = fpl_hist_aps_k(&f, FPL_RND_NE, 0x1p-20);
+	CHECK(k == 35, "aps fp16 2^-20: k %d, expected 35", k);
+	/* fp16, amax 65535 = (2-2^-16)*2^15: 65535 rounds to 65536 -> overflow, k = -1 */
+	k = fpl_hist_aps_k(&f, FPL_RND_NE, 65535);
+	CHECK(k == -1, "aps fp16 65535: k %d, expected -1", k);
+	/* toward zero never overflows by rounding up: k = 0 */
+	k = fpl_hist_aps_k(&f, FPL_RND_TZ, 65535);
+	CHECK(k == 0, "aps fp16 65535 tz: k %d, expected 0", k);
+
+	/* A tensor {2^-30, 2^-26, 2^-20} in fp16 with --aps: amax 2^-20 -> k 35:
+	 * 2^5, 2^9, 2^15: all normal.  Without scaling: 2^-30 and 2^-26 underflow
+	 * (below 2^-25), 2^-20 subnormal. */
+	float x[3] = { 0x1p-30f, 0x1p-26f, 0x1p-20f };
+	for (int aps = 0; aps < 2; aps++) {
+		fpl_hist_config cfg;
+		fpl_hist h;
+		cfg_for(&cfg, "fp16");
+		cfg.scaling = aps ? FPL_HSCALE_APS : FPL_HSCALE_FIXED;
+		fpl_hist_init(&h, &cfg);
+		if (fpl_hist_needs_scan(&h))
+			fpl_hist_scan_f32(&h, x, 3);
+		fpl_hist_add_f32(&h, x, 3);
+		fpl_hist_finish(&h);
+		if (aps) {
+			CHECK(h.normal == 3 && h.scale_log2 == 35, "aps tensor: normal %llu k %d", (unsigned long long)h.normal,
+				       h.scale_log2);
+			/* shown histogram is of scaled values: bins 5, 9, 15 */
+			CHECK(h.hist[5 - FPL_HIST_EMIN] == 1 && h.hist[15 - FPL_HIST_EMIN] == 1 &&
+				h.hist_in[-30 - FPL_HIST_EMIN] == 1, "aps bins");
+		} else
+			CHECK(h.underflow == 2 && h.subnormal == 1, "plain tensor: under %llu sub %llu",
+				       (unsigned long long)h.underflow, (unsigned long long)h.subnormal);
+		/* suggestions: APS k = 35 either way */
+		CHECK(h.aps_k == 35, "suggested aps k %d", h.aps_k);
+		/* best k: loss 0 needs -30+k >= -24-1 i.e. k >= 5 (binade -26+k must
+		 * not be <= -26) and -20+k <= 15 i.e. k <= 35; middle of [4..35]?  The
+		 * estimate counts binade e as underflow when e + k <= -26, so k >= -4
+		 * for 2^-30: k in [-4+... ] -- see below */
+		CHECK(h.best_loss == 0, "best loss %llu", (unsigned long long)h.best_loss);
+		/* zero-loss range: -30 + k >= -25 (k >= 5) and -20 + k <= 15 (k <= 35);
+		 * middle (5+35)/2 = 20 */
+		CHECK(h.best_k == 20, "best k %d, expected 20", h.best_k);
+		fpl_hist_release(&h);
+	}
+}
+
+/* MX: one block of 32 in e4m3fn (emax 8).  Values: 1.5*2^-20 (the block
+ * max, binade -20), 2^-24, 2^-30, 2^-35, 2^-40 and 27 zeros.  Shared
+ * exponent -20 - 8 = -28, so the cast sees 1.5*2^8 = 384 (normal), 2^4
+ * (normal), 2^-2 (normal), 2^-7 (subnormal: 2^-9 <= v < 2^-6), 2^-12
+ * (below 2^-10: underflow).  A second block of 32 with a single 2^140
+ * (shared exponent 140 - 8 = 132, clamped to e8m0's 127, so the cast sees
+ * 2^13 > 448: overflow) and 31 values 1.0 (seen as 2^-127: underflow). */
+static void test_mx(void)
+{
+	double x[64] = { 0 };
+	x[0] = 1.5 * 0x1p-20;
+	x[1] = 0x1p-24;
+	x[2] = 0x1p-30;
+	x[3] = 0x1p-35;
+	x[4] = 0x1p-40;
+	x[32] = 0x1p140;
+	for (int i = 33; i < 64; i++)
+		x[i] = 1.0;
+	fpl_hist_config cfg;
+	fpl_hist h;
+	cfg_for(&cfg, "e4m3fn");
+	cfg.scaling = FPL_HSCALE_MX;
+	cfg.mx_block = 32;
+	fpl_hist_init(&h, &cfg);
+	/* in odd pieces, to exercise the block carry */
+	fpl_hist_add(&h, x, 7);
+	fpl_hist_add(&h, x + 7, 40);
+	fpl_hist_add(&h, x + 47, 17);
+	fpl_hist_finish(&h);
+	CHECK(h.mx_blocks == 2, "mx blocks %llu", (unsigned long long)h.mx_blocks);
+	CHECK(h.zeros == 27 && h.normal == 3 && h.subnormal == 1 && h.underflow == 32 &&
+		h.overflow == 1, "mx: zeros %llu normal %llu sub %llu under %llu ovf %llu",
+		       (unsigned long long)h.zeros, (unsigned long long)h.normal,
+		       (unsigned long long)h.subnormal, (unsigned long long)h.underflow,
+		       (unsigned long long)h.overflow);
+	fpl_hist_release(&h);
+}
+
+/* Loss scale as a number (not a power of two): 2^-26 * 1000 = 1.49e-5,
+ * fp16 subnormal (2^-24 = 5.96e-8 <= v < 2^-14 = 6.1e-5). */
+static void test_number_scale(void)
+{
+	double x[2] = { 0x1p-26, 0x1p-40 };	/* 2^-40*1000 ~ 9.1e-10 < 2^-25: underflow */
+	fpl_hist_config cfg;
+	fpl_hist h;
+	cfg_for(&cfg, "fp16");
+	cfg.scale = 1000;
+	fpl_hist_init(&h, &cfg);
+	fpl_hist_add(&h, x, 2);
+	fpl_hist_finish(&h);
+	CHECK(h.subnormal == 1 && h.underflow == 1, "scale 1000: sub %llu under %llu", (unsigned long long)h.subnormal,
+		       (unsigned long long)h.underflow);
+	CHECK(!h.scale_pow2, "1000 is not a power of two");
+	fpl_hist_release(&h);
+}
+
+/* Run the known tensor through a file and compare with the in-memory counts. */
+static void hist_file(const char *path, const char *fmt, uint64_t out[6], const char *want_name)
+{
+	fpl_tensor_file *tf;
+	char err[512];
+	memset(out, 0xff, 6 * sizeof *out);
+	if (!h_check(fpl_tensor_open(&tf, path, NULL, err, sizeof err) == 0)) {
+		h_fail("open %s: %s", path, err);
+		return;
+	}
+	long i = fpl_tensor_find(tf, want_name);
+	CHECK(i >= 0, "%s: no tensor '%s'", path, want_name);
+	if (i >= 0) {
+		fpl_tensor_stream *s;
+		fpl_hist_config cfg;
+		fpl_hist h;
+		cfg_for(&cfg, fmt);
+		fpl_hist_init(&h, &cfg);
+		if (fpl_tensor_stream_open(&s, tf, (size_t)i, err, sizeof err) == 0) {
+			float buf[5];	/* small, to cross chunk boundaries */
+			size_t got;
+			while (fpl_tensor_stream_read_f32(s, buf, 5, &got, err, sizeof err) == 0 && got)
+				fpl_hist_add_f32(&h, buf, got);
+			fpl_tensor_stream_close(s);
+		} else
+			h_fail("stream %s: %s", path, err);
+		fpl_hist_finish(&h);
+		got_counts(&h, out);
+		fpl_hist_release(&h);
+	}
+	fpl_tensor_close(tf);
+}
+
+static void test_files(void)
+{
+	float xf[NK];
+	for (size_t i = 0; i < NK; i++)
+		xf[i] = kval(i);
+	const char *npy = tf_path("known.npy");
+	tf_npy_f32(npy, xf, NK);
+	size_t len;
+	char dict[128];
+	snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }", NK);
+	unsigned char *img = tf_npy_image(1, dict, xf, sizeof xf, &len);
+	struct tf_member m[2] = { { "other.npy", img, len }, { "known.npy", img, len } };
+	tf_npz(tf_path("known-stored.npz"), m, 2, 0);
+	tf_npz(tf_path("known-deflated.npz"), m, 2, 1);
+	char json[256];
+	snprintf(json, sizeof json,
+		 "{\"__metadata__\":{\"format\":\"pt\"},\"known\":{\"dtype\":\"F32\",\"shape\":[%zu],"
+		 "\"data_offsets\":[0,%zu]}}", NK, sizeof xf);
+	tf_safetensors(tf_path("known.safetensors"), json, xf, sizeof xf);
+	for (int col = 0; col < 4; col++) {
+		uint64_t a[6], b[6], c[6], d[6];
+		hist_file(npy, E[col].fmt, a, "known");
+		hist_file(tf_path("known-stored.npz"), E[col].fmt, b, "known");
+		hist_file(tf_path("known-deflated.npz"), E[col].fmt, c, "known");
+		hist_file(tf_path("known.safetensors"), E[col].fmt, d, "known");
+		for (int i = 0; i < 6; i++)
+			CHECK(a[i] == E[col].c[i] && b[i] == a[i] && c[i] == a[i] && d[i] == a[i], "%s class %d: npy %llu npz %llu/%llu safetensors %llu, expected %llu",
+				       E[col].fmt, i, (unsigned long long)a[i],
+				       (unsigned long long)b[i], (unsigned long long)c[i],
+				       (unsigned long long)d[i], (unsigned long long)E[col].c[i]);
+	}
+	free(img);
+}
+
+/* A large stream in chunks gives the same counts as one call (f32 path). */
+static void test_chunking(void)
+{
+	h_rng r;
+	h_rng_init(&r, 7);
+	size_t n = 100003;
+	float *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)h_rng_value(&r, -40, 20, 24, 1);
+	fpl_hist_config cfg;
+	fpl_hist a, b;
+	cfg_for(&cfg, "e5m2");
+	fpl_hist_init(&a, &cfg);
+	fpl_hist_init(&b, &cfg);
+	fpl_hist_add_f32(&a, x, n);
+	for (size_t i = 0; i < n; i += 777)
+		fpl_hist_add_f32(&b, x + i, n - i < 777 ? n - i : 777);
+	fpl_hist_finish(&a);
+	fpl_hist_finish(&b);
+	uint64_t ga[6], gb[6];
+	got_counts(&a, ga);
+	got_counts(&b, gb);
+	CHECK(memcmp(ga, gb, sizeof ga) == 0 && a.count == n && b.count == n, "chunked counts differ");
+	uint64_t sum = 0;
+	for (int i = 0; i < 6; i++)
+		sum += ga[i];
+	CHECK(sum == n, "classes sum to %llu, not %zu", (unsigned long long)sum, n);
+	CHECK(memcmp(a.hist, b.hist, sizeof a.hist) == 0, "chunked bins differ");
+	/* merge of a into a fresh total doubles nothing but adds */
+	fpl_hist t;
+	fpl_hist_init(&t, &cfg);
+	fpl_hist_merge(&t, &a);
+	fpl_hist_merge(&t, &b);
+	CHECK(t.count == 2 * n && t.underflow == 2 * a.underflow, "merge");
+	fpl_hist_release(&a);
+	fpl_hist_release(&b);
+	fpl_hist_release(&t);
+	free(x);
+}
+
+int main(void)
+{
+	h_init("thist");
+	test_known();
+	test_errors();
+	test_aps();
+	test_mx();
+	test_number_scale();
+	test_files();
+	test_chunking();
+	return h_done();
+}
