@@ -123,6 +123,9 @@ IO_SRCS := \
 CLI_SRCS := \
 	src/cli/main.c \
 	src/cli/cli.c \
+	src/cli/cli_input.c \
+	src/cli/cli_output.c \
+	src/cli/cli_round.c \
 	src/cli/cmd_calc.c \
 	src/cli/cmd_formats.c \
 	src/cli/cmd_hist.c \

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_input.c - reading numbers: text (several per line, with file and
+ * line in every message) and binary or .npy input streamed in chunks.
+ *
+ * Invariant: nothing here exits; every failure prints one message through
+ * error() (or usage_error()) and returns a negative value.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+#include "cli/cli.h"
+
+/* -------------------------------------------------------- text input */
+int cli_text_open(struct cli_text *t, const char *path)
+{
+	memset(t, 0, sizeof *t);
+	if (!path || !strcmp(path, "-")) {
+		t->fp = stdin;
+		return 0;
+	}
+	t->name = path;
+	t->fp = fopen(path, "r");
+	if (!t->fp)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	t->own = 1;
+	return 0;
+}
+
+void cli_text_release(struct cli_text *t)
+{
+	if (t->own && t->fp)
+		fclose(t->fp);
+	free(t->buf);
+	memset(t, 0, sizeof *t);
+}
+
+static int text_where(const struct cli_text *t, char *buf, size_t len)
+{
+	if (t->name)
+		return snprintf(buf, len, "%s: line %ld", t->name, t->line);
+	return snprintf(buf, len, "line %ld", t->line);
+}
+
+/* Parse the numbers of t->pos (a NUL-terminated rest of the line) into
+ * vals, at most max; leaves t->pos at the rest, or NULL at the line's end. */
+static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
+{
+	static const char blanks[] = " \t\r\n\v\f";
+	char where[600];
+	char *p = t->pos;
+	size_t k = 0;
+
+	for (;;) {
+		char *tok, save;
+		size_t len;
+
+		p += strspn(p, blanks);
+		if (!*p) {
+			t->pos = NULL;
+			break;
+		}
+		if (k == max) {
+			t->pos = p;
+			break;
+		}
+		tok = p;
+		len = strcspn(p, blanks);
+		save = p[len];
+		p[len] = 0;
+		if (t->to_odd ? cli_parse_double_odd(tok, &vals[k]) : cli_parse_double(tok, &vals[k])) {
+			text_where(t, where, sizeof where);
+			if (len > 40)
+				return error("%s: '%.40s...' is not a number", where, tok);
+			return error("%s: '%s' is not a number", where, tok);
+		}
+		p[len] = save;
+		p += len;
+		k++;
+	}
+	*n = k;
+	t->partial = t->pos != NULL;
+	return 0;
+}
+
+int cli_text_line(struct cli_text *t, double *vals, size_t max, size_t *n)
+{
+	char where[600];
+	ssize_t len;
+
+	*n = 0;
+	if (t->pos)
+		return text_tokens(t, vals, max, n) ? -1 : 1;
+	for (;;) {
+		char *p;
+
+		errno = 0;
+		len = getline(&t->buf, &t->cap, t->fp);
+		if (len < 0) {
+			if (ferror(t->fp))
+				return error("read error on '%s': %s", t->name ? t->name : "stdin",
+					     strerror(errno ? errno : EIO));
+			t->partial = 0;
+			return 0;
+		}
+		t->line++;
+		if ((size_t)len != strlen(t->buf)) {
+			text_where(t, where, sizeof where);
+			return error("%s: NUL byte in text input (binary file? use --in)", where);
+		}
+		p = strchr(t->buf, '#');
+		if (p)
+			*p = 0;
+		t->pos = t->buf;
+		if (text_tokens(t, vals, max, n))
+			return -1;
+		if (*n)
+			return 1;
+	}
+}
+
+/* ------------------------------------------------------ binary input */
+static const char *const in_names[] = {
+	"text", "f64", "f32", "f16", "bf16", "npy", "codes"
+};
+
+int cli_in_parse(const char *s, enum cli_in_kind *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof in_names / sizeof *in_names; i++)
+		if (!strcmp(s, in_names[i])) {
+			*out = (enum cli_in_kind)i;
+			return 0;
+		}
+	cli_unknown("input kind", s, in_names, sizeof in_names / sizeof *in_names);
+	return -2;
+}
+
+static size_t code_bytes(const fpl_format *f)
+{
+	return f->nbits <= 8 ? 1 : f->nbits <= 16 ? 2 : f->nbits <= 32 ? 4 : 8;
+}
+
+static size_t in_elem_size(const struct cli_reader *r)
+{
+	switch (r->kind) {
+	case CLI_IN_F64: return 8;
+	case CLI_IN_F32: return 4;
+	case CLI_IN_F16:
+	case CLI_IN_BF16: return 2;
+	case CLI_IN_CODES: return code_bytes(r->codes_fmt);
+	default: return 0;
+	}
+}
+
+int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kind,
+		    const fpl_format *codes_fmt)
+{
+	char err[1024];
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->codes_fmt = codes_fmt;
+	r->name = (path && strcmp(path, "-")) ? path : NULL;
+	if (kind == CLI_IN_TEXT)
+		return cli_text_open(&r->text, path);
+	if (kind == CLI_IN_NPY) {
+		fpl_tensor_opts o;
+
+		if (!r->name)
+			return error("--in npy needs a file name, not stdin");
+		memset(&o, 0, sizeof o);
+		o.kind = FPL_TK_NPY;
+		err[0] = 0;
+		rc = fpl_tensor_open(&r->tf, path, &o, err, sizeof err);
+		if (!rc)
+			rc = fpl_tensor_stream_open(&r->ts, r->tf, 0, err, sizeof err);
+		if (rc) {
+			error("%s", err[0] ? err : fpl_strerror(rc));
+			cli_reader_release(r);
+			return -1;
+		}
+		return 0;
+	}
+	if (!r->name) {
+		r->fp = stdin;
+		return 0;
+	}
+	r->fp = fopen(path, "rb");
+	if (!r->fp)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	r->own = 1;
+	return 0;
+}
+
+/* Binary16 and bfloat16 bit patterns to binary64, exactly. */
+static double half_to_double(unsigned h)
+{
+	unsigned s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+	double v;
+
+	if (e == 31) {
+		if (!m)
+			return s ? -INFINITY : INFINITY;
+		{
+			uint64_t b = ((uint64_t)s << 63) | (0x7ffULL << 52) | ((uint64_t)m << 42);
+
+			memcpy(&v, &b, sizeof v);
+			return v;
+		}
+	}
+	v = e ? ldexp(1024 + m, (int)e - 25) : ldexp(m, -24);
+	return s ? -v : v;
+}
+
+static double bf16_to_double(unsigned h)
+{
+	uint32_t b = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &b, sizeof f);
+	return (double)f;
+}
+
+static uint64_t load_le(const unsigned char *p, size_t w)
+{
+	uint64_t v = 0;
+
+	while (w--)
+		v = (v << 8) | p[w];
+	return v;
+}
+
+int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got)
+{
+	char err[1024];
+	size_t w = in_elem_size(r), k, i;
+	const char *name = r->name ? r->name : "stdin";
+	int rc;
+
+	*got = 0;
+	if (r->kind == CLI_IN_TEXT) {
+		/* values in any layout: gather whole lines; a line is at most cap */
+		while (*got < cap) {
+			size_t n;
+
+			rc = cli_text_line(&r->text, buf + *got, cap - *got, &n);
+			if (rc < 0)
+				return -1;
+			if (rc == 0)
+				break;
+			*got += n;
+		}
+		r->done += *got;
+		return 0;
+	}
+	if (r->kind == CLI_IN_NPY) {
+		err[0] = 0;
+		rc = fpl_tensor_stream_read(r->ts, buf, cap, got, err, sizeof err);
+		if (rc)
+			return error("%s", err[0] ? err : fpl_strerror(rc));
+		r->done += *got;
+		return 0;
+	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (r->kind == CLI_IN_F64) {
+		/* the file's bytes are the values: read them in place */
+		k = fread(buf, 1, cap * 8, r->fp);
+		if (k < cap * 8 && ferror(r->fp))
+			return error("read error on '%s': %s", name, strerror(errno ? errno : EIO));
+		if (k % 8)
+			return error("'%s': truncated: %zu trailing bytes after %llu elements of 8 bytes",
+				     name, k % 8, (unsigned long long)(r->done + k / 8));
+		*got = k / 8;
+		r->done += *got;
+		return 0;
+	}
+#endif
+	if (r->rawcap < cap * w) {
+		free(r->raw);
+		r->raw = malloc(cap * w);
+		if (!r->raw) {
+			r->rawcap = 0;
+			return error("out of memory");
+		}
+		r->rawcap = cap * w;
+	}
+	k = fread(r->raw, 1, cap * w, r->fp);
+	if (k < cap * w && ferror(r->fp))
+		return error("read error on '%s': %s", name, strerror(errno ? errno : EIO));
+	if (k % w)
+		return error("'%s': truncated: %zu trailing bytes after %llu elements of %zu bytes",
+			     name, k % w, (unsigned long long)(r->done + k / w), w);
+	k /= w;
+	for (i = 0; i < k; i++) {
+		const unsigned char *p = r->raw + i * w;
+		uint64_t b = load_le(p, w);
+
+		switch (r->kind) {
+		case CLI_IN_F64:
+			memcpy(&buf[i], &b, 8);
+			break;
+		case CLI_IN_F32: {
+			uint32_t b32 = (uint32_t)b;
+			float fl;
+
+			memcpy(&fl, &b32, 4);
+			buf[i] = fl;
+			break;
+		}
+		case CLI_IN_F16:
+			buf[i] = half_to_double((unsigned)b);
+			break;
+		case CLI_IN_BF16:
+			buf[i] = bf16_to_double((unsigned)b);
+			break;
+		default:
+			if (r->codes_fmt->nbits < 64 && (b >> r->codes_fmt->nbits))
+				return error("'%s': element %llu: code 0x%llx has more than %d bits",
+					     name, (unsigned long long)(r->done + i),
+					     (unsigned long long)b, r->codes_fmt->nbits);
+			buf[i] = fpl_decode(r->codes_fmt, b);
+			break;
+		}
+	}
+	*got = k;
+	r->done += k;
+	return 0;
+}
+
+void cli_reader_release(struct cli_reader *r)
+{
+	if (r->kind == CLI_IN_TEXT)
+		cli_text_release(&r->text);
+	if (r->ts)
+		fpl_tensor_stream_close(r->ts);
+	if (r->tf)
+		fpl_tensor_close(r->tf);
+	if (r->own && r->fp)
+		fclose(r->fp);
+	free(r->raw);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_round.c - the rounding options every command that rounds shares
+ * (format, mode, switches, seed, flips), parsed the same way everywhere.
+ *
+ * Invariant: nothing here exits; every failure prints one message through
+ * error() (or usage_error()) and returns a negative value.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+#include "cli/cli.h"
+
+/* ------------------------------------------- shared rounding options */
+void cli_round_init(struct cli_round *ro)
+{
+	memset(ro, 0, sizeof *ro);
+	ro->rnd = FPL_RND_NE;
+	fpl_state_init(&ro->st, 0);
+	ro->format_arg = NULL;
+	ro->subnormal = ro->saturation = ro->infinity = ro->explim = -1;
+}
+
+static const char *const rnd_names[] = {
+	"ne", "na", "nz", "tp", "tn", "tz", "sp", "se", "od",
+	"-1", "0", "1", "2", "3", "4", "5", "6", "7"
+};
+
+static int parse_params(struct cli_round *ro, const char *arg)
+{
+	long v[3];
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int k = 0;
+
+	if (!copy)
+		return error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (k == 3 || cli_parse_long(tok, &v[k]) || v[k] < -100000 || v[k] > 100000)
+			break;
+		k++;
+	}
+	free(copy);
+	if (tok || k != 3) {
+		error("--params: '%s' is not P,EMIN,EMAX (three integers)", arg);
+		return -2;
+	}
+	ro->has_params = 1;
+	ro->p = (int)v[0];
+	ro->emin = (int)v[1];
+	ro->emax = (int)v[2];
+	return 0;
+}
+
+int cli_round_option(struct cli_round *ro, int c, const char *arg)
+{
+	long v;
+	uint64_t u;
+	double d;
+	int rc = 0, sw;
+
+	switch (c) {
+	case 'f':
+		ro->format_arg = arg;
+		return 1;
+	case 'r':
+		if (fpl_rnd_parse(arg, &ro->rnd)) {
+			cli_unknown("rounding mode", arg, rnd_names, 9);
+			return -2;
+		}
+		return 1;
+	case 'p':
+		if (cli_parse_double(arg, &d) || !(d >= 0 && d <= 1)) {
+			error("-p: '%s' is not a probability in [0,1]", arg);
+			return -2;
+		}
+		ro->st.flip_prob = d;
+		return 1;
+	case CLI_OPT_PARAMS:
+		rc = parse_params(ro, arg);
+		return rc ? (rc == -1 ? -2 : rc) : 1;
+	case CLI_OPT_SUBNORMAL:
+		rc = cli_parse_switch("--subnormal", arg, 1, &ro->subnormal);
+		break;
+	case CLI_OPT_SATURATION:
+		rc = cli_parse_switch("--saturation", arg, 1, &ro->saturation);
+		break;
+	case CLI_OPT_INFINITY:
+		rc = cli_parse_switch("--infinity", arg, 1, &ro->infinity);
+		break;
+	case CLI_OPT_EXPLIM:
+		rc = cli_parse_switch("--explim", arg, 1, &ro->explim);
+		break;
+	case CLI_OPT_FLIP:
+		rc = cli_parse_switch("--flip", arg, 2, &sw);
+		if (!rc)
+			ro->st.flip = (fpl_flip)sw;
+		break;
+	case CLI_OPT_SEED:
+		if (cli_parse_u64(arg, &u)) {
+			error("--seed: '%s' is not a non-negative integer", arg);
+			return -2;
+		}
+		ro->st.seed = u;
+		return 1;
+	case CLI_OPT_SR_BITS:
+		if (cli_parse_long(arg, &v) || v < 1 || v > 32) {
+			error("--sr-bits: '%s' is not an integer in 1..32", arg);
+			return -2;
+		}
+		ro->st.sr_bits = (int)v;
+		return 1;
+	case CLI_OPT_THREADS:
+		if (cli_parse_long(arg, &v) || v < 0 || v > 1024) {
+			error("--threads: '%s' is not an integer in 0..1024", arg);
+			return -2;
+		}
+		ro->st.threads = (int)v;
+		return 1;
+	default:
+		return 0;
+	}
+	return rc ? -2 : 1;
+}
+
+/* Catalogue names and aliases, split once. */
+static const char **names_list;
+static char *names_store;
+static size_t names_count;
+
+static void free_names(void)
+{
+	free(names_list);
+	free(names_store);
+}
+
+const char *const *cli_format_names(size_t *n)
+{
+	char *store;
+	size_t count, i, k = 0, len = 0;
+	const fpl_format_entry *cat;
+	char *p;
+
+	if (names_list) {
+		*n = names_count;
+		return names_list;
+	}
+	cat = fpl_format_catalogue(&count);
+	for (i = 0; i < count; i++)
+		len += strlen(cat[i].name) + strlen(cat[i].aliases ? cat[i].aliases : "") + 2;
+	store = malloc(len + 32);
+	names_list = malloc((len + 4) * sizeof *names_list);
+	if (!store || !names_list) {
+		free(store);
+		free(names_list);
+		names_list = NULL;
+		store = NULL;
+		*n = 0;
+		return NULL;
+	}
+	p = store;
+	for (i = 0; i < count; i++) {
+		const char *a = cat[i].aliases ? cat[i].aliases : "";
+
+		names_list[k++] = strcpy(p, cat[i].name);
+		p += strlen(p) + 1;
+		while (*a) {
+			size_t w;
+
+			while (*a == ' ')
+				a++;
+			w = strcspn(a, " ");
+			if (!w)
+				break;
+			memcpy(p, a, w);
+			p[w] = 0;
+			names_list[k++] = p;
+			p += w + 1;
+			a += w;
+		}
+	}
+	names_list[k++] = strcpy(p, "custom");
+	p += strlen(p) + 1;
+	names_list[k++] = strcpy(p, "c");
+	names_count = k;
+	names_store = store;
+	atexit(free_names);
+	*n = k;
+	return names_list;
+}
+
+static int is_fmt_path(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strchr(name, '/') || (n > 4 && !strcmp(name + n - 4, ".fmt"));
+}
+
+int cli_format_resolve(fpl_format *f, const char *name)
+{
+	char err[512];
+	int rc;
+
+	if (!*name) {
+		error("empty format name");
+		return -2;
+	}
+	if (is_fmt_path(name)) {
+		err[0] = 0;
+		rc = fpl_format_load(f, name, err, sizeof err);
+		if (rc)
+			return error("%s", err[0] ? err : fpl_strerror(rc));
+		return 0;
+	}
+	rc = fpl_format_lookup(f, name);
+	if (rc == FPL_EFORMAT) {
+		error("impossible format '%s': exponent bits must be 1..11 and mantissa bits 0..52",
+		      name);
+		return -2;
+	}
+	if (rc) {
+		size_t n;
+		const char *const *names = cli_format_names(&n);
+
+		cli_unknown("format", name, names, n);
+		return -2;
+	}
+	return 0;
+}
+
+static int is_custom(const char *name)
+{
+	return !strcasecmp(name, "c") || !strcasecmp(name, "custom");
+}
+
+static int is_bf16(const fpl_format *f)
+{
+	return !strcmp(f->name, "bf16");
+}
+
+/*
+ * --infinity 0 on an IEEE-style format: no infinity code, same finite
+ * range.  The descriptor's `fn` specials (NaN only at all ones) with the
+ * finite binades capped at the IEEE emax keep every finite value and make
+ * overflow give NaN (or max when saturating).
+ */
+static int drop_infinity(fpl_format *f)
+{
+	int emax = f->emax;
+
+	if (f->specials != FPL_SPEC_IEEE)
+		return 0;
+	f->specials = FPL_SPEC_FN;
+	f->emax_limit_set = 1;
+	f->emax_limit = emax;
+	return fpl_format_finish(f);
+}
+
+int cli_round_finish(struct cli_round *ro)
+{
+	const char *name = ro->format_arg ? ro->format_arg : "fp16";
+	fpl_format *f = &ro->fmt;
+	int rc;
+
+	if (ro->has_params && ro->format_arg && !is_custom(ro->format_arg)) {
+		error("--params needs -f custom (got -f %s)", ro->format_arg);
+		return -2;
+	}
+	if (ro->has_params || is_custom(name)) {
+		if (!ro->has_params) {
+			error("-f %s needs --params P,EMIN,EMAX", name);
+			return -2;
+		}
+		rc = fpl_format_params(f, ro->p, ro->emin, ro->emax);
+		if (rc) {
+			error("impossible format --params %d,%d,%d: need 1 <= P <= 53, "
+			      "-1022 <= EMIN <= EMAX <= 1023", ro->p, ro->emin, ro->emax);
+			return -2;
+		}
+	} else {
+		rc = cli_format_resolve(f, name);
+		if (rc)
+			return rc;
+		/* CPFloat's MATLAB interface: bfloat16 without subnormals */
+		if (ro->subnormal < 0 && is_bf16(f) && !is_fmt_path(name))
+			f->subnormal = FPL_SUB_NO_ROUND;
+	}
+	if (ro->subnormal >= 0)
+		f->subnormal = ro->subnormal ? FPL_SUB_YES : FPL_SUB_NO_ROUND;
+	if (ro->saturation >= 0)
+		f->overflow = ro->saturation ? FPL_OVF_SATURATE : FPL_OVF_INF;
+	if (ro->explim >= 0)
+		f->explim = ro->explim;
+	rc = fpl_format_finish(f);
+	if (!rc && ro->infinity == 0)
+		rc = drop_infinity(f);
+	if (!rc && ro->infinity == 1 && f->specials != FPL_SPEC_IEEE) {
+		error("--infinity 1: format '%s' has no infinity code (specials %s)", f->name,
+		      fpl_specials_name(f->specials));
+		return -2;
+	}
+	if (rc) {
+		error("impossible format '%s' with these switches", f->name);
+		return -2;
+	}
+	return 0;
+}
+
+int cli_report_option(enum cli_report *kind, int c)
+{
+	if (c == CLI_OPT_TSV)
+		*kind = CLI_REPORT_TSV;
+	else if (c == CLI_OPT_JSON)
+		*kind = CLI_REPORT_JSON;
+	else
+		return 0;
+	return 1;
+}
