@@ -126,13 +126,13 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 						 J->c ? J->c + j : NULL, nb, spc);
 				src = odd;
 			}
-			/* Plain rounding of data with tiny values takes the kernel
-			 * that handles gradual underflow; the choice follows the
-			 * previous block (the results are the same either way). */
+			/* Blocks with tiny values take the variant that handles
+			 * gradual underflow; the choice follows the previous block
+			 * (the results are the same either way). */
 			J->k->round(&J->kp, tmp, src, nb, spc, J->op != ARR_ROUND, sub, J->idx0 + j, &kc);
-			if (!sub && kc.tiny && J->kp.sub_fast && J->op == ARR_ROUND) {
+			if (!sub && kc.tiny && J->kp.sub_fast) {
 				sub = 1;
-				J->k->round(&J->kp, tmp, src, nb, spc, 0, 1, J->idx0 + j, &kc);
+				J->k->round(&J->kp, tmp, src, nb, spc, 1, 1, J->idx0 + j, &kc);
 			} else if (sub && !kc.tiny) {
 				sub = 0;
 			}

@@ -119,7 +119,8 @@ KB_ALWAYS_INLINE uint64_t kb_round_lane(const fpl_kparams *p, fpl_rnd rnd, uint6
 		break;
 	}
 	*tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
-	*spc = *tiny | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(r == 0));
+	/* bit 0: scalar engine; bit 1: tiny, for the gradual-underflow variant */
+	*spc = (*tiny << 1) | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(r == 0));
 	*inexact = rest != 0;
 	return r | sgn;
 }
@@ -239,27 +240,28 @@ KB_ALWAYS_INLINE void kb_round_mode(const fpl_kparams *p, fpl_rnd rnd, int sub,
 {
 	const fpl_kparams P = *p;	/* a local copy cannot alias y: loads hoist */
 	size_t j;
-	uint64_t inexact = 0, special = 0, under = 0, tiny = 0;
+	uint64_t inexact = 0, special = 0, tiny = 0, under = 0;
 
 	for (j = 0; j < n; j++) {
-		uint64_t sp, ix, tn, r, s2;
+		uint64_t sp, ix, tn, s2, ok, r;
 		uint64_t u = ((const kb_u64a *)x)[j];
 		if (sub)
 			r = kb_round_lane_sub(&P, rnd, u, idx0 + j, &sp, &ix, &tn);
 		else
 			r = kb_round_lane(&P, rnd, u, idx0 + j, &sp, &ix, &tn);
-		s2 = (spc_in ? spc[j] : 0) | sp;
+		s2 = (spc_in ? spc[j] & 1 : 0) | sp;
+		ok = ((s2 | (0 - s2)) >> 63) ^ 1;	/* s2 == 0, kept in 64-bit lanes */
 		((kb_u64a *)y)[j] = r;
 		spc[j] = s2;
-		special += s2;
+		special += ok ^ 1;
 		tiny += tn;
-		inexact += ix & (s2 ^ 1);
-		under += tn & ix & (s2 ^ 1);
+		inexact += ix & ok;
+		under += tn & ix & ok;
 	}
 	out->special = (size_t)special;
 	out->tiny = (size_t)tiny;
 	out->inexact = (size_t)inexact;
-	out->underflow = sub ? (size_t)under : 0;
+	out->underflow = (size_t)under;	/* 0 unless sub: tiny lanes are marked */
 }
 
 #define KB_CASE(M) \

@@ -43,11 +43,12 @@ typedef struct fpl_kcounts {
 	size_t special, tiny, inexact, underflow;
 } fpl_kcounts;
 
-/* Round n binary64 values x into y (y != x); lanes that need the scalar
- * engine get spc[j] = 1 and an unspecified y[j].  With spc_in, spc[] is
- * read first and a 1 there stays 1.  idx0 is the draw index of x[0].
- * With sub = 0 only the normal range is handled (tiny lanes are marked),
- * with sub = 1 gradual underflow too (when p->sub_fast), at some cost. */
+/* Round n binary64 values x into y (y != x).  Lanes the kernel cannot do
+ * get spc[j] != 0 and an unspecified y[j]: bit 0 for the scalar engine,
+ * bit 1 for a tiny lane, which the sub = 1 variant (gradual underflow,
+ * heavier) resolves when p->sub_fast.  With spc_in, bit 0 of spc[] is
+ * read first and stays set.  idx0 is the draw index of x[0].  Counts
+ * cover the lanes left with spc[j] = 0. */
 typedef void (*fpl_kround)(const fpl_kparams *p, double *y, const double *x, size_t n,
 			   uint64_t *spc, int spc_in, int sub, uint64_t idx0, fpl_kcounts *out);
 
