@@ -175,6 +175,8 @@ FPLAB      := $(BUILD)/fplab
 ALL_CFLAGS = $(REQ_CFLAGS) $(NATIVE_DEFS) $(CFLAGS)
 
 .PHONY: all deps demo check check-long bench install uninstall clean FORCE
+# Keep test and bench objects: they are intermediate files to make.
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: $(FPLAB) $(STATIC_LIB) $(SHARED_LIB) fplab

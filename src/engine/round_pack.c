@@ -201,21 +201,22 @@ double fpl__round_unp(const fpl_format *f, const fpl_unp *u, fpl_rnd rnd,
 
 	if (r.inexact)
 		*fl |= FPL_FLAG_INEXACT;
+	if (tiny && r.inexact)
+		*fl |= FPL_FLAG_UNDERFLOW;
 
+	/* Overflow before flushing: only in e = 1 formats, where 2^emin lies
+	 * above max, can a result be tiny and overflow at once; it is an
+	 * overflow (SEMANTICS.md, step order). */
+	mag = ldexp((double)r.kept, Q);
+	if (r.kept != 0 && mag > f->max) {
+		int trunc_over = ldexp((double)r.trunc, Q) > f->max;
+		return overflow(f, u->sign, rnd, &r, trunc_over, fl);
+	}
 	if (tiny && f->subnormal == FPL_SUB_FTZ) {
 		*fl |= FPL_FLAG_UNDERFLOW | FPL_FLAG_INEXACT | FPL_FLAG_FLUSHED;
 		return fpl__zero(f, u->sign, fl);
 	}
-	if (tiny && r.inexact)
-		*fl |= FPL_FLAG_UNDERFLOW;
-
 	if (r.kept == 0)
 		return fpl__zero(f, u->sign, fl);
-
-	mag = ldexp((double)r.kept, Q);
-	if (mag > f->max) {
-		int trunc_over = ldexp((double)r.trunc, Q) > f->max;
-		return overflow(f, u->sign, rnd, &r, trunc_over, fl);
-	}
 	return u->sign ? -mag : mag;
 }
