@@ -61,6 +61,62 @@ typedef uint64_t __attribute__((may_alias)) kb_u64a;
 #define KB_SIGN 0x8000000000000000ull
 #define KB_ALWAYS_INLINE static inline __attribute__((always_inline))
 
+/* The mode's choice for one lane, in encoding units: a = |x| bits, q the
+ * quantum (a power of two; mask = q - 1 the discarded bits), kl the lsb
+ * of the kept integer, T the R bits of the discarded part (sp only).
+ * Increments are q & -bit: no shift or multiply by a per-lane amount. */
+KB_ALWAYS_INLINE uint64_t kb_pick(const fpl_kparams *p, fpl_rnd rnd, uint64_t a, uint64_t sgn,
+				  uint64_t q, uint64_t kl, uint64_t T, uint64_t idx)
+{
+	const uint64_t mask = q - 1, half = q >> 1, rest = a & mask, tr = a & ~mask;
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		return (a + (half - 1) + kl) & ~mask;
+	case FPL_RND_NA:
+		return (a + half) & ~mask;
+	case FPL_RND_NZ:
+		return (a + (half - 1)) & ~mask;
+	case FPL_RND_TP:
+		return sgn ? tr : (a + mask) & ~mask;
+	case FPL_RND_TN:
+		return sgn ? (a + mask) & ~mask : tr;
+	case FPL_RND_OD:
+		return tr + (q & (0 - ((uint64_t)(rest != 0) & (kl ^ 1))));
+	case FPL_RND_SP: {
+		const uint64_t R = p->sr_bits;
+		uint64_t rr = fpl__draw(p->key, idx) >> (64 - R);
+		return tr + (q & (0 - ((T + rr) >> R)));
+	}
+	case FPL_RND_SE:
+		return tr + (q & (0 - ((uint64_t)(rest != 0) & (fpl__draw(p->key, idx) >> 63))));
+	default:	/* tz */
+		return tr;
+	}
+}
+
+/* One lane in the normal range only: the shift is the constant s and
+ * every tiny lane is marked (bit 1) for the gradual-underflow variant or
+ * the scalar engine. */
+KB_ALWAYS_INLINE uint64_t kb_round_lane(const fpl_kparams *p, fpl_rnd rnd, uint64_t u,
+					uint64_t idx, uint64_t *spc, uint64_t *inexact,
+					uint64_t *tiny)
+{
+	const uint64_t s = p->s, R = p->sr_bits, q = 1ull << s;
+	uint64_t sgn = u & KB_SIGN, a = u ^ sgn, rest = a & (q - 1), r, T = 0;
+	uint64_t normal = (uint64_t)((a >> 52) != 0);
+	uint64_t kl = (((a & 0x000fffffffffffffull) | (normal << 52)) >> s) & 1;
+
+	if (rnd == FPL_RND_SP)
+		T = s >= R ? rest >> (s - R) : rest << (R - s);
+	r = kb_pick(p, rnd, a, sgn, q, kl, T, idx);
+	*tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
+	/* bit 0: scalar engine; bit 1: tiny, for the gradual-underflow variant */
+	*spc = (*tiny << 1) | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(r == 0));
+	*inexact = rest != 0;
+	return r | sgn;
+}
+
 /* One lane of rounding; mode is a constant after inlining.  In the
  * subnormal range (gradual underflow only) the quantum is 2^(emin-m), d
  * binades coarser than in the normal range, so the shift grows by d; the
@@ -71,60 +127,6 @@ typedef uint64_t __attribute__((may_alias)) kb_u64a;
  * in the discarded fraction, which is smaller at the finer quantum, for
  * the same draw), so only tiny lanes that reach 2^emin are left to the
  * scalar engine. */
-/* One lane in the normal range only: the shift is the constant s and
- * every tiny lane is marked (counted in *tiny) for the subnormal lane
- * or the scalar engine. */
-KB_ALWAYS_INLINE uint64_t kb_round_lane(const fpl_kparams *p, fpl_rnd rnd, uint64_t u,
-					uint64_t idx, uint64_t *spc, uint64_t *inexact,
-					uint64_t *tiny)
-{
-	const uint64_t s = p->s, mask = (1ull << s) - 1, half = 1ull << (s - 1);
-	uint64_t sgn = u & KB_SIGN, a = u ^ sgn, rest = a & mask, tr = a & ~mask, r;
-	uint64_t normal = (uint64_t)((a >> 52) != 0);
-	uint64_t kl = ((((a & 0x000fffffffffffffull) | (normal << 52))) >> s) & 1;
-
-	switch (rnd) {
-	case FPL_RND_NE:
-		r = (a + (half - 1) + kl) & ~mask;
-		break;
-	case FPL_RND_NA:
-		r = (a + half) & ~mask;
-		break;
-	case FPL_RND_NZ:
-		r = (a + (half - 1)) & ~mask;
-		break;
-	case FPL_RND_TP:
-		r = sgn ? tr : (a + mask) & ~mask;
-		break;
-	case FPL_RND_TN:
-		r = sgn ? (a + mask) & ~mask : tr;
-		break;
-	case FPL_RND_OD:
-		r = tr + (((uint64_t)(rest != 0) & (kl ^ 1)) << s);
-		break;
-	case FPL_RND_SP: {
-		const uint64_t R = p->sr_bits;
-		uint64_t T = s >= R ? rest >> (s - R) : rest << (R - s);
-		uint64_t rr = fpl__draw(p->key, idx) >> (64 - R);
-		r = tr + (((T + rr) >> R) << s);
-		break;
-	}
-	case FPL_RND_SE: {
-		uint64_t dr = fpl__draw(p->key, idx) >> 63;
-		r = tr + (((uint64_t)(rest != 0) & dr) << s);
-		break;
-	}
-	default:	/* tz */
-		r = tr;
-		break;
-	}
-	*tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
-	/* bit 0: scalar engine; bit 1: tiny, for the gradual-underflow variant */
-	*spc = (*tiny << 1) | (uint64_t)(r > p->max_bits) | (p->zero_special & (uint64_t)(r == 0));
-	*inexact = rest != 0;
-	return r | sgn;
-}
-
 KB_ALWAYS_INLINE uint64_t kb_round_lane_sub(const fpl_kparams *p, fpl_rnd rnd, uint64_t u,
 					    uint64_t idx, uint64_t *spc, uint64_t *inexact,
 					    uint64_t *tinyp)
@@ -136,50 +138,15 @@ KB_ALWAYS_INLINE uint64_t kb_round_lane_sub(const fpl_kparams *p, fpl_rnd rnd, u
 	uint64_t tiny = (uint64_t)(a < p->min_bits) & (uint64_t)(a != 0);
 	uint64_t sh = p->s + extra, s = sh > 52 ? 52 : sh;
 	/* 2^s by the exponent field of a double: gcc 12 does not vectorize
-	 * 64-bit shifts by per-lane counts, but converts and multiplies. */
+	 * 64-bit shifts by per-lane counts, but it does vectorize this. */
 	uint64_t q = (uint64_t)kb_dbl((1023 + s) << 52);
-	const uint64_t mask = q - 1, half = q >> 1;
-	uint64_t rest = a & mask, tr = a & ~mask, r;
+	uint64_t rest = a & (q - 1), r, T = 0;
 	/* lsb of the kept integer: bit s of the significand with its implicit bit */
 	uint64_t kl = (uint64_t)((((a & 0x000fffffffffffffull) | (normal << 52)) & q) != 0);
 
-	switch (rnd) {
-	case FPL_RND_NE:
-		r = (a + (half - 1) + kl) & ~mask;
-		break;
-	case FPL_RND_NA:
-		r = (a + half) & ~mask;
-		break;
-	case FPL_RND_NZ:
-		r = (a + (half - 1)) & ~mask;
-		break;
-	case FPL_RND_TP:
-		r = sgn ? tr : (a + mask) & ~mask;
-		break;
-	case FPL_RND_TN:
-		r = sgn ? (a + mask) & ~mask : tr;
-		break;
-	case FPL_RND_OD:
-		r = tr + q * ((uint64_t)(rest != 0) & (kl ^ 1));
-		break;
-	case FPL_RND_SP: {
-		/* T = floor(rest 2^R / 2^s): exact power-of-two scaling of an
-		 * integer below 2^52, truncated by the conversion. */
-		const uint64_t R = p->sr_bits;
-		uint64_t T = (uint64_t)((double)rest * kb_dbl((1023 + R - s) << 52));
-		uint64_t rr = fpl__draw(p->key, idx) >> (64 - R);
-		r = tr + q * ((T + rr) >> R);
-		break;
-	}
-	case FPL_RND_SE: {
-		uint64_t dr = fpl__draw(p->key, idx) >> 63;
-		r = tr + q * ((uint64_t)(rest != 0) & dr);
-		break;
-	}
-	default:	/* tz */
-		r = tr;
-		break;
-	}
+	if (rnd == FPL_RND_SP)	/* T = floor(rest 2^R / 2^s): exact scaling, truncated */
+		T = (uint64_t)((double)rest * kb_dbl((1023 + p->sr_bits - s) << 52));
+	r = kb_pick(p, rnd, a, sgn, q, kl, T, idx);
 	/* Deep lanes: |x| below the smallest quantum q = 2^(emin-m) (shift over
 	 * 52).  The result is 0 or q: |x| >= q/2 exactly when the shift is 53,
 	 * with equality when the fraction is 0; sp compares |x|/q, scaled by a
@@ -206,9 +173,9 @@ KB_ALWAYS_INLINE uint64_t kb_round_lane_sub(const fpl_kparams *p, fpl_rnd rnd, u
 			break;
 		case FPL_RND_SP: {
 			const uint64_t R = p->sr_bits;
-			/* only deep lanes are scaled: |x|/q < 1 keeps T < 2^R */
-			uint64_t T = (uint64_t)(kb_dbl(a & (0 - deep)) * p->deep_scale);
-			away = (T + (fpl__draw(p->key, idx) >> (64 - R))) >> R;
+			/* only deep lanes are scaled: |x|/q < 1 keeps Td < 2^R */
+			uint64_t Td = (uint64_t)(kb_dbl(a & (0 - deep)) * p->deep_scale);
+			away = (Td + (fpl__draw(p->key, idx) >> (64 - R))) >> R;
 			break;
 		}
 		case FPL_RND_SE:
