@@ -394,3 +394,17 @@ int h_threads(void)
 	int n = s && *s ? atoi(s) : 2;
 	return n < 1 ? 1 : n > 16 ? 16 : n;
 }
+
+double h_engine(const fpl_format *f, oracle_op op, const double *x, fpl_rnd r, fpl_state *st)
+{
+	switch (op) {
+	case OR_ROUND: return fpl_round(f, x[0], r, st);
+	case OR_ADD: return fpl_add(f, x[0], x[1], r, st);
+	case OR_SUB: return fpl_sub(f, x[0], x[1], r, st);
+	case OR_MUL: return fpl_mul(f, x[0], x[1], r, st);
+	case OR_DIV: return fpl_div(f, x[0], x[1], r, st);
+	case OR_SQRT: return fpl_sqrt(f, x[0], r, st);
+	case OR_FMA: return fpl_fma(f, x[0], x[1], x[2], r, st);
+	default: return 0;
+	}
+}

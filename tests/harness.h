@@ -17,6 +17,8 @@
 
 #include <fplab/fplab.h>
 
+#include "oracle.h"
+
 #define H_SKIP 77
 
 /* Read FPLAB_SEED and FPLAB_LONG, print "NAME: seed S", start the clock. */
@@ -87,5 +89,12 @@ int h_threads(void);
 
 /* Modes, as a list. */
 extern const fpl_rnd h_det_modes[7];	/* ne na nz tp tn tz od */
+
+/*
+ * The engine's scalar function for oracle operation `op` (OR_ROUND ..
+ * OR_FMA) on operands x[0..2]: the code under test, in one place, so that
+ * every test calls the same function for the same operation.
+ */
+double h_engine(const fpl_format *f, oracle_op op, const double *x, fpl_rnd r, fpl_state *st);
 
 #endif

@@ -114,14 +114,7 @@ static void nan_operands(const fpl_format *base)
 						for (op = OR_ADD; op <= OR_FMA; op++) {
 							oracle_eval(&o, op, x, FPL_RND_NE, 0, 32, &w);
 							st.flags = 0;
-							switch (op) {
-							case OR_ADD: got = fpl_add(&f, x[0], x[1], FPL_RND_NE, &st); break;
-							case OR_SUB: got = fpl_sub(&f, x[0], x[1], FPL_RND_NE, &st); break;
-							case OR_MUL: got = fpl_mul(&f, x[0], x[1], FPL_RND_NE, &st); break;
-							case OR_DIV: got = fpl_div(&f, x[0], x[1], FPL_RND_NE, &st); break;
-							case OR_SQRT: got = fpl_sqrt(&f, x[0], FPL_RND_NE, &st); break;
-							default: got = fpl_fma(&f, x[0], x[1], x[2], FPL_RND_NE, &st); break;
-							}
+							got = h_engine(&f, op, x, FPL_RND_NE, &st);
 							h_expect(op == OR_FMA ? "fma" : op == OR_SQRT ? "sqrt" : "op2",
 								 &f, FPL_RND_NE, op == OR_FMA ? 3 : 2, x, w.value,
 								 w.flags, got, st.flags);

@@ -22,20 +22,6 @@
 #include "harness.h"
 #include "oracle.h"
 
-static double call(const fpl_format *f, oracle_op op, const double *x, fpl_rnd r, fpl_state *st)
-{
-	switch (op) {
-	case OR_ROUND: return fpl_round(f, x[0], r, st);
-	case OR_ADD: return fpl_add(f, x[0], x[1], r, st);
-	case OR_SUB: return fpl_sub(f, x[0], x[1], r, st);
-	case OR_MUL: return fpl_mul(f, x[0], x[1], r, st);
-	case OR_DIV: return fpl_div(f, x[0], x[1], r, st);
-	case OR_SQRT: return fpl_sqrt(f, x[0], r, st);
-	case OR_FMA: return fpl_fma(f, x[0], x[1], x[2], r, st);
-	default: return 0;
-	}
-}
-
 static const char *fmts[] = { "fp16", "bf16", "e4m3fn", "e5m2", "e2m1", "e4m3fnuz", "e8m0", "fp32" };
 static const int rbits[] = { 32, 1, 3, 8, 16, 31 };
 
@@ -83,7 +69,7 @@ static void exactness(void)
 			ctr = st.counter;
 			draw = fpl_random_draw(st.seed, st.stream, ctr);
 			oracle_eval(&o, op, x, m, draw, st.sr_bits, &w);
-			got = call(&f, op, x, m, &st);
+			got = h_engine(&f, op, x, m, &st);
 			h_expect(op == OR_ROUND ? "sr round" : op == OR_FMA ? "sr fma" : "sr op", &f, m,
 				 op == OR_FMA ? 3 : 2, x, w.value, w.flags, got, st.flags);
 			if (!h_check(h_same(got, w.lo) || h_same(got, w.hi) ||
