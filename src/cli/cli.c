@@ -162,6 +162,17 @@ int cli_unknown(const char *what, const char *name, const char *const *cands, si
 	return error("unknown %s '%s'", what, name);
 }
 
+int cli_name_index(const char *what, const char *name, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	cli_unknown(what, name, names, n);
+	return -1;
+}
+
 /* ------------------------------------------------------ parsing helpers */
 int cli_parse_long(const char *s, long *out)
 {

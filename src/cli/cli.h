@@ -93,6 +93,8 @@ const char *cli_closest(const char *name, const char *const *cands, size_t n);
  * as an error(); returns -1.
  */
 int cli_unknown(const char *what, const char *name, const char *const *cands, size_t n);
+/* The index of `name` among names[0..n), or -1 after cli_unknown(). */
+int cli_name_index(const char *what, const char *name, const char *const *names, size_t n);
 
 /* ------------------------------------------------- parsing helpers */
 /* Whole-string conversions; return 0 or -1 (no message). */

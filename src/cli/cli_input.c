@@ -134,15 +134,12 @@ static const char *const in_names[] = {
 
 int cli_in_parse(const char *s, enum cli_in_kind *out)
 {
-	size_t i;
+	int i = cli_name_index("input kind", s, in_names, sizeof in_names / sizeof *in_names);
 
-	for (i = 0; i < sizeof in_names / sizeof *in_names; i++)
-		if (!strcmp(s, in_names[i])) {
-			*out = (enum cli_in_kind)i;
-			return 0;
-		}
-	cli_unknown("input kind", s, in_names, sizeof in_names / sizeof *in_names);
-	return -2;
+	if (i < 0)
+		return -2;
+	*out = (enum cli_in_kind)i;
+	return 0;
 }
 
 static size_t code_bytes(const fpl_format *f)

@@ -25,15 +25,12 @@ static const char *const out_names[] = { "text", "hex", "bits", "f64", "f32", "n
 
 int cli_out_parse(const char *s, enum cli_out_kind *out)
 {
-	size_t i;
+	int i = cli_name_index("output kind", s, out_names, sizeof out_names / sizeof *out_names);
 
-	for (i = 0; i < sizeof out_names / sizeof *out_names; i++)
-		if (!strcmp(s, out_names[i])) {
-			*out = (enum cli_out_kind)i;
-			return 0;
-		}
-	cli_unknown("output kind", s, out_names, sizeof out_names / sizeof *out_names);
-	return -2;
+	if (i < 0)
+		return -2;
+	*out = (enum cli_out_kind)i;
+	return 0;
 }
 
 char *cli_shortest(char *buf, double x)

@@ -317,15 +317,12 @@ static int parse_args(int argc, char **argv)
 
 static int parse_op(const char *s)
 {
-	int i;
+	int i = cli_name_index("operation", s, op_names, NOPS);
 
-	for (i = 0; i < NOPS; i++)
-		if (!strcmp(s, op_names[i])) {
-			opt.op = (enum op)i;
-			return 0;
-		}
-	cli_unknown("operation", s, op_names, NOPS);
-	return -1;
+	if (i < 0)
+		return -1;
+	opt.op = (enum op)i;
+	return 0;
 }
 
 int cmd_calc(int argc, char **argv)
