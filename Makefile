@@ -98,7 +98,8 @@ KERNEL_SRCS := \
 # Native kernels: compiled with ISA flags, selected at run time.
 ifeq ($(NATIVE),1)
 X86_SRCS := \
-	src/kernels/x86/round_avx512.c
+	src/kernels/x86/round_avx512.c \
+	src/kernels/x86/round_direct.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=

@@ -58,12 +58,16 @@ static int same_state(const fpl_state *a, const fpl_state *b)
 	       memcmp(a->count, b->count, sizeof a->count) == 0;
 }
 
-/* alias: 0 none, 1 z == a, 2 z == b */
+static int g_sr_bits;	/* 0: the state's default */
+
+/* alias: 0 none, 1 z == a, 2 z == b.  Without aliasing z starts n % 8
+ * doubles into its buffer, so the output's alignment varies with n. */
 static void one(const fpl_format *f, int op, fpl_rnd r, size_t n, int threads, int alias,
 		const double *a, const double *b, const double *c)
 {
-	double *want = malloc((n + 1) * sizeof *want), *z = malloc((n + 1) * sizeof *z);
+	double *want = malloc((n + 1) * sizeof *want), *zbuf = malloc((n + 8) * sizeof *zbuf);
 	double *a2 = malloc((n + 1) * sizeof *a2), *b2 = malloc((n + 1) * sizeof *b2);
+	double *z = zbuf + n % 8;
 	fpl_state ss, sa;
 	size_t j;
 	int rc;
@@ -71,6 +75,8 @@ static void one(const fpl_format *f, int op, fpl_rnd r, size_t n, int threads, i
 	fpl_state_init(&ss, h_seed());
 	ss.counter = 12345;
 	ss.stream = 3;
+	if (g_sr_bits)
+		ss.sr_bits = g_sr_bits;
 	sa = ss;
 	sa.threads = threads;
 	for (j = 0; j < n; j++)
@@ -104,9 +110,100 @@ static void one(const fpl_format *f, int op, fpl_rnd r, size_t n, int threads, i
 		       (unsigned long long)sa.counter, (unsigned long long)ss.counter);
 out:
 	free(want);
-	free(z);
+	free(zbuf);
 	free(a2);
 	free(b2);
+}
+
+/*
+ * Rounding arrays whose values lie where the format lives: the normal
+ * range with ties and near-ties (bits = m + 2 puts half the values on a
+ * tie or a representable value), the subnormal range and below it (deep
+ * underflow, binary64 subnormals), the edge of overflow, and a few
+ * specials.  The first tests mostly draw values far outside small
+ * formats; these exercise the kernels' common case and every branch of
+ * their underflow handling, for each subnormal flavour, tininess rule and
+ * special-value scheme, several sr_bits, and the streaming stores of
+ * arrays of 2^20 elements and more.
+ */
+static void fill_in_range(const fpl_format *f, double *x, size_t n, h_rng *rng)
+{
+	int elo = f->emin - f->m - 3, ehi = f->emax + 1;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		uint64_t k = h_rng_below(rng, 16);
+		int bits = k < 6 ? f->m + 2 : k < 8 ? f->m + 3 : 53;
+		if (bits > 53)
+			bits = 53;
+		if (k == 15)		/* the subnormal range and below */
+			x[j] = h_rng_value(rng, elo < -1074 ? -1074 : elo, f->emin, bits, 0);
+		else if (k == 14)	/* binary64 subnormals and tiny values */
+			x[j] = h_rng_value(rng, -1074, -1000, 53, 0);
+		else if (k == 13)
+			x[j] = h_rng_value(rng, -1100, 1100, 53, 1);
+		else
+			x[j] = h_rng_value(rng, f->emin - 2, ehi, bits, 0);
+	}
+}
+
+static void in_range(h_rng *rng)
+{
+	static const struct cfg {
+		const char *name;
+		int sub, tiny, daz, ovf;	/* -1: the format's default */
+	} cfgs[] = {
+		{ "bf16", -1, -1, -1, -1 }, { "fp16", -1, -1, -1, -1 }, { "e4m3fn", -1, -1, -1, -1 },
+		{ "e5m2", -1, -1, -1, -1 }, { "e4m3fnuz", -1, -1, -1, -1 }, { "e5m2fnuz", -1, -1, -1, -1 },
+		{ "e2m1", -1, -1, -1, -1 }, { "e3m2", -1, -1, -1, -1 }, { "e2m3", -1, -1, -1, -1 },
+		{ "tf32", -1, -1, -1, -1 }, { "fp32", -1, -1, -1, -1 }, { "e5m0", -1, -1, -1, -1 },
+		{ "e11m51", -1, -1, -1, -1 }, { "e11m20", -1, -1, -1, -1 }, { "e1m3", -1, -1, -1, -1 },
+		{ "e8m51", -1, -1, -1, -1 }, { "e8m50", -1, -1, -1, -1 },
+		{ "fp16", FPL_SUB_NO_ROUND, -1, -1, -1 }, { "fp16", FPL_SUB_FTZ, -1, -1, -1 },
+		{ "fp16", -1, FPL_TINY_BEFORE, -1, -1 }, { "e4m3fn", -1, FPL_TINY_BEFORE, -1, -1 },
+		{ "bf16", -1, -1, 1, -1 }, { "e5m2", -1, -1, -1, FPL_OVF_SATURATE },
+		{ "e4m3fn", FPL_SUB_FTZ, FPL_TINY_BEFORE, 1, FPL_OVF_SATURATE },
+	};
+	static const int srb[] = { 1, 7, 13, 32 };
+	size_t n = 4099, big = (1u << 20) + 13, ci;
+	double *x = malloc(big * sizeof *x);
+
+	for (ci = 0; ci < sizeof cfgs / sizeof *cfgs; ci++) {
+		const struct cfg *c = &cfgs[ci];
+		fpl_format f;
+		int r, k;
+		if (!h_check(fpl_format_lookup(&f, c->name) == 0)) {
+			h_fail("in_range: no format %s", c->name);
+			continue;
+		}
+		if (c->sub >= 0)
+			f.subnormal = (fpl_subnormal)c->sub;
+		if (c->tiny >= 0)
+			f.tininess = (fpl_tininess)c->tiny;
+		if (c->daz >= 0)
+			f.daz = c->daz;
+		if (c->ovf >= 0)
+			f.overflow = (fpl_overflow)c->ovf;
+		if (!h_check(fpl_format_finish(&f) == 0))
+			continue;
+		fill_in_range(&f, x, n, rng);
+		for (r = 0; r < FPL_RND_COUNT; r++) {
+			one(&f, A_ROUND, (fpl_rnd)r, n, 1 + (int)(ci % 2), 0, x, x, x);
+			one(&f, A_ROUND, (fpl_rnd)r, n - (size_t)r, 1, 1, x, x, x);
+		}
+		for (k = 0; k < 4; k++) {
+			g_sr_bits = srb[k];
+			one(&f, A_ROUND, FPL_RND_SP, n, 1, 0, x, x, x);
+			g_sr_bits = 0;
+		}
+		if (ci % 4 == 0) {	/* streaming stores */
+			fill_in_range(&f, x, big, rng);
+			one(&f, A_ROUND, ci % 8 ? FPL_RND_SP : FPL_RND_NE, big, 2, 0, x, x, x);
+			one(&f, A_ROUND, FPL_RND_TP, big - 3, 1, 1, x, x, x);
+		}
+	}
+	free(x);
+	h_note("in-range arrays done");
 }
 
 static void f32_arrays(const char *name, int fits, h_rng *rng)
@@ -341,6 +438,7 @@ int main(void)
 			}
 	}
 	h_note("double arrays done");
+	in_range(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);
 	f32_arrays("e4m3fn", 1, &rng);

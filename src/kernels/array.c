@@ -94,6 +94,34 @@ static void narrow(float *y, const double *d, size_t n)
 		y[i] = (float)d[i];
 }
 
+/* Plain rounding of a binary64 array by a set's direct kernel: results
+ * go straight to z, the kernel calls back for the lanes it leaves. */
+typedef struct direct_ctx {
+	const job *J;
+	size_t lo;
+	uint64_t *cnt;
+} direct_ctx;
+
+static double direct_slow(void *ctx, size_t j, double x)
+{
+	const direct_ctx *d = ctx;
+	unsigned fl = 0;
+	double r = scalar(d->J, d->lo + j, &x, &fl);
+	count(d->cnt, fl);
+	return r;
+}
+
+static void range_direct(const job *J, size_t lo, size_t hi, uint64_t *cnt)
+{
+	direct_ctx d = { J, lo, cnt };
+	fpl_kcounts kc;
+
+	J->k->round_direct(&J->kp, J->z + lo, J->a + lo, hi - lo, J->idx0 + lo, J->stream,
+			   direct_slow, &d, &kc);
+	cnt[0] += kc.inexact;
+	cnt[1] += kc.underflow;
+}
+
 static void range(void *ctx, size_t lo, size_t hi, int t)
 {
 	job *J = ctx;
@@ -103,6 +131,10 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 	size_t j, i, nb;
 	int sub = 0;
 
+	if (J->fast && J->op == ARR_ROUND && !J->xf && J->k->round_direct) {
+		range_direct(J, lo, hi, cnt);
+		return;
+	}
 	for (j = lo; j < hi; j += nb) {
 		const double *src;
 		nb = hi - j < BLOCK ? hi - j : BLOCK;

@@ -388,9 +388,14 @@ static void kb_store(double *dst, const double *src, size_t n)
 #define KERNEL_STORE_STREAM kb_store
 #endif
 
+#ifndef KERNEL_ROUND_DIRECT
+#define KERNEL_ROUND_DIRECT NULL
+#endif
+
 const fpl_kernels KERNEL_SET = {
 	KERNEL_NAME,
 	kb_round,
 	{ kb_odd_add, kb_odd_sub, kb_odd_mul, kb_odd_div, kb_odd_sqrt, kb_odd_fma },
 	KERNEL_STORE_STREAM,
+	KERNEL_ROUND_DIRECT,
 };

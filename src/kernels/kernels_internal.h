@@ -65,16 +65,35 @@ typedef void (*fpl_kodd)(const fpl_kparams *p, double *t, const double *a, const
  * stores, which save the read-for-ownership of every written line. */
 typedef void (*fpl_kstore)(double *dst, const double *src, size_t n);
 
+/* The scalar engine for element j of a direct call (its input x), which
+ * also counts the element's flags; ctx is the caller's. */
+typedef double (*fpl_kslow)(void *ctx, size_t j, double x);
+
+/* Round n binary64 values x straight into z (z may equal x), with
+ * non-temporal stores when `stream`, ordered by a fence before returning.
+ * A set that has this does the whole common case in registers (no
+ * scratch block, no spc array) and calls slow() for the lanes it cannot
+ * do, before storing their vector.  idx0 is the draw index of x[0];
+ * counts cover the lanes not given to slow(); out->special is their
+ * number and out->tiny is not computed. */
+typedef void (*fpl_kdirect)(const fpl_kparams *p, double *z, const double *x, size_t n,
+			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
+			    fpl_kcounts *out);
+
 typedef struct fpl_kernels {
 	const char *name;
 	fpl_kround round;
 	fpl_kodd odd[FPL_KOP_COUNT];
 	fpl_kstore store_stream;
+	fpl_kdirect round_direct;	/* NULL: round goes through round() */
 } fpl_kernels;
 
 extern const fpl_kernels fpl__kernels_ref;
 #ifdef FPL_HAVE_X86_KERNELS
 extern const fpl_kernels fpl__kernels_avx512;
+void fpl__round_direct_avx512(const fpl_kparams *p, double *z, const double *x, size_t n,
+			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
+			      fpl_kcounts *out);
 #endif
 
 /* The table in use (kernels.c); NULL when FPLAB_KERNELS named a set that

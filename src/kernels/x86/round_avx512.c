@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* x86/round_avx512.c - kernel_body.h compiled with AVX-512F/DQ/BW/VL and
- * FMA (Makefile: X86_AVX512_FLAGS; only this file gets them), plus a
- * streaming block store.  kernels.c selects it only after CPUID and
- * XGETBV confirm the features. */
+ * FMA (Makefile: X86_AVX512_FLAGS; only the x86/ files get them), plus a
+ * streaming block store and the direct rounding of round_direct.c.
+ * kernels.c selects it only after CPUID and XGETBV confirm the features. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,4 +26,5 @@ static void avx512_store_stream(double *dst, const double *src, size_t n)
 #define KERNEL_NAME "avx512"
 #define KERNEL_HAVE_FMA 1
 #define KERNEL_STORE_STREAM avx512_store_stream
+#define KERNEL_ROUND_DIRECT fpl__round_direct_avx512
 #include "kernels/kernel_body.h"
