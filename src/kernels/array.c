@@ -24,6 +24,7 @@
 #include "util/parallel.h"
 
 #define BLOCK 512
+#define FLAG_INDEX(fl) __builtin_ctz(fl)	/* st->count[] index of a flag */
 #define STREAM_MIN (1u << 20)	/* 8 MiB of output: beyond the caches */
 
 typedef struct job {
@@ -118,8 +119,10 @@ static void range_direct(const job *J, size_t lo, size_t hi, uint64_t *cnt)
 
 	J->k->round_direct(&J->kp, J->z + lo, J->a + lo, hi - lo, J->idx0 + lo, J->stream,
 			   direct_slow, &d, &kc);
-	cnt[0] += kc.inexact;
-	cnt[1] += kc.underflow;
+	cnt[FLAG_INDEX(FPL_FLAG_INEXACT)] += kc.inexact;
+	cnt[FLAG_INDEX(FPL_FLAG_UNDERFLOW)] += kc.underflow;
+	cnt[FLAG_INDEX(FPL_FLAG_OVERFLOW)] += kc.overflow;
+	cnt[FLAG_INDEX(FPL_FLAG_SATURATED)] += kc.saturated;
 }
 
 static void range(void *ctx, size_t lo, size_t hi, int t)
@@ -168,8 +171,8 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 			} else if (sub && !kc.tiny) {
 				sub = 0;
 			}
-			cnt[0] += kc.inexact;
-			cnt[1] += kc.underflow;
+			cnt[FLAG_INDEX(FPL_FLAG_INEXACT)] += kc.inexact;
+			cnt[FLAG_INDEX(FPL_FLAG_UNDERFLOW)] += kc.underflow;
 			nspc = kc.special;
 			for (i = 0; nspc && i < nb; i++) {
 				if (spc[i]) {
@@ -271,6 +274,12 @@ static int run(const fpl_format *f, int op, double *z, const double *a, const do
 	J->kp.key = fpl__draw_key(st->seed, st->stream);
 	J->kp.lo_bits = bits_of(f->daz && f->min_normal > 0x1p-450 ? f->min_normal : 0x1p-450);
 	J->kp.hi_bits = bits_of(0x1p450);
+	/* round_pack.c's overflow(): saturation, else inf, else NaN */
+	J->kp.ovf_sat = (uint64_t)fpl__saturates(f);
+	for (i = 0; i < 2; i++)
+		J->kp.ovf_bits[i] = bits_of(fpl__saturates(f) ? (i ? -f->max : f->max)
+					    : fpl__has_inf(f) ? (i ? -INFINITY : INFINITY)
+					    : fpl__nan_signed(f, i));
 
 	threads = st->threads < 1 ? 1 : st->threads;
 	fpl__parallel(n, threads, range, J);

@@ -229,6 +229,7 @@ KB_ALWAYS_INLINE void kb_round_mode(const fpl_kparams *p, fpl_rnd rnd, int sub,
 	out->tiny = (size_t)tiny;
 	out->inexact = (size_t)inexact;
 	out->underflow = (size_t)under;	/* 0 unless sub: tiny lanes are marked */
+	out->overflow = out->saturated = 0;	/* overflows are marked */
 }
 
 #define KB_CASE(M) \

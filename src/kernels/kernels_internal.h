@@ -35,12 +35,15 @@ typedef struct fpl_kparams {
 	uint64_t key;		/* random key of (seed, stream) */
 	uint64_t lo_bits;	/* operand window for the ops: [lo, hi] or zero */
 	uint64_t hi_bits;
+	uint64_t ovf_bits[2];	/* an overflow the mode sends to "inf", by sign: */
+	uint64_t ovf_sat;	/* +-inf, NaN or (ovf_sat = 1: saturated) +-max */
 } fpl_kparams;
 
 /* What a rounding block reports: lanes left to the scalar engine, tiny
  * input lanes, and inexact results and underflows among the other lanes. */
 typedef struct fpl_kcounts {
 	size_t special, tiny, inexact, underflow;
+	size_t overflow, saturated;	/* direct kernels only; 0 otherwise */
 } fpl_kcounts;
 
 /* Round n binary64 values x into y (y != x).  Lanes the kernel cannot do

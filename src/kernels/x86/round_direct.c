@@ -56,10 +56,11 @@ typedef struct kd_c {
 	__m512i klor;				/* 1 when s = 52: the implicit bit is kept */
 	__m512i c1, c2, R, Rsh;			/* sp: T = (rest >> c1) << c2, draw >> Rsh */
 	__m512i minm1, min, zs, maxzs, lanes_g;
+	__m512i max, inf, ovf_pos, ovf_neg;	/* rare lanes: see kd_rare */
 	__m512i frac, emin_b;			/* tiny lanes: see kd_tiny */
 	__m512d unit;				/* 2^(emin-52) */
 	uint64_t key;
-	int tiny_before, sub_ok;
+	int tiny_before, sub_ok, zero_special, ovf_sat;
 } kd_c;
 
 #define KD_GOLDEN 0x9e3779b97f4a7c15ull	/* fpl__draw's index step */
@@ -137,8 +138,8 @@ typedef struct kd_acc {
 	__m512i inexact, under;
 } kd_acc;
 
-/* A vector done by kd_tiny: the rounded vector with signs, the lanes for
- * the scalar engine, and inexact and underflowing lanes among the rest. */
+/* A vector done by kd_tiny: the rounded magnitudes, the tiny lanes left
+ * to the scalar engine, and the inexact and underflowing lanes. */
 typedef struct kd_tout {
 	__m512i r;
 	__mmask8 spc, inexact, under;
@@ -146,12 +147,11 @@ typedef struct kd_tout {
 
 /* A vector with tiny lanes (rare): the scaled arithmetic of the header
  * comment when the format allows it, else the scalar engine for them. */
-KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u,
-						 __mmask8 tiny, uint64_t idx0)
+KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u, __mmask8 tiny, uint64_t idx0)
 {
 	kd_tout o;
 	__m512i a = _mm512_and_si512(u, c->absm), d = _mm512_setzero_si512(), r, klor;
-	__mmask8 neg = _mm512_movepi64_mask(u), sticky = 0, spc, inexact;
+	__mmask8 neg = _mm512_movepi64_mask(u), sticky = 0;
 
 	if (c->sub_ok) {
 		/* Y = floor(|x| / Q * 2^s) = M >> (emin_b - max(be, 1)), with M
@@ -170,72 +170,140 @@ KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u,
 		d = kd_draw(c, idx0);
 	klor = _mm512_maskz_mov_epi64((__mmask8)~tiny, c->klor);
 	r = kd_pick(c, rnd, a, neg, kd_kl(c, a, klor), d);
-	inexact = _mm512_test_epi64_mask(a, c->mask) | sticky;
+	o.inexact = _mm512_test_epi64_mask(a, c->mask) | sticky;
 	if (c->sub_ok) {
 		/* K 2^s units of 2^(emin-52): exact, r <= 2^52 */
 		__m512d back = _mm512_mul_pd(_mm512_cvtepu64_pd(r), c->unit);
 		r = _mm512_mask_mov_epi64(r, tiny, _mm512_castpd_si512(back));
 		/* tininess after rounding: a tiny lane that reaches 2^emin may
 		 * not be tiny at precision p with unbounded exponent */
-		spc = c->tiny_before ? 0 : tiny & _mm512_cmpge_epu64_mask(r, c->min);
+		o.spc = c->tiny_before ? 0 : tiny & _mm512_cmpge_epu64_mask(r, c->min);
 	} else {
-		spc = tiny;
+		o.spc = tiny;
 	}
-	spc |= kd_bad(c, r);
-	o.inexact = inexact & (__mmask8)~spc;
 	o.under = o.inexact & tiny;
-	o.spc = spc;
-	o.r = _mm512_ternarylogic_epi64(r, u, c->absm, 0xf4);	/* r | (u & ~absm) */
+	o.r = r;
 	return o;
 }
 
-/* The scalar engine for the lanes in spc, merged into r. */
-static __attribute__((noinline)) __m512i kd_slow(__m512i r, __m512i u, __mmask8 spc, size_t j,
-						 fpl_kslow slow, void *ctx, size_t *nspc)
-{
-	double in[8], res[8];
-	unsigned m = spc;
+/* Rare lanes, found by kd_bad or kd_tiny: what the kernel still does
+ * itself, and the scalar engine for the rest. */
+typedef struct kd_rout {
+	__m512i r;		/* the vector with signs, every lane done */
+	__mmask8 scalar;	/* lanes the scalar engine did (flags counted there) */
+	__mmask8 ovf;		/* overflows done here: inexact too */
+} kd_rout;
 
-	_mm512_storeu_pd(in, _mm512_castsi512_pd(u));
-	_mm512_storeu_pd(res, _mm512_castsi512_pd(r));
-	while (m) {
-		unsigned i = (unsigned)__builtin_ctz(m);
-		res[i] = slow(ctx, j + i, in[i]);
-		(*nspc)++;
-		m &= m - 1;
+typedef struct kd_rcnt {
+	size_t special, overflow, saturated;
+} kd_rcnt;
+
+/*
+ * r: rounded magnitudes; bad: lanes with r above max or a special zero;
+ * spc: tiny lanes for the scalar engine.  Done here, as round_pack.c's
+ * overflow() does them:
+ *  - finite x whose result overflows: +-max when the mode goes toward
+ *    zero (tz, od; tp for negatives, tn for positives; sp and se when the
+ *    draw kept the truncation and the truncation is at most max), else
+ *    ovf_bits (inf, NaN, or max with "saturated");
+ *  - fnuz zeros: +0 (the format has no -0), flags as computed.
+ * NaN and infinite inputs, and spc, go to the scalar engine.
+ */
+static __attribute__((noinline)) kd_rout kd_rare(const kd_c *c, fpl_rnd rnd, __m512i u,
+						 __m512i r, __mmask8 bad, __mmask8 spc,
+						 __mmask8 live, size_t j, fpl_kslow slow,
+						 void *ctx, kd_rcnt *cnt)
+{
+	__m512i a = _mm512_and_si512(u, c->absm), sign = _mm512_andnot_si512(c->absm, u);
+	__mmask8 neg = _mm512_movepi64_mask(u), fin = _mm512_cmplt_epu64_mask(a, c->inf);
+	__mmask8 scalar = (spc | (bad & (__mmask8)~fin)) & live;
+	__mmask8 ovf = bad & fin & _mm512_cmpgt_epu64_mask(r, c->max) & (__mmask8)~scalar & live;
+	__mmask8 inf;
+	kd_rout o;
+
+	switch (rnd) {
+	case FPL_RND_TZ:
+	case FPL_RND_OD:
+		inf = 0;
+		break;
+	case FPL_RND_TP:
+		inf = (__mmask8)~neg;
+		break;
+	case FPL_RND_TN:
+		inf = neg;
+		break;
+	case FPL_RND_SP:
+	case FPL_RND_SE: {
+		__m512i tr = _mm512_andnot_si512(c->mask, a);
+		inf = _mm512_cmpneq_epi64_mask(r, tr) | _mm512_cmpgt_epu64_mask(tr, c->max);
+		break;
 	}
-	return _mm512_castpd_si512(_mm512_loadu_pd(res));
+	default:
+		inf = 0xff;
+		break;
+	}
+	inf &= ovf;
+	/* zero magnitudes keep no sign only when zeros are special (fnuz) */
+	if (c->zero_special)
+		sign = _mm512_maskz_mov_epi64(_mm512_test_epi64_mask(r, r), sign);
+	o.r = _mm512_or_si512(r, sign);
+	o.r = _mm512_mask_mov_epi64(o.r, ovf & (__mmask8)~inf, _mm512_or_si512(c->max, sign));
+	o.r = _mm512_mask_mov_epi64(o.r, inf & (__mmask8)~neg, c->ovf_pos);
+	o.r = _mm512_mask_mov_epi64(o.r, inf & neg, c->ovf_neg);
+	cnt->overflow += (size_t)__builtin_popcount(ovf);
+	if (c->ovf_sat)
+		cnt->saturated += (size_t)__builtin_popcount(inf);
+	if (scalar) {
+		double in[8], res[8];
+		unsigned m = scalar;
+		_mm512_storeu_pd(in, _mm512_castsi512_pd(u));
+		_mm512_storeu_pd(res, _mm512_castsi512_pd(o.r));
+		while (m) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+			res[i] = slow(ctx, j + i, in[i]);
+			cnt->special++;
+			m &= m - 1;
+		}
+		o.r = _mm512_castpd_si512(_mm512_loadu_pd(res));
+	}
+	o.scalar = scalar;
+	o.ovf = ovf;
+	return o;
 }
 
 /* One vector at offset j, lanes `live` (all but in a head or tail). */
 KD_INLINE __m512i kd_vec(const kd_c *c, fpl_rnd rnd, __m512i u, size_t j, uint64_t idx0,
-			 __mmask8 live, kd_acc *acc, fpl_kslow slow, void *ctx, size_t *nspc)
+			 __mmask8 live, kd_acc *acc, fpl_kslow slow, void *ctx, kd_rcnt *cnt)
 {
 	__m512i a = _mm512_and_si512(u, c->absm), d = _mm512_setzero_si512(), r;
 	/* 0 < a < 2^emin as one unsigned compare: a - 1 wraps for zero */
 	__mmask8 tiny = _mm512_cmplt_epu64_mask(_mm512_add_epi64(a, c->minus1), c->minm1) & live;
-	__mmask8 spc, inexact;
+	__mmask8 spc = 0, bad, inexact, under = 0;
 
 	if (__builtin_expect(tiny != 0, 0)) {
 		kd_tout o = kd_tiny(c, rnd, u, tiny, idx0);
 		r = o.r;
-		spc = o.spc & live;
-		acc->inexact = _mm512_mask_sub_epi64(acc->inexact, o.inexact & live, acc->inexact,
-						     c->minus1);
-		acc->under = _mm512_mask_sub_epi64(acc->under, o.under & live, acc->under, c->minus1);
+		spc = o.spc;
+		inexact = o.inexact & live;
+		under = o.under & live;
 	} else {
 		if (rnd == FPL_RND_SP || rnd == FPL_RND_SE)
 			d = kd_draw(c, idx0);
 		r = kd_pick(c, rnd, a, _mm512_movepi64_mask(u), kd_kl(c, a, c->klor), d);
-		spc = kd_bad(c, r) & live;
 		inexact = _mm512_test_epi64_mask(a, c->mask) & live;
-		r = _mm512_ternarylogic_epi64(r, u, c->absm, 0xf4);	/* r | (u & ~absm) */
-		if (__builtin_expect(spc != 0, 0))
-			inexact &= (__mmask8)~spc;
-		acc->inexact = _mm512_mask_sub_epi64(acc->inexact, inexact, acc->inexact, c->minus1);
 	}
-	if (__builtin_expect(spc != 0, 0))
-		r = kd_slow(r, u, spc, j, slow, ctx, nspc);
+	bad = kd_bad(c, r) & live;
+	if (__builtin_expect((bad | spc) != 0, 0)) {
+		kd_rout o = kd_rare(c, rnd, u, r, bad, spc, live, j, slow, ctx, cnt);
+		inexact = (inexact | o.ovf) & (__mmask8)~o.scalar;
+		under &= (__mmask8)~o.scalar;
+		r = o.r;
+	} else {
+		r = _mm512_ternarylogic_epi64(r, u, c->absm, 0xf4);	/* r | (u & ~absm) */
+	}
+	acc->inexact = _mm512_mask_sub_epi64(acc->inexact, inexact, acc->inexact, c->minus1);
+	if (under)
+		acc->under = _mm512_mask_sub_epi64(acc->under, under, acc->under, c->minus1);
 	return r;
 }
 
@@ -244,7 +312,8 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, 
 {
 	kd_c c;
 	kd_acc acc;
-	size_t j = 0, nspc = 0;
+	kd_rcnt cnt = { 0, 0, 0 };
+	size_t j = 0;
 	uint64_t s = p->s, R = p->sr_bits;
 
 	c.one = _mm512_set1_epi64(1);
@@ -264,6 +333,12 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, 
 	c.min = _mm512_set1_epi64((long long)p->min_bits);
 	c.minm1 = _mm512_set1_epi64((long long)(p->min_bits - 1));
 	c.zs = _mm512_set1_epi64((long long)p->zero_special);
+	c.max = _mm512_set1_epi64((long long)p->max_bits);
+	c.inf = _mm512_set1_epi64(0x7ff0000000000000ll);
+	c.ovf_pos = _mm512_set1_epi64((long long)p->ovf_bits[0]);
+	c.ovf_neg = _mm512_set1_epi64((long long)p->ovf_bits[1]);
+	c.ovf_sat = (int)p->ovf_sat;
+	c.zero_special = (int)p->zero_special;
 	c.maxzs = _mm512_set1_epi64((long long)(p->max_bits - p->zero_special));
 	c.frac = _mm512_set1_epi64(0x000fffffffffffffll);
 	c.emin_b = _mm512_set1_epi64((long long)p->emin_b);
@@ -288,12 +363,12 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, 
 			h = n;
 		m = (__mmask8)((1u << h) - 1);
 		u = _mm512_maskz_loadu_epi64(m, x);
-		_mm512_mask_storeu_epi64(z, m, kd_vec(&c, rnd, u, 0, idx0, m, &acc, slow, ctx, &nspc));
+		_mm512_mask_storeu_epi64(z, m, kd_vec(&c, rnd, u, 0, idx0, m, &acc, slow, ctx, &cnt));
 		j = h;
 	}
 	for (; j + 8 <= n; j += 8) {
 		__m512i u = _mm512_loadu_si512(x + j);
-		__m512i r = kd_vec(&c, rnd, u, j, idx0 + j, 0xff, &acc, slow, ctx, &nspc);
+		__m512i r = kd_vec(&c, rnd, u, j, idx0 + j, 0xff, &acc, slow, ctx, &cnt);
 		if (stream)
 			_mm512_stream_si512((void *)(z + j), r);
 		else
@@ -303,11 +378,13 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, 
 		__mmask8 m = (__mmask8)((1u << (n - j)) - 1);
 		__m512i u = _mm512_maskz_loadu_epi64(m, x + j);
 		_mm512_mask_storeu_epi64(z + j, m,
-					 kd_vec(&c, rnd, u, j, idx0 + j, m, &acc, slow, ctx, &nspc));
+					 kd_vec(&c, rnd, u, j, idx0 + j, m, &acc, slow, ctx, &cnt));
 	}
 	if (stream)
 		_mm_sfence();
-	out->special = nspc;
+	out->special = cnt.special;
+	out->overflow = cnt.overflow;
+	out->saturated = cnt.saturated;
 	out->tiny = 0;
 	out->inexact = (size_t)_mm512_reduce_add_epi64(acc.inexact);
 	out->underflow = (size_t)_mm512_reduce_add_epi64(acc.under);
@@ -341,6 +418,7 @@ void fpl__round_direct_avx512(const fpl_kparams *p, double *z, const double *x, 
 	KD_CASE(FPL_RND_SE);
 	default:
 		out->special = out->tiny = out->inexact = out->underflow = 0;
+		out->overflow = out->saturated = 0;
 		return;
 	}
 }
