@@ -138,6 +138,7 @@ CLI_SRCS := \
 TESTS := \
 	tswitch \
 	tround16 \
+	tnative \
 	tarith8 \
 	twide \
 	tarray \
