@@ -60,6 +60,13 @@ static int same_state(const fpl_state *a, const fpl_state *b)
 
 static int g_sr_bits;	/* 0: the state's default */
 
+/* Does every value of f fit binary32 (so fpl_round_array_f32 takes it)? */
+static int fits_f32(const fpl_format *f)
+{
+	return f->explim && f->m <= 23 && f->emax <= 127 && f->emin >= -126
+	       && f->emin - f->m >= -149;
+}
+
 /* alias: 0 none, 1 z == a, 2 z == b.  Without aliasing z starts n % 8
  * doubles into its buffer, so the output's alignment varies with n. */
 static void one(const fpl_format *f, int op, fpl_rnd r, size_t n, int threads, int alias,
@@ -147,6 +154,48 @@ static void fill_in_range(const fpl_format *f, double *x, size_t n, h_rng *rng)
 	}
 }
 
+/* fpl_round_array_f32 against fpl_round on the same values as binary32,
+ * optionally in place (y == x), the output n % 8 floats into its buffer. */
+static void one_f32(const fpl_format *f, fpl_rnd r, size_t n, int threads, int alias,
+		    const double *x)
+{
+	float *xf = malloc((n + 1) * sizeof *xf), *buf = malloc((n + 8) * sizeof *buf);
+	float *y = alias ? xf : buf + n % 8;
+	double *want = malloc((n + 1) * sizeof *want);
+	fpl_state ss, sa;
+	size_t j;
+	int rc;
+
+	fpl_state_init(&ss, h_seed());
+	ss.counter = 777;
+	if (g_sr_bits)
+		ss.sr_bits = g_sr_bits;
+	sa = ss;
+	sa.threads = threads;
+	for (j = 0; j < n; j++) {
+		xf[j] = (float)x[j];
+		want[j] = fpl_round(f, (double)xf[j], r, &ss);
+	}
+	rc = fpl_round_array_f32(f, y, xf, n, r, &sa);
+	if (!h_check(rc == 0))
+		h_fail("round_array_f32 %s %s n=%zu: status %d", f->name, fpl_rnd_name(r), n, rc);
+	for (j = 0; rc == 0 && j < n; j++) {
+		float wf = (float)want[j];
+		if (!h_check(memcmp(&wf, &y[j], sizeof wf) == 0)) {
+			h_fail("round_array_f32 %s %s n=%zu threads=%d alias=%d: element %zu (%a): %a, scalar %a",
+			       f->name, fpl_rnd_name(r), n, threads, alias, j, x[j], (double)y[j],
+			       want[j]);
+			break;
+		}
+	}
+	if (!h_check(same_state(&ss, &sa)))
+		h_fail("round_array_f32 %s %s n=%zu threads=%d: state differs (flags %#x/%#x)",
+		       f->name, fpl_rnd_name(r), n, threads, sa.flags, ss.flags);
+	free(xf);
+	free(buf);
+	free(want);
+}
+
 static void in_range(h_rng *rng)
 {
 	static const struct cfg {
@@ -171,7 +220,7 @@ static void in_range(h_rng *rng)
 	for (ci = 0; ci < sizeof cfgs / sizeof *cfgs; ci++) {
 		const struct cfg *c = &cfgs[ci];
 		fpl_format f;
-		int r, k;
+		int r, k, f32;
 		if (!h_check(fpl_format_lookup(&f, c->name) == 0)) {
 			h_fail("in_range: no format %s", c->name);
 			continue;
@@ -187,19 +236,30 @@ static void in_range(h_rng *rng)
 		if (!h_check(fpl_format_finish(&f) == 0))
 			continue;
 		fill_in_range(&f, x, n, rng);
+		f32 = fits_f32(&f);
 		for (r = 0; r < FPL_RND_COUNT; r++) {
 			one(&f, A_ROUND, (fpl_rnd)r, n, 1 + (int)(ci % 2), 0, x, x, x);
 			one(&f, A_ROUND, (fpl_rnd)r, n - (size_t)r, 1, 1, x, x, x);
+			if (f32) {
+				one_f32(&f, (fpl_rnd)r, n, 1 + (int)(ci % 2), 0, x);
+				one_f32(&f, (fpl_rnd)r, n - (size_t)r, 1, 1, x);
+			}
 		}
 		for (k = 0; k < 4; k++) {
 			g_sr_bits = srb[k];
 			one(&f, A_ROUND, FPL_RND_SP, n, 1, 0, x, x, x);
+			if (f32)
+				one_f32(&f, FPL_RND_SP, n, 1, 0, x);
 			g_sr_bits = 0;
 		}
 		if (ci % 4 == 0) {	/* streaming stores */
 			fill_in_range(&f, x, big, rng);
 			one(&f, A_ROUND, ci % 8 ? FPL_RND_SP : FPL_RND_NE, big, 2, 0, x, x, x);
 			one(&f, A_ROUND, FPL_RND_TP, big - 3, 1, 1, x, x, x);
+			if (f32) {
+				one_f32(&f, FPL_RND_NA, big - 1, 2, 0, x);
+				one_f32(&f, FPL_RND_SE, big - 2, 1, 1, x);
+			}
 		}
 	}
 	free(x);

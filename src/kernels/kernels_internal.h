@@ -72,14 +72,15 @@ typedef void (*fpl_kstore)(double *dst, const double *src, size_t n);
  * also counts the element's flags; ctx is the caller's. */
 typedef double (*fpl_kslow)(void *ctx, size_t j, double x);
 
-/* Round n binary64 values x straight into z (z may equal x), with
- * non-temporal stores when `stream`, ordered by a fence before returning.
- * A set that has this does the whole common case in registers (no
- * scratch block, no spc array) and calls slow() for the lanes it cannot
- * do, before storing their vector.  idx0 is the draw index of x[0];
- * counts cover the lanes not given to slow(); out->special is their
- * number and out->tiny is not computed. */
-typedef void (*fpl_kdirect)(const fpl_kparams *p, double *z, const double *x, size_t n,
+/* Round n values x straight into z (z may equal x): binary64 arrays, or
+ * with f32 binary32 arrays (for formats whose values all fit binary32),
+ * with non-temporal stores when `stream`, ordered by a fence before
+ * returning.  A set that has this does the whole common case in
+ * registers (no scratch block, no spc array) and calls slow() for the
+ * lanes it cannot do, before storing their vector.  idx0 is the draw
+ * index of x[0]; counts cover the lanes not given to slow(), overflows
+ * included; out->special is their number and out->tiny is not computed. */
+typedef void (*fpl_kdirect)(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
 			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			    fpl_kcounts *out);
 
@@ -94,7 +95,7 @@ typedef struct fpl_kernels {
 extern const fpl_kernels fpl__kernels_ref;
 #ifdef FPL_HAVE_X86_KERNELS
 extern const fpl_kernels fpl__kernels_avx512;
-void fpl__round_direct_avx512(const fpl_kparams *p, double *z, const double *x, size_t n,
+void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
 			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			      fpl_kcounts *out);
 #endif

@@ -7,6 +7,8 @@
  * noisy absolute figure, is what is compared with the targets: ne >= 0.6
  * and sp >= 0.4 of memcpy on one thread.  Inputs are N(0, 1): most values
  * are in range, some are subnormal in the fp8 formats, as in real data.
+ * A second table does the same for binary32 arrays (fpl_round_array_f32,
+ * the usual tensor-dump type), against memcpy of their bytes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,12 +24,32 @@ typedef struct ctx {
 	fpl_rnd rnd;
 	int threads;
 	double *x, *y;
+	float *xf, *yf;
 } ctx;
 
 static void do_memcpy(void *p)
 {
 	ctx *c = p;
 	memcpy(c->y, c->x, N * sizeof *c->x);
+}
+
+static void do_memcpy_f32(void *p)
+{
+	ctx *c = p;
+	memcpy(c->yf, c->xf, N * sizeof *c->xf);
+}
+
+static void do_round_f32(void *p)
+{
+	ctx *c = p;
+	fpl_state st;
+
+	fpl_state_init(&st, 42);
+	st.threads = c->threads;
+	if (fpl_round_array_f32(c->f, c->yf, c->xf, N, c->rnd, &st)) {
+		fprintf(stderr, "bround: fpl_round_array_f32 failed\n");
+		exit(1);
+	}
 }
 
 static void do_round(void *p)
@@ -84,6 +106,33 @@ int main(void)
 		}
 	}
 	printf("bround: %d of 8 one-thread figures below target\n", fails);
+
+	c.xf = malloc(N * sizeof *c.xf);
+	c.yf = malloc(N * sizeof *c.yf);
+	if (!c.xf || !c.yf)
+		return 1;
+	for (i = 0; i < N; i++)
+		c.xf[i] = (float)c.x[i];
+	memset(c.yf, 0, N * sizeof *c.yf);
+	tcopy = bench_best(do_memcpy_f32, &c, reps);
+	printf("\nbinary32 arrays (fpl_round_array_f32), same values\n");
+	printf("%-8s %-4s %7s %10s %8s\n", "format", "mode", "threads", "Melem/s", "memcpy");
+	printf("%-8s %-4s %7d %10.0f %8.2f\n", "memcpy", "-", 1, N / tcopy / 1e6, 1.0);
+	for (i = 0; i < sizeof formats / sizeof *formats; i++) {
+		fpl_format f;
+		fpl_format_lookup(&f, formats[i]);
+		c.f = &f;
+		for (j = 0; j < 2; j++) {
+			double t;
+			c.rnd = modes[j];
+			c.threads = 1;
+			t = bench_best(do_round_f32, &c, reps);
+			printf("%-8s %-4s %7d %10.0f %8.2f\n", formats[i], fpl_rnd_name(modes[j]), 1,
+			       N / t / 1e6, tcopy / t);
+		}
+	}
+	free(c.xf);
+	free(c.yf);
 	free(c.x);
 	free(c.y);
 	return 0;

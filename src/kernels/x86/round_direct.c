@@ -307,8 +307,46 @@ KD_INLINE __m512i kd_vec(const kd_c *c, fpl_rnd rnd, __m512i u, size_t j, uint64
 	return r;
 }
 
-KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, const double *x,
-		      size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, fpl_kcounts *out)
+/* Element access: binary64 lanes, or binary32 lanes widened on loading
+ * (exact; a signaling NaN is quieted, but NaN lanes go to the scalar
+ * engine, which reads the original) and narrowed on storing (exact: the
+ * caller checked that every value of the format fits). */
+KD_INLINE __m512i kd_load(const void *x, size_t j, __mmask8 m, int f32)
+{
+	if (f32) {
+		const float *xf = (const float *)x + j;
+		return _mm512_castpd_si512(_mm512_cvtps_pd(m == 0xff ? _mm256_loadu_ps(xf)
+							   : _mm256_maskz_loadu_ps(m, xf)));
+	}
+	if (m == 0xff)
+		return _mm512_loadu_si512((const double *)x + j);
+	return _mm512_maskz_loadu_epi64(m, (const double *)x + j);
+}
+
+KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, int f32)
+{
+	if (f32) {
+		float *zf = (float *)z + j;
+		__m256 v = _mm512_cvtpd_ps(_mm512_castsi512_pd(r));
+		if (m != 0xff)
+			_mm256_mask_storeu_ps(zf, m, v);
+		else if (stream)
+			_mm256_stream_ps(zf, v);
+		else
+			_mm256_storeu_ps(zf, v);
+		return;
+	}
+	if (m != 0xff)
+		_mm512_mask_storeu_epi64((double *)z + j, m, r);
+	else if (stream)
+		_mm512_stream_si512((void *)((double *)z + j), r);
+	else
+		_mm512_storeu_si512((double *)z + j, r);
+}
+
+KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
+		      const void *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
+		      fpl_kcounts *out)
 {
 	kd_c c;
 	kd_acc acc;
@@ -354,31 +392,28 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, 
 	c.sub_ok = p->sub_fast && s >= 2 && (rnd != FPL_RND_SP || R <= s);
 	acc.inexact = acc.under = _mm512_setzero_si512();
 
-	/* Streaming stores need 64-byte alignment: a masked head gets there. */
-	if (stream && ((uintptr_t)z & 63) != 0) {
-		size_t h = (64 - ((uintptr_t)z & 63)) / 8;
-		__mmask8 m;
-		__m512i u;
-		if (h > n)
-			h = n;
-		m = (__mmask8)((1u << h) - 1);
-		u = _mm512_maskz_loadu_epi64(m, x);
-		_mm512_mask_storeu_epi64(z, m, kd_vec(&c, rnd, u, 0, idx0, m, &acc, slow, ctx, &cnt));
-		j = h;
+	/* Streaming stores need aligned vectors (64 bytes, 32 for binary32):
+	 * a masked head gets there. */
+	if (stream) {
+		size_t vb = f32 ? 32 : 64, eb = f32 ? 4 : 8, off = (uintptr_t)z & (vb - 1);
+		if (off) {
+			size_t h = (vb - off) / eb;
+			__mmask8 m;
+			if (h > n)
+				h = n;
+			m = (__mmask8)((1u << h) - 1);
+			kd_store(z, 0, kd_vec(&c, rnd, kd_load(x, 0, m, f32), 0, idx0, m, &acc, slow,
+					      ctx, &cnt), m, 0, f32);
+			j = h;
+		}
 	}
-	for (; j + 8 <= n; j += 8) {
-		__m512i u = _mm512_loadu_si512(x + j);
-		__m512i r = kd_vec(&c, rnd, u, j, idx0 + j, 0xff, &acc, slow, ctx, &cnt);
-		if (stream)
-			_mm512_stream_si512((void *)(z + j), r);
-		else
-			_mm512_storeu_si512(z + j, r);
-	}
+	for (; j + 8 <= n; j += 8)
+		kd_store(z, j, kd_vec(&c, rnd, kd_load(x, j, 0xff, f32), j, idx0 + j, 0xff, &acc,
+				      slow, ctx, &cnt), 0xff, stream, f32);
 	if (j < n) {
 		__mmask8 m = (__mmask8)((1u << (n - j)) - 1);
-		__m512i u = _mm512_maskz_loadu_epi64(m, x + j);
-		_mm512_mask_storeu_epi64(z + j, m,
-					 kd_vec(&c, rnd, u, j, idx0 + j, m, &acc, slow, ctx, &cnt));
+		kd_store(z, j, kd_vec(&c, rnd, kd_load(x, j, m, f32), j, idx0 + j, m, &acc, slow, ctx,
+				      &cnt), m, 0, f32);
 	}
 	if (stream)
 		_mm_sfence();
@@ -390,22 +425,25 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, double *z, 
 	out->underflow = (size_t)_mm512_reduce_add_epi64(acc.under);
 }
 
-/* One loop per mode and store kind: the mode's arithmetic is constant
- * inside it. */
+/* One loop per mode, element type and store kind: all constant inside. */
 #define KD_CASE(M) \
 	case M: \
-		if (stream) \
-			kd_run(p, M, 1, z, x, n, idx0, slow, ctx, out); \
+		if (f32 && stream) \
+			kd_run(p, M, 1, 1, z, x, n, idx0, slow, ctx, out); \
+		else if (f32) \
+			kd_run(p, M, 0, 1, z, x, n, idx0, slow, ctx, out); \
+		else if (stream) \
+			kd_run(p, M, 1, 0, z, x, n, idx0, slow, ctx, out); \
 		else \
-			kd_run(p, M, 0, z, x, n, idx0, slow, ctx, out); \
+			kd_run(p, M, 0, 0, z, x, n, idx0, slow, ctx, out); \
 		return
 
-void fpl__round_direct_avx512(const fpl_kparams *p, double *z, const double *x, size_t n,
+void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
 			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			      fpl_kcounts *out)
 {
-	/* streaming needs at least 8-byte alignment to reach 64 bytes */
-	stream = stream && ((uintptr_t)z & 7) == 0;
+	/* streaming needs element alignment to reach vector alignment */
+	stream = stream && ((uintptr_t)z & (f32 ? 3 : 7)) == 0;
 	switch (p->rnd) {
 	KD_CASE(FPL_RND_NE);
 	KD_CASE(FPL_RND_NA);
