@@ -201,17 +201,19 @@ static void in_range(h_rng *rng)
 	static const struct cfg {
 		const char *name;
 		int sub, tiny, daz, ovf;	/* -1: the format's default */
+		int wide;			/* 1: explim = 0, binary64's exponent range */
 	} cfgs[] = {
-		{ "bf16", -1, -1, -1, -1 }, { "fp16", -1, -1, -1, -1 }, { "e4m3fn", -1, -1, -1, -1 },
-		{ "e5m2", -1, -1, -1, -1 }, { "e4m3fnuz", -1, -1, -1, -1 }, { "e5m2fnuz", -1, -1, -1, -1 },
-		{ "e2m1", -1, -1, -1, -1 }, { "e3m2", -1, -1, -1, -1 }, { "e2m3", -1, -1, -1, -1 },
-		{ "tf32", -1, -1, -1, -1 }, { "fp32", -1, -1, -1, -1 }, { "e5m0", -1, -1, -1, -1 },
-		{ "e11m51", -1, -1, -1, -1 }, { "e11m20", -1, -1, -1, -1 }, { "e1m3", -1, -1, -1, -1 },
-		{ "e8m51", -1, -1, -1, -1 }, { "e8m50", -1, -1, -1, -1 },
-		{ "fp16", FPL_SUB_NO_ROUND, -1, -1, -1 }, { "fp16", FPL_SUB_FTZ, -1, -1, -1 },
-		{ "fp16", -1, FPL_TINY_BEFORE, -1, -1 }, { "e4m3fn", -1, FPL_TINY_BEFORE, -1, -1 },
-		{ "bf16", -1, -1, 1, -1 }, { "e5m2", -1, -1, -1, FPL_OVF_SATURATE },
-		{ "e4m3fn", FPL_SUB_FTZ, FPL_TINY_BEFORE, 1, FPL_OVF_SATURATE },
+		{ "bf16", -1, -1, -1, -1, 0 }, { "fp16", -1, -1, -1, -1, 0 }, { "e4m3fn", -1, -1, -1, -1, 0 },
+		{ "e5m2", -1, -1, -1, -1, 0 }, { "e4m3fnuz", -1, -1, -1, -1, 0 }, { "e5m2fnuz", -1, -1, -1, -1, 0 },
+		{ "e2m1", -1, -1, -1, -1, 0 }, { "e3m2", -1, -1, -1, -1, 0 }, { "e2m3", -1, -1, -1, -1, 0 },
+		{ "tf32", -1, -1, -1, -1, 0 }, { "fp32", -1, -1, -1, -1, 0 }, { "e5m0", -1, -1, -1, -1, 0 },
+		{ "e11m51", -1, -1, -1, -1, 0 }, { "e11m20", -1, -1, -1, -1, 0 }, { "e1m3", -1, -1, -1, -1, 0 },
+		{ "e8m51", -1, -1, -1, -1, 0 }, { "e8m50", -1, -1, -1, -1, 0 },
+		{ "fp16", FPL_SUB_NO_ROUND, -1, -1, -1, 0 }, { "fp16", FPL_SUB_FTZ, -1, -1, -1, 0 },
+		{ "fp16", -1, FPL_TINY_BEFORE, -1, -1, 0 }, { "e4m3fn", -1, FPL_TINY_BEFORE, -1, -1, 0 },
+		{ "bf16", -1, -1, 1, -1, 0 }, { "e5m2", -1, -1, -1, FPL_OVF_SATURATE, 0 },
+		{ "e4m3fn", FPL_SUB_FTZ, FPL_TINY_BEFORE, 1, FPL_OVF_SATURATE, 0 },
+		{ "bf16", -1, -1, -1, -1, 1 }, { "e4m3fn", -1, -1, -1, -1, 1 },
 	};
 	static const int srb[] = { 1, 7, 13, 32 };
 	size_t n = 4099, big = (1u << 20) + 13, ci;
@@ -233,6 +235,8 @@ static void in_range(h_rng *rng)
 			f.daz = c->daz;
 		if (c->ovf >= 0)
 			f.overflow = (fpl_overflow)c->ovf;
+		if (c->wide)
+			f.explim = 0;
 		if (!h_check(fpl_format_finish(&f) == 0))
 			continue;
 		fill_in_range(&f, x, n, rng);
