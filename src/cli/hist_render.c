@@ -147,9 +147,10 @@ void hist_chart(FILE *fp, const struct hist_run *r, int colour)
 /* ------------------------------------------------------------ SVG */
 #define PW 720	/* panel width */
 #define PH 300	/* panel height */
+#define HEAD 44	/* the page's heading, above the panels */
 #define ML 70	/* margins: left, right, top, bottom */
 #define MR 20
-#define MT 56
+#define MT 70
 #define MB 46
 
 static void xml_text(FILE *fp, const char *s)
@@ -204,11 +205,13 @@ static void svg_panel(FILE *fp, int idx, double y0, const char *name, const fpl_
 	fputs("<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", fp);
 	xml_text(fp, name);
 	fputs("</text>\n", fp);
-	fprintf(fp, "<text x=\"10\" y=\"38\" font-size=\"11\">%llu values: zeros %llu, nan/inf %llu, "
-		"underflow %llu (%.3g%%), subnormal %llu (%.3g%%), normal %llu (%.3g%%), "
-		"overflow %llu (%.3g%%)</text>\n",
-		(unsigned long long)h->count, (unsigned long long)h->zeros,
-		(unsigned long long)h->nan_inf, (unsigned long long)h->underflow,
+	/* two lines: one would run past the panel's right edge */
+	fprintf(fp, "<text x=\"10\" y=\"35\" font-size=\"11\">%llu values: zeros %llu, "
+		"nan/inf %llu</text>\n", (unsigned long long)h->count,
+		(unsigned long long)h->zeros, (unsigned long long)h->nan_inf);
+	fprintf(fp, "<text x=\"10\" y=\"49\" font-size=\"11\">underflow %llu (%.3g%%), "
+		"subnormal %llu (%.3g%%), normal %llu (%.3g%%), overflow %llu (%.3g%%)</text>\n",
+		(unsigned long long)h->underflow,
 		100 * hist_frac(h->underflow, h->count), (unsigned long long)h->subnormal,
 		100 * hist_frac(h->subnormal, h->count), (unsigned long long)h->normal,
 		100 * hist_frac(h->normal, h->count), (unsigned long long)h->overflow,
@@ -300,17 +303,18 @@ void hist_svg(FILE *fp, const struct hist_run *r)
 	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%zu\" "
 		"viewBox=\"0 0 %d %zu\" font-family=\"sans-serif\">\n",
-		PW, np * PH + 30, PW, np * PH + 30);
+		PW, np * PH + HEAD, PW, np * PH + HEAD);
 	fprintf(fp, "<title>fplab hist: %s, mode %s, scaling ", r->fmt->name, fpl_rnd_name(r->rnd));
 	xml_text(fp, r->scaling);
 	fputs("</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n", fp);
-	fprintf(fp, "<text x=\"10\" y=\"20\" font-size=\"13\">fplab hist: format %s, mode %s, "
+	fprintf(fp, "<text x=\"10\" y=\"18\" font-size=\"13\">fplab hist: format %s, mode %s, "
 		"scaling ", r->fmt->name, fpl_rnd_name(r->rnd));
 	xml_text(fp, r->scaling);
-	fputs("; shaded: the format's subnormal (yellow) and normal (green) binades</text>\n", fp);
+	fputs("</text>\n<text x=\"10\" y=\"35\" font-size=\"11\">shaded: the format's "
+	      "subnormal (yellow) and normal (green) binades</text>\n", fp);
 	for (size_t i = 0; i < r->n; i++)
-		svg_panel(fp, (int)i, 30 + (double)i * PH, r->e[i].name, &r->e[i].h, r);
+		svg_panel(fp, (int)i, HEAD + (double)i * PH, r->e[i].name, &r->e[i].h, r);
 	if (r->total)
-		svg_panel(fp, (int)r->n, 30 + (double)r->n * PH, "(total)", r->total, r);
+		svg_panel(fp, (int)r->n, HEAD + (double)r->n * PH, "(total)", r->total, r);
 	fputs("</svg>\n", fp);
 }
