@@ -77,6 +77,7 @@ ENGINE_SRCS := \
 	src/engine/round_pack.c \
 	src/engine/nan.c \
 	src/engine/round.c \
+	src/engine/round_parts.c \
 	src/engine/add.c \
 	src/engine/mul.c \
 	src/engine/div.c \
@@ -151,6 +152,7 @@ TESTS := \
 	tminmax \
 	tio \
 	thist \
+	tparts \
 
 TEST_SUPPORT := \
 	tests/harness.c \

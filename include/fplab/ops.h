@@ -24,6 +24,8 @@
 #ifndef FPLAB_OPS_H
 #define FPLAB_OPS_H
 
+#include <stdint.h>
+
 #include <fplab/export.h>
 #include <fplab/format.h>
 #include <fplab/state.h>
@@ -36,6 +38,31 @@ extern "C" {
  * value of f.  An infinite x stays infinite in ieee formats; elsewhere it
  * becomes NaN (invalid) or +-max when saturating (saturated). */
 FPL_API double fpl_round(const fpl_format *f, double x, fpl_rnd rnd, fpl_state *st);
+
+/*
+ * A finite value given exactly, wider than binary64, rounded once into f:
+ *
+ *     x = (-1)^negative * (hi * 2^64 + lo + t) * 2^exp
+ *
+ * where t = 0 when sticky is 0, and 0 < t < 2^(L-128) when sticky is
+ * nonzero, L being the bit length of hi * 2^64 + lo: "a little more" in
+ * magnitude, below a 128-bit window that starts at the leading bit.
+ * Every such t gives the same result, flags and stochastic decision (the
+ * rounding looks at most 53 + 32 bits below the leading bit), so a
+ * caller that truncates a real number to 128 significant bits and sets
+ * sticky when bits were lost (MPFR's round-toward-zero and a nonzero
+ * ternary value) gets the correct rounding of that number, stochastic
+ * modes included.  hi = lo = 0 with sticky 0 is a zero of that sign,
+ * rounded as fpl_round rounds +-0; with sticky nonzero it is a nonzero
+ * value below every format's resolution (a deep underflow).  exp may lie
+ * far outside binary64's range: overflow and underflow are those of the
+ * exact value.  Otherwise the contract above and fpl_round's hold: the
+ * same flags and counters, draw st->counter and one increment, flips,
+ * and no DAZ (x is not a value of f).  For an x that binary64 holds, the
+ * result is fpl_round(f, x, rnd, st), bit for bit and flag for flag.
+ */
+FPL_API double fpl_round_parts(const fpl_format *f, int negative, int64_t exp, uint64_t hi,
+			       uint64_t lo, int sticky, fpl_rnd rnd, fpl_state *st);
 
 /* x, a value of `from` (whose DAZ applies), rounded into `to`. */
 FPL_API double fpl_convert(const fpl_format *to, const fpl_format *from, double x,

@@ -106,15 +106,38 @@ int cli_parse_u64(const char *s, uint64_t *out);
  */
 int cli_parse_double(const char *s, double *out);
 /*
- * The same, but a decimal (or hex) that binary64 cannot hold exactly
- * becomes its binary64 round-to-odd value: truncated to 53 bits with the
- * last bit set.  Rounding that value into any format of p <= 51 bits, in
- * any deterministic mode, gives the correctly rounded decimal (round to
- * odd at p+2 bits or more is innocuous), so `fplab round` never rounds a
- * decimal twice.  Magnitudes beyond binary64's normal range fall back to
- * strtod.  Parsed with MPFR.
+ * A finite number that binary64 cannot hold exactly (0.1, 1e-400, 1e400,
+ * a hex float of more than 53 bits), as read: its magnitude truncated
+ * toward zero to 128 significant bits, (hi*2^64 + lo) 2^exp, and sticky
+ * when bits were lost; these are the arguments of fpl_round_parts(), so
+ * that rounding it into a format is the one correct rounding of the
+ * number.  A number below MPFR's exponent range (1e-2000000000) has
+ * hi = lo = 0 and sticky set; one above it is its largest number with
+ * sticky set: both round like the number itself in every format.
  */
-int cli_parse_double_odd(const char *s, double *out);
+struct cli_wide {
+	int negative;
+	int64_t exp;
+	uint64_t hi, lo;
+	int sticky;
+};
+
+/*
+ * cli_parse_double's grammar, read exactly enough to be rounded once:
+ * returns 0 when *out is the number itself (inf, nan, and every numeral
+ * binary64 holds), 1 when it cannot be held (*w is filled; *out is the
+ * nearest binary64, as strtod gives it), -1 for not a number.  Numerals
+ * are parsed with MPFR.
+ */
+int cli_parse_wide(const char *s, double *out, struct cli_wide *w);
+
+/* fpl_round_parts() of *w: the number rounded once into f. */
+double cli_wide_round(const fpl_format *f, const struct cli_wide *w, fpl_rnd rnd,
+		      fpl_state *st);
+/* |y - v| / |v| for the number v of *w (v nonzero), correctly rounded
+ * from the 128-bit v; for statistics. */
+double cli_wide_relerr(const struct cli_wide *w, double y);
+
 /* An option value that must be 0 or 1 (or 0..max): usage error on failure. */
 int cli_parse_switch(const char *opt, const char *s, int max, int *out);
 
@@ -205,11 +228,28 @@ int cli_format_resolve(fpl_format *f, const char *name);
 const char *const *cli_format_names(size_t *n);
 
 /* -------------------------------------------------------- text input */
+/* A number binary64 cannot hold, met at position `pos` of a read. */
+struct cli_inexact {
+	size_t pos;
+	struct cli_wide w;
+};
+
+/* The inexact numbers of one read, in order (a growable list). */
+struct cli_inexact_list {
+	struct cli_inexact *v;
+	size_t n, cap;
+};
+
 /*
  * A text source: numbers separated by blanks (spaces, tabs, commas are
  * NOT separators), `#` to end of line is a comment.  Lines are counted
  * from 1 for messages: "fplab: round: FILE: line 3: 'abc' is not a number"
  * (FILE is omitted for stdin).
+ *
+ * Values are stored as binary64.  A number binary64 cannot hold exactly
+ * (cli_parse_wide) is stored as its nearest binary64 and listed in
+ * `inexact` with its position among the values of the read, so that the
+ * caller can round the number itself once (fpl_round_parts) instead.
  */
 struct cli_text {
 	FILE *fp;
@@ -220,7 +260,7 @@ struct cli_text {
 	int own;		/* fclose on release */
 	char *pos;		/* rest of a line cut by `max`, else NULL */
 	int partial;		/* 1: the last call stopped inside a line */
-	int to_odd;		/* 1: decimals become binary64 rounded to odd (cli_parse_double_odd) */
+	struct cli_inexact_list inexact;	/* of the last cli_text_line call */
 };
 
 /* Open `path` ("-" or NULL = stdin).  Returns 0 or -1 (message printed). */
@@ -233,7 +273,8 @@ void cli_text_release(struct cli_text *t);
  * of input, -1 on error (message printed: a non-number names file, line
  * and token).  A line of more than `max` numbers comes in pieces: after a
  * piece that stops inside the line, t->partial is 1 and the next call
- * continues the same line.
+ * continues the same line.  t->inexact then lists the numbers of this
+ * call that binary64 cannot hold (pos indexes vals).
  */
 int cli_text_line(struct cli_text *t, double *vals, size_t max, size_t *n);
 
@@ -267,6 +308,7 @@ struct cli_reader {
 	unsigned char *raw;		/* raw read buffer */
 	size_t rawcap;
 	uint64_t done;			/* values delivered so far */
+	struct cli_inexact_list inexact;	/* text: of the last read (pos indexes buf) */
 };
 
 /* Open `path` ("-"/NULL = stdin, not for npy).  Returns 0 or -1. */
@@ -274,7 +316,9 @@ int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kin
 		    const fpl_format *codes_fmt);
 /*
  * Up to `cap` values into buf; *got = 0 at the end.  Returns 0 or -1
- * (message printed: truncated element, non-number, I/O error).
+ * (message printed: truncated element, non-number, I/O error).  For text,
+ * r->inexact lists the numbers of this read that binary64 cannot hold
+ * (as cli_text_line); binary input is always exact (the list is empty).
  */
 int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got);
 void cli_reader_release(struct cli_reader *r);

@@ -40,7 +40,26 @@ void cli_text_release(struct cli_text *t)
 	if (t->own && t->fp)
 		fclose(t->fp);
 	free(t->buf);
+	free(t->inexact.v);
 	memset(t, 0, sizeof *t);
+}
+
+/* Append {pos, *w} to the list.  Returns 0 or -1 (message printed). */
+static int inexact_add(struct cli_inexact_list *l, size_t pos, const struct cli_wide *w)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct cli_inexact *v = realloc(l->v, cap * sizeof *v);
+
+		if (!v)
+			return error("out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n].pos = pos;
+	l->v[l->n].w = *w;
+	l->n++;
+	return 0;
 }
 
 static int text_where(const struct cli_text *t, char *buf, size_t len)
@@ -58,6 +77,8 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 	char where[600];
 	char *p = t->pos;
 	size_t k = 0;
+	struct cli_wide w;
+	int rc;
 
 	for (;;) {
 		char *tok, save;
@@ -76,12 +97,15 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 		len = strcspn(p, blanks);
 		save = p[len];
 		p[len] = 0;
-		if (t->to_odd ? cli_parse_double_odd(tok, &vals[k]) : cli_parse_double(tok, &vals[k])) {
+		rc = cli_parse_wide(tok, &vals[k], &w);
+		if (rc < 0) {
 			text_where(t, where, sizeof where);
 			if (len > 40)
 				return error("%s: '%.40s...' is not a number", where, tok);
 			return error("%s: '%s' is not a number", where, tok);
 		}
+		if (rc > 0 && inexact_add(&t->inexact, k, &w))
+			return -1;
 		p[len] = save;
 		p += len;
 		k++;
@@ -97,6 +121,7 @@ int cli_text_line(struct cli_text *t, double *vals, size_t max, size_t *n)
 	ssize_t len;
 
 	*n = 0;
+	t->inexact.n = 0;
 	if (t->pos)
 		return text_tokens(t, vals, max, n) ? -1 : 1;
 	for (;;) {
@@ -246,6 +271,7 @@ int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got)
 	int rc;
 
 	*got = 0;
+	r->inexact.n = 0;
 	if (r->kind == CLI_IN_TEXT) {
 		/* values in any layout: gather whole lines; a line is at most cap */
 		while (*got < cap) {
@@ -256,6 +282,10 @@ int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got)
 				return -1;
 			if (rc == 0)
 				break;
+			for (i = 0; i < r->text.inexact.n; i++)
+				if (inexact_add(&r->inexact, *got + r->text.inexact.v[i].pos,
+						&r->text.inexact.v[i].w))
+					return -1;
 			*got += n;
 		}
 		r->done += *got;
@@ -339,6 +369,7 @@ void cli_reader_release(struct cli_reader *r)
 {
 	if (r->kind == CLI_IN_TEXT)
 		cli_text_release(&r->text);
+	free(r->inexact.v);
 	if (r->ts)
 		fpl_tensor_stream_close(r->ts);
 	if (r->tf)

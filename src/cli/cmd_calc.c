@@ -5,8 +5,10 @@
  * result rounded once into the format by the engine.
  *
  * Invariant: operands are used exactly as read (binary64), as the engine's
- * contract says; row j uses random draw j, whether the rows come from
- * text lines or from chunks of binary files.
+ * contract says, except a text number that binary64 cannot hold (0.1):
+ * that one is first rounded once into the format (operand()).  Row j uses
+ * random draw j, whether the rows come from text lines or from chunks of
+ * binary files.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +66,31 @@ static double apply(const double *a)
 		c = fpl_compare(f, a[0], a[1], st);
 		return c == 2 ? NAN : (double)c;
 	}
+}
+
+/*
+ * A text operand that binary64 cannot hold (0.1, 1e-400, 1e400) as a value
+ * of the format: the number rounded once, in the mode (to nearest, ties to
+ * even, in the stochastic modes), on a scratch state: reading an operand
+ * raises no flag, takes no random draw and suffers no soft error; those
+ * belong to the operation.
+ */
+static double operand(const struct cli_wide *w)
+{
+	fpl_rnd r = fpl_rnd_is_stochastic(opt.ro.rnd) ? FPL_RND_NE : opt.ro.rnd;
+	fpl_state scratch;
+
+	fpl_state_init(&scratch, 0);
+	return cli_wide_round(&opt.ro.fmt, w, r, &scratch);
+}
+
+/* Replace the inexact numbers of a read (listed in l) in a by operand(). */
+static void fix_operands(double *a, const struct cli_inexact_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		a[l->v[i].pos] = operand(&l->v[i].w);
 }
 
 /* "inexact,underflow" or "-" into buf. */
@@ -155,6 +182,7 @@ static int calc_columns(const char *path, FILE *out)
 				   tx.partial ? "more than " : "", n);
 			break;
 		}
+		fix_operands(a, &tx.inexact);
 		opt.ro.st.flags = 0;
 		y = apply(a);
 		put_row(out, &t, a, y, opt.ro.st.flags);
@@ -205,6 +233,7 @@ static int read_rows(struct cli_reader *r, char **files, double *const *a, size_
 		while (g < CHUNK) {
 			if (cli_reader_read(&r[k], a[k] + g, CHUNK - g, &more))
 				return -1;
+			fix_operands(a[k] + g, &r[k].inexact);
 			if (!more)
 				break;
 			g += more;

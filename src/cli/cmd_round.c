@@ -3,10 +3,13 @@
  * cmd_round.c - `fplab round`: round numbers from files or stdin into a
  * format, as CPFloat's cpfloat() does for a MATLAB array.
  *
- * Invariant: values go through fpl_round_array in chunks of at most CHUNK
- * elements, so memory is bounded whatever the input size, and element j
- * of the whole input uses random draw j (the state's counter carries over
- * from chunk to chunk): results do not depend on the chunking.
+ * Invariant: values are rounded in chunks of at most CHUNK elements, so
+ * memory is bounded whatever the input size, and element j of the whole
+ * input uses random draw j (the state's counter carries over from chunk
+ * to chunk): results do not depend on the chunking.  Every number is
+ * rounded once: binary64 values through fpl_round_array, and a text
+ * number binary64 cannot hold (0.1) from its exact value through
+ * fpl_round_parts.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,19 +43,28 @@ static struct round_stats {
 	double worst_x;		/* an input reaching max_relerr */
 } stats;
 
-static void note_errors(const double *x, const double *y, size_t n)
+/* The relative errors of a chunk; an inexact text number (listed in inx)
+ * is compared as the number itself, not its nearest binary64 x[i]. */
+static void note_errors(const double *x, const double *y, size_t n,
+			const struct cli_inexact_list *inx)
 {
-	size_t i;
+	size_t i, k = 0;
 
 	stats.n += n;
 	if (!opt.stats)
 		return;
 	for (i = 0; i < n; i++) {
+		int wide = inx && k < inx->n && inx->v[k].pos == i;
 		double e;
 
-		if (!isfinite(x[i]) || !isfinite(y[i]) || x[i] == 0)
+		if (!isfinite(x[i]) || !isfinite(y[i]) || x[i] == 0) {
+			k += (size_t)wide;
 			continue;
-		e = fabs((y[i] - x[i]) / x[i]);
+		}
+		if (wide)
+			e = cli_wide_relerr(&inx->v[k++].w, y[i]);
+		else
+			e = fabs((y[i] - x[i]) / x[i]);
 		if (e > stats.max_relerr) {
 			stats.max_relerr = e;
 			stats.worst_x = x[i];
@@ -60,23 +72,34 @@ static void note_errors(const double *x, const double *y, size_t n)
 	}
 }
 
-static int round_chunk(double *y, const double *x, size_t n)
+/*
+ * Round x[0..n) into y.  The numbers listed in `inx` (read from text,
+ * binary64 cannot hold them; x has their nearest binary64) are rounded
+ * from their exact value instead, so that a decimal is rounded once.
+ * Element i uses draw counter + i either way: the scalar calls advance
+ * the counter as the array call does, and return the same bits.
+ */
+static int round_chunk(double *y, const double *x, size_t n, const struct cli_inexact_list *inx)
 {
-	int rc = fpl_round_array(&opt.ro.fmt, y, x, n, opt.ro.rnd, &opt.ro.st);
+	const fpl_format *f = &opt.ro.fmt;
+	fpl_state *st = &opt.ro.st;
+	size_t i, k = 0;
+	int rc;
 
-	if (rc)
-		return error("rounding failed: %s", fpl_strerror(rc));
-	note_errors(x, y, n);
+	if (!inx || !inx->n) {
+		rc = fpl_round_array(f, y, x, n, opt.ro.rnd, st);
+		if (rc)
+			return error("rounding failed: %s", fpl_strerror(rc));
+	} else {
+		for (i = 0; i < n; i++) {
+			if (k < inx->n && inx->v[k].pos == i)
+				y[i] = cli_wide_round(f, &inx->v[k++].w, opt.ro.rnd, st);
+			else
+				y[i] = fpl_round(f, x[i], opt.ro.rnd, st);
+		}
+	}
+	note_errors(x, y, n, inx);
 	return 0;
-}
-
-/* Decimal input is read as binary64 rounded to odd, so that the one
- * rounding into the format is the correct rounding of the decimal itself
- * (cli.h); that needs p + 2 <= 53.  Wider formats read the nearest
- * binary64, as fplab-round(1) says. */
-static int decimals_to_odd(void)
-{
-	return opt.ro.fmt.m <= 50;
 }
 
 /* Text in, text out: keep the line structure (one output line per input
@@ -90,9 +113,8 @@ static int round_lines(const char *path, FILE *out, double *x, double *y)
 
 	if (cli_text_open(&t, path))
 		return -1;
-	t.to_odd = decimals_to_odd();
 	while ((rc = cli_text_line(&t, x, CHUNK, &n)) > 0) {
-		if (round_chunk(y, x, n)) {
+		if (round_chunk(y, x, n, &t.inexact)) {
 			rc = -1;
 			break;
 		}
@@ -115,12 +137,11 @@ static int round_stream(const char *path, struct cli_writer *w, double *x, doubl
 
 	if (cli_reader_open(&r, path, opt.in, &opt.ro.fmt))
 		return -1;
-	r.text.to_odd = decimals_to_odd();
 	for (;;) {
 		rc = cli_reader_read(&r, x, CHUNK, &got);
 		if (rc || !got)
 			break;
-		rc = round_chunk(y, x, got);
+		rc = round_chunk(y, x, got, &r.inexact);
 		if (!rc)
 			rc = cli_writer_put(w, y, got);
 		if (rc)
