@@ -5,7 +5,8 @@
  * advanced by n; every operation, all nine modes, several formats, sizes
  * (0, 1, odd, large), thread counts 1..4, aliasing (y == x, z == a,
  * z == b), binary32 arrays (fpl_round_array_f32, and FPL_EFORMAT for a
- * format that does not fit), encode/decode arrays, bad arguments.
+ * format that does not fit), min/max, conversion from a format with and
+ * without DAZ, comparison (no draw), encode/decode arrays, bad arguments.
  *
  * Run without FPLAB_KERNELS, the program also re-runs itself with
  * FPLAB_KERNELS=ref and FPLAB_KERNELS=avx512 (the latter may skip with 77
@@ -21,8 +22,14 @@
 
 #include "harness.h"
 
-enum { A_ROUND, A_ADD, A_SUB, A_MUL, A_DIV, A_SQRT, A_FMA, A_NOPS };
-static const char *opn[] = { "round", "add", "sub", "mul", "div", "sqrt", "fma" };
+enum { A_ROUND, A_ADD, A_SUB, A_MUL, A_DIV, A_SQRT, A_FMA, A_MIN, A_MAX, A_CONVERT, A_NOPS };
+static const char *opn[] = { "round", "add", "sub", "mul", "div", "sqrt", "fma", "min", "max",
+			     "convert" };
+
+/* A_CONVERT's source formats: fp16 with DAZ (the arrays' own DAZ path)
+ * and e5m2 without (a plain rounding). */
+static fpl_format g_from[2];
+static int g_fromi;
 
 static double scalar(const fpl_format *f, int op, double a, double b, double c, fpl_rnd r,
 		     fpl_state *st)
@@ -34,6 +41,9 @@ static double scalar(const fpl_format *f, int op, double a, double b, double c, 
 	case A_MUL: return fpl_mul(f, a, b, r, st);
 	case A_DIV: return fpl_div(f, a, b, r, st);
 	case A_SQRT: return fpl_sqrt(f, a, r, st);
+	case A_MIN: return fpl_min(f, a, b, r, st);
+	case A_MAX: return fpl_max(f, a, b, r, st);
+	case A_CONVERT: return fpl_convert(f, &g_from[g_fromi], a, r, st);
 	default: return fpl_fma(f, a, b, c, r, st);
 	}
 }
@@ -48,6 +58,9 @@ static int array(const fpl_format *f, int op, double *z, const double *a, const 
 	case A_MUL: return fpl_mul_array(f, z, a, b, n, r, st);
 	case A_DIV: return fpl_div_array(f, z, a, b, n, r, st);
 	case A_SQRT: return fpl_sqrt_array(f, z, a, n, r, st);
+	case A_MIN: return fpl_min_array(f, z, a, b, n, r, st);
+	case A_MAX: return fpl_max_array(f, z, a, b, n, r, st);
+	case A_CONVERT: return fpl_convert_array(f, &g_from[g_fromi], z, a, n, r, st);
 	default: return fpl_fma_array(f, z, a, b, c, n, r, st);
 	}
 }
@@ -389,6 +402,55 @@ static void codec_arrays(const char *name)
 	free(x);
 }
 
+/* fpl_compare_array against fpl_compare, element by element; the operands
+ * include equal pairs, +-0, NaNs (quiet and signaling: invalid) and
+ * subnormals of a DAZ format; the counter must not move. */
+static void compare_arrays(const double *a0, const double *b0)
+{
+	static const char *fmts[] = { "bf16", "e4m3fn", "fp16" };
+	enum { N = 4099 };
+	double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+	signed char *r = malloc(N);
+	size_t j, fi;
+
+	for (j = 0; j < N; j++) {
+		a[j] = a0[j];
+		b[j] = j % 5 == 0 ? a0[j] : b0[j];
+	}
+	a[1] = 0.0;
+	b[1] = -0.0;
+	a[2] = h_from_bits(0x7ff8000000000000ull);	/* quiet NaN */
+	b[3] = h_from_bits(0x7ff4000000000000ull);	/* signaling NaN */
+	a[4] = 0x1p-20;	/* fp16 subnormals: equal under DAZ */
+	b[4] = -0x1p-21;
+	for (fi = 0; fi < 2 * (sizeof fmts / sizeof *fmts); fi++) {
+		fpl_format f;
+		fpl_state ss, sa;
+		fpl_format_lookup(&f, fmts[fi / 2]);
+		f.daz = (int)(fi % 2);
+		fpl_format_finish(&f);
+		fpl_state_init(&ss, 1);
+		sa = ss;
+		if (!h_check(fpl_compare_array(&f, r, a, b, N, &sa) == 0)) {
+			h_fail("compare_array %s: bad status", f.name);
+			continue;
+		}
+		for (j = 0; j < N; j++)
+			if (!h_check(r[j] == fpl_compare(&f, a[j], b[j], &ss))) {
+				h_fail("compare_array %s daz=%d: element %zu (%a, %a): %d", f.name,
+				       f.daz, j, a[j], b[j], r[j]);
+				break;
+			}
+		if (!h_check(same_state(&ss, &sa) && sa.counter == 0))
+			h_fail("compare_array %s daz=%d: state differs or counter moved", f.name, f.daz);
+	}
+	if (!h_check(fpl_compare_array(NULL, r, a, b, 1, NULL) == FPL_EINVAL))
+		h_fail("compare_array with NULL must be FPL_EINVAL");
+	free(a);
+	free(b);
+	free(r);
+}
+
 static void bad_args(void)
 {
 	fpl_format f;
@@ -474,6 +536,11 @@ int main(void)
 	}
 	h_note("kernels: compiled \"%s\", selected \"%s\" (%s)", fpl_kernels_compiled(),
 	       fpl_kernels_selected(), fpl_kernels_reason());
+	fpl_format_lookup(&g_from[0], "fp16");
+	g_from[0].daz = 1;
+	fpl_format_lookup(&g_from[1], "e5m2");
+	if (!h_check(fpl_format_finish(&g_from[0]) == 0 && fpl_format_finish(&g_from[1]) == 0))
+		h_fail("cannot set up the source formats of convert");
 	h_rng_init(&rng, 11);
 	a = malloc(nmax * sizeof *a);
 	b = malloc(nmax * sizeof *b);
@@ -489,12 +556,14 @@ int main(void)
 			continue;
 		for (op = 0; op < A_NOPS; op++)
 			for (r = 0; r < FPL_RND_COUNT; r++) {
+				g_fromi = r % 2;
 				for (si = 0; si < sizeof sizes / sizeof *sizes; si++)
 					one(&f, op, (fpl_rnd)r, sizes[si], 1 + (int)(si % 4), 0, a, b, c);
 				one(&f, op, (fpl_rnd)r, 5003, 2, 1, a, b, c);
-				if (op != A_ROUND && op != A_SQRT)
+				if (op != A_ROUND && op != A_SQRT && op != A_CONVERT)
 					one(&f, op, (fpl_rnd)r, 5003, 3, 2, a, b, c);
 			}
+		g_fromi = 0;
 		for (t = 1; t <= 4; t++)
 			for (op = 0; op < A_NOPS; op += 3) {
 				one(&f, op, FPL_RND_NE, nmax, t, 0, a, b, c);
@@ -512,6 +581,7 @@ int main(void)
 	f32_arrays("fp64", 0, &rng);
 	for (fi = 0; fi < sizeof fmts / sizeof *fmts; fi++)
 		codec_arrays(fmts[fi]);
+	compare_arrays(a, b);
 	bad_args();
 	free(a);
 	free(b);

@@ -45,6 +45,23 @@ FPL_API int fpl_sqrt_array(const fpl_format *f, double *z, const double *a, size
 FPL_API int fpl_fma_array(const fpl_format *f, double *z, const double *a, const double *b,
 			  const double *c, size_t n, fpl_rnd rnd, fpl_state *st);
 
+/* IEEE 754-2019 minimum and maximum (fpl_min, fpl_max), element-wise. */
+FPL_API int fpl_min_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  size_t n, fpl_rnd rnd, fpl_state *st);
+FPL_API int fpl_max_array(const fpl_format *f, double *z, const double *a, const double *b,
+			  size_t n, fpl_rnd rnd, fpl_state *st);
+
+/* y[j] = fpl_convert(to, from, x[j]): values of `from` (its DAZ applies)
+ * rounded into `to`.  from == NULL is FPL_EINVAL. */
+FPL_API int fpl_convert_array(const fpl_format *to, const fpl_format *from, double *y,
+			      const double *x, size_t n, fpl_rnd rnd, fpl_state *st);
+
+/* r[j] = fpl_compare(f, a[j], b[j]): -1, 0, 1 or 2 (unordered).  The
+ * exception to the rule above: a comparison takes no random draw, so
+ * st->counter does not move; flags and counts are fpl_compare's. */
+FPL_API int fpl_compare_array(const fpl_format *f, signed char *r, const double *a,
+			      const double *b, size_t n, fpl_state *st);
+
 /* Encode n values of f (see fpl_encode) into codes. */
 FPL_API int fpl_encode_array(const fpl_format *f, uint64_t *codes, const double *x, size_t n);
 /* Decode n codes of f; a code with bits above f->nbits is FPL_ERANGE. */

@@ -195,6 +195,9 @@ double fpl__sqrt_ix(const fpl_format *f, double a, fpl_rnd rnd, const fpl_state 
 		    uint64_t idx, unsigned *fl);
 double fpl__fma_ix(const fpl_format *f, double a, double b, double c, fpl_rnd rnd,
 		   const fpl_state *st, uint64_t idx, unsigned *fl);
+/* fpl_min (want = -1) or fpl_max (want = 1). */
+double fpl__minmax_ix(const fpl_format *f, double a, double b, int want, fpl_rnd rnd,
+		      const fpl_state *st, uint64_t idx, unsigned *fl);
 
 /* Negation that leaves NaNs alone (x86 SUB returns the NaN operand as is). */
 static inline double fpl__neg_num(double x)

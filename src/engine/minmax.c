@@ -18,21 +18,25 @@ static int order(double a, double b, int signed_zero)
 	return 0;
 }
 
+double fpl__minmax_ix(const fpl_format *f, double a, double b, int want, fpl_rnd rnd,
+		      const fpl_state *st, uint64_t idx, unsigned *fl)
+{
+	a = fpl__daz(f, a);
+	b = fpl__daz(f, b);
+	if (fpl__isnan(a) || fpl__isnan(b)) {
+		double ops[2] = { a, b };
+		return fpl__finish(f, fpl__nan_pick(f, ops, 2, fl), st, idx);
+	}
+	return fpl__round_ix(f, order(a, b, 1) == want ? a : b, rnd, st, idx, fl);
+}
+
 static double pick(const fpl_format *f, double a, double b, int want, fpl_rnd rnd,
 		   fpl_state *st)
 {
 	unsigned fl = 0;
 	uint64_t idx = st->counter++;
-	double r;
+	double r = fpl__minmax_ix(f, a, b, want, rnd, st, idx, &fl);
 
-	a = fpl__daz(f, a);
-	b = fpl__daz(f, b);
-	if (fpl__isnan(a) || fpl__isnan(b)) {
-		double ops[2] = { a, b };
-		r = fpl__finish(f, fpl__nan_pick(f, ops, 2, &fl), st, idx);
-	} else {
-		r = fpl__round_ix(f, order(a, b, 1) == want ? a : b, rnd, st, idx, &fl);
-	}
 	fpl__commit(st, fl);
 	return r;
 }

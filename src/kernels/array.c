@@ -40,7 +40,8 @@ typedef struct job {
 	fpl_kparams kp;
 	int fast;
 	int stream;		/* large output: the set's streaming store */
-	int op;			/* FPL_KOP_* or ARR_ROUND */
+	int op;			/* FPL_KOP_* or ARR_* */
+	const fpl_format *from;	/* ARR_CONVERT: the source format (with DAZ) */
 	double *z;
 	const double *a, *b, *c;
 	const float *xf;	/* binary32 round: input and output instead of a, z */
@@ -50,7 +51,8 @@ typedef struct job {
 } job;
 
 /* The scalar engine on element j; `x` replaces a[j] when not NULL (the
- * binary32 path converts its block first). */
+ * binary32 path converts its block first, the conversion applies DAZ
+ * first: after that it is a plain rounding). */
 static double scalar(const job *J, size_t j, const double *x, unsigned *fl)
 {
 	const fpl_format *f = J->f;
@@ -64,6 +66,8 @@ static double scalar(const job *J, size_t j, const double *x, unsigned *fl)
 	case FPL_KOP_DIV: return fpl__div_ix(f, a, J->b[j], J->rnd, J->st, idx, fl);
 	case FPL_KOP_SQRT: return fpl__sqrt_ix(f, a, J->rnd, J->st, idx, fl);
 	case FPL_KOP_FMA: return fpl__fma_ix(f, a, J->b[j], J->c[j], J->rnd, J->st, idx, fl);
+	case ARR_MIN: return fpl__minmax_ix(f, a, J->b[j], -1, J->rnd, J->st, idx, fl);
+	case ARR_MAX: return fpl__minmax_ix(f, a, J->b[j], 1, J->rnd, J->st, idx, fl);
 	default: return fpl__round_ix(f, a, J->rnd, J->st, idx, fl);
 	}
 }
@@ -159,19 +163,24 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 		if (J->xf) {
 			widen(in, J->xf + j, nb);
 			src = in;
+		} else if (J->op == ARR_CONVERT) {
+			for (i = 0; i < nb; i++)
+				in[i] = fpl__daz(J->from, J->a[j + i]);
+			src = in;
 		} else {
 			src = J->a + j;
 		}
 		if (!J->fast) {
 			for (i = 0; i < nb; i++) {
 				unsigned fl = 0;
-				tmp[i] = scalar(J, j + i, J->xf ? &in[i] : NULL, &fl);
+				tmp[i] = scalar(J, j + i, src == in ? &in[i] : NULL, &fl);
 				count(cnt, fl);
 			}
 		} else {
 			fpl_kcounts kc;
 			size_t nspc;
-			if (J->op != ARR_ROUND) {
+			int arith = J->op < FPL_KOP_COUNT;
+			if (arith) {
 				J->k->odd[J->op](&J->kp, odd, J->a + j, J->b ? J->b + j : NULL,
 						 J->c ? J->c + j : NULL, nb, spc);
 				src = odd;
@@ -179,7 +188,7 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 			/* Blocks with tiny values take the variant that handles
 			 * gradual underflow; the choice follows the previous block
 			 * (the results are the same either way). */
-			J->k->round(&J->kp, tmp, src, nb, spc, J->op != ARR_ROUND, sub, J->idx0 + j, &kc);
+			J->k->round(&J->kp, tmp, src, nb, spc, arith, sub, J->idx0 + j, &kc);
 			if (!sub && kc.tiny && J->kp.sub_fast) {
 				sub = 1;
 				J->k->round(&J->kp, tmp, src, nb, spc, 1, 1, J->idx0 + j, &kc);
@@ -193,7 +202,7 @@ static void range(void *ctx, size_t lo, size_t hi, int t)
 				if (spc[i]) {
 					unsigned fl = 0;
 					nspc--;
-					tmp[i] = scalar(J, j + i, J->xf ? &in[i] : NULL, &fl);
+					tmp[i] = scalar(J, j + i, src == in ? &in[i] : NULL, &fl);
 					count(cnt, fl);
 				}
 			}
@@ -220,8 +229,10 @@ static int fast_ok(const fpl_format *f, int op, fpl_rnd rnd, const fpl_state *st
 		return 0;
 	if (f->specials == FPL_SPEC_E8M0 || f->emax < f->emin || f->m > 51)
 		return 0;
-	if (op == ARR_ROUND)
+	if (op == ARR_ROUND || op == ARR_CONVERT)
 		return 1;
+	if (op == ARR_MIN || op == ARR_MAX)
+		return 0;
 	if (f->m > 50 || f->e > 9 || !f->explim)
 		return 0;
 	if (rnd == FPL_RND_SP && f->m + 1 + st->sr_bits > 52)
@@ -229,18 +240,22 @@ static int fast_ok(const fpl_format *f, int op, fpl_rnd rnd, const fpl_state *st
 	return 1;
 }
 
-static int run(const fpl_format *f, int op, double *z, const double *a, const double *b,
-	       const double *c, float *yf, const float *xf, size_t n, fpl_rnd rnd, fpl_state *st);
+static int run(const fpl_format *f, const fpl_format *from, int op, double *z,
+	       const double *a, const double *b, const double *c, float *yf, const float *xf,
+	       size_t n, fpl_rnd rnd, fpl_state *st);
 
 int fpl__array_run(const fpl_format *f, int op, double *z, const double *a, const double *b,
 		   const double *c, size_t n, fpl_rnd rnd, fpl_state *st)
 {
-	return run(f, op, z, a, b, c, NULL, NULL, n, rnd, st);
+	return run(f, NULL, op, z, a, b, c, NULL, NULL, n, rnd, st);
 }
 
-static int run(const fpl_format *f, int op, double *z, const double *a, const double *b,
-	       const double *c, float *yf, const float *xf, size_t n, fpl_rnd rnd, fpl_state *st)
+static int run(const fpl_format *f, const fpl_format *from, int op, double *z,
+	       const double *a, const double *b, const double *c, float *yf, const float *xf,
+	       size_t n, fpl_rnd rnd, fpl_state *st)
 {
+	int unary = op == ARR_ROUND || op == ARR_CONVERT || op == FPL_KOP_SQRT;
+
 	job *J;
 	int t, i, threads;
 
@@ -248,8 +263,7 @@ static int run(const fpl_format *f, int op, double *z, const double *a, const do
 		return FPL_EINVAL;
 	if (n == 0)
 		return 0;
-	if (xf ? !yf : (!z || !a || (op != ARR_ROUND && op != FPL_KOP_SQRT && !b)
-			 || (op == FPL_KOP_FMA && !c)))
+	if (xf ? !yf : (!z || !a || (!unary && !b) || (op == FPL_KOP_FMA && !c)))
 		return FPL_EINVAL;
 	if (rnd == FPL_RND_SP && (st->sr_bits < 1 || st->sr_bits > 32))
 		return FPL_EINVAL;
@@ -265,6 +279,7 @@ static int run(const fpl_format *f, int op, double *z, const double *a, const do
 		return fpl_kernels_status();
 	}
 	J->op = op;
+	J->from = from;
 	J->z = z;
 	J->a = a;
 	J->b = b;
@@ -316,6 +331,18 @@ int fpl_round_array(const fpl_format *f, double *y, const double *x, size_t n, f
 	return fpl__array_run(f, ARR_ROUND, y, x, NULL, NULL, n, rnd, st);
 }
 
+/* fpl_convert is fpl_round of DAZ(from, x): without DAZ a plain rounding
+ * (and the direct kernels), with it the blocks read x through DAZ. */
+int fpl_convert_array(const fpl_format *to, const fpl_format *from, double *y, const double *x,
+		      size_t n, fpl_rnd rnd, fpl_state *st)
+{
+	if (!from)
+		return FPL_EINVAL;
+	if (!from->daz)
+		return fpl__array_run(to, ARR_ROUND, y, x, NULL, NULL, n, rnd, st);
+	return run(to, from, ARR_CONVERT, y, x, NULL, NULL, NULL, NULL, n, rnd, st);
+}
+
 /* Does every value of f fit in binary32? */
 static int fits_f32(const fpl_format *f)
 {
@@ -330,7 +357,7 @@ int fpl_round_array_f32(const fpl_format *f, float *y, const float *x, size_t n,
 		return FPL_EINVAL;
 	if (!fits_f32(f))
 		return FPL_EFORMAT;
-	return run(f, ARR_ROUND, NULL, NULL, NULL, NULL, y, x, n, rnd, st);
+	return run(f, NULL, ARR_ROUND, NULL, NULL, NULL, NULL, y, x, n, rnd, st);
 }
 
 int fpl_encode_array(const fpl_format *f, uint64_t *codes, const double *x, size_t n)

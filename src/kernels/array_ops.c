@@ -38,3 +38,28 @@ int fpl_fma_array(const fpl_format *f, double *z, const double *a, const double 
 {
 	return fpl__array_run(f, FPL_KOP_FMA, z, a, b, c, n, rnd, st);
 }
+
+int fpl_min_array(const fpl_format *f, double *z, const double *a, const double *b, size_t n,
+		  fpl_rnd rnd, fpl_state *st)
+{
+	return fpl__array_run(f, ARR_MIN, z, a, b, NULL, n, rnd, st);
+}
+
+int fpl_max_array(const fpl_format *f, double *z, const double *a, const double *b, size_t n,
+		  fpl_rnd rnd, fpl_state *st)
+{
+	return fpl__array_run(f, ARR_MAX, z, a, b, NULL, n, rnd, st);
+}
+
+/* A comparison rounds nothing and draws nothing: one pass, no threads. */
+int fpl_compare_array(const fpl_format *f, signed char *r, const double *a, const double *b,
+		      size_t n, fpl_state *st)
+{
+	size_t j;
+
+	if (!f || !st || (n && (!r || !a || !b)))
+		return FPL_EINVAL;
+	for (j = 0; j < n; j++)
+		r[j] = (signed char)fpl_compare(f, a[j], b[j], st);
+	return 0;
+}
