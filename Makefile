@@ -280,7 +280,7 @@ FUZZ_TIME ?= 20
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
 	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS)" X86_SRCS="$(X86_SRCS)" IO_SRCS="$(IO_SRCS)" \
-		X86_FLAGS="$(X86_AVX512_FLAGS)" FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(BUILD)/fuzz
+		X86_FLAGS="$(X86_AVX512_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(BUILD)/fuzz
 
 bench: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

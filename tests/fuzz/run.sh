@@ -4,8 +4,8 @@
 # clang's libFuzzer (readers and histogram instrumented, AddressSanitizer
 # and UBSan on) and run each for FUZZ_TIME seconds (default 20) from a
 # seed corpus.  Called by `make fuzz` (and so by `make check-long`) with
-# the Makefile's source lists in ENGINE_SRCS, X86_SRCS, IO_SRCS and
-# X86_FLAGS.  Without clang or its fuzzer runtime: a message, exit 0.
+# the Makefile's source lists in ENGINE_SRCS, X86_SRCS, IO_SRCS,
+# X86_FLAGS and NATIVE_DEFS.  Without clang or its fuzzer runtime: a message, exit 0.
 # Exit 1 when a target finds a crash (the input is kept in OUTDIR).
 out=${1:-build/fuzz}
 CLANG=${CLANG:-clang}
@@ -23,15 +23,14 @@ if ! "$CLANG" -fsanitize=fuzzer,address "$out/probe.c" -o "$out/probe" >"$out/pr
 fi
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-BASE="-std=c11 -D_GNU_SOURCE -Iinclude -Isrc -O1 -g -pthread -w"
+BASE="-std=c11 -D_GNU_SOURCE $NATIVE_DEFS -Iinclude -Isrc -O1 -g -pthread -w"
 objs=
 compile() {	# compile SRC EXTRA_FLAGS...
 	src=$1
 	shift
 	o=$out/obj/$(echo "$src" | tr / _).o
-	if [ ! -f "$o" ] || [ "$src" -nt "$o" ]; then
-		"$CLANG" $BASE $SAN "$@" -c "$src" -o "$o" || exit 1
-	fi
+	# no cache: an object older than a header it includes would be stale
+	"$CLANG" $BASE $SAN "$@" -c "$src" -o "$o" || exit 1
 	objs="$objs $o"
 }
 for s in $ENGINE_SRCS; do compile "$s"; done
