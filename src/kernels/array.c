@@ -50,9 +50,9 @@ typedef struct job {
 	uint64_t counts[FPL_MAX_THREADS][FPL_NFLAGS];
 } job;
 
-/* The scalar engine on element j; `x` replaces a[j] when not NULL (the
- * binary32 path converts its block first, the conversion applies DAZ
- * first: after that it is a plain rounding). */
+/* The scalar engine on element j; `x` replaces a[j] when not NULL: the
+ * binary32 path widens its block first, and a conversion reads its block
+ * through the source format's DAZ, after which it is a plain rounding. */
 static double scalar(const job *J, size_t j, const double *x, unsigned *fl)
 {
 	const fpl_format *f = J->f;
@@ -255,7 +255,6 @@ static int run(const fpl_format *f, const fpl_format *from, int op, double *z,
 	       size_t n, fpl_rnd rnd, fpl_state *st)
 {
 	int unary = op == ARR_ROUND || op == ARR_CONVERT || op == FPL_KOP_SQRT;
-
 	job *J;
 	int t, i, threads;
 
