@@ -110,6 +110,7 @@ endif
 # Tensor I/O (npy, npz, safetensors, raw, text).
 IO_SRCS := \
 	src/io/dtype.c \
+	src/io/escape.c \
 	src/io/tensor.c \
 	src/io/npy.c \
 	src/io/npz.c \

@@ -104,6 +104,18 @@ FPL_API int fpl_tensor_stream_read_f32(fpl_tensor_stream *s, float *buf, size_t 
 FPL_API void fpl_tensor_stream_close(fpl_tensor_stream *s);
 
 /*
+ * `s` made safe to print, into buf (cap bytes, always terminated): tab,
+ * newline and carriage return as \t \n \r, a backslash as \\, other
+ * control bytes (below 0x20, and 0x7f) as \xNN; other bytes unchanged.
+ * Truncates at a whole escape when buf is too small (4 x strlen(s) + 1
+ * always suffices).  Returns buf.  Used for tensor names and input tokens
+ * in every message, chart and TSV row.
+ */
+FPL_API char *fpl_escape(char *buf, size_t cap, const char *s);
+/* A buffer size that holds any escaped tensor name. */
+#define FPL_ESCAPED_NAME_MAX (4 * FPL_TENSOR_NAME_MAX + 1)
+
+/*
  * Write a little-endian .npy (version 1.0) of n elements of dtype f64 or
  * f32 (bf16 is written as '<u2'), shape {n}, to an open FILE.  Returns 0
  * or FPL_EIO.  For atomic files, write to a temporary and rename.

@@ -86,6 +86,9 @@ static int parse_args(int argc, char **argv)
 	int c, rc;
 	double v;
 	long l;
+	/* fresh state on every call: the fuzz harness runs commands in-process */
+	memset(&opt, 0, sizeof opt);
+	optind = 0;
 
 	cli_round_init(&opt.ro);
 	opt.scale = 1.0;

@@ -218,6 +218,10 @@ static int parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, rc;
+	/* fresh state on every call: the fuzz harness runs commands in-process */
+	memset(&opt, 0, sizeof opt);
+	memset(&stats, 0, sizeof stats);
+	optind = 0;
 
 	cli_round_init(&opt.ro);
 	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
