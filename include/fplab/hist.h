@@ -33,6 +33,7 @@
 
 #include <fplab/export.h>
 #include <fplab/format.h>
+#include <fplab/number.h>
 #include <fplab/state.h>
 
 #ifdef __cplusplus
@@ -106,10 +107,15 @@ typedef struct fpl_hist {
 	fpl_hist_config cfg;
 	int scanned, finished;
 	double *xs, *y, *mxbuf;
+	int *mxk;		/* MX: per block of the chunk, log2 of 1/X */
+	fpl_inexact *mxinx;	/* MX: inexact numbers gathered with mxbuf */
+	size_t mxninx, mxcapinx;
 	float *xf, *yf;
 	size_t mxfill;
 	uint64_t ovf_flags;	/* overflow flag count from the engine */
 	uint64_t ovf_direct;	/* overflows seen bit-level (non-finite y or v) */
+	uint64_t ovf_scaled;	/* of those, v = x*s not finite in binary64: never cast,
+				 * so no overflow flag */
 } fpl_hist;
 
 /* Set up (allocates scratch).  Returns 0, FPL_EINVAL (bad scale, block
@@ -131,6 +137,19 @@ FPL_API void fpl_hist_scan_f32(fpl_hist *h, const float *x, size_t n);
  */
 FPL_API int fpl_hist_add(fpl_hist *h, const double *x, size_t n);
 FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n);
+
+/*
+ * fpl_hist_add for values read from text: x[ix[k].pos] is the nearest
+ * binary64 of the number ix[k].w, which binary64 cannot hold (0.1, 1e-400,
+ * 1e400, fplab/number.h); those numbers are scaled and cast exactly, each
+ * rounded once, binned by their own binade (numbers beyond binary64's
+ * range in the end bins) and their error measured against themselves, so
+ * that `hist` and `round` agree on every input.  The APS and MX scales
+ * are chosen from the binary64 values.  ix sorted by pos, each pos < n.
+ * Returns 0, FPL_EINVAL or an engine status.
+ */
+FPL_API int fpl_hist_add_exact(fpl_hist *h, const double *x, size_t n,
+			       const fpl_inexact *ix, size_t nix);
 
 /* Flush a partial MX block, settle the counts, bins and suggestions. */
 FPL_API int fpl_hist_finish(fpl_hist *h);

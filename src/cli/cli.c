@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <mpfr.h>
 
 #include "cli/cli.h"
 
@@ -218,90 +217,6 @@ int cli_parse_double(const char *s, double *out)
 	/* ERANGE is fine: overflow gives +-inf, underflow the rounded value */
 	*out = v;
 	return 0;
-}
-
-/* Is s (after its sign) an inf or nan spelling rather than a numeral? */
-static int special_spelling(const char *s)
-{
-	if (*s == '+' || *s == '-')
-		s++;
-	return tolower((unsigned char)*s) == 'i' || tolower((unsigned char)*s) == 'n';
-}
-
-int cli_parse_wide(const char *s, double *out, struct cli_wide *w)
-{
-	static int init;
-	static mpfr_t v;
-	static mpz_t z;
-	uint64_t limb[2] = { 0, 0 };
-	size_t nlimb;
-	char *end;
-	double d;
-	int t;
-
-	if (cli_parse_double(s, out))
-		return -1;
-	if (special_spelling(s))
-		return 0;
-	if (!init) {	/* kept for the process's life: reachable, not a leak */
-		mpfr_init2(v, 128);
-		mpz_init(z);
-		init = 1;
-	}
-	/* Toward zero at 128 bits: the truncation, and t != 0 when bits were
-	 * lost.  MPFR's exponent range (about 2^+-2^30) keeps 1e-400 and
-	 * 1e400 as they are; beyond it, RNDZ gives 0 or the largest number
-	 * with t != 0, which round like the exact value. */
-	t = mpfr_strtofr(v, s, &end, 0, MPFR_RNDZ);
-	if (*end)	/* strtod's grammar accepted it; MPFR must too */
-		return -1;
-	d = mpfr_get_d(v, MPFR_RNDN);
-	if (t == 0 && mpfr_cmp_d(v, d) == 0) {	/* binary64 holds it: exact */
-		*out = d;
-		return 0;
-	}
-	w->negative = mpfr_signbit(v) != 0;
-	w->sticky = t != 0;
-	if (mpfr_zero_p(v)) {	/* below MPFR's range: a nonzero number below every format */
-		w->exp = 0;
-		w->hi = w->lo = 0;
-		return 1;
-	}
-	w->exp = mpfr_get_z_2exp(z, v);	/* |v| = |z| 2^exp, |z| < 2^128 */
-	mpz_export(limb, &nlimb, -1, sizeof limb[0], 0, 0, z);	/* |z|, low word first */
-	w->lo = limb[0];
-	w->hi = limb[1];
-	return 1;
-}
-
-double cli_wide_round(const fpl_format *f, const struct cli_wide *w, fpl_rnd rnd, fpl_state *st)
-{
-	return fpl_round_parts(f, w->negative, w->exp, w->hi, w->lo, w->sticky, rnd, st);
-}
-
-double cli_wide_relerr(const struct cli_wide *w, double y)
-{
-	uint64_t limb[2] = { w->lo, w->hi };
-	mpfr_t v, d, q;
-	mpz_t z;
-	double e;
-
-	if (!w->hi && !w->lo)
-		return y == 0 ? 1 : INFINITY;	/* v is below every binary64 */
-	mpz_init(z);
-	mpz_import(z, 2, -1, sizeof limb[0], 0, 0, limb);
-	mpfr_inits2(256, v, d, (mpfr_ptr)0);
-	mpfr_init2(q, 53);
-	mpfr_set_z_2exp(v, z, w->exp, MPFR_RNDN);	/* exact: 128 bits */
-	if (w->negative)
-		mpfr_neg(v, v, MPFR_RNDN);
-	/* y is v rounded: the difference spans about 128 bits, exact in 256 */
-	mpfr_sub_d(d, v, y, MPFR_RNDN);
-	mpfr_div(q, d, v, MPFR_RNDN);
-	e = fabs(mpfr_get_d(q, MPFR_RNDN));
-	mpfr_clears(v, d, q, (mpfr_ptr)0);
-	mpz_clear(z);
-	return e;
 }
 
 int cli_parse_switch(const char *opt, const char *s, int max, int *out)

@@ -45,11 +45,11 @@ void cli_text_release(struct cli_text *t)
 }
 
 /* Append {pos, *w} to the list.  Returns 0 or -1 (message printed). */
-static int inexact_add(struct cli_inexact_list *l, size_t pos, const struct cli_wide *w)
+static int inexact_add(struct cli_inexact_list *l, size_t pos, const fpl_wide *w)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct cli_inexact *v = realloc(l->v, cap * sizeof *v);
+		fpl_inexact *v = realloc(l->v, cap * sizeof *v);
 
 		if (!v)
 			return error("out of memory");
@@ -66,7 +66,7 @@ static int text_where(const struct cli_text *t, char *buf, size_t len)
 {
 	if (t->name)
 		return snprintf(buf, len, "%s: line %ld", t->name, t->line);
-	return snprintf(buf, len, "line %ld", t->line);
+	return snprintf(buf, len, "stdin: line %ld", t->line);
 }
 
 /* Parse the numbers of t->pos (a NUL-terminated rest of the line) into
@@ -77,7 +77,7 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 	char where[600];
 	char *p = t->pos;
 	size_t k = 0;
-	struct cli_wide w;
+	fpl_wide w;
 	int rc;
 
 	for (;;) {
@@ -97,12 +97,15 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 		len = strcspn(p, blanks);
 		save = p[len];
 		p[len] = 0;
-		rc = cli_parse_wide(tok, &vals[k], &w);
+		rc = fpl_parse_number(tok, &vals[k], &w);
 		if (rc < 0) {
+			char shown[4 * 40 + 1];
+
 			text_where(t, where, sizeof where);
 			if (len > 40)
-				return error("%s: '%.40s...' is not a number", where, tok);
-			return error("%s: '%s' is not a number", where, tok);
+				tok[40] = 0;
+			fpl_escape(shown, sizeof shown, tok);
+			return error("%s: '%s%s' is not a number", where, shown, len > 40 ? "..." : "");
 		}
 		if (rc > 0 && inexact_add(&t->inexact, k, &w))
 			return -1;
@@ -184,8 +187,21 @@ static size_t in_elem_size(const struct cli_reader *r)
 	}
 }
 
+int cli_dtype_parse(const char *s, fpl_dtype *out)
+{
+	static const char *const names[] = { "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2" };
+
+	if (!fpl_dtype_parse(s, out) && *out != FPL_DT_TEXT)
+		return 0;
+	if (!cli_closest(s, names, 6))
+		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2", s);
+	else
+		cli_unknown("dtype", s, names, 6);
+	return -2;
+}
+
 int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kind,
-		    const fpl_format *codes_fmt)
+		    const fpl_format *codes_fmt, fpl_dtype npy_dtype)
 {
 	char err[1024];
 	int rc;
@@ -203,6 +219,7 @@ int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kin
 			return error("--in npy needs a file name, not stdin");
 		memset(&o, 0, sizeof o);
 		o.kind = FPL_TK_NPY;
+		o.dtype = npy_dtype;
 		err[0] = 0;
 		rc = fpl_tensor_open(&r->tf, path, &o, err, sizeof err);
 		if (!rc)

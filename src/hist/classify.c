@@ -17,7 +17,7 @@
 void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const double *y,
 		       size_t n)
 {
-	uint64_t z = 0, ni = 0, un = 0, sub = 0, nor = 0, ovf = 0, en = 0;
+	uint64_t z = 0, ni = 0, un = 0, sub = 0, nor = 0, ovf = 0, vinf = 0, en = 0;
 	double es = 0, esq = 0, emx = h->err_max, xmax = h->amax, xmin = h->amin;
 	const double mn = h->cfg.fmt.min_normal;
 	uint64_t *hb = h->hist - FPL_HIST_EMIN, *hi = h->hist_in - FPL_HIST_EMIN;
@@ -42,8 +42,9 @@ void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const doub
 			en++, es += 1, esq += 1, emx = emx > 1 ? emx : 1;
 			continue;
 		}
-		if (!isfinite(av)) {
+		if (!isfinite(av)) {	/* the scale overflowed binary64: no engine flag */
 			ovf++;
+			vinf++;
 			continue;
 		}
 		memcpy(&ub, &av, 8);
@@ -72,6 +73,7 @@ void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const doub
 	h->subnormal += sub;
 	h->normal += nor;
 	h->ovf_direct += ovf;
+	h->ovf_scaled += vinf;
 	h->err_n += en;
 	h->err_sum += es;
 	h->err_sumsq += esq;

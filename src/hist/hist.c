@@ -15,6 +15,7 @@
 
 #include <fplab/array.h>
 #include <fplab/error.h>
+#include <fplab/number.h>
 #include <fplab/ops.h>
 
 #include "hist/hist_internal.h"
@@ -78,8 +79,9 @@ FPL_API int fpl_hist_init(fpl_hist *h, const fpl_hist_config *cfg)
 	h->xf = malloc(HIST_CHUNK * sizeof(float));
 	h->yf = malloc(HIST_CHUNK * sizeof(float));
 	h->mxbuf = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(double)) : NULL;
+	h->mxk = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(int)) : NULL;
 	if (!h->xs || !h->y || !h->xf || !h->yf ||
-	    (cfg->scaling == FPL_HSCALE_MX && !h->mxbuf)) {
+	    (cfg->scaling == FPL_HSCALE_MX && (!h->mxbuf || !h->mxk))) {
 		fpl_hist_release(h);
 		return FPL_ENOMEM;
 	}
@@ -95,6 +97,11 @@ FPL_API void fpl_hist_release(fpl_hist *h)
 	free(h->xf);
 	free(h->yf);
 	free(h->mxbuf);
+	free(h->mxk);
+	free(h->mxinx);
+	h->mxk = NULL;
+	h->mxinx = NULL;
+	h->mxninx = h->mxcapinx = 0;
 	h->xs = h->y = h->mxbuf = NULL;
 	h->xf = h->yf = NULL;
 }
@@ -144,6 +151,14 @@ static void aps_settle(fpl_hist *h)
 	h->scale = ldexp(1.0, k);
 }
 
+/* The exponent bin of an exact number: its binade, clamped to the bins
+ * (numbers beyond binary64's range count in the end bins). */
+static int bin_of(const fpl_wide *w)
+{
+	int64_t e = fpl_wide_ilogb(w);
+	return e < FPL_HIST_EMIN ? FPL_HIST_EMIN : e > FPL_HIST_EMAX ? FPL_HIST_EMAX : (int)e;
+}
+
 /* Multiply by 2^k exactly where binary64 allows (k may exceed 1023). */
 static void scale_pow2(double *v, const double *x, size_t n, int k)
 {
@@ -153,23 +168,97 @@ static void scale_pow2(double *v, const double *x, size_t n, int k)
 		v[i] = x[i] * sa * sb;
 }
 
+/*
+ * One value binary64 could not hold (a decimal read from text), unscaled
+ * *wx, scaled *wv: classified like hist_classify_f64 does a binary64 one,
+ * but cast once from the exact number (fpl_round_wide), binned by its
+ * exact binade and measured against the exact number.  xnear is its
+ * nearest binary64, used only for the extremes amax/amin.
+ */
+static void classify_wide(fpl_hist *h, double xnear, const fpl_wide *wx, const fpl_wide *wv)
+{
+	double ax = fabs(xnear);
+	double y = fpl_round_wide(&h->cfg.fmt, wv, h->cfg.rnd, &h->cfg.st);
+	double ay = fabs(y);
+
+	h->count++;
+	if (ax > 0 && isfinite(ax)) {
+		h->amax = ax > h->amax ? ax : h->amax;
+		h->amin = ax < h->amin ? ax : h->amin;
+	}
+	h->hist_in[bin_of(wx) - FPL_HIST_EMIN]++;
+	h->hist[bin_of(wv) - FPL_HIST_EMIN]++;
+	if (!isfinite(ay)) {
+		h->ovf_direct++;
+		return;
+	}
+	if (ay == 0)
+		h->underflow++;
+	else if (ay < h->cfg.fmt.min_normal)
+		h->subnormal++;
+	else
+		h->normal++;
+	double r = fpl_wide_relerr(wv, y);
+	h->err_n++;
+	h->err_sum += r;
+	h->err_sumsq += r * r;
+	if (r > h->err_max)
+		h->err_max = r;
+}
+
+/*
+ * Cast h->xs[0..n) (x scaled) and classify, in storage order: the runs of
+ * binary64 values through the array engine, each inexact number ix[] (pos
+ * minus base is its index in x) on its own from its exact value, scaled by 2^k (k =
+ * blockk[pos / B] for MX blocks, else the configured scale).  Element j
+ * takes random draw j either way: the array call advances the state's
+ * counter by its length and fpl_round_wide by one.
+ */
+static int cast_segments(fpl_hist *h, const double *x, size_t n, const fpl_inexact *ix,
+			 size_t nix, size_t base, const int *blockk)
+{
+	size_t a = 0;
+	for (size_t k = 0; k <= nix; k++) {
+		size_t b = k < nix ? ix[k].pos - base : n;
+		if (b > a) {
+			int rc = fpl_round_array(&h->cfg.fmt, h->y + a, h->xs + a, b - a, h->cfg.rnd,
+						 &h->cfg.st);
+			if (rc)
+				return rc;
+			hist_classify_f64(h, x + a, h->xs + a, h->y + a, b - a);
+		}
+		if (k == nix)
+			break;
+		fpl_wide wv = ix[k].w;
+		if (blockk)
+			wv.exp += blockk[b / (size_t)h->cfg.mx_block];
+		else if (h->scale_pow2)
+			wv.exp += h->scale_log2;
+		else
+			fpl_wide_scale(&wv, h->scale);
+		classify_wide(h, x[b], &ix[k].w, &wv);
+		a = b + 1;
+	}
+	return 0;
+}
+
 /* FIXED or APS scaling in binary64, n <= HIST_CHUNK. */
-static int add_plain64(fpl_hist *h, const double *x, size_t n)
+static int add_plain64(fpl_hist *h, const double *x, size_t n, const fpl_inexact *ix,
+		       size_t nix, size_t base)
 {
 	if (h->scale_pow2)
 		scale_pow2(h->xs, x, n, h->scale_log2);
 	else
 		for (size_t i = 0; i < n; i++)
 			h->xs[i] = x[i] * h->scale;
-	int rc = fpl_round_array(&h->cfg.fmt, h->y, h->xs, n, h->cfg.rnd, &h->cfg.st);
-	if (rc)
-		return rc;
-	hist_classify_f64(h, x, h->xs, h->y, n);
-	return 0;
+	return cast_segments(h, x, n, ix, nix, base, NULL);
 }
 
-/* MX: n is a multiple of the block size except at the very end. */
-static int add_mx_blocks(fpl_hist *h, const double *x, size_t n)
+/* MX: n is a multiple of the block size except at the very end.  A block's
+ * scale comes from the binary64 values (an inexact number by its nearest
+ * binary64); each element is then cast exactly as x / X. */
+static int add_mx_blocks(fpl_hist *h, const double *x, size_t n, const fpl_inexact *ix,
+			 size_t nix)
 {
 	size_t B = (size_t)h->cfg.mx_block;
 	int emax = h->cfg.fmt.emax;
@@ -186,53 +275,96 @@ static int add_mx_blocks(fpl_hist *h, const double *x, size_t n)
 			sx = ilogb(amax) - emax;
 			sx = sx < -127 ? -127 : sx > 127 ? 127 : sx;
 		}
+		h->mxk[b / B] = -sx;
 		double inv = ldexp(1.0, -sx);
 		for (size_t i = b; i < e; i++)
 			h->xs[i] = x[i] * inv;
 		h->mx_blocks++;
 	}
-	int rc = fpl_round_array(&h->cfg.fmt, h->y, h->xs, n, h->cfg.rnd, &h->cfg.st);
-	if (rc)
-		return rc;
-	hist_classify_f64(h, x, h->xs, h->y, n);
+	return cast_segments(h, x, n, ix, nix, 0, h->mxk);
+}
+
+/* Keep the inexact numbers of the values gathered in mxbuf, pos relative to
+ * mxbuf. */
+static int mx_note(fpl_hist *h, const fpl_inexact *ix, size_t nix, size_t shift)
+{
+	for (size_t k = 0; k < nix; k++) {
+		if (h->mxninx == h->mxcapinx) {
+			size_t cap = h->mxcapinx ? 2 * h->mxcapinx : 16;
+			fpl_inexact *v = realloc(h->mxinx, cap * sizeof *v);
+			if (!v)
+				return FPL_ENOMEM;
+			h->mxinx = v;
+			h->mxcapinx = cap;
+		}
+		h->mxinx[h->mxninx] = ix[k];
+		h->mxinx[h->mxninx++].pos += shift;
+	}
 	return 0;
 }
 
-static int add_mx(fpl_hist *h, const double *x, size_t n)
+static int add_mx(fpl_hist *h, const double *x, size_t n, const fpl_inexact *ix, size_t nix)
 {
-	size_t B = (size_t)h->cfg.mx_block, per = HIST_CHUNK / B * B;
+	size_t B = (size_t)h->cfg.mx_block, per = HIST_CHUNK / B * B, off = 0;
 	while (n > 0) {
 		size_t take = per - h->mxfill < n ? per - h->mxfill : n;
+		size_t k0 = 0;
+		while (k0 < nix && ix[k0].pos < off + take)
+			k0++;
+		int rc = mx_note(h, ix, k0, h->mxfill - off);
+		if (rc)
+			return rc;
+		if (k0)	/* ix may be NULL when nix == 0 */
+			ix += k0;
+		nix -= k0;
 		memcpy(h->mxbuf + h->mxfill, x, take * sizeof *x);
 		h->mxfill += take;
 		x += take;
 		n -= take;
+		off += take;
 		if (h->mxfill == per) {
-			int rc = add_mx_blocks(h, h->mxbuf, per);
+			rc = add_mx_blocks(h, h->mxbuf, per, h->mxinx, h->mxninx);
 			if (rc)
 				return rc;
 			h->mxfill = 0;
+			h->mxninx = 0;
 		}
+	}
+	return 0;
+}
+
+FPL_API int fpl_hist_add_exact(fpl_hist *h, const double *x, size_t n, const fpl_inexact *ix,
+				size_t nix)
+{
+	if (!h || (n && !x) || (nix && !ix) || h->finished)
+		return FPL_EINVAL;
+	for (size_t k = 0; k < nix; k++)
+		if (ix[k].pos >= n || (k && ix[k].pos <= ix[k - 1].pos))
+			return FPL_EINVAL;
+	aps_settle(h);
+	if (h->cfg.scaling == FPL_HSCALE_MX)
+		return add_mx(h, x, n, ix, nix);
+	size_t off = 0;
+	while (n > 0) {
+		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK, k0 = 0;
+		while (k0 < nix && ix[k0].pos < off + m)
+			k0++;
+		int rc = add_plain64(h, x, m, ix, k0, off);
+		if (rc)
+			return rc;
+		if (k0)	/* ix may be NULL when nix == 0 */
+			ix += k0;
+		nix -= k0;
+		x += m;
+		n -= m;
+		off += m;
 	}
 	return 0;
 }
 
 FPL_API int fpl_hist_add(fpl_hist *h, const double *x, size_t n)
 {
-	if (!h || (n && !x) || h->finished)
-		return FPL_EINVAL;
-	aps_settle(h);
-	if (h->cfg.scaling == FPL_HSCALE_MX)
-		return add_mx(h, x, n);
-	while (n > 0) {
-		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
-		int rc = add_plain64(h, x, m);
-		if (rc)
-			return rc;
-		x += m;
-		n -= m;
-	}
-	return 0;
+	return fpl_hist_add_exact(h, x, n, NULL, 0);
 }
 
 /* Can binary32 values be scaled by 2^k and cast in binary32, exactly? */
@@ -305,10 +437,11 @@ FPL_API int fpl_hist_finish(fpl_hist *h)
 		return 0;
 	aps_settle(h);
 	if (h->cfg.scaling == FPL_HSCALE_MX && h->mxfill) {
-		int rc = add_mx_blocks(h, h->mxbuf, h->mxfill);
+		int rc = add_mx_blocks(h, h->mxbuf, h->mxfill, h->mxinx, h->mxninx);
 		if (rc)
 			return rc;
 		h->mxfill = 0;
+		h->mxninx = 0;
 	}
 	/* Unscaled runs: the input histogram is the presented one (the f32
 	 * path leaves hist_in alone when k = 0). */
@@ -316,7 +449,8 @@ FPL_API int fpl_hist_finish(fpl_hist *h)
 		memcpy(h->hist_in, h->hist, sizeof h->hist);
 	/* Saturated overflows looked normal to the classifier. */
 	uint64_t flagged = h->cfg.st.count[OVF_INDEX];
-	uint64_t sat = flagged > h->ovf_direct ? flagged - h->ovf_direct : 0;
+	uint64_t cast_ovf = h->ovf_direct - h->ovf_scaled;	/* flagged and non-finite */
+	uint64_t sat = flagged > cast_ovf ? flagged - cast_ovf : 0;
 	if (sat > h->normal)
 		sat = h->normal;
 	h->ovf_flags = flagged;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include <fplab/error.h>
+#include <fplab/number.h>
 #include <fplab/tensor.h>
 
 struct zip;
@@ -36,6 +37,7 @@ struct fpl_tensor_file {
 	int fd;			/* npy, safetensors, raw; -1 otherwise */
 	int is_stdin;
 	int streamed;		/* stdin: already read once */
+	int spooled;		/* fd is an unlinked copy of stdin or a pipe */
 	int sequential;		/* stdin or a pipe: read(), once, length unknown */
 	uint64_t size;		/* file size (regular files) */
 	struct zip *zip;	/* npz */
@@ -70,6 +72,11 @@ struct fpl_tensor_stream {
 	char *cur;		/* next character of `line` to scan, NULL = read a line */
 	long lineno;
 	int eof;
+	/* text: the numbers of the last read that binary64 cannot hold */
+	fpl_inexact *inx;
+	size_t ninx, capinx;
+	fpl_format f32fmt;	/* f32 reads of text round the exact number once */
+	fpl_state f32st;
 };
 
 /* "FILE" or "FILE: tensor 'NAME'" for messages about stream s. */

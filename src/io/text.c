@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/io.h"
 
@@ -31,7 +32,19 @@ int io_text_open(fpl_tensor_file *tf, char *err, size_t errlen)
 int io_text_stream_open(fpl_tensor_stream *s, char *err, size_t errlen)
 {
 	fpl_tensor_file *tf = s->tf;
-	if (tf->is_stdin) {
+	if (tf->spooled || (tf->sequential && !tf->is_stdin)) {
+		/* a private copy (read from its start) or a pipe, read once */
+		int fd = dup(tf->fd);
+		if (fd < 0 || (tf->spooled && lseek(fd, 0, SEEK_SET) < 0) ||
+		    !(s->fp = fdopen(fd, "r"))) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return io_fail(err, errlen, FPL_EIO, "%s: %s",
+				       tf->is_stdin ? "stdin" : tf->path, strerror(e));
+		}
+		s->own_fp = 1;
+	} else if (tf->is_stdin) {
 		s->fp = stdin;
 		s->own_fp = 0;
 	} else {
@@ -42,6 +55,26 @@ int io_text_stream_open(fpl_tensor_stream *s, char *err, size_t errlen)
 		s->own_fp = 1;
 	}
 	s->left = UINT64_MAX;
+	if (fpl_format_lookup(&s->f32fmt, "fp32"))
+		return io_fail(err, errlen, FPL_EINVAL, "fp32 is missing from the catalogue");
+	fpl_state_init(&s->f32st, 0);
+	return 0;
+}
+
+/* Append {pos, *w} to the stream's list of inexact numbers. */
+static int note_inexact(fpl_tensor_stream *s, size_t pos, const fpl_wide *w)
+{
+	if (s->ninx == s->capinx) {
+		size_t cap = s->capinx ? 2 * s->capinx : 64;
+		fpl_inexact *v = realloc(s->inx, cap * sizeof *v);
+		if (!v)
+			return -1;
+		s->inx = v;
+		s->capinx = cap;
+	}
+	s->inx[s->ninx].pos = pos;
+	s->inx[s->ninx].w = *w;
+	s->ninx++;
 	return 0;
 }
 
@@ -55,6 +88,8 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 {
 	const char *name = s->tf->is_stdin ? "stdin" : s->tf->path;
 	size_t n = 0;
+
+	s->ninx = 0;
 	while (n < cap && !s->eof) {
 		if (!s->cur) {
 			errno = 0;
@@ -93,18 +128,33 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 			p++;
 		char save = *p;
 		*p = 0;
-		char *end;
-		double v = strtod(tok, &end);
-		if (end == tok || *end) {
+		double v;
+		fpl_wide w;
+		int prc = fpl_parse_number(tok, &v, &w);
+		if (prc < 0) {
+			char shown[4 * 60 + 1];
+			size_t len = strlen(tok);
 			*got = n;
 			s->done += n;
-			int rc = io_fail(err, errlen, FPL_EPARSE, "%s: line %ld: '%.60s' is not a number",
-					 name, s->lineno, tok);
+			if (len > 60)
+				tok[60] = 0;
+			fpl_escape(shown, sizeof shown, tok);
+			int rc = io_fail(err, errlen, FPL_EPARSE, "%s: line %ld: '%s%s' is not a number",
+					 name, s->lineno, shown, len > 60 ? "..." : "");
 			*p = save;
 			return rc;
 		}
 		*p = save;
 		s->cur = p;
+		if (prc > 0) {
+			if (note_inexact(s, n, &w)) {
+				*got = n;
+				s->done += n;
+				return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", name);
+			}
+			if (f)	/* the number rounded once to binary32, not via binary64 */
+				v = fpl_round_wide(&s->f32fmt, &w, FPL_RND_NE, &s->f32st);
+		}
 		if (f)
 			f[n++] = (float)v;
 		else

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * number.c - fpl_parse_number and arithmetic on the exact numbers it
+ * returns (fplab/number.h).
+ *
+ * Why 128 bits toward zero plus a sticky bit suffice: a target format has
+ * at most 53 significant bits and stochastic rounding reads at most 32
+ * bits below the last kept one, so every rounding decision (round bit,
+ * the bits below it, their being all zero) is a function of the leading
+ * 53 + 32 + 1 bits and of whether anything nonzero follows.  Truncating
+ * toward zero keeps the leading bits and folds the rest into sticky, so
+ * fpl_round_parts() sees exactly what it would see for the number itself.
+ * MPFR does the decimal-to-binary conversion (mpfr_strtofr is correctly
+ * rounded, and its ternary value says whether bits were lost).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#include <pthread.h>
+#include <errno.h>
+
+#include <gmp.h>
+#include <mpfr.h>
+
+#include <fplab/error.h>
+#include <fplab/number.h>
+#include <fplab/ops.h>
+
+/* Is s (after its sign) an inf or nan spelling rather than a numeral? */
+static int special_spelling(const char *s)
+{
+	if (*s == '+' || *s == '-')
+		s++;
+	return tolower((unsigned char)*s) == 'i' || tolower((unsigned char)*s) == 'n';
+}
+
+static void restore_range(mpfr_exp_t emin, mpfr_exp_t emax)
+{
+	mpfr_set_emin(emin);
+	mpfr_set_emax(emax);
+}
+
+static fpl_format fp64_format;
+
+static void fp64_init(void)
+{
+	fpl_format_lookup(&fp64_format, "fp64");
+}
+
+/* *w rounded to nearest-even binary64, once. */
+static double nearest_binary64(const fpl_wide *w)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	fpl_state st;
+
+	pthread_once(&once, fp64_init);
+	fpl_state_init(&st, 0);
+	return fpl_round_wide(&fp64_format, w, FPL_RND_NE, &st);
+}
+
+FPL_API int fpl_parse_number(const char *s, double *out, fpl_wide *w)
+{
+	uint64_t limb[2] = { 0, 0 };
+	size_t nlimb;
+	char *end;
+	double d;
+	mpfr_t v;
+	mpz_t z;
+	int t, rc;
+
+	if (!s || !*s || isspace((unsigned char)*s) || !out || !w)
+		return FPL_EPARSE;
+	d = strtod(s, &end);
+	if (end == s || *end)
+		return FPL_EPARSE;
+	*out = d;	/* ERANGE is fine: +-inf or the rounded tiny value */
+	if (special_spelling(s))
+		return 0;
+	/* Toward zero at 128 bits: the truncation, and t != 0 when bits were
+	 * lost.  MPFR's widest exponent range (about 2^+-2^62) keeps 1e-400 and
+	 * 1e400 as they are; beyond it, RNDZ gives 0 or the largest number
+	 * with t != 0, which round like the exact value. */
+	/* MPFR's exponent range is the calling thread's: widen it here, so
+	 * that a caller who narrowed it (binary64 emulation does) still gets
+	 * 1e-400 as itself */
+	mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+	mpfr_set_emin(mpfr_get_emin_min());
+	mpfr_set_emax(mpfr_get_emax_max());
+	mpfr_init2(v, 128);
+	t = mpfr_strtofr(v, s, &end, 0, MPFR_RNDZ);
+	if (*end) {	/* strtod's grammar accepted it; MPFR must too */
+		mpfr_clear(v);
+		restore_range(emin, emax);
+		return FPL_EPARSE;
+	}
+	d = mpfr_get_d(v, MPFR_RNDN);
+	if (t == 0 && mpfr_cmp_d(v, d) == 0) {	/* binary64 holds it: exact */
+		*out = d;
+		mpfr_clear(v);
+		restore_range(emin, emax);
+		return 0;
+	}
+	memset(w, 0, sizeof *w);
+	w->negative = mpfr_signbit(v) != 0;
+	w->sticky = t != 0;
+	rc = 1;
+	if (!mpfr_zero_p(v)) {
+		mpz_init(z);
+		w->exp = mpfr_get_z_2exp(z, v);	/* |v| = |z| 2^exp, |z| < 2^128 */
+		mpz_export(limb, &nlimb, -1, sizeof limb[0], 0, 0, z);	/* low word first */
+		w->lo = limb[0];
+		w->hi = limb[1];
+		mpz_clear(z);
+	}
+	mpfr_clear(v);
+	restore_range(emin, emax);
+	/* the nearest binary64 from the exact number, not from strtod: some C
+	 * libraries misround deep subnormals (glibc 2.36 drops the bits below
+	 * the round bit there) */
+	*out = nearest_binary64(w);
+	return rc;
+}
+
+FPL_API double fpl_round_wide(const fpl_format *f, const fpl_wide *w, fpl_rnd rnd,
+			      fpl_state *st)
+{
+	return fpl_round_parts(f, w->negative, w->exp, w->hi, w->lo, w->sticky, rnd, st);
+}
+
+FPL_API double fpl_wide_relerr(const fpl_wide *w, double y)
+{
+	uint64_t limb[2] = { w->lo, w->hi };
+	mpfr_t v, d, q;
+	mpz_t z;
+	double e;
+
+	if (!w->hi && !w->lo)
+		return y == 0 ? 1 : INFINITY;	/* v is below every binary64 */
+	mpz_init(z);
+	mpz_import(z, 2, -1, sizeof limb[0], 0, 0, limb);
+	mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+	mpfr_set_emin(mpfr_get_emin_min());
+	mpfr_set_emax(mpfr_get_emax_max());
+	mpfr_inits2(256, v, d, (mpfr_ptr)0);
+	mpfr_init2(q, 53);
+	mpfr_set_z_2exp(v, z, w->exp, MPFR_RNDN);	/* exact: 128 bits */
+	if (w->negative)
+		mpfr_neg(v, v, MPFR_RNDN);
+	/* y is v rounded: the difference spans about 128 bits, exact in 256 */
+	mpfr_sub_d(d, v, y, MPFR_RNDN);
+	mpfr_div(q, d, v, MPFR_RNDN);
+	e = fabs(mpfr_get_d(q, MPFR_RNDN));
+	mpfr_clears(v, d, q, (mpfr_ptr)0);
+	mpz_clear(z);
+	restore_range(emin, emax);
+	return e;
+}
+
+static int clz64(uint64_t x)
+{
+	return x ? __builtin_clzll(x) : 64;
+}
+
+FPL_API int64_t fpl_wide_ilogb(const fpl_wide *w)
+{
+	if (w->hi)
+		return w->exp + 127 - clz64(w->hi);
+	if (w->lo)
+		return w->exp + 63 - clz64(w->lo);
+	return INT64_MIN;
+}
+
+/*
+ * (hi:lo) * m, m the 53-bit integer significand of s, is a product of at
+ * most 181 bits held exactly in three words; the top 128 bits are kept
+ * and the rest goes to sticky.  Truncation again, so the sticky argument
+ * of the file comment still holds.
+ */
+FPL_API void fpl_wide_scale(fpl_wide *w, double s)
+{
+	int e;
+	uint64_t m = (uint64_t)ldexp(frexp(s, &e), 53);	/* s = m 2^(e-53) */
+	unsigned __int128 lo = (unsigned __int128)w->lo * m;
+	unsigned __int128 hi = (unsigned __int128)w->hi * m + (uint64_t)(lo >> 64);
+	uint64_t p0 = (uint64_t)lo, p1 = (uint64_t)hi, p2 = (uint64_t)(hi >> 64);
+	int shift;
+
+	w->exp += e - 53;
+	if (!p2) {
+		w->hi = p1;
+		w->lo = p0;
+		return;
+	}
+	/* drop the low `shift` bits of p2:p1:p0 so that 128 remain; p2 < 2^53
+	 * (hi < 2^64, m < 2^53), so 1 <= shift <= 53 and no shift is by 64 */
+	shift = 64 - clz64(p2);
+	w->sticky |= (p0 << (64 - shift)) != 0;
+	w->lo = (p0 >> shift) | (p1 << (64 - shift));
+	w->hi = (p1 >> shift) | (p2 << (64 - shift));
+	w->exp += shift;
+}
