@@ -6,8 +6,11 @@
  * with offset/count/byte order, text; then every bad input of issue 4
  * item 6 (truncated, lying headers, unsupported dtypes, unknown names,
  * empty and all-NaN tensors), each a clear error naming file and tensor,
- * or a tensor that reads normally.  Expected values are written out by
- * hand from the format definitions.
+ * or a tensor that reads normally; issue 9 point 6: .safetensors tensors
+ * that overlap, leave gaps or trailing bytes, the dtype override of raw
+ * codes ('<u2', '|V1', ...) in .npy and .npz, and options that do not
+ * apply to the input.  Expected values are written out by hand from the
+ * format definitions.
  */
 #include <math.h>
 #include <stdio.h>
@@ -472,6 +475,240 @@ static void test_bad(void)
 	CHECK(rc == 0 && n == 0, "empty safetensors tensor: %s", err);
 }
 
+/* Issue 9 point 6: .safetensors tensors must tile the data section as the
+ * format's reference implementation requires (sorted by offsets: begin at
+ * 0, each where the previous ends, the last at the end of the file). */
+static void test_tiling(void)
+{
+	char err[512];
+	double got[64];
+	size_t n;
+	int rc;
+	float f[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	const char *p;
+
+	p = tf_path("overlap.safetensors");
+	tf_safetensors(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+			  "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}", f, 24);
+	rc = read_all(p, NULL, "a", got, 64, &n, err, sizeof err);
+	expect_error("st overlap", rc, err, "overlap.safetensors: tensor 'b': data_offsets [8, 24] "
+		     "overlap tensor 'a' [0, 16]", NULL);
+	p = tf_path("same.safetensors");	/* two names for the same bytes */
+	tf_safetensors(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+			  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", f, 8);
+	rc = read_all(p, NULL, "a", got, 64, &n, err, sizeof err);
+	expect_error("st aliased", rc, err, "same.safetensors: tensor 'b'", "overlap tensor 'a' [0, 8]");
+	p = tf_path("gap0.safetensors");
+	tf_safetensors(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", f, 16);
+	rc = read_all(p, NULL, "a", got, 64, &n, err, sizeof err);
+	expect_error("st gap before the first", rc, err,
+		     "gap0.safetensors: data_offsets leave a gap of 8 bytes before tensor 'a'", NULL);
+	p = tf_path("gap.safetensors");	/* header order is not offset order */
+	tf_safetensors(p, "{\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]},"
+			  "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", f, 24);
+	rc = read_all(p, NULL, "a", got, 64, &n, err, sizeof err);
+	expect_error("st gap between", rc, err,
+		     "gap.safetensors: data_offsets leave a gap of 8 bytes before tensor 'b'", NULL);
+	p = tf_path("trail.safetensors");
+	tf_safetensors(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", f, 28);
+	rc = read_all(p, NULL, "a", got, 64, &n, err, sizeof err);
+	expect_error("st trailing bytes", rc, err, "trail.safetensors: 12 bytes after the last tensor",
+		     NULL);
+	p = tf_path("none.safetensors");
+	tf_safetensors(p, "{\"__metadata__\":{}}", f, 4);
+	rc = read_all(p, NULL, NULL, got, 64, &n, err, sizeof err);
+	expect_error("st data without tensors", rc, err, "none.safetensors: 4 data bytes but no tensors",
+		     NULL);
+	/* a tensor of a dtype fplab does not read still counts in the tiling */
+	p = tf_path("i8gap.safetensors");
+	tf_safetensors(p, "{\"s\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+			  "\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", f, 12);
+	rc = read_all(p, NULL, "w", got, 64, &n, err, sizeof err);
+	expect_error("st gap after an I8 tensor", rc, err, "gap of 4 bytes before tensor 'w'", NULL);
+	/* a zero-size tensor inside another one */
+	p = tf_path("zin.safetensors");
+	tf_safetensors(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+			  "\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]}}", f, 16);
+	rc = read_all(p, NULL, "a", got, 64, &n, err, sizeof err);
+	expect_error("st zero-size inside", rc, err, "tensor 'z': data_offsets [8, 8] overlap tensor 'a'",
+		     NULL);
+	/* names in messages are escaped */
+	p = tf_path("esc.safetensors");
+	tf_safetensors(p, "{\"a\\nb\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", f, 12);
+	rc = read_all(p, NULL, NULL, got, 64, &n, err, sizeof err);
+	expect_error("st escaped name", rc, err, "before tensor 'a\\nb'", NULL);
+	CHECK(rc >= 0 || !strchr(err, '\n'), "st escaped name: raw newline in '%s'", err);
+
+	/* valid: zero-size tensors at the start, between and at the end, in
+	 * any header order, and an I8 tensor in the tiling */
+	p = tf_path("zero.safetensors");
+	tf_safetensors(p, "{\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+			  "\"z0\":{\"dtype\":\"BF16\",\"shape\":[0],\"data_offsets\":[0,0]},"
+			  "\"z1\":{\"dtype\":\"F32\",\"shape\":[3,0],\"data_offsets\":[8,8]},"
+			  "\"s\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[16,20]},"
+			  "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+			  "\"z2\":{\"dtype\":\"F16\",\"shape\":[0],\"data_offsets\":[20,20]}}", f, 20);
+	fpl_tensor_file *tf;
+	rc = fpl_tensor_open(&tf, p, NULL, err, sizeof err);
+	CHECK(rc == 0, "zero.safetensors: %s", err);
+	if (rc == 0) {
+		CHECK(fpl_tensor_count(tf) == 6 && strcmp(fpl_tensor_get(tf, 0)->name, "b") == 0 &&
+		      strcmp(fpl_tensor_get(tf, 5)->name, "z2") == 0, "zero.safetensors listing");
+		fpl_tensor_close(tf);
+	}
+	const double bv[2] = { 3, 4 };
+	rc = read_all(p, NULL, "b", got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "zero.safetensors b: %s", err);
+	expect_values("tiled b", got, n, bv, 2);
+	rc = read_all(p, NULL, "z1", got, 64, &n, err, sizeof err);
+	CHECK(rc == 0 && n == 0, "zero.safetensors z1: %s", err);
+}
+
+/* Issue 9 point 6: what raw codes of '<u2', '|V2', '|u1', '|V1' hold. */
+static void test_override(void)
+{
+	char err[512];
+	double got[64];
+	size_t n, l1, l2;
+	int rc;
+	fpl_tensor_opts o = { 0 };
+	/* bf16 0x3f80 = 1, 0xc020 = -2.5; f16 0x3c00 = 1, 0xc100 = -2.5 */
+	unsigned char bfle[4], bfbe[4], h16[4], e4[2] = { 0x38, 0xc4 };
+	put_le(bfle, 0x3f80, 2), put_le(bfle + 2, 0xc020, 2);
+	put_be(bfbe, 0x3f80, 2), put_be(bfbe + 2, 0xc020, 2);
+	put_le(h16, 0x3c00, 2), put_le(h16 + 2, 0xc100, 2);
+	const double two[2] = { 1, -2.5 }, e4v[2] = { 1, -3 };	/* e4m3fn 0xc4 = -1.5 * 2 */
+	const char *u2 = "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }";
+
+	tf_npy(tf_path("u2.npy"), 1, u2, bfle, 4);
+	rc = read_all(tf_path("u2.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("<u2 without dtype", rc, err,
+		     "u2.npy: dtype '<u2' holds raw codes; say what they are with --dtype bf16|f16", NULL);
+	tf_npy(tf_path("be.npy"), 1, "{'descr': '>u2', 'fortran_order': False, 'shape': (2,), }", bfbe, 4);
+	o.dtype = FPL_DT_BF16;
+	rc = read_all(tf_path("be.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "be.npy: %s", err);
+	expect_values("bf16 >u2", got, n, two, 2);
+	tf_npy(tf_path("h.npy"), 1, "{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }", h16, 4);
+	o.dtype = FPL_DT_F16;
+	rc = read_all(tf_path("h.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "h.npy: %s", err);
+	expect_values("f16 |V2", got, n, two, 2);
+	o.dtype = FPL_DT_E4M3FN;
+	rc = read_all(tf_path("u2.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == FPL_EINVAL, "width mismatch: status %d", rc);
+	expect_error("width mismatch 1 vs 2", rc, err,
+		     "u2.npy: --dtype e4m3fn is 1 byte but the file's '<u2' is 2", NULL);
+	tf_npy(tf_path("u1.npy"), 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", e4, 2);
+	rc = read_all(tf_path("u1.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "u1.npy: %s", err);
+	expect_values("e4m3fn |u1", got, n, e4v, 2);
+	o.dtype = FPL_DT_BF16;
+	rc = read_all(tf_path("u1.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("width mismatch 2 vs 1", rc, err,
+		     "u1.npy: --dtype bf16 is 2 bytes but the file's '|u1' is 1", NULL);
+	o.dtype = FPL_DT_UNKNOWN;
+	rc = read_all(tf_path("u1.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("|u1 without dtype", rc, err, "u1.npy: dtype '|u1' holds raw codes",
+		     "--dtype e4m3fn|e5m2");
+	/* a float .npy: its own dtype is the only one that applies */
+	float f[2] = { 1, -2.5f };
+	tf_npy_f32(tf_path("f4.npy"), f, 2);
+	o.dtype = FPL_DT_BF16;
+	rc = read_all(tf_path("f4.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == FPL_EINVAL, "f4.npy with bf16: status %d", rc);
+	expect_error("float npy with another dtype", rc, err, "f4.npy: --dtype bf16 does not apply",
+		     "'<f4' is f32");
+	o.dtype = FPL_DT_F32;
+	rc = read_all(tf_path("f4.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "f4.npy with f32: %s", err);
+	expect_values("f4 with its own dtype", got, n, two, 2);
+
+	/* .npz: raw-code members take the override, float members keep theirs */
+	unsigned char *a = tf_npy_image(1, u2, bfle, 4, &l1);
+	unsigned char *b = tf_npy_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+					f, 8, &l2);
+	struct tf_member m[2] = { { "codes.npy", a, l1 }, { "w.npy", b, l2 } };
+	tf_npz(tf_path("mix.npz"), m, 2, 1);
+	o.dtype = FPL_DT_BF16;
+	rc = read_all(tf_path("mix.npz"), &o, "codes", got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "mix.npz codes: %s", err);
+	expect_values("npz bf16 <u2", got, n, two, 2);
+	rc = read_all(tf_path("mix.npz"), &o, "w", got, 64, &n, err, sizeof err);
+	CHECK(rc == 0, "mix.npz w: %s", err);
+	expect_values("npz f4 beside an override", got, n, two, 2);
+	o.dtype = FPL_DT_UNKNOWN;
+	rc = read_all(tf_path("mix.npz"), &o, "w", got, 64, &n, err, sizeof err);
+	CHECK(rc == 0 && n == 2, "mix.npz w without dtype: %s", err);
+	rc = read_all(tf_path("mix.npz"), &o, "codes", got, 64, &n, err, sizeof err);
+	expect_error("npz <u2 without dtype", rc, err, "mix.npz: tensor 'codes'",
+		     "holds raw codes; say what they are with --dtype bf16|f16");
+	o.dtype = FPL_DT_E5M2;
+	rc = read_all(tf_path("mix.npz"), &o, "w", got, 64, &n, err, sizeof err);
+	expect_error("npz width mismatch", rc, err, "mix.npz: tensor 'codes'",
+		     "--dtype e5m2 is 1 byte but the file's '<u2' is 2");
+	struct tf_member mf[1] = { { "w.npy", b, l2 } };
+	tf_npz(tf_path("f.npz"), mf, 1, 0);
+	o.dtype = FPL_DT_BF16;
+	rc = read_all(tf_path("f.npz"), &o, "w", got, 64, &n, err, sizeof err);
+	expect_error("npz without raw codes", rc, err, "f.npz: --dtype bf16 does not apply", NULL);
+	free(a);
+	free(b);
+}
+
+/* Issue 9 point 6: options that do not apply to the input are errors. */
+static void test_opts(void)
+{
+	char err[512];
+	double got[64];
+	size_t n;
+	int rc;
+	float f[2] = { 1, 2 };
+	tf_npy_f32(tf_path("o.npy"), f, 2);
+	fpl_tensor_opts o = { .offset = 8 };
+	rc = read_all(tf_path("o.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == FPL_EINVAL, "npy --offset: status %d", rc);
+	expect_error("npy offset", rc, err, "o.npy: --offset applies to raw input only", NULL);
+	size_t len;
+	unsigned char *img = tf_npy_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+					  f, 8, &len);
+	struct tf_member m[1] = { { "x.npy", img, len } };
+	tf_npz(tf_path("o.npz"), m, 1, 0);
+	free(img);
+	o = (fpl_tensor_opts){ .count = 1 };
+	rc = read_all(tf_path("o.npz"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("npz count", rc, err, "o.npz: --count applies to raw input only", NULL);
+	tf_safetensors(tf_path("o.safetensors"),
+		       "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", f, 8);
+	o = (fpl_tensor_opts){ .big_endian = 1 };
+	rc = read_all(tf_path("o.safetensors"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("st big-endian", rc, err, "o.safetensors: --big-endian applies to raw input only",
+		     NULL);
+	o = (fpl_tensor_opts){ .dtype = FPL_DT_F32 };
+	rc = read_all(tf_path("o.safetensors"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == FPL_EINVAL, "safetensors dtype: status %d", rc);
+	expect_error("st dtype", rc, err, "o.safetensors: --dtype does not apply", NULL);
+	tf_write(tf_path("o.txt"), "1 2\n", 4);
+	o = (fpl_tensor_opts){ .offset = 1 };
+	rc = read_all(tf_path("o.txt"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("text offset", rc, err, "o.txt: --offset applies to raw input only", NULL);
+	o = (fpl_tensor_opts){ .dtype = FPL_DT_BF16 };
+	rc = read_all(tf_path("o.txt"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("text dtype", rc, err, "o.txt: --dtype bf16 does not apply to text input", NULL);
+	o = (fpl_tensor_opts){ .dtype = FPL_DT_TEXT };
+	rc = read_all(tf_path("o.txt"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == 0 && n == 2, "text with dtype text: %s", err);
+	rc = read_all(tf_path("o.npy"), &o, NULL, got, 64, &n, err, sizeof err);
+	expect_error("npy dtype text", rc, err, "o.npy: --dtype text applies to text input only", NULL);
+	/* raw takes them all (test_raw_text reads with offset, count, byte order) */
+	unsigned char raw[12] = { 0xAA, 0xAA, 0xAA, 0xAA };
+	put_be(raw + 4, 0xc0200000, 4), put_be(raw + 8, 0x3f800000, 4);
+	tf_write(tf_path("o.bin"), raw, sizeof raw);
+	o = (fpl_tensor_opts){ .dtype = FPL_DT_F32, .offset = 4, .count = 1, .big_endian = 1 };
+	rc = read_all(tf_path("o.bin"), &o, NULL, got, 64, &n, err, sizeof err);
+	CHECK(rc == 0 && n == 1 && got[0] == -2.5, "raw with every option: %s", err);
+}
+
 /* The header writer: our reader accepts it, shape and values round-trip. */
 static void test_write(void)
 {
@@ -506,6 +743,9 @@ int main(void)
 	test_npz_safetensors();
 	test_raw_text();
 	test_bad();
+	test_tiling();
+	test_override();
+	test_opts();
 	test_write();
 	return h_done();
 }

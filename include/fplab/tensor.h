@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include <fplab/export.h>
+#include <fplab/number.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,14 +54,40 @@ typedef enum fpl_tensor_kind {
 	FPL_TK_TEXT
 } fpl_tensor_kind;
 
-/* How to open a file. */
+/*
+ * How to open a file.  Zero-initialise, then set what applies; an option
+ * set for a kind it does not apply to is an error (FPL_EINVAL), not
+ * ignored:
+ *   dtype      raw: the element type (required).  .npy and .npz: what the
+ *              raw codes of an unsigned-integer or void dtype hold, numpy
+ *              having no bf16 or fp8 (ml_dtypes and PyTorch save them so):
+ *              '<u2', '>u2', '|V2' as bf16 or f16, '|u1', '|V1' as e4m3fn
+ *              or e5m2; a width other than the dtype's size is an error,
+ *              and so, in an .npy, is a float dtype other than dtype (an
+ *              .npz's float members keep their own, but some member must
+ *              fit).  Without it, raw codes are refused with a hint.  Not
+ *              for text (except FPL_DT_TEXT) nor .safetensors.
+ *   offset     raw: bytes to skip before the data.
+ *   count      raw: elements to read, 0 = to the end.
+ *   big_endian raw: byte order of the elements.
+ */
 typedef struct fpl_tensor_opts {
 	fpl_tensor_kind kind;	/* FPL_TK_AUTO to detect */
-	fpl_dtype dtype;	/* raw: required; npy: overrides <u2/<V2 as bf16 */
-	uint64_t offset;	/* raw: bytes to skip */
-	uint64_t count;		/* raw: elements to read, 0 = to the end */
-	int big_endian;		/* raw: byte order */
+	fpl_dtype dtype;	/* raw: element type; npy/npz: what raw codes hold */
+	uint64_t offset;	/* raw only */
+	uint64_t count;		/* raw only */
+	int big_endian;		/* raw only */
+	/* The caller will stream tensors more than once (hist --aps): input
+	 * that cannot be read twice (stdin, a pipe, a FIFO, a character
+	 * device) is first copied into an unlinked temporary file (in
+	 * $TMPDIR, else /tmp) of at most spool_max bytes (0: FPL_SPOOL_MAX);
+	 * larger input is refused with FPL_ERANGE and a message.  Spooled
+	 * stdin is then detected like a file (npy, npz, safetensors, text). */
+	int reread;
+	uint64_t spool_max;
 } fpl_tensor_opts;
+
+#define FPL_SPOOL_MAX ((uint64_t)4 << 30)	/* 4 GiB */
 
 #define FPL_TENSOR_MAXDIM 16
 #define FPL_TENSOR_NAME_MAX 512
@@ -77,8 +104,20 @@ typedef struct fpl_tensor_info {
 typedef struct fpl_tensor_file fpl_tensor_file;	/* opaque */
 typedef struct fpl_tensor_stream fpl_tensor_stream;	/* opaque */
 
-/* Open `path` ("-" is stdin for raw and text).  Returns 0 or a negative
- * status with a message in err. */
+/*
+ * Open `path` ("-" is stdin for raw and text) with opts (NULL: all zero),
+ * reading headers only.  The kind comes from opts.kind, else from the
+ * extension (.npy .npz .safetensors; .txt .text .dat are text), else from
+ * the first bytes, else raw when opts.dtype names a binary type, else text.
+ * Checks that every tensor's bytes fit the file exactly (a .safetensors
+ * file's tensors must tile its data section: no overlap, gap or trailing
+ * bytes, as its reference implementation requires).  Returns 0 or a
+ * negative status with a message in err naming the file (and tensor):
+ * FPL_EINVAL for an option that does not apply (see fpl_tensor_opts),
+ * FPL_EPARSE for a malformed file, FPL_EUNSUPPORTED for a dtype fplab
+ * does not read (in an .npz or .safetensors file such a tensor is listed
+ * instead, and refused by fpl_tensor_stream_open).
+ */
 FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path,
 			    const fpl_tensor_opts *opts, char *err, size_t errlen);
 FPL_API void fpl_tensor_close(fpl_tensor_file *tf);
@@ -101,6 +140,16 @@ FPL_API int fpl_tensor_stream_read(fpl_tensor_stream *s, double *buf, size_t cap
  * data are rounded to nearest). */
 FPL_API int fpl_tensor_stream_read_f32(fpl_tensor_stream *s, float *buf, size_t cap,
 				       size_t *got, char *err, size_t errlen);
+/*
+ * Text tensors are read exactly (fplab/number.h): after a read, the
+ * numbers of that read which binary64 cannot hold (0.1, 1e-400, 1e400)
+ * are listed here, *n of them in order, `pos` indexing the read's buf,
+ * whose element there is the nearest binary64 (the f32 read holds the
+ * number rounded once to binary32 instead).  Callers that round values
+ * (hist, round, the simulators) round w itself, once.  Empty for binary
+ * data; the list stays valid until the next read or close.
+ */
+FPL_API const fpl_inexact *fpl_tensor_stream_inexact(const fpl_tensor_stream *s, size_t *n);
 FPL_API void fpl_tensor_stream_close(fpl_tensor_stream *s);
 
 /*

@@ -9,7 +9,8 @@
  * spaces and a newline; the data follow.  The literal is tiny and fixed,
  * so it is parsed here by hand rather than with a general parser.
  * Invariant: a header is accepted only if all three keys are present,
- * nothing else is, and the dtype is one fplab reads.
+ * nothing else is, and the dtype is one fplab reads: a float descr, or
+ * raw codes ('<u2', '|V1', ...) that the caller's dtype names.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -114,7 +115,21 @@ static int lex_shape(struct lex *l, fpl_tensor_info *info, char *err, size_t err
 	return 0;
 }
 
-/* descr such as '<f4', '>f8', '|u1', '<V2'. */
+/* The fplab dtypes a raw-code descr of `width` bytes may hold, for hints. */
+static const char *raw_choices(size_t width)
+{
+	return width == 2 ? "bf16|f16" : "e4m3fn|e5m2";
+}
+
+/*
+ * descr such as '<f4', '>f8', '|u1', '<V2'.  Floats carry their dtype;
+ * unsigned integers and void of 1 or 2 bytes hold raw codes of a type
+ * numpy lacks (ml_dtypes and PyTorch save bf16 as '<u2' or '|V2', fp8 as
+ * '|u1' or '|V1'), which `override` names.  An override that does not
+ * fit is FPL_EINVAL: a raw-code width other than its size, or a float
+ * descr of another dtype.  Raw codes without one are FPL_EUNSUPPORTED
+ * with a hint (an .npz lists such a member and refuses it when read).
+ */
 static int parse_descr(const char *d, fpl_dtype override, fpl_tensor_info *info, char *err,
 		       size_t errlen)
 {
@@ -124,28 +139,35 @@ static int parse_descr(const char *d, fpl_dtype override, fpl_tensor_info *info,
 	info->big_endian = bo == '>';
 	const char *k = d + 1;
 	fpl_dtype t = FPL_DT_UNKNOWN;
+	size_t raw = 0;	/* bytes of a raw-code descr */
 	if (strcmp(k, "f8") == 0)
 		t = FPL_DT_F64;
 	else if (strcmp(k, "f4") == 0)
 		t = FPL_DT_F32;
 	else if (strcmp(k, "f2") == 0)
 		t = FPL_DT_F16;
-	else if (strcmp(k, "V2") == 0 || strcmp(k, "u2") == 0) {
-		if (override == FPL_DT_BF16 || override == FPL_DT_F16)
-			t = override;
-		else
-			return io_fail(err, errlen, FPL_EUNSUPPORTED,
-				       "dtype '%s' is not a float type (use --dtype bf16 "
-				       "for bfloat16 stored as %s)", d, d);
-	} else if (strcmp(k, "V1") == 0 || strcmp(k, "u1") == 0) {
-		if (override == FPL_DT_E4M3FN || override == FPL_DT_E5M2)
-			t = override;
-		else
-			return io_fail(err, errlen, FPL_EUNSUPPORTED,
-				       "dtype '%s' is not a float type (use --dtype e4m3fn "
-				       "or e5m2 for fp8 stored as %s)", d, d);
-	} else
+	else if (strcmp(k, "V2") == 0 || strcmp(k, "u2") == 0)
+		raw = 2;
+	else if (strcmp(k, "V1") == 0 || strcmp(k, "u1") == 0)
+		raw = 1;
+	else
 		return io_fail(err, errlen, FPL_EUNSUPPORTED, "unsupported dtype '%s'", d);
+	size_t os = fpl_dtype_size(override);
+	if (raw && override == FPL_DT_UNKNOWN)
+		return io_fail(err, errlen, FPL_EUNSUPPORTED,
+			       "dtype '%s' holds raw codes; say what they are with --dtype %s", d,
+			       raw_choices(raw));
+	if (raw && os != raw)
+		return io_fail(err, errlen, FPL_EINVAL,
+			       "--dtype %s is %zu byte%s but the file's '%s' is %zu",
+			       fpl_dtype_name(override), os, os == 1 ? "" : "s", d, raw);
+	if (raw)
+		t = override;
+	else if (override != FPL_DT_UNKNOWN && override != t)
+		return io_fail(err, errlen, FPL_EINVAL,
+			       "--dtype %s does not apply: the file's '%s' is %s (--dtype names "
+			       "what the raw codes of a '<u2', '|V2', '|u1' or '|V1' dtype hold)",
+			       fpl_dtype_name(override), d, fpl_dtype_name(t));
 	if (fpl_dtype_size(t) == 1)
 		info->big_endian = 0;
 	info->dtype = t;

@@ -6,19 +6,47 @@
  * Invariant: opening reads each member's .npy header (decompressing only
  * its first bytes) and checks it against the member's uncompressed size;
  * the data are streamed later through zip_fread, whose CRC check catches
- * a corrupt member at its end.
+ * a corrupt member at its end.  The caller's dtype says what raw-code
+ * members ('<u2', '|V1', ...) hold; float members keep their own dtype.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include "io/io.h"
 
-/* Read the .npy header of member i into t; returns 0 or a status. */
+/*
+ * Parse a member's .npy header held in h with the caller's dtype
+ * override; *fit says how the override went: 1 it applied (raw codes of
+ * its width, or a float member of that very dtype), 0 it did not apply (a
+ * float member of another dtype keeps its own: an .npz may mix f32
+ * members with raw-code ones), -1 raw codes of another width (an error
+ * for this member only: FPL_EUNSUPPORTED, listed and refused when read).
+ */
+static int parse_member(const fpl_tensor_file *tf, const unsigned char *h, size_t len,
+			fpl_tensor_info *info, uint64_t *hdr, size_t *need, int *fit, char *msg,
+			size_t msglen)
+{
+	fpl_dtype ov = tf->opts.dtype;
+	char own[256];
+	int rc = io_npy_parse(h, len, ov, info, hdr, need, msg, msglen);
+	*fit = rc == 0 && ov != FPL_DT_UNKNOWN;
+	if (rc != FPL_EINVAL || ov == FPL_DT_UNKNOWN)
+		return rc;
+	if (io_npy_parse(h, len, FPL_DT_UNKNOWN, info, hdr, need, own, sizeof own) == 0)
+		return 0;
+	*fit = -1;
+	return FPL_EUNSUPPORTED;
+}
+
+/* Read the .npy header of member i into t; returns 0 or a status, and
+ * *fit as parse_member() does. */
 static int member_header(fpl_tensor_file *tf, zip_uint64_t i, struct io_tensor *t,
-			 uint64_t usize, char *msg, size_t msglen)
+			 uint64_t usize, int *fit, char *msg, size_t msglen)
 {
 	unsigned char pre[IO_NPY_PREFIX];
+	*fit = 0;
 	zip_file_t *zf = zip_fopen_index(tf->zip, i, 0);
 	if (!zf)
 		return io_fail(msg, msglen, FPL_EPARSE, "%s", zip_strerror(tf->zip));
@@ -30,7 +58,7 @@ static int member_header(fpl_tensor_file *tf, zip_uint64_t i, struct io_tensor *
 	}
 	uint64_t hdr;
 	size_t need;
-	int rc = io_npy_parse(pre, (size_t)r, tf->opts.dtype, &t->info, &hdr, &need, msg, msglen);
+	int rc = parse_member(tf, pre, (size_t)r, &t->info, &hdr, &need, fit, msg, msglen);
 	if (rc && need > (size_t)r && (size_t)r == sizeof pre && need <= usize) {
 		unsigned char *h = malloc(need);
 		if (!h) {
@@ -48,8 +76,7 @@ static int member_header(fpl_tensor_file *tf, zip_uint64_t i, struct io_tensor *
 		if (r < 0)
 			rc = io_fail(msg, msglen, FPL_EPARSE, "%s", zip_file_strerror(zf));
 		else
-			rc = io_npy_parse(h, have, tf->opts.dtype, &t->info, &hdr, &need, msg,
-					  msglen);
+			rc = parse_member(tf, h, have, &t->info, &hdr, &need, fit, msg, msglen);
 		free(h);
 	}
 	zip_fclose(zf);
@@ -67,10 +94,36 @@ static int member_header(fpl_tensor_file *tf, zip_uint64_t i, struct io_tensor *
 	return 0;
 }
 
+/*
+ * A dtype override must apply to some member (opts.dtype names what raw
+ * codes hold; an archive without any is a mistake, not a no-op).  When
+ * none fit, the first member whose raw codes have another width says why.
+ */
+static int override_applies(const fpl_tensor_file *tf, int applied, long misfit, char *err,
+			    size_t errlen)
+{
+	char en[FPL_ESCAPED_NAME_MAX];
+	if (tf->opts.dtype == FPL_DT_UNKNOWN || tf->n == 0 || applied)
+		return 0;
+	if (misfit >= 0)
+		return io_fail(err, errlen, FPL_EINVAL, "%s: tensor '%s': %s", tf->path,
+			       fpl_escape(en, sizeof en, tf->t[misfit].info.name),
+			       tf->t[misfit].bad);
+	return io_fail(err, errlen, FPL_EINVAL,
+		       "%s: --dtype %s does not apply: no member holds raw codes ('<u2', "
+		       "'|V2', '|u1' or '|V1')", tf->path, fpl_dtype_name(tf->opts.dtype));
+}
+
 int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 {
 	int zerr = 0;
-	tf->zip = zip_open(tf->path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+	if (tf->spooled) {	/* a private copy of a pipe: libzip takes a duplicate */
+		int fd = dup(tf->fd);
+		tf->zip = fd < 0 ? NULL : zip_fdopen(fd, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+		if (!tf->zip && fd >= 0)
+			close(fd);
+	} else
+		tf->zip = zip_open(tf->path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
 	if (!tf->zip) {
 		zip_error_t ze;
 		zip_error_init_with_code(&ze, zerr);
@@ -86,7 +139,9 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 	if (rc)
 		return io_fail(err, errlen, rc, "%s: out of memory", tf->path);
 	size_t k = 0;
-	char msg[256];
+	char msg[256], en[FPL_ESCAPED_NAME_MAX];
+	int fit, applied = 0;
+	long misfit = -1;	/* first member whose raw codes have another width */
 	for (zip_int64_t i = 0; i < n; i++) {
 		zip_stat_t st;
 		if (zip_stat_index(tf->zip, (zip_uint64_t)i, 0, &st) < 0)
@@ -105,31 +160,34 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 		memcpy(t->info.name, name, nl);
 		t->info.name[nl] = 0;
 		t->member = i;
+		fpl_escape(en, sizeof en, t->info.name);
 		if (nl == len)
 			return io_fail(err, errlen, FPL_EPARSE,
-				       "%s: member '%s' is not an .npy file", tf->path, name);
+				       "%s: member '%s' is not an .npy file", tf->path, en);
 		if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
 		    st.encryption_method != ZIP_EM_NONE)
 			return io_fail(err, errlen, FPL_EUNSUPPORTED,
 				       "%s: tensor '%s': encrypted members are not supported",
-				       tf->path, t->info.name);
+				       tf->path, en);
 		if ((st.valid & ZIP_STAT_COMP_METHOD) &&
 		    !zip_compression_method_supported((zip_int32_t)st.comp_method, 0))
 			return io_fail(err, errlen, FPL_EUNSUPPORTED,
 				       "%s: tensor '%s': unsupported compression method %u",
-				       tf->path, t->info.name, (unsigned)st.comp_method);
+				       tf->path, en, (unsigned)st.comp_method);
 		uint64_t usize = (st.valid & ZIP_STAT_SIZE) ? st.size : 0;
-		rc = member_header(tf, (zip_uint64_t)i, t, usize, msg, sizeof msg);
+		rc = member_header(tf, (zip_uint64_t)i, t, usize, &fit, msg, sizeof msg);
 		if (rc == FPL_EUNSUPPORTED) {	/* listed; refused when streamed */
 			snprintf(t->bad, sizeof t->bad, "%s", msg);
 			t->info.dtype = FPL_DT_UNKNOWN;
 			rc = 0;
 		}
 		if (rc)
-			return io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->path,
-				       t->info.name, msg);
+			return io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->path, en, msg);
+		applied |= fit > 0;
+		if (fit < 0 && misfit < 0)
+			misfit = (long)k;
 		k++;
 	}
 	tf->n = k;
-	return 0;
+	return override_applies(tf, applied, misfit, err, errlen);
 }

@@ -6,9 +6,13 @@
  * data, offsets counted from the end of the header.  The JSON is parsed
  * by jansson (duplicate keys rejected); tensors keep the header's order.
  *
- * Invariant: every tensor's [begin, end) lies inside the data section and
- * end - begin == count * element size; a tensor of a dtype fplab does not
- * read is listed with the reason and refused when streamed.
+ * Invariant: as in the format's reference implementation, the tensors,
+ * sorted by (begin, end), tile the data section exactly: the first begins
+ * at 0, each begins where the previous ends, the last ends at the end of
+ * the file (no overlap, no gap, no trailing bytes; a zero-size tensor has
+ * begin == end); and end - begin == count * element size.  A tensor of a
+ * dtype fplab does not read is listed with the reason and refused when
+ * streamed; its bytes still count in the tiling.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -91,6 +95,68 @@ static int entry(json_t *v, struct io_tensor *t, uint64_t dsize, char *msg, size
 	return 0;
 }
 
+/* A tensor's bytes in the data section, for the tiling check. */
+struct span {
+	uint64_t b, e;
+	size_t i;
+};
+
+static int span_cmp(const void *x, const void *y)
+{
+	const struct span *p = x, *q = y;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	if (p->e != q->e)
+		return p->e < q->e ? -1 : 1;
+	return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/*
+ * The tensors of tf (data_off still relative to the data section) sorted
+ * by (begin, end) must tile [0, dsize): each begins where the previous
+ * ended.  Every entry already has end <= dsize.  Returns 0 or FPL_EPARSE
+ * with a message naming the file and the tensors.
+ */
+static int check_tiling(const fpl_tensor_file *tf, uint64_t dsize, char *err, size_t errlen)
+{
+	struct span *s = malloc((tf->n ? tf->n : 1) * sizeof *s);
+	char a[FPL_ESCAPED_NAME_MAX], b[FPL_ESCAPED_NAME_MAX];
+	uint64_t end = 0;
+	int rc = 0;
+	if (!s)
+		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->path);
+	for (size_t i = 0; i < tf->n; i++) {
+		s[i].b = tf->t[i].data_off;
+		s[i].e = s[i].b + tf->t[i].nbytes;
+		s[i].i = i;
+	}
+	qsort(s, tf->n, sizeof *s, span_cmp);
+	for (size_t k = 0; k < tf->n && !rc; k++) {
+		const char *name = tf->t[s[k].i].info.name;
+		/* all before k tile [0, end), so end is s[k - 1].e */
+		if (s[k].b < end)
+			rc = io_fail(err, errlen, FPL_EPARSE,
+				     "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor "
+				     "'%s' [%llu, %llu]", tf->path, fpl_escape(a, sizeof a, name),
+				     (unsigned long long)s[k].b, (unsigned long long)s[k].e,
+				     fpl_escape(b, sizeof b, tf->t[s[k - 1].i].info.name),
+				     (unsigned long long)s[k - 1].b, (unsigned long long)s[k - 1].e);
+		else if (s[k].b > end)
+			rc = io_fail(err, errlen, FPL_EPARSE,
+				     "%s: data_offsets leave a gap of %llu byte%s before tensor '%s'",
+				     tf->path, (unsigned long long)(s[k].b - end),
+				     s[k].b - end == 1 ? "" : "s", fpl_escape(a, sizeof a, name));
+		end = s[k].e;
+	}
+	free(s);
+	if (!rc && end < dsize)
+		rc = io_fail(err, errlen, FPL_EPARSE,
+			     tf->n ? "%s: %llu byte%s after the last tensor"
+				   : "%s: %llu data byte%s but no tensors",
+			     tf->path, (unsigned long long)(dsize - end), dsize - end == 1 ? "" : "s");
+	return rc;
+}
+
 int io_safetensors_open(fpl_tensor_file *tf, char *err, size_t errlen)
 {
 	unsigned char pre[8];
@@ -147,13 +213,18 @@ int io_safetensors_open(fpl_tensor_file *tf, char *err, size_t errlen)
 		}
 		strcpy(t->info.name, key);
 		if ((rc = entry(v, t, dsize, msg, sizeof msg))) {
-			rc = io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->path, key, msg);
+			char en[FPL_ESCAPED_NAME_MAX];
+			rc = io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->path,
+				     fpl_escape(en, sizeof en, key), msg);
 			goto out;
 		}
-		t->data_off += dstart;
 		k++;
 	}
 	tf->n = k;
+	if ((rc = check_tiling(tf, dsize, err, errlen)))
+		goto out;
+	for (size_t i = 0; i < k; i++)
+		tf->t[i].data_off += dstart;
 out:
 	json_decref(root);
 	return rc;

@@ -40,10 +40,120 @@ void io_name_from_file(fpl_tensor_file *tf, char *name, size_t cap)
 	name[n] = 0;
 }
 
+/*
+ * The options of fpl_tensor_opts that apply to tf->kind, now known:
+ * offset, count and big_endian to raw input only; dtype to raw input and
+ * as the raw-code override of .npy/.npz (checked by their reader), never
+ * to text (but "text" itself) or .safetensors (which carry their dtypes).
+ * Returns 0 or FPL_EINVAL with a message naming the input and option.
+ */
+static int check_opts(const fpl_tensor_file *tf, char *err, size_t errlen)
+{
+	const fpl_tensor_opts *o = &tf->opts;
+	const char *name = tf->is_stdin ? "stdin" : tf->path;
+	fpl_tensor_kind k = tf->kind;
+	const char *opt = o->offset ? "--offset" : o->count ? "--count"
+			: o->big_endian ? "--big-endian" : NULL;
+	if (k == FPL_TK_RAW || k == FPL_TK_AUTO)
+		return 0;
+	if (opt)
+		return io_fail(err, errlen, FPL_EINVAL, "%s: %s applies to raw input only", name,
+			       opt);
+	if (o->dtype == FPL_DT_UNKNOWN || (k == FPL_TK_TEXT && o->dtype == FPL_DT_TEXT))
+		return 0;
+	if (k == FPL_TK_SAFETENSORS)
+		return io_fail(err, errlen, FPL_EINVAL,
+			       "%s: --dtype does not apply: a .safetensors file names the dtype "
+			       "of each tensor", name);
+	if (k == FPL_TK_TEXT)
+		return io_fail(err, errlen, FPL_EINVAL,
+			       "%s: --dtype %s does not apply to text input", name,
+			       fpl_dtype_name(o->dtype));
+	if (o->dtype == FPL_DT_TEXT)
+		return io_fail(err, errlen, FPL_EINVAL, "%s: --dtype text applies to text input only",
+			       name);
+	return 0;
+}
+
 static const char *ext_of(const char *base)
 {
 	const char *dot = strrchr(base, '.');
 	return dot ? dot + 1 : "";
+}
+
+/*
+ * Copy what is left of `src` into an unlinked temporary file and make it
+ * tf's source: a regular file, read as often as the caller needs.  At most
+ * the spool limit is copied; more is an error, so the disk use is bounded.
+ */
+static int spool(fpl_tensor_file *tf, int src, char *err, size_t errlen)
+{
+	const char *name = tf->is_stdin ? "stdin" : tf->path;
+	const char *dir = getenv("TMPDIR");
+	uint64_t max = tf->opts.spool_max ? tf->opts.spool_max : FPL_SPOOL_MAX, total = 0;
+	char path[4096];
+	char *buf;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (snprintf(path, sizeof path, "%s/fplab-spool-XXXXXX", dir) >= (int)sizeof path)
+		return io_fail(err, errlen, FPL_EIO, "%s: TMPDIR is too long", name);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		return io_fail(err, errlen, FPL_EIO,
+			       "%s: cannot create a temporary file in '%s' to read the input twice: %s",
+			       name, dir, strerror(errno));
+	unlink(path);
+	buf = malloc(IO_BUFBYTES);
+	if (!buf) {
+		close(fd);
+		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", name);
+	}
+	for (;;) {
+		ssize_t r = read(src, buf, IO_BUFBYTES);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return io_fail(err, errlen, FPL_EIO, "%s: %s", name, strerror(e));
+		}
+		if (r == 0)
+			break;
+		if (total + (uint64_t)r > max) {
+			free(buf);
+			close(fd);
+			return io_fail(err, errlen, FPL_ERANGE,
+				       "%s: input that cannot be read twice is kept in a temporary "
+				       "file of at most %llu bytes, and this one is larger: save it "
+				       "to a file first", name, (unsigned long long)max);
+		}
+		for (ssize_t w = 0; w < r;) {
+			ssize_t k = write(fd, buf + w, (size_t)(r - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				int e = errno;
+				free(buf);
+				close(fd);
+				return io_fail(err, errlen, FPL_EIO,
+					       "%s: cannot write the temporary copy in '%s': %s", name,
+					       dir, strerror(e));
+			}
+			w += k;
+		}
+		total += (uint64_t)r;
+	}
+	free(buf);
+	if (tf->fd > 0)
+		close(tf->fd);
+	tf->fd = fd;
+	tf->spooled = 1;
+	tf->sequential = 0;
+	tf->size = total;
+	return 0;
 }
 
 /* The kind from the extension, then from the first bytes. */
@@ -94,6 +204,12 @@ FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path, const fpl_t
 	tf->fd = -1;
 	int rc = 0;
 	tf->is_stdin = strcmp(path, "-") == 0;
+	if (tf->is_stdin && tf->opts.reread) {
+		rc = spool(tf, 0, err, errlen);
+		if (rc)
+			goto fail;
+		goto opened;
+	}
 	if (tf->is_stdin) {
 		fpl_tensor_kind k = tf->opts.kind;
 		if (k == FPL_TK_AUTO)
@@ -105,6 +221,8 @@ FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path, const fpl_t
 			goto fail;
 		}
 		tf->kind = k;
+		if ((rc = check_opts(tf, err, errlen)))
+			goto fail;
 		tf->fd = 0;
 		tf->sequential = 1;
 		rc = k == FPL_TK_RAW ? io_raw_open(tf, err, errlen) : io_text_open(tf, err, errlen);
@@ -130,23 +248,40 @@ FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path, const fpl_t
 	}
 	tf->size = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
 	tf->sequential = !S_ISREG(sb.st_mode);
+	if (tf->sequential && tf->opts.reread) {
+		rc = spool(tf, tf->fd, err, errlen);
+		if (rc)
+			goto fail;
+	}
+opened:
 	tf->kind = tf->opts.kind == FPL_TK_AUTO ? detect(tf) : tf->opts.kind;
-	if (!S_ISREG(sb.st_mode) && tf->kind != FPL_TK_RAW && tf->kind != FPL_TK_TEXT) {
-		rc = io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: not a regular file", path);
+	if ((rc = check_opts(tf, err, errlen)))
+		goto fail;
+	if (tf->sequential && tf->kind != FPL_TK_RAW && tf->kind != FPL_TK_TEXT) {
+		rc = io_fail(err, errlen, FPL_EUNSUPPORTED,
+			     "%s: not a regular file: .npy, .npz and .safetensors files are read "
+			     "at offsets; save it to a file first", path);
 		goto fail;
 	}
 	switch (tf->kind) {
 	case FPL_TK_NPY: rc = io_npy_open(tf, err, errlen); break;
 	case FPL_TK_NPZ:
-		close(tf->fd);
-		tf->fd = -1;
+		if (!tf->spooled) {
+			close(tf->fd);
+			tf->fd = -1;
+		}
 		rc = io_npz_open(tf, err, errlen);
 		break;
 	case FPL_TK_SAFETENSORS: rc = io_safetensors_open(tf, err, errlen); break;
 	case FPL_TK_RAW: rc = io_raw_open(tf, err, errlen); break;
 	case FPL_TK_TEXT:
-		close(tf->fd);
-		tf->fd = -1;
+		/* a regular file is reopened by each stream; a pipe or FIFO
+		 * cannot be (a second open of a FIFO waits for a new writer),
+		 * so its descriptor is kept, as a spooled copy's is */
+		if (!tf->spooled && !tf->sequential) {
+			close(tf->fd);
+			tf->fd = -1;
+		}
 		rc = io_text_open(tf, err, errlen);
 		break;
 	default: rc = io_fail(err, errlen, FPL_EINVAL, "%s: bad file kind", path);
@@ -196,8 +331,10 @@ FPL_API long fpl_tensor_find(const fpl_tensor_file *tf, const char *name)
 const char *io_where(const fpl_tensor_stream *s, char *buf, size_t cap)
 {
 	const fpl_tensor_file *tf = s->tf;
+	char name[FPL_ESCAPED_NAME_MAX];
 	if (tf->kind == FPL_TK_NPZ || tf->kind == FPL_TK_SAFETENSORS)
-		snprintf(buf, cap, "%s: tensor '%s'", tf->path, s->t->info.name);
+		snprintf(buf, cap, "%s: tensor '%s'", tf->path,
+			 fpl_escape(name, sizeof name, s->t->info.name));
 	else
 		snprintf(buf, cap, "%s", tf->is_stdin ? "stdin" : tf->path);
 	return buf;
@@ -216,8 +353,10 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 		return multi ? io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: tensor '%s': %s",
 				       tf->path, tn, t->bad)
 			     : io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: %s", tf->path, t->bad);
-	if (tf->is_stdin && tf->streamed)
-		return io_fail(err, errlen, FPL_EUNSUPPORTED, "stdin can be read only once");
+	if (tf->kind == FPL_TK_TEXT && tf->sequential && tf->streamed)
+		return io_fail(err, errlen, FPL_EUNSUPPORTED,
+			       "%s: a pipe can be read only once (the reader spools it when "
+			       "asked to read twice)", tf->is_stdin ? "stdin" : tf->path);
 	fpl_tensor_stream *s = calloc(1, sizeof *s);
 	if (!s)
 		return io_fail(err, errlen, FPL_ENOMEM, "out of memory");
@@ -235,7 +374,7 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 			free(s);
 			return rc;
 		}
-		tf->streamed = tf->is_stdin;
+		tf->streamed = tf->sequential;
 		*out = s;
 		return 0;
 	}
@@ -467,5 +606,12 @@ FPL_API void fpl_tensor_stream_close(fpl_tensor_stream *s)
 		fclose(s->fp);
 	free(s->line);
 	free(s->buf);
+	free(s->inx);
 	free(s);
+}
+
+FPL_API const fpl_inexact *fpl_tensor_stream_inexact(const fpl_tensor_stream *s, size_t *n)
+{
+	*n = s ? s->ninx : 0;
+	return s ? s->inx : NULL;
 }

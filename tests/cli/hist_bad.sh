@@ -26,8 +26,28 @@ expect_fail "truncated header" 1 "hdr.npy: truncated header" fplab hist hdr.npy
 { npy_header '<i4' '1,'; le32 1; } >int.npy
 expect_fail "int .npy" 1 "int.npy: unsupported dtype '<i4'" fplab hist int.npy
 { npy_header '<u2' '2,'; le32 0x3f803f80; } >u2.npy
-expect_fail "<u2 without --dtype" 1 "u2.npy: dtype '<u2' is not a float type \(use --dtype bf16" fplab hist u2.npy
+expect_fail "<u2 without --dtype" 1 "u2.npy: dtype '<u2' holds raw codes; say what they are with --dtype bf16\|f16" \
+	fplab hist u2.npy
 expect_out "<u2 with --dtype bf16" "$(printf '2\t2')" sh -c "fplab hist --dtype bf16 --tsv u2.npy | sed 1d | cut -f3,8"
+expect_fail "<u2 with a 1-byte --dtype" 1 "u2.npy: --dtype e4m3fn is 1 byte but the file's '<u2' is 2" \
+	fplab hist --dtype e4m3fn u2.npy
+# options that do not apply to the input (issue 9 point 6)
+expect_fail "--offset on .npy" 1 "good.npy: --offset applies to raw input only" fplab hist --offset 8 good.npy
+expect_fail "--dtype on a float .npy" 1 "good.npy: --dtype bf16 does not apply: the file's '<f4' is f32" \
+	fplab hist --dtype bf16 good.npy
+# bf16 and fp8 codes as numpy writes them (np.uint16, np.uint8): 1, -2.5, 0, NaN
+if "$PYTHON" -c 'import numpy' 2>/dev/null; then
+	"$PYTHON" -c 'import numpy as np
+np.save("np_u2.npy", np.array([0x3f80, 0xc020, 0, 0x7fc0], dtype=np.uint16))
+np.save("np_u1.npy", np.array([0x38, 0xc4, 0, 0x7f], dtype=np.uint8))'
+	expect_out "numpy uint16 as bf16" "$(printf '4\t1\t1\t2')" \
+		sh -c "fplab hist --dtype bf16 --tsv np_u2.npy | sed 1d | cut -f3,4,5,8"
+	expect_out "numpy uint8 as e4m3fn" "$(printf '4\t1\t1\t2')" \
+		sh -c "fplab hist --dtype e4m3fn --tsv np_u1.npy | sed 1d | cut -f3,4,5,8"
+	expect_fail "numpy uint16 without --dtype" 1 "np_u2.npy: dtype '<u2' holds raw codes" fplab hist np_u2.npy
+else
+	echo "hist_bad.sh: skipping the numpy cases: $PYTHON cannot import numpy" >&2
+fi
 # safetensors: unsupported dtype named with its tensor; offsets beyond the data; bad JSON
 j='{"step":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}'
 { le64 ${#j}; printf '%s' "$j"; le32 0; le32 0; le32 0x3f800000; } >i64.safetensors
@@ -42,6 +62,17 @@ j='{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}'
 { le64 ${#j}; printf '%s' "$j"; le32 1; le32 2; } >lie.safetensors
 expect_fail "safetensors shape x dtype != bytes" 1 "lie.safetensors: tensor 'a': header says 3 elements" \
 	fplab hist lie.safetensors
+# safetensors: tensors must tile the data section (issue 9 point 6)
+j='{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}'
+{ le64 ${#j}; printf '%s' "$j"; le32 1; le32 2; le32 3; le32 4; le32 5; le32 6; } >overlap.safetensors
+expect_fail "safetensors overlap" 1 "overlap.safetensors: tensor 'b': data_offsets \[8, 24\] overlap tensor 'a' \[0, 16\]" \
+	fplab hist overlap.safetensors
+j='{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
+{ le64 ${#j}; printf '%s' "$j"; le32 1; le32 2; le32 3; } >trail.safetensors
+expect_fail "safetensors trailing bytes" 1 "trail.safetensors: 4 bytes after the last tensor" \
+	fplab hist trail.safetensors
+expect_fail "--dtype on safetensors" 1 "trail.safetensors: --dtype does not apply" \
+	fplab hist --dtype f32 trail.safetensors
 j='{"a":{"dtype":'
 { le64 ${#j}; printf '%s' "$j"; } >json.safetensors
 expect_fail "safetensors bad JSON" 1 "json.safetensors: bad JSON header" fplab hist json.safetensors
@@ -77,12 +108,15 @@ expect_out "all-NaN tensor" "$(printf 'nan\t3\t3\t0\t0')" \
 expect_out "all-NaN chart" "  (no finite nonzero values)" sh -c "fplab hist nan.npy | grep 'no finite'"
 
 # usage errors: exit 2
-expect_fail "no file" 2 "no input file" fplab hist
+expect_out "no file: standard input" "$(printf 'stdin\t2')" \
+	sh -c "printf '1 2\n' | fplab hist --tsv | sed 1d | cut -f1,3"
 expect_fail "--aps with --mx" 2 "exclude each other" fplab hist --aps --mx 32 good.npy
 expect_fail "bad --scale" 2 "--scale: 'abc'" fplab hist --scale abc good.npy
 expect_fail "zero --loss-scale" 2 "--loss-scale: '0'" fplab hist --loss-scale 0 good.npy
 expect_fail "bad --mx" 2 "--mx: block size '0'" fplab hist --mx 0 good.npy
 expect_fail "unknown dtype" 2 "unknown dtype 'f23'" fplab hist --dtype f23 good.npy
 expect_fail "unknown format" 2 "format" fplab hist -f fp17 good.npy
-expect_fail "--aps on stdin" 1 "--aps reads the input twice" sh -c "fplab hist --aps --dtype f32 - <good.npy"
+# --aps reads twice: standard input is spooled, and reads like the file
+expect_out "--aps on stdin" "$(fplab hist --aps --tsv good.npy | sed 1d | cut -f2-)" \
+	sh -c "fplab hist --aps --tsv - <good.npy | sed 1d | cut -f2-"
 finish
