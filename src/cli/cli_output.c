@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_output.c - writing numbers and reports: value formatting (text,
- * hex, bits), atomic output files, binary/.npy writers and the --tsv /
- * --json report tables.
+ * cli_output.c - writing numbers: value formatting (text, hex, bits),
+ * atomic output files (temporary, rename, removal on signals) and the
+ * binary/.npy writers.  The --tsv/--json tables are in cli_report.c.
  *
  * Invariant: nothing here exits; every failure prints one message through
  * error() (or usage_error()) and returns a negative value.
@@ -10,7 +10,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +99,277 @@ char *cli_code_str(char *buf, const fpl_format *f, uint64_t c)
 }
 
 /* ------------------------------------------------------ atomic output */
+/*
+ * The temporaries of open outputs, removed by the handler of SIGHUP,
+ * SIGINT and SIGTERM before the process dies of the signal.  The paths
+ * live in static slots, written by mkstemp() in place: the handler touches
+ * no allocator.  A slot is filled and marked live, or unlinked/renamed and
+ * marked dead, only with those signals blocked (pthread_sigmask: outputs
+ * are opened and closed by the main thread while no worker runs).
+ */
+#define TMP_SLOTS 8
+static char tmp_slot[TMP_SLOTS][PATH_MAX];
+static volatile sig_atomic_t tmp_live[TMP_SLOTS];
+static const int cleanup_signals[] = { SIGHUP, SIGINT, SIGTERM };
+static int stdout_reported;	/* a write error on stdout was reported */
+
+/* Remove the live temporaries, then die of `sig` (SA_RESETHAND restored its
+ * default action; the raised signal is delivered when the handler returns). */
+static void remove_temporaries(int sig)
+{
+	int i;
+
+	for (i = 0; i < TMP_SLOTS; i++)
+		if (tmp_live[i])
+			unlink(tmp_slot[i]);
+	raise(sig);
+}
+
+/* Once: catch the cleanup signals, except those ignored (nohup keeps
+ * SIGHUP ignored; a background job of a script, SIGINT). */
+static void catch_signals(void)
+{
+	static int done;
+	struct sigaction sa, old;
+	size_t i;
+
+	if (done)
+		return;
+	done = 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = remove_temporaries;
+	sa.sa_flags = (int)SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+		sigaddset(&sa.sa_mask, cleanup_signals[i]);
+	for (i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+		if (!sigaction(cleanup_signals[i], NULL, &old) && old.sa_handler != SIG_IGN)
+			sigaction(cleanup_signals[i], &sa, NULL);
+}
+
+static void block_signals(sigset_t *old)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+		sigaddset(&set, cleanup_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void restore_signals(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/*
+ * mkstemp("<file>.<tag>-XXXXXX"): the descriptor, with *slot its registry
+ * slot, or -1 with errno set (ENAMETOOLONG, EMFILE when all slots are
+ * taken, or mkstemp's).  With `unlinked` the file is removed at once
+ * (a spool only reached through the descriptor) and takes no slot.
+ */
+static int temp_create(const char *file, const char *tag, int unlinked, int *slot)
+{
+	sigset_t old;
+	int i, fd = -1, e;
+
+	catch_signals();
+	block_signals(&old);
+	for (i = 0; i < TMP_SLOTS && tmp_live[i]; i++)
+		;
+	if (i == TMP_SLOTS) {
+		e = EMFILE;
+	} else if ((size_t)snprintf(tmp_slot[i], PATH_MAX, "%s.%s-XXXXXX", file, tag) >= PATH_MAX) {
+		e = ENAMETOOLONG;
+	} else {
+		fd = mkstemp(tmp_slot[i]);
+		e = errno;
+		if (fd >= 0 && unlinked)
+			unlink(tmp_slot[i]);
+		else if (fd >= 0)
+			tmp_live[i] = 1;
+	}
+	restore_signals(&old);
+	*slot = i;
+	errno = e;
+	return fd;
+}
+
+/* Rename the temporary of `slot` over `target` (NULL: remove it) and free
+ * the slot.  Returns 0, or -1 with errno set and the temporary removed. */
+static int temp_finish(int slot, const char *target)
+{
+	sigset_t old;
+	int rc = 0, e = 0;
+
+	block_signals(&old);
+	if (target && rename(tmp_slot[slot], target)) {
+		rc = -1;
+		e = errno;
+	}
+	if (!target || rc)
+		unlink(tmp_slot[slot]);
+	tmp_live[slot] = 0;
+	restore_signals(&old);
+	errno = e;
+	return rc;
+}
+
+/*
+ * The file that writing `path` must replace: `path` itself, or the file
+ * its chain of symbolic links names (existing or not: a dangling link is
+ * written through).  Returns a malloc'd path, or NULL with errno (ELOOP,
+ * ENOMEM).
+ */
+static char *link_target(const char *path)
+{
+	char buf[PATH_MAX], *cur = strdup(path);
+	int hops;
+
+	for (hops = 0; cur && hops < 40; hops++) {
+		struct stat sb;
+		const char *slash;
+		char *next;
+		ssize_t k;
+
+		if (lstat(cur, &sb) || !S_ISLNK(sb.st_mode))
+			return cur;
+		k = readlink(cur, buf, sizeof buf - 1);
+		if (k < 0)
+			return cur;
+		buf[k] = 0;
+		/* a relative link is relative to the link's directory */
+		slash = strrchr(cur, '/');
+		if (buf[0] == '/' || !slash) {
+			next = strdup(buf);
+		} else {
+			size_t d = (size_t)(slash - cur) + 1;
+
+			next = malloc(d + (size_t)k + 1);
+			if (next) {
+				memcpy(next, cur, d);
+				memcpy(next + d, buf, (size_t)k + 1);
+			}
+		}
+		free(cur);
+		cur = next;
+	}
+	if (!cur) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	free(cur);
+	errno = ELOOP;
+	return NULL;
+}
+
+/* The directory holding `file`, as an absolute path when it exists, for
+ * messages; malloc'd (NULL when out of memory). */
+static char *dir_of(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+	char *dir, *abs;
+
+	if (!slash)
+		dir = strdup(".");
+	else
+		dir = strndup(file, slash == file ? 1 : (size_t)(slash - file));
+	if (!dir)
+		return NULL;
+	abs = realpath(dir, NULL);
+	if (!abs)
+		return dir;
+	free(dir);
+	return abs;
+}
+
+/*
+ * Give the temporary `fd` the mode of the file it replaces (`old`) and,
+ * where allowed (root, or a group of ours), its owner and group.  When the
+ * group cannot be kept, the new group gets no more than others had; when
+ * the owner cannot, set-user-ID is dropped.  Without `old`: 0666 less the
+ * umask.  A failure leaves mkstemp's 0600, never a laxer mode.
+ */
+static void temp_mode(int fd, const struct stat *old)
+{
+	struct stat now;
+	mode_t m;
+
+	if (!old) {
+		mode_t um = umask(0);
+
+		umask(um);
+		if (fchmod(fd, 0666 & ~um)) {
+			/* stays 0600 */
+		}
+		return;
+	}
+	m = old->st_mode & 07777;
+	if (fchown(fd, old->st_uid, old->st_gid) && fchown(fd, (uid_t)-1, old->st_gid)) {
+		/* not ours to give: checked below */
+	}
+	if (fstat(fd, &now)) {
+		m &= 0700;
+	} else {
+		if (now.st_uid != old->st_uid)
+			m &= ~(mode_t)S_ISUID;
+		if (now.st_gid != old->st_gid)
+			m = (m & ~(mode_t)(S_ISGID | 070)) | (m & 070 & ((m & 07) << 3));
+	}
+	if (fchmod(fd, m)) {
+		/* stays 0600 */
+	}
+}
+
+/* Open the existing non-regular file `path` (a device, a FIFO) in place. */
+static int output_in_place(struct cli_output *o, const char *path)
+{
+	o->fp = fopen(path, "wb");
+	if (!o->fp) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		free(o->path);
+		o->path = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A temporary next to o->target, with the mode of the file it replaces. */
+static int output_temp(struct cli_output *o)
+{
+	struct stat sb;
+	int fd, e, exists = !stat(o->target, &sb);
+
+	fd = temp_create(o->target, "tmp", 0, &o->slot);
+	if (fd < 0) {
+		char *dir;
+
+		e = errno;
+		if (e == ENOENT || e == ENOTDIR)	/* no such directory */
+			return error("cannot create '%s': %s", o->path, strerror(e));
+		dir = dir_of(o->target);
+		error("cannot create a temporary file in '%s' for '%s': %s",
+		      dir ? dir : o->target, o->path, strerror(e));
+		free(dir);
+		return -1;
+	}
+	o->tmp = tmp_slot[o->slot];
+	temp_mode(fd, exists ? &sb : NULL);
+	o->fp = fdopen(fd, "wb");
+	if (!o->fp) {
+		e = errno;
+		close(fd);
+		temp_finish(o->slot, NULL);
+		o->tmp = NULL;
+		return error("cannot open '%s': %s", o->path, strerror(e));
+	}
+	return 0;
+}
+
 int cli_output_open(struct cli_output *o, const char *path)
 {
-	int fd;
+	struct stat sb;
 
 	memset(o, 0, sizeof *o);
 	if (!path || !strcmp(path, "-")) {
@@ -108,55 +379,32 @@ int cli_output_open(struct cli_output *o, const char *path)
 	o->path = strdup(path);
 	if (!o->path)
 		return error("out of memory");
-	{
-		struct stat sb;
+	/* a device or FIFO (/dev/null, /dev/full, a pipe) is written in place:
+	 * renaming over it would replace the node by a file */
+	if (!stat(path, &sb) && !S_ISREG(sb.st_mode))
+		return output_in_place(o, path);
+	o->target = link_target(path);
+	if (!o->target) {
+		error("cannot open '%s': %s", path, strerror(errno));
+	} else if (!output_temp(o)) {
+		return 0;
+	}
+	free(o->path);
+	free(o->target);
+	memset(o, 0, sizeof *o);
+	return -1;
+}
 
-		/* a device or FIFO (/dev/null, /dev/full, a pipe) is written in
-		 * place: renaming over it would replace the node by a file */
-		if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) {
-			o->fp = fopen(path, "wb");
-			if (!o->fp) {
-				error("cannot open '%s': %s", path, strerror(errno));
-				free(o->path);
-				o->path = NULL;
-				return -1;
-			}
-			return 0;
-		}
-	}
-	o->tmp = malloc(strlen(path) + 32);
-	if (!o->tmp) {
-		free(o->path);
-		free(o->tmp);
-		memset(o, 0, sizeof *o);
-		return error("out of memory");
-	}
-	sprintf(o->tmp, "%s.tmp-XXXXXX", path);
-	fd = mkstemp(o->tmp);
-	if (fd < 0) {
-		error("cannot create '%s': %s", path, strerror(errno));
-		free(o->path);
-		free(o->tmp);
-		memset(o, 0, sizeof *o);
+int cli_output_error(const struct cli_output *o)
+{
+	int e = errno ? errno : EIO;
+
+	if (o->path)
+		return error("write error on '%s': %s", o->path, strerror(e));
+	if (stdout_reported)
 		return -1;
-	}
-	/* mkstemp makes 0600; give the usual umask-governed mode */
-	{
-		mode_t um = umask(0);
-
-		umask(um);
-		fchmod(fd, 0666 & ~um);
-	}
-	o->fp = fdopen(fd, "wb");
-	if (!o->fp) {
-		close(fd);
-		unlink(o->tmp);
-		free(o->path);
-		free(o->tmp);
-		memset(o, 0, sizeof *o);
-		return error("cannot create '%s': %s", path, strerror(errno));
-	}
-	return 0;
+	stdout_reported = 1;
+	return error("write error on stdout: %s", strerror(e));
 }
 
 int cli_output_close(struct cli_output *o, int ok)
@@ -172,32 +420,65 @@ int cli_output_close(struct cli_output *o, int ok)
 	if (ok) {
 		errno = 0;
 		if (fflush(o->fp) || ferror(o->fp))
-			rc = error("write error on '%s': %s", o->path, strerror(errno ? errno : EIO));
+			rc = cli_output_error(o);
+		errno = 0;
 		if (fclose(o->fp) && !rc)
-			rc = error("write error on '%s': %s", o->path, strerror(errno ? errno : EIO));
-		if (!rc && o->tmp && rename(o->tmp, o->path))
-			rc = error("cannot rename '%s' to '%s': %s", o->tmp, o->path, strerror(errno));
+			rc = cli_output_error(o);
 	} else {
 		fclose(o->fp);
 		rc = -1;
 	}
-	if (rc && o->tmp)
-		unlink(o->tmp);
+	if (o->tmp && temp_finish(o->slot, rc ? NULL : o->target) && !rc)
+		rc = error("cannot replace '%s': %s", o->target, strerror(errno));
 	free(o->path);
-	free(o->tmp);
+	free(o->target);
 	memset(o, 0, sizeof *o);
 	return rc;
 }
 
 int cli_flush_stdout(void)
 {
+	static const struct cli_output out;	/* path NULL: stdout */
+
 	errno = 0;
 	if (fflush(stdout) || ferror(stdout))
-		return error("write error on stdout: %s", strerror(errno ? errno : EIO));
+		return cli_output_error(&out);	/* EIO: errno lost with an earlier write */
 	return 0;
 }
 
 /* ------------------------------------------------------------ writer */
+/*
+ * The npy spool: an unlinked temporary, next to the output file (on the
+ * file system that must hold the result anyway) or, for stdout and
+ * devices, in $TMPDIR or /tmp.  Unlinked at once: a signal leaves nothing.
+ */
+static FILE *spool_open(const struct cli_output *o)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char base[PATH_MAX], *dir;
+	FILE *fp = NULL;
+	int fd, slot, e;
+
+	if (o->tmp)
+		snprintf(base, sizeof base, "%s", o->target);
+	else
+		snprintf(base, sizeof base, "%s/fplab", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = temp_create(base, "spool", 1, &slot);
+	if (fd >= 0) {
+		fp = fdopen(fd, "w+b");
+		if (fp)
+			return fp;
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	e = errno;
+	dir = dir_of(base);
+	error("cannot create a temporary file in '%s': %s", dir ? dir : base, strerror(e));
+	free(dir);
+	return NULL;
+}
+
 int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind kind,
 		    const fpl_format *f, uint64_t known)
 {
@@ -207,20 +488,25 @@ int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind ki
 	w->known = known;
 	if (cli_output_open(&w->out, path))
 		return -1;
-	if (kind == CLI_OUT_NPY) {
-		if (known == UINT64_MAX) {
-			w->spool = tmpfile();
-			if (!w->spool) {
-				cli_output_close(&w->out, 0);
-				return error("cannot create a temporary file: %s", strerror(errno));
-			}
-		} else if (fpl_npy_write_header(w->out.fp, FPL_DT_F64, known)) {
-			cli_output_close(&w->out, 0);
-			return error("write error on '%s': %s", path ? path : "stdout",
-				     strerror(errno ? errno : EIO));
-		}
-	}
-	return 0;
+	if (kind != CLI_OUT_NPY)
+		return 0;
+	if (known == UINT64_MAX)
+		w->spool = spool_open(&w->out);
+	else if (fpl_npy_write_header(w->out.fp, FPL_DT_F64, known))
+		cli_output_error(&w->out);
+	else
+		return 0;
+	if (w->spool)
+		return 0;
+	cli_output_close(&w->out, 0);
+	return -1;
+}
+
+/* An I/O error on the spool (a full temporary directory, say). */
+static int spool_error(const struct cli_writer *w)
+{
+	return error("i/o error on the temporary file for '%s': %s",
+		     w->out.path ? w->out.path : "stdout", strerror(errno ? errno : EIO));
 }
 
 static int put_binary(struct cli_writer *w, FILE *fp, const double *v, size_t n)
@@ -231,8 +517,7 @@ static int put_binary(struct cli_writer *w, FILE *fp, const double *v, size_t n)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (es == 8) {
 		if (fwrite(v, 8, n, fp) != n)
-			return error("write error on '%s': %s", w->out.path ? w->out.path : "stdout",
-				     strerror(errno ? errno : EIO));
+			return fp == w->spool ? spool_error(w) : cli_output_error(&w->out);
 		return 0;
 	}
 #endif
@@ -261,8 +546,7 @@ static int put_binary(struct cli_writer *w, FILE *fp, const double *v, size_t n)
 			*p++ = (unsigned char)(b >> (8 * k));
 	}
 	if (fwrite(w->buf, es, n, fp) != n)
-		return error("write error on '%s': %s", w->out.path ? w->out.path : "stdout",
-			     strerror(errno ? errno : EIO));
+		return fp == w->spool ? spool_error(w) : cli_output_error(&w->out);
 	return 0;
 }
 
@@ -284,8 +568,7 @@ int cli_writer_put(struct cli_writer *w, const double *v, size_t n)
 			fputc('\n', w->out.fp);
 		}
 		if (ferror(w->out.fp))
-			return error("write error on '%s': %s",
-				     w->out.path ? w->out.path : "stdout", strerror(errno ? errno : EIO));
+			return cli_output_error(&w->out);
 		return 0;
 	}
 }
@@ -295,17 +578,16 @@ static int copy_spool(struct cli_writer *w)
 	char buf[65536];
 	size_t k;
 
+	errno = 0;
 	if (fflush(w->spool) || ferror(w->spool) || fseek(w->spool, 0, SEEK_SET))
-		return error("temporary file: %s", strerror(errno ? errno : EIO));
+		return spool_error(w);
 	if (fpl_npy_write_header(w->out.fp, FPL_DT_F64, w->n))
-		return error("write error on '%s': %s", w->out.path ? w->out.path : "stdout",
-			     strerror(errno ? errno : EIO));
+		return cli_output_error(&w->out);
 	while ((k = fread(buf, 1, sizeof buf, w->spool)) > 0)
 		if (fwrite(buf, 1, k, w->out.fp) != k)
-			return error("write error on '%s': %s",
-				     w->out.path ? w->out.path : "stdout", strerror(errno ? errno : EIO));
+			return cli_output_error(&w->out);
 	if (ferror(w->spool))
-		return error("temporary file: %s", strerror(errno ? errno : EIO));
+		return spool_error(w);
 	return 0;
 }
 
@@ -326,136 +608,4 @@ int cli_writer_close(struct cli_writer *w, int ok)
 	rc = cli_output_close(&w->out, ok && !rc) || rc ? -1 : 0;
 	memset(w, 0, sizeof *w);
 	return rc;
-}
-
-/* ------------------------------------------- machine-readable reports */
-void cli_json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", fp);
-		else if (c == '\t')
-			fputs("\\t", fp);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
-void cli_table_begin(struct cli_table *t, FILE *fp, enum cli_report kind,
-		     const char *const *cols, int ncols)
-{
-	int i;
-
-	memset(t, 0, sizeof *t);
-	t->fp = fp;
-	t->kind = kind;
-	t->cols = cols;
-	t->ncols = ncols;
-	if (kind == CLI_REPORT_TSV) {
-		for (i = 0; i < ncols; i++)
-			fprintf(fp, "%s%c", cols[i], i + 1 < ncols ? '\t' : '\n');
-	} else if (kind == CLI_REPORT_JSON) {
-		fputc('[', fp);
-	} else {
-		for (i = 0; i < ncols; i++)
-			cli_table_str(t, cols[i]);
-	}
-}
-
-/* One cell, already text; `quote` for JSON strings. */
-static void table_cell(struct cli_table *t, const char *s, int quote)
-{
-	if (t->kind == CLI_REPORT_TEXT) {
-		if (t->ncells == t->capcells) {
-			size_t nc = t->capcells ? 2 * t->capcells : 64;
-			char **c = realloc(t->cells, nc * sizeof *c);
-
-			if (!c)
-				return;
-			t->cells = c;
-			t->capcells = nc;
-		}
-		t->cells[t->ncells++] = strdup(s);
-	} else if (t->kind == CLI_REPORT_TSV) {
-		fputs(s, t->fp);
-		fputc(t->col + 1 < t->ncols ? '\t' : '\n', t->fp);
-	} else {
-		fputs(t->col ? ", " : (t->rows ? ",\n {" : "\n {"), t->fp);
-		cli_json_str(t->fp, t->cols[t->col]);
-		fputs(": ", t->fp);
-		if (quote)
-			cli_json_str(t->fp, s);
-		else
-			fputs(s, t->fp);
-		if (t->col + 1 == t->ncols)
-			fputc('}', t->fp);
-	}
-	if (++t->col == t->ncols) {
-		t->col = 0;
-		t->rows++;
-	}
-}
-
-void cli_table_str(struct cli_table *t, const char *s)
-{
-	table_cell(t, s ? s : "", 1);
-}
-
-void cli_table_num(struct cli_table *t, double x)
-{
-	char buf[CLI_VALUE_MAX];
-
-	cli_shortest(buf, x);
-	table_cell(t, buf, !isfinite(x));
-}
-
-void cli_table_int(struct cli_table *t, long long v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof buf, "%lld", v);
-	table_cell(t, buf, 0);
-}
-
-void cli_table_end(struct cli_table *t)
-{
-	size_t i, *width;
-	int c;
-
-	if (t->kind == CLI_REPORT_JSON) {
-		fputs(t->rows ? "\n]\n" : "]\n", t->fp);
-		return;
-	}
-	if (t->kind != CLI_REPORT_TEXT)
-		return;
-	width = calloc((size_t)t->ncols, sizeof *width);
-	for (i = 0; width && i < t->ncells; i++) {
-		size_t l = t->cells[i] ? strlen(t->cells[i]) : 0;
-
-		c = (int)(i % (size_t)t->ncols);
-		if (l > width[c])
-			width[c] = l;
-	}
-	for (i = 0; i < t->ncells; i++) {
-		const char *s = t->cells[i] ? t->cells[i] : "";
-
-		c = (int)(i % (size_t)t->ncols);
-		if (c + 1 == t->ncols || !width)
-			fprintf(t->fp, "%s\n", s);
-		else
-			fprintf(t->fp, "%-*s  ", (int)width[c], s);
-		free(t->cells[i]);
-	}
-	free(width);
-	free(t->cells);
-	t->cells = NULL;
-	t->ncells = t->capcells = 0;
 }

@@ -4,8 +4,8 @@
  * `fplab help [COMMAND]`, `--version`, and the final check of stdout.
  *
  * Invariant: `cli_commands` stays sorted by name (a test checks it), and
- * every command's exit status passes through the stdout check, so output
- * lost to a full disk turns a success into exit status 1.
+ * every command's exit status passes through exit_status(), so output
+ * lost on stdout or stderr (a full disk) turns a success into status 1.
  */
 #include <errno.h>
 #include <limits.h>
@@ -139,6 +139,25 @@ int cmd_help(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------- main */
+/*
+ * The exit status of a command that returned `rc`: output lost on stdout
+ * (a full disk) or on stderr turns success into 1.  One
+ * message for stdout, none when the command failed (it said why); none
+ * can be shown for stderr.
+ */
+static int exit_status(int rc)
+{
+	if (rc != CLI_EXIT_OK) {
+		fflush(stdout);
+		return rc;
+	}
+	if (cli_flush_stdout())
+		rc = CLI_EXIT_FAIL;
+	if (fflush(stderr) || ferror(stderr))
+		rc = CLI_EXIT_FAIL;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_command *cmd;
@@ -166,7 +185,5 @@ int main(int argc, char **argv)
 	cli_cmd = cmd->name;
 	optind = 0;	/* glibc: full getopt reset for the command */
 	rc = cmd->fn(argc - 1, argv + 1);
-	if (cli_flush_stdout() && rc == CLI_EXIT_OK)
-		rc = CLI_EXIT_FAIL;
-	return rc;
+	return exit_status(rc);
 }
