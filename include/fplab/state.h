@@ -79,7 +79,8 @@ typedef struct fpl_state {
 	uint64_t seed;			/* random key */
 	uint64_t stream;		/* stream number (a simulated device, a layer...) */
 	uint64_t counter;		/* index of the next draw */
-	int sr_bits;			/* R, random bits for sp: 1..32, default 32 */
+	int sr_bits;			/* R, random bits for sp: 1..32, default 32;
+					 * set with fpl_state_set_sr_bits() */
 	fpl_flip flip;			/* soft errors after rounding */
 	double flip_prob;		/* probability of a flip per rounded result */
 	int threads;			/* array operations: threads to use, 0 or 1 = one */
@@ -88,6 +89,19 @@ typedef struct fpl_state {
 /* Zero flags and counts, set the seed, stream 0, counter 0, sr_bits 32,
  * no flips, one thread. */
 FPL_API void fpl_state_init(fpl_state *st, uint64_t seed);
+
+/*
+ * Set R, the number of random bits of sp rounding: 0, or FPL_EINVAL (the
+ * state unchanged) for bits outside 1..32 or a NULL st.
+ *
+ * The field may also be written directly.  An out-of-range sr_bits is
+ * never undefined behaviour: array operations in sp mode reject it with
+ * FPL_EINVAL (before touching the output or the counter); the scalar
+ * operations, which return no status, use R clamped to 1..32 (0 and
+ * negative values act as 1, values above 32 as 32) and raise no flag.
+ * Modes other than sp ignore sr_bits.
+ */
+FPL_API int fpl_state_set_sr_bits(fpl_state *st, int bits);
 
 /* Clear flags and counts; the random position is kept. */
 FPL_API void fpl_state_clear_flags(fpl_state *st);

@@ -32,7 +32,7 @@ typedef struct rounded {
 } rounded;
 
 /* Round the unpacked |x| at quantum 2^Q in mode rnd; `draw` is the random
- * word for sp and se. */
+ * word for sp and se, sr_bits is R in 1..32 (sr_bits_of()). */
 static rounded round_at(const fpl_unp *u, int Q, fpl_rnd rnd, uint64_t draw, int sr_bits)
 {
 	rounded r = { 0, 0, 0, 0 };
@@ -162,12 +162,22 @@ static double overflow(const fpl_format *f, int sign, fpl_rnd rnd, const rounded
 	return fpl__nan_signed(f, sign);
 }
 
+/* R for sp, clamped to 1..32 so that round_at never shifts by 64 or by a
+ * negative count.  The array path rejects an out-of-range sr_bits with
+ * FPL_EINVAL before rounding anything; the scalar operations have no
+ * status to return, so they clamp (state.h documents both). */
+static int sr_bits_of(const fpl_state *st)
+{
+	return st->sr_bits < 1 ? 1 : st->sr_bits > 32 ? 32 : st->sr_bits;
+}
+
 double fpl__round_unp(const fpl_format *f, const fpl_unp *u, fpl_rnd rnd,
 		      const fpl_state *st, uint64_t idx, unsigned *fl)
 {
 	const int m = f->m, emin = f->emin;
 	const int e8m0 = f->specials == FPL_SPEC_E8M0;
 	uint64_t draw = 0;
+	const int R = sr_bits_of(st);
 	int Q, tiny;
 	rounded r;
 	double mag;
@@ -187,7 +197,7 @@ double fpl__round_unp(const fpl_format *f, const fpl_unp *u, fpl_rnd rnd,
 		Q = emin;
 	else
 		Q = emin - m;
-	r = round_at(u, Q, rnd, draw, st->sr_bits);
+	r = round_at(u, Q, rnd, draw, R);
 
 	/* Tininess.  After rounding: would the value, rounded to precision p
 	 * with an unbounded exponent (same mode, same draw), be below 2^emin?
@@ -197,7 +207,7 @@ double fpl__round_unp(const fpl_format *f, const fpl_unp *u, fpl_rnd rnd,
 	else if (f->tininess == FPL_TINY_BEFORE || u->exp < emin - 1)
 		tiny = 1;
 	else
-		tiny = round_at(u, u->exp - m, rnd, draw, st->sr_bits).kept < (2ull << m);
+		tiny = round_at(u, u->exp - m, rnd, draw, R).kept < (2ull << m);
 
 	if (r.inexact)
 		*fl |= FPL_FLAG_INEXACT;

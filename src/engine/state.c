@@ -26,6 +26,14 @@ void fpl_state_init(fpl_state *st, uint64_t seed)
 	st->threads = 1;
 }
 
+int fpl_state_set_sr_bits(fpl_state *st, int bits)
+{
+	if (!st || bits < 1 || bits > 32)
+		return FPL_EINVAL;
+	st->sr_bits = bits;
+	return 0;
+}
+
 void fpl_state_clear_flags(fpl_state *st)
 {
 	st->flags = 0;

@@ -272,10 +272,13 @@ static int run(const fpl_format *f, const fpl_format *from, int op, double *z,
 	J->f = f;
 	J->rnd = rnd;
 	J->st = st;
-	J->k = fpl__kernels();
-	if (!J->k) {
-		free(J);
-		return fpl_kernels_status();
+	{
+		int ks;	/* table and status from one selection record */
+		J->k = fpl__kernels_get(&ks);
+		if (!J->k || ks) {
+			free(J);
+			return ks ? ks : FPL_EINVAL;
+		}
 	}
 	J->op = op;
 	J->from = from;
@@ -290,14 +293,17 @@ static int run(const fpl_format *f, const fpl_format *from, int op, double *z,
 	J->stream = n >= STREAM_MIN;
 	J->kp.rnd = rnd;
 	J->kp.s = (uint64_t)(52 - f->m);
-	J->kp.sr_bits = (uint64_t)st->sr_bits;
+	/* only sp reads sr_bits (checked above); other modes must not let a
+	 * stray value overflow the deep-underflow arithmetic below */
+	int R = rnd == FPL_RND_SP ? st->sr_bits : 32;
+	J->kp.sr_bits = (uint64_t)R;
 	J->kp.zero_special = f->specials == FPL_SPEC_FNUZ;
 	J->kp.sub_fast = f->subnormal == FPL_SUB_YES;
 	J->kp.tiny_before = f->tininess == FPL_TINY_BEFORE;
 	J->kp.emin_b = (uint64_t)(f->emin + 1023);
 	J->kp.qsub_bits = bits_of(ldexp(1.0, f->emin - f->m));
-	J->kp.deep_ok = st->sr_bits + f->m - f->emin <= 1023;
-	J->kp.deep_scale = J->kp.deep_ok ? ldexp(1.0, st->sr_bits + f->m - f->emin) : 0;
+	J->kp.deep_ok = R + f->m - f->emin <= 1023;
+	J->kp.deep_scale = J->kp.deep_ok ? ldexp(1.0, R + f->m - f->emin) : 0;
 	J->kp.min_bits = bits_of(f->min_normal);
 	J->kp.max_bits = bits_of(f->max);
 	J->kp.key = fpl__draw_key(st->seed, st->stream);

@@ -2,8 +2,10 @@
 /*
  * cpu.c - CPU feature detection.  A feature counts only when CPUID
  * reports it AND the OS saves the register state it needs (XGETBV):
- * YMM for AVX2/FMA, YMM+ZMM+opmask for AVX-512.
+ * YMM for AVX2/FMA, YMM+ZMM+opmask for AVX-512.  Detected once, under
+ * pthread_once; the result is read-only afterwards.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "kernels/kernels_internal.h"
@@ -53,16 +55,18 @@ static void detect(fpl_cpu_features *c)
 }
 #endif
 
+static fpl_cpu_features features;
+static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+
+static void detect_once(void)
+{
+	detect(&features);
+}
+
+/* Detection runs exactly once (pthread_once), so concurrent first calls
+ * neither race on `features` nor see it half written. */
 const fpl_cpu_features *fpl_cpu(void)
 {
-	static fpl_cpu_features features;
-	static int done;
-
-	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		fpl_cpu_features c;
-		detect(&c);
-		features = c;
-		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	}
+	pthread_once(&features_once, detect_once);
 	return &features;
 }

@@ -4,6 +4,13 @@
  * the best set the CPU supports replaces it, unless FPLAB_KERNELS forces
  * one, in which case an unknown or unusable name is an error (array
  * operations then fail), never a silent fallback.
+ *
+ * Invariant: the selection (table, status, reason) is one immutable record,
+ * published through a single pointer with release/acquire atomics.  The
+ * first selection runs under pthread_once; fpl_kernels_select() swaps in
+ * another finished record.  A reader therefore sees a whole record, old or
+ * new, never a half-written one, and records are never freed, so a reason
+ * string returned earlier stays valid.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,73 +19,107 @@
 
 #include "kernels/kernels_internal.h"
 
-static const fpl_kernels *chosen;
-static int status;
-static char reason[160];
+typedef struct selection {
+	const fpl_kernels *k;	/* NULL: FPLAB_KERNELS named an unusable set */
+	int status;		/* 0, or why k is NULL */
+	const char *reason;
+} selection;
+
+static const selection sel_ref_forced = { &fpl__kernels_ref, 0, "ref: forced" };
+static const selection sel_ref_auto = { &fpl__kernels_ref, 0,
+					"ref: no faster set is supported here" };
+#ifdef FPL_HAVE_X86_KERNELS
+static const selection sel_avx512_forced = { &fpl__kernels_avx512, 0, "avx512: forced" };
+static const selection sel_avx512_auto = {
+	&fpl__kernels_avx512, 0, "avx512: cpu and os support avx512f/dq/bw/vl and fma"
+};
+#endif
+
+/* The failed FPLAB_KERNELS record: written once, inside init(), before it
+ * is published; read-only afterwards. */
+static selection env_failure;
+static char env_reason[160];
+
+static const selection *current;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+#ifdef FPL_HAVE_X86_KERNELS
 static int avx512_usable(void)
 {
-#ifdef FPL_HAVE_X86_KERNELS
 	const fpl_cpu_features *c = fpl_cpu();
 	return c->avx512f && c->avx512dq && c->avx512bw && c->avx512vl && c->fma;
-#else
-	return 0;
-#endif
 }
+#endif
 
-static int select_named(const char *name)
+/* The record for a forced set `name`, or NULL with the error in *rc and
+ * its explanation in why[len] (why may be NULL when len is 0). */
+static const selection *select_named(const char *name, int *rc, char *why, size_t len)
 {
-	if (!strcmp(name, "ref")) {
-		chosen = &fpl__kernels_ref;
-		snprintf(reason, sizeof reason, "ref: forced");
-		return 0;
-	}
+	if (!strcmp(name, "ref"))
+		return &sel_ref_forced;
 	if (!strcmp(name, "avx512")) {
 #ifdef FPL_HAVE_X86_KERNELS
-		if (avx512_usable()) {
-			chosen = &fpl__kernels_avx512;
-			snprintf(reason, sizeof reason, "avx512: forced");
-			return 0;
-		}
-		snprintf(reason, sizeof reason,
-			 "avx512: forced, but the cpu or os lacks avx512f/dq/bw/vl+fma");
-		return FPL_EUNSUPPORTED;
+		if (avx512_usable())
+			return &sel_avx512_forced;
+		snprintf(why, len, "avx512: forced, but the cpu or os lacks avx512f/dq/bw/vl+fma");
 #else
-		snprintf(reason, sizeof reason, "avx512: forced, but not compiled in (NATIVE=0)");
-		return FPL_EUNSUPPORTED;
+		snprintf(why, len, "avx512: forced, but not compiled in (NATIVE=0)");
 #endif
+		*rc = FPL_EUNSUPPORTED;
+		return NULL;
 	}
-	snprintf(reason, sizeof reason, "'%.60s': unknown kernel set (known: %s)", name,
-		 fpl_kernels_compiled());
-	return FPL_ENOTFOUND;
+	snprintf(why, len, "'%.60s': unknown kernel set (known: %s)", name, fpl_kernels_compiled());
+	*rc = FPL_ENOTFOUND;
+	return NULL;
+}
+
+static void publish(const selection *s)
+{
+	__atomic_store_n(&current, s, __ATOMIC_RELEASE);
 }
 
 static void init(void)
 {
 	const char *env = getenv("FPLAB_KERNELS");
+	const selection *s;
+	int rc = 0;
 
 	if (env && *env) {
-		status = select_named(env);
-		if (status)
-			chosen = NULL;
-		return;
-	}
+		s = select_named(env, &rc, env_reason, sizeof env_reason);
+		if (!s) {
+			env_failure.k = NULL;
+			env_failure.status = rc;
+			env_failure.reason = env_reason;
+			s = &env_failure;
+		}
+	} else {
 #ifdef FPL_HAVE_X86_KERNELS
-	if (avx512_usable()) {
-		chosen = &fpl__kernels_avx512;
-		snprintf(reason, sizeof reason, "avx512: cpu and os support avx512f/dq/bw/vl and fma");
-		return;
-	}
+		s = avx512_usable() ? &sel_avx512_auto : &sel_ref_auto;
+#else
+		s = &sel_ref_auto;
 #endif
-	chosen = &fpl__kernels_ref;
-	snprintf(reason, sizeof reason, "ref: no faster set is supported here");
+	}
+	publish(s);
+}
+
+/* The record in use, after the first selection. */
+static const selection *get(void)
+{
+	pthread_once(&once, init);
+	return __atomic_load_n(&current, __ATOMIC_ACQUIRE);
 }
 
 const fpl_kernels *fpl__kernels(void)
 {
-	pthread_once(&once, init);
-	return chosen;
+	return get()->k;
+}
+
+const fpl_kernels *fpl__kernels_get(int *status)
+{
+	const selection *s = get();
+
+	*status = s->status;
+	return s->k;
 }
 
 const char *fpl_kernels_compiled(void)
@@ -92,29 +133,31 @@ const char *fpl_kernels_compiled(void)
 
 const char *fpl_kernels_selected(void)
 {
-	const fpl_kernels *k = fpl__kernels();
+	const fpl_kernels *k = get()->k;
 	return k ? k->name : "none";
 }
 
 const char *fpl_kernels_reason(void)
 {
-	fpl__kernels();
-	return reason;
+	return get()->reason;
 }
 
 int fpl_kernels_status(void)
 {
-	fpl__kernels();
-	return status;
+	return get()->status;
 }
 
 int fpl_kernels_select(const char *name)
 {
-	int rc;
+	const selection *s;
+	int rc = 0;
 
-	fpl__kernels();
-	rc = select_named(name);
-	if (!rc)
-		status = 0;
-	return rc;
+	if (!name)
+		return FPL_EINVAL;
+	get();	/* the first selection happens once, before any swap */
+	s = select_named(name, &rc, NULL, 0);
+	if (!s)
+		return rc;
+	publish(s);
+	return 0;
 }

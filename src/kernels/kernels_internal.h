@@ -101,7 +101,13 @@ void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int 
 #endif
 
 /* The table in use (kernels.c); NULL when FPLAB_KERNELS named a set that
- * cannot be used (see fpl_kernels_status()). */
+ * cannot be used (see fpl_kernels_status()).  Safe to call from any thread
+ * at any time; fpl_kernels_select() may swap the set between two calls, so
+ * an array call reads it once and uses that table throughout. */
 const fpl_kernels *fpl__kernels(void);
+/* The same, with the status that goes with it read from the same selection
+ * (fpl__kernels() then fpl_kernels_status() could straddle a swap and
+ * report 0 for a NULL table). */
+const fpl_kernels *fpl__kernels_get(int *status);
 
 #endif
