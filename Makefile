@@ -45,7 +45,7 @@ REQ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -fPIC -fvisibility=hidden 
 	-pthread -MMD -MP $(WARN) $(SAN_FLAGS)
 REQ_LDFLAGS := -pthread $(SAN_FLAGS)
 LIBS_IO     := -ljansson -lzip -lz
-LIBS        := $(LIBS_IO) -lm
+LIBS        := $(LIBS_IO) -lmpfr -lgmp -lm
 TEST_LIBS   := -lmpfr -lgmp
 
 # Kernels are always optimized so their block loops vectorize.
@@ -111,6 +111,7 @@ endif
 IO_SRCS := \
 	src/io/dtype.c \
 	src/io/escape.c \
+	src/io/number.c \
 	src/io/tensor.c \
 	src/io/npy.c \
 	src/io/npz.c \
@@ -128,6 +129,7 @@ CLI_SRCS := \
 	src/cli/cli.c \
 	src/cli/cli_input.c \
 	src/cli/cli_output.c \
+	src/cli/cli_report.c \
 	src/cli/cli_round.c \
 	src/cli/cmd_calc.c \
 	src/cli/cmd_formats.c \
@@ -154,6 +156,8 @@ TESTS := \
 	tio \
 	thist \
 	tparts \
+	tstate \
+	tnumber \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -191,8 +195,10 @@ fplab: $(FPLAB)
 	$(Q)ln -sf $(FPLAB) fplab
 
 # ------------------------------------------------------- dependencies
-# Debian packages fplab needs: headers to build, MPFR to test against,
-# pkg-config and xmllint for the install and SVG tests.
+# Debian packages fplab needs: headers to build, MPFR (the library reads
+# decimals exactly with it; the tests compare against it), and for the
+# tests only: pkg-config and xmllint (install and SVG tests), rsvg-convert
+# (renders every SVG) and numpy (files written and read back by numpy).
 DEPS_STAMP := build/.deps-ok
 
 deps: $(DEPS_STAMP)
@@ -202,9 +208,11 @@ $(DEPS_STAMP):
 	for h in mpfr.h:libmpfr-dev gmp.h:libgmp-dev jansson.h:libjansson-dev zip.h:libzip-dev zlib.h:zlib1g-dev; do \
 		printf '#include <%s>\n' "$${h%%:*}" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing $${h##*:}"; \
 	done; \
-	for c in pkg-config:pkg-config xmllint:libxml2-utils; do \
+	for c in pkg-config:pkg-config xmllint:libxml2-utils rsvg-convert:librsvg2-bin; do \
 		command -v "$${c%%:*}" >/dev/null 2>&1 || missing="$$missing $${c##*:}"; \
 	done; \
+	{ python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } >/dev/null 2>&1 \
+		|| missing="$$missing python3-numpy"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing$$missing"; \
@@ -255,7 +263,7 @@ $(SHARED_LIB): $(LIB_OBJS)
 
 $(FPLAB): $(CLI_OBJS) $(STATIC_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(LIBS) -lmpfr -lgmp
+	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 	$(call msg,LD,$@)
@@ -275,13 +283,16 @@ check: all $(TEST_BINS)
 check-long: all $(TEST_BINS) fuzz
 	@FPLAB_LONG=1 BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
-# Fuzz the tensor readers with libFuzzer (clang) for FUZZ_TIME seconds
-# each; skipped with a message when clang or its fuzzer runtime is missing.
+# Fuzz the tensor readers and the hist/round commands with libFuzzer
+# (clang) for FUZZ_TIME seconds each; skipped with a message when clang or
+# its fuzzer runtime is missing.  FUZZ_TARGETS="cli npy" picks targets.
 FUZZ_TIME ?= 20
+FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
 	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS)" X86_SRCS="$(X86_SRCS)" IO_SRCS="$(IO_SRCS)" \
-		X86_FLAGS="$(X86_AVX512_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(BUILD)/fuzz
+		CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
+		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)
 
 bench: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

@@ -105,38 +105,7 @@ int cli_parse_u64(const char *s, uint64_t *out);
  * optionally signed, "inf"/"infinity"/"nan" in any case.  Returns 0 or -1.
  */
 int cli_parse_double(const char *s, double *out);
-/*
- * A finite number that binary64 cannot hold exactly (0.1, 1e-400, 1e400,
- * a hex float of more than 53 bits), as read: its magnitude truncated
- * toward zero to 128 significant bits, (hi*2^64 + lo) 2^exp, and sticky
- * when bits were lost; these are the arguments of fpl_round_parts(), so
- * that rounding it into a format is the one correct rounding of the
- * number.  A number below MPFR's exponent range (1e-2000000000) has
- * hi = lo = 0 and sticky set; one above it is its largest number with
- * sticky set: both round like the number itself in every format.
- */
-struct cli_wide {
-	int negative;
-	int64_t exp;
-	uint64_t hi, lo;
-	int sticky;
-};
-
-/*
- * cli_parse_double's grammar, read exactly enough to be rounded once:
- * returns 0 when *out is the number itself (inf, nan, and every numeral
- * binary64 holds), 1 when it cannot be held (*w is filled; *out is the
- * nearest binary64, as strtod gives it), -1 for not a number.  Numerals
- * are parsed with MPFR.
- */
-int cli_parse_wide(const char *s, double *out, struct cli_wide *w);
-
-/* fpl_round_parts() of *w: the number rounded once into f. */
-double cli_wide_round(const fpl_format *f, const struct cli_wide *w, fpl_rnd rnd,
-		      fpl_state *st);
-/* |y - v| / |v| for the number v of *w (v nonzero), correctly rounded
- * from the 128-bit v; for statistics. */
-double cli_wide_relerr(const struct cli_wide *w, double y);
+/* Numbers from text are read exactly with fpl_parse_number() (fplab/number.h). */
 
 /* An option value that must be 0 or 1 (or 0..max): usage error on failure. */
 int cli_parse_switch(const char *opt, const char *s, int max, int *out);
@@ -228,15 +197,9 @@ int cli_format_resolve(fpl_format *f, const char *name);
 const char *const *cli_format_names(size_t *n);
 
 /* -------------------------------------------------------- text input */
-/* A number binary64 cannot hold, met at position `pos` of a read. */
-struct cli_inexact {
-	size_t pos;
-	struct cli_wide w;
-};
-
 /* The inexact numbers of one read, in order (a growable list). */
 struct cli_inexact_list {
-	struct cli_inexact *v;
+	fpl_inexact *v;
 	size_t n, cap;
 };
 
@@ -244,7 +207,7 @@ struct cli_inexact_list {
  * A text source: numbers separated by blanks (spaces, tabs, commas are
  * NOT separators), `#` to end of line is a comment.  Lines are counted
  * from 1 for messages: "fplab: round: FILE: line 3: 'abc' is not a number"
- * (FILE is omitted for stdin).
+ * (FILE is "stdin" for standard input; the token is escaped, fpl_escape).
  *
  * Values are stored as binary64.  A number binary64 cannot hold exactly
  * (cli_parse_wide) is stored as its nearest binary64 and listed in
@@ -311,9 +274,14 @@ struct cli_reader {
 	struct cli_inexact_list inexact;	/* text: of the last read (pos indexes buf) */
 };
 
-/* Open `path` ("-"/NULL = stdin, not for npy).  Returns 0 or -1. */
+/* Open `path` ("-"/NULL = stdin, not for npy).  npy_dtype (--dtype) says
+ * what an .npy of raw codes holds (<u2 as bf16 or f16, |u1 as e4m3fn or
+ * e5m2; FPL_DT_UNKNOWN: none, fplab/tensor.h).  Returns 0 or -1. */
 int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kind,
-		    const fpl_format *codes_fmt);
+		    const fpl_format *codes_fmt, fpl_dtype npy_dtype);
+/* --dtype NAME for `round` and `calc`: 0, or -2 (usage error printed,
+ * with the valid names). */
+int cli_dtype_parse(const char *s, fpl_dtype *out);
 /*
  * Up to `cap` values into buf; *got = 0 at the end.  Returns 0 or -1
  * (message printed: truncated element, non-number, I/O error).  For text,
@@ -349,26 +317,44 @@ char *cli_code_str(char *buf, const fpl_format *f, uint64_t c);
 
 /* ------------------------------------------------------ atomic output */
 /*
- * `-o FILE` output: a temporary file next to FILE, renamed over it only on
- * success, removed on failure, so FILE never holds partial output.
- * Without a path ("-" or NULL) it is stdout.  An existing FILE that is not
- * a regular file (/dev/null, /dev/full, a FIFO) is written in place.
+ * `-o FILE` output: a temporary FILE.tmp-XXXXXX next to FILE, renamed over
+ * it only on success, removed on failure, so FILE never holds partial
+ * output.  Without a path ("-" or NULL) it is stdout.  An existing FILE
+ * that is not a regular file (/dev/null, /dev/full, a FIFO) is written in
+ * place.  Guarantees:
+ *   - SIGHUP, SIGINT, SIGTERM (unless ignored) remove every open output's
+ *     temporary, then the process dies of the signal (status 128+signal);
+ *     at most 8 outputs are open at once.
+ *   - A replaced FILE keeps its mode, and its owner and group where the
+ *     user may give them (root); a group that cannot be kept gets no more
+ *     access than others had.  A new FILE gets 0666 less the umask.
+ *   - A symbolic link FILE (dangling or not) stays a link: the file it
+ *     names is replaced, with the temporary next to that file.
+ *   - Messages: "cannot create a temporary file in 'DIR' for 'FILE': ...",
+ *     "write error on 'FILE': ...", "cannot replace 'TARGET': ...".
  */
 struct cli_output {
 	FILE *fp;
-	char *path;		/* final path, NULL for stdout */
-	char *tmp;		/* temporary path, NULL when writing in place */
+	char *path;		/* as given, NULL for stdout */
+	char *target;		/* the file replaced: path, or what its links name */
+	const char *tmp;	/* the temporary, NULL when writing in place */
+	int slot;		/* its slot in the signal-cleanup registry */
 };
 int cli_output_open(struct cli_output *o, const char *path);
 /* ok != 0: flush, check, rename (returns 0 or -1, message printed);
  * ok == 0: discard the temporary (returns -1). */
 int cli_output_close(struct cli_output *o, int ok);
+/* Report a write error on o (errno, or EIO when errno is 0): "write error
+ * on 'FILE': ..." or, once per process, "write error on stdout: ...".
+ * Returns -1. */
+int cli_output_error(const struct cli_output *o);
 
 /*
  * A stream of result values in one --out kind: text kinds one value per
  * line, f64/f32 raw little-endian, npy with a header for the final count
- * (when `known` is UINT64_MAX the body is spooled to a temporary file and
- * the header written at the end, so memory stays bounded).
+ * (when `known` is UINT64_MAX the body is spooled to an unlinked temporary
+ * file, next to FILE or in $TMPDIR or /tmp for stdout, and the header
+ * written at the end, so memory stays bounded).
  */
 struct cli_writer {
 	enum cli_out_kind kind;
@@ -386,7 +372,8 @@ int cli_writer_put(struct cli_writer *w, const double *v, size_t n);
 /* ok != 0: finish and commit (0 or -1); ok == 0: discard (-1). */
 int cli_writer_close(struct cli_writer *w, int ok);
 
-/* Flush and check stdout; returns 0 or -1 with "write error on stdout: ..." */
+/* Flush and check stdout; returns 0, or -1 with "write error on stdout: ..."
+ * unless cli_output_error() already said it. */
 int cli_flush_stdout(void);
 
 /* ------------------------------------------- machine-readable reports */

@@ -117,13 +117,27 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 		}
 		ro->st.sr_bits = (int)v;
 		return 1;
-	case CLI_OPT_THREADS:
+	case CLI_OPT_THREADS: {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
 		if (cli_parse_long(arg, &v) || v < 0 || v > 1024) {
 			error("--threads: '%s' is not an integer in 0..1024", arg);
 			return -2;
 		}
+		if (cores < 1)
+			cores = 1;
+		if (v == 0)	/* 0: one per core */
+			v = cores;
+		else if (v > cores) {
+			/* more threads than cores only adds switching (16 times
+			 * slower at 1024): use the cores, and say so */
+			warning("--threads %ld: this machine has %ld processor%s online; using %ld",
+				v, cores, cores == 1 ? "" : "s", cores);
+			v = cores;
+		}
 		ro->st.threads = (int)v;
 		return 1;
+	}
 	default:
 		return 0;
 	}

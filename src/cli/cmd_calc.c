@@ -20,11 +20,12 @@
 
 static const char calc_usage[] =
 	"usage: fplab calc OP " CLI_ROUND_SYNOPSIS "\n"
-	"    [--in text|f64|f32|f16|bf16|npy|codes] [--out text|hex|bits|f64|f32|npy]\n"
+	"    [--in text|f64|f32|f16|bf16|npy|codes] [--dtype DTYPE]\n"
+	"    [--out text|hex|bits|f64|f32|npy]\n"
 	"    [--flags] [-o FILE] [--tsv|--json] [FILE...]\n"
 	"OP is one of add sub mul div fma sqrt neg abs min max cmp\n";
 
-enum { OPT_IN = CLI_OPT_CMD, OPT_OUT, OPT_FLAGS };
+enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_FLAGS };
 
 enum op { ADD, SUB, MUL, DIV, FMA, SQRT, NEG, ABS, MIN, MAX, CMP, NOPS };
 
@@ -37,6 +38,7 @@ static struct calc_opts {
 	struct cli_round ro;
 	enum op op;
 	enum cli_in_kind in;
+	fpl_dtype dtype;	/* --dtype: what an .npy of raw codes holds */
 	enum cli_out_kind out;
 	const char *output;
 	int flags;
@@ -75,13 +77,13 @@ static double apply(const double *a)
  * raises no flag, takes no random draw and suffers no soft error; those
  * belong to the operation.
  */
-static double operand(const struct cli_wide *w)
+static double operand(const fpl_wide *w)
 {
 	fpl_rnd r = fpl_rnd_is_stochastic(opt.ro.rnd) ? FPL_RND_NE : opt.ro.rnd;
 	fpl_state scratch;
 
 	fpl_state_init(&scratch, 0);
-	return cli_wide_round(&opt.ro.fmt, w, r, &scratch);
+	return fpl_round_wide(&opt.ro.fmt, w, r, &scratch);
 }
 
 /* Replace the inexact numbers of a read (listed in l) in a by operand(). */
@@ -177,7 +179,7 @@ static int calc_columns(const char *path, FILE *out)
 
 		if ((int)n != arity || tx.partial) {
 			rc = error("%s%sline %ld: %s needs %d operand%s, found %s%zu",
-				   tx.name ? tx.name : "", tx.name ? ": " : "", tx.line,
+				   tx.name ? tx.name : "stdin", ": ", tx.line,
 				   op_names[opt.op], arity, arity > 1 ? "s" : "",
 				   tx.partial ? "more than " : "", n);
 			break;
@@ -263,7 +265,7 @@ static int calc_files(char **files, struct cli_writer *w)
 	if (!y || !a[0] || (arity > 1 && !a[1]) || (arity > 2 && !a[2]))
 		rc = error("out of memory");
 	for (k = 0; k < arity && !rc; k++, opened++)
-		rc = cli_reader_open(&r[k], files[k], opt.in, &opt.ro.fmt);
+		rc = cli_reader_open(&r[k], files[k], opt.in, &opt.ro.fmt, opt.dtype);
 	if (rows)
 		begin_table(&t, w->out.fp);
 	while (!rc) {
@@ -305,6 +307,7 @@ static int parse_args(int argc, char **argv)
 		CLI_ROUND_LONGOPTS,
 		CLI_REPORT_LONGOPTS,
 		{ "in", required_argument, NULL, OPT_IN },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "flags", no_argument, NULL, OPT_FLAGS },
@@ -328,6 +331,10 @@ static int parse_args(int argc, char **argv)
 			return -1;
 		case OPT_IN:
 			if (cli_in_parse(optarg, &opt.in))
+				return usage_error(calc_usage, NULL);
+			break;
+		case OPT_DTYPE:
+			if (cli_dtype_parse(optarg, &opt.dtype))
 				return usage_error(calc_usage, NULL);
 			break;
 		case OPT_OUT:
@@ -372,6 +379,9 @@ int cmd_calc(int argc, char **argv)
 		return usage_error(calc_usage, "missing OP");
 	if (parse_op(argv[optind]))
 		return usage_error(calc_usage, NULL);
+	if (opt.dtype != FPL_DT_UNKNOWN && opt.in != CLI_IN_NPY)
+		return usage_error(calc_usage, "--dtype applies to --in npy only (with --in f16, bf16 "
+				   "or codes the input says what it holds)");
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(calc_usage, NULL);
@@ -405,7 +415,7 @@ int cmd_calc(int argc, char **argv)
 		rc = calc_files(files, &w);
 	}
 	if (!rc && ferror(w.out.fp))
-		rc = error("write error on '%s'", opt.output ? opt.output : "stdout");
+		rc = cli_output_error(&w.out);
 	rc = cli_writer_close(&w, !rc);
 	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -6,8 +6,10 @@
  * the exponent histogram and the suggested power-of-two scales; as a
  * terminal chart, --tsv, --json, and --svg FILE.
  *
- * Invariant: every tensor is read and classified before anything is
- * printed, so a bad input (exit 1) leaves no partial report on stdout and
+ * Invariant: memory is bounded whatever the file: each tensor's result is
+ * printed as soon as it is finished (file order) and dropped, except the
+ * running total and, with --svg, the first HIST_SVG_MAX tensors.  A bad
+ * input (exit 1) leaves the report of the tensors before it on stdout and
  * no SVG file; the SVG is written through cli_output (temporary + rename).
  */
 #include <math.h>
@@ -24,7 +26,7 @@ static const char hist_usage[] =
 	"usage: fplab hist " CLI_ROUND_SYNOPSIS "\n"
 	"    [--dtype DTYPE] [--offset N] [--count N] [--big-endian] [--tensor NAME]\n"
 	"    [--scale S] [--loss-scale S] [--aps | --mx N] [--tsv|--json] [--svg FILE]\n"
-	"    FILE...\n";
+	"    [FILE...]\n";
 
 enum {
 	OPT_DTYPE = CLI_OPT_CMD, OPT_OFFSET, OPT_COUNT, OPT_BIGEND, OPT_TENSOR, OPT_SCALE,
@@ -118,12 +120,15 @@ static int parse_args(int argc, char **argv)
 		case OPT_BIGEND:
 			opt.topts.big_endian = 1;
 			break;
-		case OPT_TENSOR:
-			opt.tensors = realloc(opt.tensors, (size_t)(opt.ntensors + 1) * sizeof *opt.tensors);
-			if (!opt.tensors)
+		case OPT_TENSOR: {
+			const char **nt = realloc(opt.tensors,
+						  (size_t)(opt.ntensors + 1) * sizeof *opt.tensors);
+			if (!nt)	/* opt.tensors stays valid and is freed by the caller */
 				return error("out of memory"), CLI_EXIT_FAIL;
+			opt.tensors = nt;
 			opt.tensors[opt.ntensors++] = optarg;
 			break;
+		}
 		case OPT_SCALE:
 		case OPT_LOSS:
 			if (parse_scale(optarg, &v))
@@ -152,18 +157,23 @@ static int parse_args(int argc, char **argv)
 		return usage_error(hist_usage, "--aps, --mx and --scale/--loss-scale exclude each other");
 	if (!isfinite(opt.scale) || opt.scale <= 0)
 		return usage_error(hist_usage, "the product of --scale and --loss-scale is out of range");
-	if (optind >= argc)
-		return usage_error(hist_usage, "no input file");
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(hist_usage, NULL);
 	return rc ? CLI_EXIT_FAIL : 0;
 }
 
-/* One pass over tensor i: scan (APS) or classify. */
+/* "stdin" for "-", else the path: how messages name an input. */
+static const char *input_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "stdin";
+}
+
+/* One pass over tensor i: scan (APS) or classify.  Text is classified
+ * exactly: the numbers binary64 cannot hold go in as themselves. */
 static int pass(fpl_tensor_file *tf, size_t i, fpl_hist *h, int scan, float *xf, double *xd)
 {
-	char err[1024];
+	char err[1024], shown[FPL_ESCAPED_NAME_MAX];
 	fpl_tensor_stream *s;
 	const fpl_tensor_info *in = fpl_tensor_get(tf, i);
 	int wide = in->dtype == FPL_DT_F64 || in->dtype == FPL_DT_TEXT;
@@ -181,10 +191,15 @@ static int pass(fpl_tensor_file *tf, size_t i, fpl_hist *h, int scan, float *xf,
 			else if (scan)
 				fpl_hist_scan_f32(h, xf, got);
 			else {
-				int r2 = wide ? fpl_hist_add(h, xd, got) : fpl_hist_add_f32(h, xf, got);
+				size_t nix;
+				const fpl_inexact *ix = fpl_tensor_stream_inexact(s, &nix);
+				int r2 = wide ? fpl_hist_add_exact(h, xd, got, ix, nix)
+					      : fpl_hist_add_f32(h, xf, got);
 				if (r2) {
 					fpl_tensor_stream_close(s);
-					return error("tensor '%s': %s", in->name, fpl_strerror(r2));
+					return error("tensor '%s': %s",
+						     fpl_escape(shown, sizeof shown, in->name),
+						     fpl_strerror(r2));
 				}
 			}
 		}
@@ -203,10 +218,11 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 			   struct hist_entry *e, const fpl_hist_config *cfg, float *xf, double *xd)
 {
 	const fpl_tensor_info *in = fpl_tensor_get(tf, i);
+	char shown[FPL_ESCAPED_NAME_MAX];
 	int rc;
 
 	if (multi_file)
-		snprintf(e->name, sizeof e->name, "%s:%s", path, in->name);
+		snprintf(e->name, sizeof e->name, "%s:%s", input_name(path), in->name);
 	else
 		snprintf(e->name, sizeof e->name, "%s", in->name);
 	e->dtype = in->dtype;
@@ -217,12 +233,8 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 	rc = fpl_hist_init(&e->h, &c);
 	if (rc)
 		return error("%s", fpl_strerror(rc));
-	if (fpl_hist_needs_scan(&e->h)) {
-		if (!strcmp(path, "-"))
-			rc = error("--aps reads the input twice: give a file, not stdin");
-		else
-			rc = pass(tf, i, &e->h, 1, xf, xd);
-	}
+	if (fpl_hist_needs_scan(&e->h))
+		rc = pass(tf, i, &e->h, 1, xf, xd);	/* the reader spooled a pipe */
 	if (!rc)
 		rc = pass(tf, i, &e->h, 0, xf, xd);
 	if (rc) {
@@ -238,70 +250,9 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 	if (rc)
 		return error("%s", fpl_strerror(rc));
 	if (e->h.count == 0)
-		warning("%s: tensor '%s' is empty", path, in->name);
+		warning("%s: tensor '%s' is empty", input_name(path),
+			fpl_escape(shown, sizeof shown, in->name));
 	return 0;
-}
-
-/* Read every selected tensor of every file. */
-static int collect(char **files, int nfiles, struct hist_run *run, const fpl_hist_config *cfg)
-{
-	float *xf = malloc(CHUNK * sizeof *xf);
-	double *xd = malloc(CHUNK * sizeof *xd);
-	int rc = 0;
-
-	if (!xf || !xd) {
-		free(xf);
-		free(xd);
-		return error("out of memory");
-	}
-	for (int f = 0; f < nfiles && !rc; f++) {
-		fpl_tensor_file *tf;
-		char err[1024];
-		if (fpl_tensor_open(&tf, files[f], &opt.topts, err, sizeof err)) {
-			rc = error("%s", err);
-			break;
-		}
-		size_t nt = fpl_tensor_count(tf);
-		/* --tensor: each name must exist in every file */
-		for (int k = 0; k < opt.ntensors && !rc; k++)
-			if (fpl_tensor_find(tf, opt.tensors[k]) < 0) {
-				const char **names = malloc((nt ? nt : 1) * sizeof *names);
-				for (size_t i = 0; names && i < nt; i++)
-					names[i] = fpl_tensor_get(tf, i)->name;
-				error("%s: no tensor '%s'%s%s%s", files[f], opt.tensors[k],
-				      names && cli_closest(opt.tensors[k], names, nt) ? "; did you mean '" : "",
-				      names && cli_closest(opt.tensors[k], names, nt)
-					      ? cli_closest(opt.tensors[k], names, nt) : "",
-				      names && cli_closest(opt.tensors[k], names, nt) ? "'?" : "");
-				free(names);
-				rc = -1;
-			}
-		for (size_t i = 0; i < nt && !rc; i++) {
-			if (opt.ntensors) {
-				int want = 0;
-				for (int k = 0; k < opt.ntensors; k++)
-					want |= !strcmp(opt.tensors[k], fpl_tensor_get(tf, i)->name);
-				if (!want)
-					continue;
-			}
-			struct hist_entry *ne = realloc(run->e, (run->n + 1) * sizeof *ne);
-			if (!ne) {
-				rc = error("out of memory");
-				break;
-			}
-			run->e = ne;
-			memset(&run->e[run->n], 0, sizeof *ne);
-			rc = classify_tensor(tf, i, files[f], nfiles > 1, &run->e[run->n], cfg, xf, xd);
-			if (!rc)
-				run->n++;
-		}
-		if (!rc && nt == 0)
-			warning("%s: no tensors", files[f]);
-		fpl_tensor_close(tf);
-	}
-	free(xf);
-	free(xd);
-	return rc;
 }
 
 /* ------------------------------------------------------------ --tsv */
@@ -343,9 +294,9 @@ static void scale_str(char *buf, size_t cap, const fpl_hist *h)
 static void tsv_row(struct cli_table *t, const char *name, const char *dtype, const fpl_hist *h)
 {
 	double v[14];
-	char s[CLI_VALUE_MAX];
+	char s[CLI_VALUE_MAX], shown[FPL_ESCAPED_NAME_MAX + 256];
 	row_values(h, v);
-	cli_table_str(t, name);
+	cli_table_str(t, fpl_escape(shown, sizeof shown, name));
 	cli_table_str(t, dtype);
 	for (int i = 0; i < 7; i++)
 		cli_table_int(t, (long long)v[i]);
@@ -355,17 +306,6 @@ static void tsv_row(struct cli_table *t, const char *name, const char *dtype, co
 	cli_table_str(t, s);
 	cli_table_int(t, h->aps_k);
 	cli_table_int(t, h->best_k);
-}
-
-static void print_tsv(const struct hist_run *r)
-{
-	struct cli_table t;
-	cli_table_begin(&t, stdout, CLI_REPORT_TSV, tsv_cols, NCOLS);
-	for (size_t i = 0; i < r->n; i++)
-		tsv_row(&t, r->e[i].name, fpl_dtype_name(r->e[i].dtype), &r->e[i].h);
-	if (r->total)
-		tsv_row(&t, "(total)", "-", r->total);
-	cli_table_end(&t);
 }
 
 /* ------------------------------------------------------------ --json */
@@ -411,95 +351,264 @@ static void json_tensor(const char *name, const char *dtype, const struct hist_e
 	fputs("]}}", stdout);
 }
 
-static void print_json(const struct hist_run *r)
+/* ------------------------------------------------- the streamed report */
+/*
+ * Each tensor's result is printed as soon as it is finished, in file
+ * order; what stays in memory to the end is the running total and the
+ * first HIST_SVG_MAX tensors when an SVG is asked for.  The heading needs
+ * only the format (the range exponents come from `total`, initialised
+ * before the first tensor); it is printed with the first result, so a
+ * file that cannot be opened at all leaves stdout empty.
+ */
+struct report {
+	int begun;		/* the heading is out */
+	struct hist_run run;
+	fpl_hist total;		/* running total of every tensor */
+	size_t ntensors;	/* tensors read */
+	struct cli_table t;	/* --tsv */
+	int colour;
+};
+
+static void report_begin(struct report *rp)
 {
+	const struct hist_run *r = &rp->run;
 	const fpl_format *f = r->fmt;
+	const fpl_hist *h = &rp->total;
 	char a[CLI_VALUE_MAX], b[CLI_VALUE_MAX], c[CLI_VALUE_MAX];
-	fputs("{\"format\": ", stdout);
-	cli_json_str(stdout, f->name);
-	printf(", \"mode\": \"%s\", \"scaling\": ", fpl_rnd_name(r->rnd));
-	cli_json_str(stdout, r->scaling);
-	printf(",\n \"range\": {\"min_subnormal\": %s, \"min_normal\": %s, \"max\": %s, "
-	       "\"e_min_subnormal\": %d, \"e_min_normal\": %d, \"e_max\": %d},\n",
-	       cli_shortest(a, f->min_subnormal), cli_shortest(b, f->min_normal),
-	       cli_shortest(c, f->max), r->n ? r->e[0].h.e_minsub : 0,
-	       r->n ? r->e[0].h.e_minnorm : 0, r->n ? r->e[0].h.e_max : 0);
-	fputs(" \"tensors\": [\n", stdout);
-	for (size_t i = 0; i < r->n; i++) {
-		json_tensor(r->e[i].name, fpl_dtype_name(r->e[i].dtype), &r->e[i], &r->e[i].h);
-		fputs(i + 1 < r->n ? ",\n" : "\n", stdout);
+
+	if (rp->begun)
+		return;
+	rp->begun = 1;
+	switch (opt.report) {
+	case CLI_REPORT_TSV:
+		cli_table_begin(&rp->t, stdout, CLI_REPORT_TSV, tsv_cols, NCOLS);
+		break;
+	case CLI_REPORT_JSON:
+		fputs("{\"format\": ", stdout);
+		cli_json_str(stdout, f->name);
+		printf(", \"mode\": \"%s\", \"scaling\": ", fpl_rnd_name(r->rnd));
+		cli_json_str(stdout, r->scaling);
+		printf(",\n \"range\": {\"min_subnormal\": %s, \"min_normal\": %s, \"max\": %s, "
+		       "\"e_min_subnormal\": %d, \"e_min_normal\": %d, \"e_max\": %d},\n",
+		       cli_shortest(a, f->min_subnormal), cli_shortest(b, f->min_normal),
+		       cli_shortest(c, f->max), h->e_minsub, h->e_minnorm, h->e_max);
+		fputs(" \"tensors\": [", stdout);
+		break;
+	default:
+		hist_chart_head(stdout, r);
 	}
-	fputs(" ],\n \"total\":\n", stdout);
-	json_tensor("(total)", "-", NULL, r->total ? r->total : (r->n ? &r->e[0].h : NULL));
-	fputs("\n}\n", stdout);
+}
+
+static void report_tensor(struct report *rp, const struct hist_entry *e)
+{
+	report_begin(rp);
+	switch (opt.report) {
+	case CLI_REPORT_TSV:
+		tsv_row(&rp->t, e->name, fpl_dtype_name(e->dtype), &e->h);
+		break;
+	case CLI_REPORT_JSON:
+		fputs(rp->ntensors > 1 ? ",\n" : "\n", stdout);
+		json_tensor(e->name, fpl_dtype_name(e->dtype), e, &e->h);
+		break;
+	default:
+		hist_chart_one(stdout, e->name, e, &e->h, &rp->run, rp->colour);
+	}
+}
+
+/* The total: a row of its own when there are several tensors; JSON always
+ * has "total" (null when there was no tensor). */
+static void report_end(struct report *rp)
+{
+	int several = rp->ntensors > 1;
+
+	report_begin(rp);
+	switch (opt.report) {
+	case CLI_REPORT_TSV:
+		if (several)
+			tsv_row(&rp->t, "(total)", "-", &rp->total);
+		cli_table_end(&rp->t);
+		break;
+	case CLI_REPORT_JSON:
+		fputs(rp->ntensors ? "\n ],\n \"total\":\n" : "],\n \"total\": null", stdout);
+		if (rp->ntensors)
+			json_tensor("(total)", "-", NULL, &rp->total);
+		fputs("\n}\n", stdout);
+		break;
+	default:
+		if (several)
+			hist_chart_one(stdout, "(total)", NULL, &rp->total, &rp->run, rp->colour);
+		else if (!rp->ntensors)
+			fputs("(no tensors)\n", stdout);
+	}
+}
+
+/* A finished tensor: print it, add it to the total, keep it for the SVG. */
+static int report_add(struct report *rp, const struct hist_entry *e)
+{
+	rp->ntensors++;
+	report_tensor(rp, e);
+	fflush(stdout);	/* streamed: out before the next tensor is read */
+	fpl_hist_merge(&rp->total, &e->h);
+	if (!opt.svg)
+		return 0;
+	if (rp->run.n == HIST_SVG_MAX) {
+		rp->run.more++;
+		return 0;
+	}
+	struct hist_entry *ne = realloc(rp->run.e, (rp->run.n + 1) * sizeof *ne);
+	if (!ne)
+		return error("out of memory");
+	rp->run.e = ne;
+	rp->run.e[rp->run.n++] = *e;
+	return 0;
+}
+
+/* "no tensor 'x' in FILE; did you mean 'y'?" or the list of names. */
+static int no_tensor(fpl_tensor_file *tf, const char *path, const char *want)
+{
+	size_t nt = fpl_tensor_count(tf);
+	const char **names = malloc((nt ? nt : 1) * sizeof *names);
+	char a[FPL_ESCAPED_NAME_MAX], b[FPL_ESCAPED_NAME_MAX];
+	const char *near = NULL;
+
+	for (size_t i = 0; names && i < nt; i++)
+		names[i] = fpl_tensor_get(tf, i)->name;
+	if (names)
+		near = cli_closest(want, names, nt);
+	fpl_escape(a, sizeof a, want);
+	if (near)
+		error("%s: no tensor '%s'; did you mean '%s'?", input_name(path), a,
+		      fpl_escape(b, sizeof b, near));
+	else
+		error("%s: no tensor '%s' (%zu tensor%s in the file)", input_name(path), a, nt,
+		      nt == 1 ? "" : "s");
+	free(names);
+	return -1;
+}
+
+/* Is tensor i of tf among the --tensor names (or are there none)? */
+static int selected(fpl_tensor_file *tf, size_t i)
+{
+	if (!opt.ntensors)
+		return 1;
+	for (int k = 0; k < opt.ntensors; k++)
+		if (!strcmp(opt.tensors[k], fpl_tensor_get(tf, i)->name))
+			return 1;
+	return 0;
+}
+
+/* Read every selected tensor of every file, reporting each as it is done. */
+static int collect(char **files, int nfiles, struct report *rp, const fpl_hist_config *cfg)
+{
+	float *xf = malloc(CHUNK * sizeof *xf);
+	double *xd = malloc(CHUNK * sizeof *xd);
+	struct hist_entry *e = malloc(sizeof *e);
+	int rc = 0;
+
+	if (!xf || !xd || !e)
+		rc = error("out of memory");
+	for (int f = 0; f < nfiles && !rc; f++) {
+		fpl_tensor_file *tf;
+		char err[1024];
+		if (fpl_tensor_open(&tf, files[f], &opt.topts, err, sizeof err)) {
+			rc = error("%s", err);
+			break;
+		}
+		size_t nt = fpl_tensor_count(tf);
+		/* --tensor: each name must exist in every file */
+		for (int k = 0; k < opt.ntensors && !rc; k++)
+			if (fpl_tensor_find(tf, opt.tensors[k]) < 0)
+				rc = no_tensor(tf, files[f], opt.tensors[k]);
+		for (size_t i = 0; i < nt && !rc; i++) {
+			if (!selected(tf, i))
+				continue;
+			memset(e, 0, sizeof *e);
+			rc = classify_tensor(tf, i, files[f], nfiles > 1, e, cfg, xf, xd);
+			if (!rc)
+				rc = report_add(rp, e);
+		}
+		if (!rc && nt == 0)
+			warning("%s: no tensors", input_name(files[f]));
+		fpl_tensor_close(tf);
+	}
+	free(xf);
+	free(xd);
+	free(e);
+	return rc;
+}
+
+static void scaling_name(char *buf, size_t cap, fpl_hist_config *cfg)
+{
+	int k;
+
+	if (opt.aps) {
+		cfg->scaling = FPL_HSCALE_APS;
+		snprintf(buf, cap, "aps");
+	} else if (opt.mx) {
+		cfg->scaling = FPL_HSCALE_MX;
+		cfg->mx_block = opt.mx;
+		snprintf(buf, cap, "mx%d", opt.mx);
+	} else if (opt.scale == 1)
+		snprintf(buf, cap, "none");
+	else if (frexp(opt.scale, &k) == 0.5)
+		snprintf(buf, cap, "2^%d", k - 1);
+	else
+		cli_shortest(buf, opt.scale);
 }
 
 int cmd_hist(int argc, char **argv)
 {
-	struct hist_run run = { 0 };
+	struct report rp;
 	fpl_hist_config cfg;
-	fpl_hist total;
 	char scaling[64];
 	int rc;
 
+	memset(&rp, 0, sizeof rp);
 	rc = parse_args(argc, argv);
-	if (rc < 0)
+	if (rc < 0) {
+		free(opt.tensors);
 		return usage_help(hist_usage);
-	if (rc)
+	}
+	if (rc) {
+		free(opt.tensors);
 		return rc;
+	}
 	fpl_hist_config_init(&cfg, &opt.ro.fmt);
 	cfg.rnd = opt.ro.rnd;
 	cfg.st = opt.ro.st;
 	cfg.scale = opt.scale;
-	if (opt.aps) {
-		cfg.scaling = FPL_HSCALE_APS;
-		snprintf(scaling, sizeof scaling, "aps");
-	} else if (opt.mx) {
-		cfg.scaling = FPL_HSCALE_MX;
-		cfg.mx_block = opt.mx;
-		snprintf(scaling, sizeof scaling, "mx%d", opt.mx);
-	} else {
-		int k;
-		if (opt.scale == 1)
-			snprintf(scaling, sizeof scaling, "none");
-		else if (frexp(opt.scale, &k) == 0.5)
-			snprintf(scaling, sizeof scaling, "2^%d", k - 1);
-		else
-			cli_shortest(scaling, opt.scale);
+	scaling_name(scaling, sizeof scaling, &cfg);
+	opt.topts.reread = opt.aps;	/* two passes: a pipe is spooled by the reader */
+	rp.run.fmt = &opt.ro.fmt;
+	rp.run.rnd = opt.ro.rnd;
+	rp.run.scaling = scaling;
+	rp.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	rc = fpl_hist_init(&rp.total, &cfg);
+	if (rc) {
+		free(opt.tensors);
+		return error("%s", fpl_strerror(rc)), CLI_EXIT_FAIL;
 	}
-	run.fmt = &opt.ro.fmt;
-	run.rnd = opt.ro.rnd;
-	run.scaling = scaling;
-
-	rc = collect(argv + optind, argc - optind, &run, &cfg);
-	if (!rc && run.n > 1) {
-		if (fpl_hist_init(&total, &cfg))
-			rc = error("out of memory");
-		else {
-			fpl_hist_release(&total);
-			for (size_t i = 0; i < run.n; i++)
-				fpl_hist_merge(&total, &run.e[i].h);
-			run.total = &total;
-		}
+	fpl_hist_release(&rp.total);	/* merged into: no scratch needed */
+	if (optind < argc)
+		rc = collect(argv + optind, argc - optind, &rp, &cfg);
+	else {
+		static char *stdin_only[] = { "-" };	/* no FILE: standard input */
+		rc = collect(stdin_only, 1, &rp, &cfg);
+	}
+	if (!rc) {
+		report_end(&rp);
+		rp.run.total = rp.ntensors > 1 ? &rp.total : NULL;
 	}
 	if (!rc && opt.svg) {
 		struct cli_output o;
 		if (cli_output_open(&o, opt.svg))
 			rc = -1;
 		else {
-			hist_svg(o.fp, &run);
+			hist_svg(o.fp, &rp.run);
 			rc = cli_output_close(&o, 1);
 		}
 	}
-	if (!rc) {
-		if (opt.report == CLI_REPORT_TSV)
-			print_tsv(&run);
-		else if (opt.report == CLI_REPORT_JSON)
-			print_json(&run);
-		else
-			hist_chart(stdout, &run, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
-	}
-	free(run.e);
+	free(rp.run.e);
 	free(opt.tensors);
 	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

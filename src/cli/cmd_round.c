@@ -22,14 +22,16 @@
 
 static const char round_usage[] =
 	"usage: fplab round " CLI_ROUND_SYNOPSIS "\n"
-	"    [--in text|f64|f32|f16|bf16|npy|codes] [--out text|hex|bits|f64|f32|npy]\n"
+	"    [--in text|f64|f32|f16|bf16|npy|codes] [--dtype DTYPE]\n"
+	"    [--out text|hex|bits|f64|f32|npy]\n"
 	"    [-o FILE] [--stats] [--tsv|--json] [FILE...]\n";
 
-enum { OPT_IN = CLI_OPT_CMD, OPT_OUT, OPT_STATS };
+enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_STATS };
 
 static struct round_opts {
 	struct cli_round ro;
 	enum cli_in_kind in;
+	fpl_dtype dtype;	/* --dtype: what an .npy of raw codes holds */
 	enum cli_out_kind out;
 	const char *output;
 	int stats;
@@ -62,7 +64,7 @@ static void note_errors(const double *x, const double *y, size_t n,
 			continue;
 		}
 		if (wide)
-			e = cli_wide_relerr(&inx->v[k++].w, y[i]);
+			e = fpl_wide_relerr(&inx->v[k++].w, y[i]);
 		else
 			e = fabs((y[i] - x[i]) / x[i]);
 		if (e > stats.max_relerr) {
@@ -93,7 +95,7 @@ static int round_chunk(double *y, const double *x, size_t n, const struct cli_in
 	} else {
 		for (i = 0; i < n; i++) {
 			if (k < inx->n && inx->v[k].pos == i)
-				y[i] = cli_wide_round(f, &inx->v[k++].w, opt.ro.rnd, st);
+				y[i] = fpl_round_wide(f, &inx->v[k++].w, opt.ro.rnd, st);
 			else
 				y[i] = fpl_round(f, x[i], opt.ro.rnd, st);
 		}
@@ -135,7 +137,7 @@ static int round_stream(const char *path, struct cli_writer *w, double *x, doubl
 	size_t got;
 	int rc = 0;
 
-	if (cli_reader_open(&r, path, opt.in, &opt.ro.fmt))
+	if (cli_reader_open(&r, path, opt.in, &opt.ro.fmt, opt.dtype))
 		return -1;
 	for (;;) {
 		rc = cli_reader_read(&r, x, CHUNK, &got);
@@ -211,6 +213,7 @@ static int parse_args(int argc, char **argv)
 		CLI_ROUND_LONGOPTS,
 		CLI_REPORT_LONGOPTS,
 		{ "in", required_argument, NULL, OPT_IN },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stats", no_argument, NULL, OPT_STATS },
@@ -237,6 +240,10 @@ static int parse_args(int argc, char **argv)
 			if (cli_in_parse(optarg, &opt.in))
 				return usage_error(round_usage, NULL);
 			break;
+		case OPT_DTYPE:
+			if (cli_dtype_parse(optarg, &opt.dtype))
+				return usage_error(round_usage, NULL);
+			break;
 		case OPT_OUT:
 			if (cli_out_parse(optarg, &opt.out))
 				return usage_error(round_usage, NULL);
@@ -251,6 +258,9 @@ static int parse_args(int argc, char **argv)
 			return usage_error(round_usage, NULL);
 		}
 	}
+	if (opt.dtype != FPL_DT_UNKNOWN && opt.in != CLI_IN_NPY)
+		return usage_error(round_usage, "--dtype applies to --in npy only (with --in f16, bf16 "
+				   "or codes the input says what it holds)");
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(round_usage, NULL);
@@ -295,7 +305,7 @@ int cmd_round(int argc, char **argv)
 	for (i = 0; i < nfiles && !rc; i++)
 		rc = lines ? round_lines(files[i], w.out.fp, x, y) : round_stream(files[i], &w, x, y);
 	if (lines && !rc && ferror(w.out.fp))
-		rc = error("write error on '%s'", opt.output ? opt.output : "stdout");
+		rc = cli_output_error(&w.out);
 	rc = cli_writer_close(&w, !rc);
 	free(x);
 	free(y);

@@ -50,14 +50,17 @@ static void pct(FILE *fp, const char *label, uint64_t v, uint64_t n)
 	fprintf(fp, "  %s %llu (%.3g%%)", label, (unsigned long long)v, 100 * hist_frac(v, n));
 }
 
-static void chart_one(FILE *fp, const char *name, const struct hist_entry *e, const fpl_hist *h,
-		      const struct hist_run *r, int colour)
+void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, const fpl_hist *h,
+		    const struct hist_run *r, int colour)
 {
+	char shown[FPL_ESCAPED_NAME_MAX + 256];
+
 	static const char *const zname[4] = { "under", "sub", "norm", "over" };
 	static const char *const zcol[4] = { "\033[31m", "\033[33m", "\033[32m", "\033[31m" };
 	char a[CLI_VALUE_MAX];
 
-	fprintf(fp, "%s%s%s", colour ? "\033[1m" : "", name, colour ? "\033[0m" : "");
+	fprintf(fp, "%s%s%s", colour ? "\033[1m" : "", fpl_escape(shown, sizeof shown, name),
+		colour ? "\033[0m" : "");
 	if (e) {
 		fprintf(fp, "  %s [", fpl_dtype_name(e->dtype));
 		for (int i = 0; i < e->ndim; i++)
@@ -129,7 +132,7 @@ static void chart_one(FILE *fp, const char *name, const struct hist_entry *e, co
 	fputc('\n', fp);
 }
 
-void hist_chart(FILE *fp, const struct hist_run *r, int colour)
+void hist_chart_head(FILE *fp, const struct hist_run *r)
 {
 	const fpl_format *f = r->fmt;
 	char a[CLI_VALUE_MAX];
@@ -138,10 +141,6 @@ void hist_chart(FILE *fp, const struct hist_run *r, int colour)
 		"where the binade falls\n\n",
 		f->name, f->subnormal == FPL_SUB_YES ? f->emin - f->m : f->emin, f->emin,
 		cli_shortest(a, f->max), fpl_rnd_name(r->rnd), r->scaling);
-	for (size_t i = 0; i < r->n; i++)
-		chart_one(fp, r->e[i].name, &r->e[i], &r->e[i].h, r, colour);
-	if (r->total)
-		chart_one(fp, "(total)", NULL, r->total, r, colour);
 }
 
 /* ------------------------------------------------------------ SVG */
@@ -153,8 +152,11 @@ void hist_chart(FILE *fp, const struct hist_run *r, int colour)
 #define MT 70
 #define MB 46
 
-static void xml_text(FILE *fp, const char *s)
+static void xml_text(FILE *fp, const char *raw)
 {
+	/* control characters are not allowed in XML 1.0: shown as \t, \x1b */
+	char buf[FPL_ESCAPED_NAME_MAX + 256];
+	const char *s = fpl_escape(buf, sizeof buf, raw);
 	for (; *s; s++) {
 		switch (*s) {
 		case '&': fputs("&amp;", fp); break;
@@ -163,11 +165,7 @@ static void xml_text(FILE *fp, const char *s)
 		case '"': fputs("&quot;", fp); break;
 		case '\'': fputs("&apos;", fp); break;
 		default:
-			/* control characters are not allowed in XML 1.0 */
-			if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
-				fputc('?', fp);
-			else
-				fputc(*s, fp);
+			fputc(*s, fp);
 		}
 	}
 }
@@ -266,6 +264,10 @@ static void svg_panel(FILE *fp, int idx, double y0, const char *name, const fpl_
 				"rotate(-90)\">%llu</text>\n", X(b) + bw / 2 + 3, Y(c) - 3,
 				(unsigned long long)c);
 	}
+	if (h->lo > h->hi)
+		fprintf(fp, "<text class=\"empty\" x=\"%.0f\" y=\"%.0f\" font-size=\"13\" "
+			"text-anchor=\"middle\" fill=\"#555\">no finite nonzero values</text>\n",
+			ML + pw / 2, MT + ph / 2);
 	/* axes */
 	fprintf(fp, "<g class=\"axes\" stroke=\"#333\" fill=\"none\">"
 		"<line x1=\"%d\" y1=\"%.0f\" x2=\"%d\" y2=\"%.0f\"/>"
@@ -300,10 +302,11 @@ static void svg_panel(FILE *fp, int idx, double y0, const char *name, const fpl_
 void hist_svg(FILE *fp, const struct hist_run *r)
 {
 	size_t np = r->n + (r->total != NULL);
+	int note = r->more > 0 || np == 0;	/* a line below the panels */
 	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%zu\" "
 		"viewBox=\"0 0 %d %zu\" font-family=\"sans-serif\">\n",
-		PW, np * PH + HEAD, PW, np * PH + HEAD);
+		PW, np * PH + HEAD + 20 * note, PW, np * PH + HEAD + 20 * note);
 	fprintf(fp, "<title>fplab hist: %s, mode %s, scaling ", r->fmt->name, fpl_rnd_name(r->rnd));
 	xml_text(fp, r->scaling);
 	fputs("</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n", fp);
@@ -316,5 +319,13 @@ void hist_svg(FILE *fp, const struct hist_run *r)
 		svg_panel(fp, (int)i, HEAD + (double)i * PH, r->e[i].name, &r->e[i].h, r);
 	if (r->total)
 		svg_panel(fp, (int)r->n, HEAD + (double)r->n * PH, "(total)", r->total, r);
+	if (np == 0)
+		fprintf(fp, "<text class=\"note\" x=\"10\" y=\"%d\" font-size=\"12\">no tensors "
+			"in the input</text>\n", HEAD + 14);
+	else if (r->more)
+		fprintf(fp, "<text class=\"note\" x=\"10\" y=\"%.0f\" font-size=\"12\">and %zu "
+			"more tensor%s without a panel (at most %d are drawn; the total counts "
+			"all)</text>\n", HEAD + (double)np * PH + 14, r->more,
+			r->more > 1 ? "s" : "", HIST_SVG_MAX);
 	fputs("</svg>\n", fp);
 }

@@ -19,22 +19,32 @@ struct hist_entry {
 	fpl_hist h;
 };
 
+/* At most this many tensors get an SVG panel (the total always does): the
+ * SVG is what `hist` keeps in memory to the end, so this bounds it. */
+#define HIST_SVG_MAX 64
+
 struct hist_run {
 	const fpl_format *fmt;
 	fpl_rnd rnd;
 	const char *scaling;	/* "none", "2^-3", "1000", "aps", "mx32" */
-	struct hist_entry *e;
+	struct hist_entry *e;	/* the tensors kept for the SVG, in file order */
 	size_t n;
+	size_t more;		/* tensors read beyond those n (no panel) */
 	fpl_hist *total;	/* NULL when there is one tensor */
 };
 
 /* value/count as a fraction, 0 when count is 0 */
 double hist_frac(uint64_t value, uint64_t count);
 
-/* The terminal chart of every tensor then the total; colour: ANSI colours. */
-void hist_chart(FILE *fp, const struct hist_run *r, int colour);
+/* The terminal chart: its heading, then one tensor (e NULL for the total)
+ * at a time as each is finished; colour: ANSI colours. */
+void hist_chart_head(FILE *fp, const struct hist_run *r);
+void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, const fpl_hist *h,
+		    const struct hist_run *r, int colour);
 
-/* One self-contained SVG document: a panel per tensor (and the total). */
+/* One self-contained SVG document: a panel per kept tensor (and the
+ * total), a note naming how many more were read, or a note that there were
+ * no tensors. */
 void hist_svg(FILE *fp, const struct hist_run *r);
 
 #endif
