@@ -283,12 +283,13 @@ static int calc_files(char **files, struct cli_writer *w)
 			continue;
 		}
 		for (j = 0; j < got; j++) {
-			double row[3];
+			double row[3], res;
 
 			for (k = 0; k < arity; k++)
 				row[k] = a[k][j];
 			opt.ro.st.flags = 0;
-			put_row(w->out.fp, &t, row, apply(row), opt.ro.st.flags);
+			res = apply(row);	/* before the flags are read: argument order is unspecified */
+			put_row(w->out.fp, &t, row, res, opt.ro.st.flags);
 		}
 	}
 	if (rows && opt.report != CLI_REPORT_TEXT)

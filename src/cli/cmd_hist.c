@@ -26,11 +26,11 @@ static const char hist_usage[] =
 	"usage: fplab hist " CLI_ROUND_SYNOPSIS "\n"
 	"    [--dtype DTYPE] [--offset N] [--count N] [--big-endian] [--tensor NAME]\n"
 	"    [--scale S] [--loss-scale S] [--aps | --mx N] [--tsv|--json] [--svg FILE]\n"
-	"    [FILE...]\n";
+	"    [--list] [FILE...]\n";
 
 enum {
 	OPT_DTYPE = CLI_OPT_CMD, OPT_OFFSET, OPT_COUNT, OPT_BIGEND, OPT_TENSOR, OPT_SCALE,
-	OPT_LOSS, OPT_APS, OPT_MX, OPT_SVG
+	OPT_LOSS, OPT_APS, OPT_MX, OPT_SVG, OPT_LIST
 };
 
 static struct hist_opts {
@@ -43,6 +43,7 @@ static struct hist_opts {
 	int aps, mx;
 	enum cli_report report;
 	const char *svg;
+	int list;		/* --list: name, dtype and shape of each tensor */
 } opt;
 
 double hist_frac(uint64_t value, uint64_t count)
@@ -80,6 +81,7 @@ static int parse_args(int argc, char **argv)
 		{ "aps", no_argument, NULL, OPT_APS },
 		{ "mx", required_argument, NULL, OPT_MX },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -148,6 +150,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_SVG:
 			opt.svg = optarg;
+			break;
+		case OPT_LIST:
+			opt.list = 1;
 			break;
 		default:
 			return usage_error(hist_usage, NULL);
@@ -479,9 +484,15 @@ static int no_tensor(fpl_tensor_file *tf, const char *path, const char *want)
 	if (near)
 		error("%s: no tensor '%s'; did you mean '%s'?", input_name(path), a,
 		      fpl_escape(b, sizeof b, near));
-	else
-		error("%s: no tensor '%s' (%zu tensor%s in the file)", input_name(path), a, nt,
-		      nt == 1 ? "" : "s");
+	else {
+		error("%s: no tensor '%s'; the file has %zu tensor%s%s", input_name(path), a, nt,
+		      nt == 1 ? "" : "s", nt ? ":" : "");
+		for (size_t i = 0; i < nt && i < 20; i++)
+			fprintf(stderr, "  %s\n", fpl_escape(b, sizeof b, names ? names[i] : "?"));
+		if (nt > 20)
+			fprintf(stderr, "  ... and %zu more ('fplab hist --list %s' lists them)\n",
+				nt - 20, path);
+	}
 	free(names);
 	return -1;
 }
@@ -537,6 +548,46 @@ static int collect(char **files, int nfiles, struct report *rp, const fpl_hist_c
 	return rc;
 }
 
+/* --list: one row per tensor of every file (name, dtype, shape), read
+ * from the headers only. */
+static int list_tensors(char **files, int nfiles)
+{
+	static const char *const cols[] = { "file", "tensor", "dtype", "shape" };
+	struct cli_table t;
+	char shown[FPL_ESCAPED_NAME_MAX], shape[FPL_TENSOR_MAXDIM * 22 + 3];
+	int rc = 0;
+
+	cli_table_begin(&t, stdout, opt.report, cols, 4);
+	for (int f = 0; f < nfiles && !rc; f++) {
+		fpl_tensor_file *tf;
+		char err[1024];
+
+		if (fpl_tensor_open(&tf, files[f], &opt.topts, err, sizeof err)) {
+			rc = error("%s", err);
+			break;
+		}
+		for (size_t i = 0; i < fpl_tensor_count(tf); i++) {
+			const fpl_tensor_info *in = fpl_tensor_get(tf, i);
+			size_t k = 0;
+
+			k += (size_t)snprintf(shape + k, sizeof shape - k, "[");
+			for (int d = 0; d < in->ndim; d++)
+				k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu", d ? ", " : "",
+						      (unsigned long long)in->shape[d]);
+			snprintf(shape + k, sizeof shape - k, "]");
+			if (in->dtype == FPL_DT_TEXT)
+				snprintf(shape, sizeof shape, "[?]");	/* known once read */
+			cli_table_str(&t, input_name(files[f]));
+			cli_table_str(&t, fpl_escape(shown, sizeof shown, in->name));
+			cli_table_str(&t, fpl_dtype_name(in->dtype));
+			cli_table_str(&t, shape);
+		}
+		fpl_tensor_close(tf);
+	}
+	cli_table_end(&t);
+	return rc;
+}
+
 static void scaling_name(char *buf, size_t cap, fpl_hist_config *cfg)
 {
 	int k;
@@ -572,6 +623,13 @@ int cmd_hist(int argc, char **argv)
 	if (rc) {
 		free(opt.tensors);
 		return rc;
+	}
+	if (opt.list) {
+		static char *stdin_list[] = { "-" };
+		rc = optind < argc ? list_tensors(argv + optind, argc - optind)
+				   : list_tensors(stdin_list, 1);
+		free(opt.tensors);
+		return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 	}
 	fpl_hist_config_init(&cfg, &opt.ro.fmt);
 	cfg.rnd = opt.ro.rnd;
