@@ -15,6 +15,7 @@
  *  - fpl_default_nan is the canonical quiet NaN.
  */
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "harness.h"
@@ -136,6 +137,36 @@ static void run(const fpl_format *f, h_rng *r)
 	others(f, &o, r, 20000);
 }
 
+/*
+ * fpl_encode_checked tells "no code" from a code of all ones, which only a
+ * 64-bit format has: fp64's NaN with sign, exponent and payload all ones
+ * (bits 0xffffffffffffffff by construction), which fpl_encode cannot tell
+ * from FPL_CODE_NONE.  Values with no code (NaN in e2m1, 0 in e8m0) give
+ * FPL_ERANGE.
+ */
+static void encode_checked(void)
+{
+	fpl_format d, n, e8;
+	uint64_t bits = UINT64_MAX, c = 0;
+	double x;
+
+	memcpy(&x, &bits, sizeof x);
+	if (!h_check(fpl_format_lookup(&d, "fp64") == 0 && fpl_format_lookup(&n, "e2m1") == 0 &&
+		     fpl_format_lookup(&e8, "e8m0") == 0))
+		return;
+	if (!h_check(fpl_encode_checked(&d, x, &c) == 0 && c == UINT64_MAX))
+		h_fail("fp64: the all-ones NaN must encode as 0xffffffffffffffff, got %#llx",
+		       (unsigned long long)c);
+	if (!h_check(fpl_encode_checked(&d, 1.0, &c) == 0 && c == 0x3ff0000000000000ull))
+		h_fail("fp64: 1.0 must encode as 0x3ff0000000000000");
+	if (!h_check(fpl_encode_checked(&n, NAN, &c) == FPL_ERANGE && c == 0))
+		h_fail("e2m1: NaN has no code (FPL_ERANGE)");
+	if (!h_check(fpl_encode_checked(&e8, 0.0, &c) == FPL_ERANGE))
+		h_fail("e8m0: 0 has no code (FPL_ERANGE)");
+	if (!h_check(fpl_encode_checked(&e8, 1.0, &c) == 0 && c == 127))
+		h_fail("e8m0: 1.0 must encode as 127");
+}
+
 int main(void)
 {
 	static const char *named[] = { "fp64", "fp32", "tf32", "fp16", "bf16", "e5m2", "e4m3fn",
@@ -147,6 +178,7 @@ int main(void)
 
 	h_init("tcodec");
 	h_rng_init(&r, 5);
+	encode_checked();
 	for (i = 0; i < sizeof named / sizeof *named; i++) {
 		fpl_format f;
 		if (!h_check(fpl_format_lookup(&f, named[i]) == 0)) {

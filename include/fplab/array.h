@@ -62,7 +62,8 @@ FPL_API int fpl_convert_array(const fpl_format *to, const fpl_format *from, doub
 FPL_API int fpl_compare_array(const fpl_format *f, signed char *r, const double *a,
 			      const double *b, size_t n, fpl_state *st);
 
-/* Encode n values of f (see fpl_encode) into codes. */
+/* Encode n values of f (see fpl_encode) into codes; a value without a code
+ * gives FPL_CODE_NONE, ambiguous in 64-bit formats (fpl_encode_checked). */
 FPL_API int fpl_encode_array(const fpl_format *f, uint64_t *codes, const double *x, size_t n);
 /* Decode n codes of f; a code with bits above f->nbits is FPL_ERANGE. */
 FPL_API int fpl_decode_array(const fpl_format *f, double *x, const uint64_t *codes, size_t n);

@@ -24,10 +24,17 @@ extern "C" {
  * The code of x.  x should be a value of f; any other x is first rounded
  * to nearest-even, flags discarded.  -0 in fnuz gives 0.  A value with no
  * code -- NaN in a format without NaN codes (specials none, or ieee with
- * m = 0), a negative number or zero in e8m0 -- gives FPL_CODE_NONE.
+ * m = 0), a negative number or zero in e8m0 -- has none: fpl_encode_checked
+ * returns FPL_ERANGE (and *code = 0) for it, 0 otherwise.
+ */
+FPL_API int fpl_encode_checked(const fpl_format *f, double x, uint64_t *code);
+
+/*
+ * The same, returning FPL_CODE_NONE for a value without a code.  In a
+ * 64-bit format (fp64) UINT64_MAX is also a real code (a NaN with every
+ * bit set), so there only fpl_encode_checked tells the two apart.
  */
 #define FPL_CODE_NONE UINT64_MAX
-
 FPL_API uint64_t fpl_encode(const fpl_format *f, double x);
 
 /* The value of code `c` (bits above f->nbits are ignored). */

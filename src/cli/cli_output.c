@@ -72,8 +72,7 @@ char *cli_value_str(char *buf, double x, enum cli_out_kind kind, const fpl_forma
 		snprintf(buf, CLI_VALUE_MAX, "%a", x);
 		return buf;
 	case CLI_OUT_BITS:
-		c = fpl_encode(f, x);
-		if (c == FPL_CODE_NONE)
+		if (fpl_encode_checked(f, x, &c))
 			return strcpy(buf, "none");
 		return cli_code_str(buf, f, c);
 	default:

@@ -42,7 +42,10 @@ double fpl_decode(const fpl_format *f, uint64_t c)
 	return sign ? -v : v;
 }
 
-uint64_t fpl_encode(const fpl_format *f, double x)
+/* The code of x, or FPL_CODE_NONE for a value without one (the callers
+ * below tell the two apart: only a 64-bit format can produce UINT64_MAX
+ * as a code, and only a NaN there). */
+static uint64_t encode(const fpl_format *f, double x)
 {
 	const int m = f->m, nb = f->nbits;
 	uint64_t sign, F;
@@ -94,4 +97,26 @@ uint64_t fpl_encode(const fpl_format *f, double x)
 		return sign | (uint64_t)ldexp(x, f->bias - 1 + m);
 	F = (uint64_t)ldexp(x, m - ex) - (1ull << m);
 	return sign | ((uint64_t)(ex + f->bias) << m) | F;
+}
+
+int fpl_encode_checked(const fpl_format *f, double x, uint64_t *code)
+{
+	uint64_t c = encode(f, x);
+
+	/* UINT64_MAX is a real code only of a 64-bit format's NaN with every
+	 * bit set (fp64's -NaN with a full payload, or a 64-bit fn format's
+	 * -NaN); everywhere else it means "no code" */
+	int nan_code = (f->specials == FPL_SPEC_IEEE && f->m > 0) || f->specials == FPL_SPEC_FN;
+
+	if (c == FPL_CODE_NONE && !(f->nbits == 64 && fpl__isnan(x) && nan_code)) {
+		*code = 0;
+		return FPL_ERANGE;
+	}
+	*code = c;
+	return 0;
+}
+
+uint64_t fpl_encode(const fpl_format *f, double x)
+{
+	return encode(f, x);
 }

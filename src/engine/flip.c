@@ -17,9 +17,8 @@ double fpl__flip(const fpl_format *f, double r, const fpl_state *st, uint64_t id
 	width = st->flip == FPL_FLIP_FRACTION ? (unsigned)f->m : (unsigned)f->nbits;
 	if (width == 0)
 		return r;
-	code = fpl_encode(f, r);
-	if (code == FPL_CODE_NONE)
-		return r;
+	if (fpl_encode_checked(f, r, &code))
+		return r;	/* no code to flip a bit of */
 	code ^= 1ull << ((d & 0xffffffffu) % width);
 	return fpl_decode(f, code);
 }
