@@ -11,7 +11,11 @@
  * fpl_parse_number() and rounds the number itself once.
  *
  * Grammar: strtod's (decimal or C99 hex float, optional sign, "inf",
- * "infinity", "nan" in any case), the whole string, no blanks.
+ * "infinity", "nan" in any case), the whole string, no blanks; and NaNs
+ * with their bits: "nan(0xP)" (quiet) and "snan(0xP)" or "snan"
+ * (signalling, payload 1), optionally signed, P the binary64 payload (the
+ * 51 fraction bits below the quiet bit, decimal or 0x hex; nonzero for
+ * snan), so every binary64 NaN can be written and read back.
  */
 #ifndef FPLAB_NUMBER_H
 #define FPLAB_NUMBER_H

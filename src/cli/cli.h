@@ -306,11 +306,15 @@ int cli_out_parse(const char *s, enum cli_out_kind *out);
 /*
  * Format one value as text into buf (at least CLI_VALUE_MAX bytes):
  * TEXT, HEX or BITS (BITS needs f; a value without a code prints "none").
- * NaN prints "nan" (sign dropped; use BITS to see it), infinities "inf" and
- * "-inf".  Returns buf.
+ * NaN prints "nan" in TEXT, and with its sign and payload in HEX
+ * (cli_nan_str); infinities "inf" and "-inf".  Returns buf.
  */
 #define CLI_VALUE_MAX 48
 char *cli_value_str(char *buf, double x, enum cli_out_kind kind, const fpl_format *f);
+
+/* A NaN as it reads back (fpl_parse_number): sign, "nan" or "snan", and
+ * the binary64 payload when nonzero: "-nan", "nan(0x5)", "snan(0x1)". */
+char *cli_nan_str(char *buf, double x);
 
 /* Code c of f as "0x" and (nbits+3)/4 hex digits, into buf (CLI_VALUE_MAX). */
 char *cli_code_str(char *buf, const fpl_format *f, uint64_t c);

@@ -61,6 +61,19 @@ char *cli_shortest(char *buf, double x)
 	return buf;
 }
 
+char *cli_nan_str(char *buf, double x)
+{
+	uint64_t b, p;
+
+	memcpy(&b, &x, sizeof b);
+	p = b & ((1ull << 51) - 1);
+	snprintf(buf, CLI_VALUE_MAX, "%s%snan", b >> 63 ? "-" : "", b >> 51 & 1 ? "" : "s");
+	if (p)
+		snprintf(buf + strlen(buf), CLI_VALUE_MAX - strlen(buf), "(%#llx)",
+			 (unsigned long long)p);
+	return buf;
+}
+
 char *cli_value_str(char *buf, double x, enum cli_out_kind kind, const fpl_format *f)
 {
 	uint64_t c;
@@ -68,7 +81,7 @@ char *cli_value_str(char *buf, double x, enum cli_out_kind kind, const fpl_forma
 	switch (kind) {
 	case CLI_OUT_HEX:
 		if (isnan(x))
-			return strcpy(buf, "nan");
+			return cli_nan_str(buf, x);
 		snprintf(buf, CLI_VALUE_MAX, "%a", x);
 		return buf;
 	case CLI_OUT_BITS:

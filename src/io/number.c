@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <ctype.h>
 #include <pthread.h>
 #include <errno.h>
@@ -59,6 +60,46 @@ static double nearest_binary64(const fpl_wide *w)
 	return fpl_round_wide(&fp64_format, w, FPL_RND_NE, &st);
 }
 
+/*
+ * "nan(0xP)", "snan", "snan(0xP)" with an optional sign: a NaN with the
+ * binary64 payload P (the 51 fraction bits below the quiet bit; decimal
+ * or 0x hex), quiet or signalling.  Returns 1 and sets *out, 0 when s is
+ * not such a spelling, FPL_EPARSE for a bad payload (too wide, or a
+ * signalling NaN with payload 0, which would be an infinity).
+ */
+static int nan_spelling(const char *s, double *out)
+{
+	int neg = *s == '-', sig;
+	unsigned long long p = 0;
+	uint64_t bits;
+	char *end;
+
+	if (*s == '+' || *s == '-')
+		s++;
+	sig = (s[0] == 's' || s[0] == 'S');
+	if (strncasecmp(s + sig, "nan", 3))
+		return 0;
+	s += sig + 3;
+	if (!*s && !sig)
+		return 0;	/* plain "nan": strtod's */
+	if (*s == '(') {
+		if (!isdigit((unsigned char)s[1]))
+			return FPL_EPARSE;
+		errno = 0;
+		p = strtoull(s + 1, &end, 0);
+		if (errno || *end != ')' || end[1])
+			return FPL_EPARSE;
+	} else if (*s)
+		return FPL_EPARSE;
+	else
+		p = 1;	/* "snan": the smallest signalling payload */
+	if (p >> 51 || (sig && p == 0))
+		return FPL_EPARSE;
+	bits = (uint64_t)neg << 63 | 0x7ffull << 52 | (sig ? 0 : 1ull << 51) | p;
+	memcpy(out, &bits, sizeof *out);
+	return 1;
+}
+
 FPL_API int fpl_parse_number(const char *s, double *out, fpl_wide *w)
 {
 	uint64_t limb[2] = { 0, 0 };
@@ -71,6 +112,9 @@ FPL_API int fpl_parse_number(const char *s, double *out, fpl_wide *w)
 
 	if (!s || !*s || isspace((unsigned char)*s) || !out || !w)
 		return FPL_EPARSE;
+	rc = nan_spelling(s, out);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	d = strtod(s, &end);
 	if (end == s || *end)
 		return FPL_EPARSE;
