@@ -101,7 +101,10 @@ void oracle_fmt_init(oracle_fmt *o, const fpl_format *f)
 	o->sub = f->subnormal;
 	o->daz = f->daz;
 	o->spec = f->specials;
-	o->saturate = f->overflow == FPL_OVF_SATURATE || f->specials == FPL_SPEC_NONE;
+	o->saturate = f->overflow != FPL_OVF_INF || f->specials == FPL_SPEC_NONE;
+	/* SEMANTICS.md "Saturation and infinities": only saturate-keep-inf
+	 * keeps an exact infinity, and only where the format has one */
+	o->keep_inf = f->overflow == FPL_OVF_SATURATE_KEEP_INF || !o->saturate;
 	o->tiny = f->tininess;
 	o->nan = f->nan_rule;
 	o->explim = f->explim;
@@ -122,7 +125,10 @@ void oracle_fmt_init(oracle_fmt *o, const fpl_format *f)
 		o->max = ldexp(1, o->emax);
 	else if (o->emax < o->emin)	/* e = 1, IEEE-style: only subnormals are finite */
 		o->max = ldexp((double)((1ull << o->m) - 1), o->emin - o->m);
-	else if (o->spec == FPL_SPEC_FN)
+	else if (o->spec == FPL_SPEC_FN && f->explim
+		 && o->emax == (1 << o->e) - 1 - o->bias)
+		/* the all-ones fraction of the encoding's top binade is NaN;
+		 * below a cap, or in binary64's range, every fraction is finite */
 		o->max = ldexp(2 - ldexp(1, 1 - o->m), o->emax);
 	else
 		o->max = ldexp(2 - ldexp(1, -o->m), o->emax);
@@ -578,7 +584,7 @@ static void round_finite(const oracle_fmt *o, const fpl_rnd *modes, int nm, uint
  */
 static void exact_inf(const oracle_fmt *o, int s, unsigned extra, oracle_res *res)
 {
-	if (o->spec == FPL_SPEC_IEEE)
+	if (o->spec == FPL_SPEC_IEEE && o->keep_inf)
 		set(res, s ? -INFINITY : INFINITY, extra);
 	else if (o->spec == FPL_SPEC_E8M0 && s)
 		set(res, nan_default(o), extra | FPL_FLAG_INVALID);

@@ -45,7 +45,8 @@ typedef struct oracle_fmt {
 	fpl_subnormal sub;
 	int daz;
 	fpl_specials spec;
-	int saturate;		/* overflow = saturate, or specials none */
+	int saturate;		/* overflow = saturate(-keep-inf), or specials none */
+	int keep_inf;		/* an exact inf stays inf (ieee): not saturating, or keep-inf */
 	fpl_tininess tiny;
 	fpl_nan_rule nan;
 	int explim;

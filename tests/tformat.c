@@ -13,11 +13,17 @@
  *    "# min_subnormal:", "# epsilon:" equal the hand values; every named
  *    format has a file and every file a named format;
  *  - the parser's errors (unknown key, impossible value, malformed line,
- *    missing file) name the file and the line.
+ *    missing file) name the file and the line;
+ *  - switches (issue 10): chop's t,emax as params (p = t, emin = 1 - emax),
+ *    the three overflow rules on infinite inputs and x/0 (SEMANTICS.md
+ *    "Saturation and infinities"), --infinity 0 with --explim 0, and the
+ *    .fmt keyword saturate-keep-inf.  Expected values are derived by hand
+ *    in the comments.
  * Directory of the files: $FPLAB_FORMATS_DIR, else "formats".
  */
 #include <dirent.h>
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +297,8 @@ static void parser(void)
 	bad_file(buf, 5, "specials = weird");
 	snprintf(buf, sizeof buf, "%se = 4\nm = 3\nsubnormal = maybe\n", head);
 	bad_file(buf, 5, "subnormal = maybe");
+	snprintf(buf, sizeof buf, "%se = 4\nm = 3\noverflow = maybe\n", head);
+	bad_file(buf, 5, "overflow = maybe");
 	snprintf(buf, sizeof buf, "%se = 4\nm = 3\ndaz = 2\n", head);
 	bad_file(buf, 5, "daz = 2");
 	snprintf(buf, sizeof buf, "%se = 4\nm = x3\n", head);
@@ -302,6 +310,125 @@ static void parser(void)
 		h_fail("missing file: status %d, message \"%s\"", rc, err);
 }
 
+/* Round x in f (with its overflow rule ovf) and compare value and flags. */
+static void inf_case(const char *name, fpl_overflow ovf, double x, double want, unsigned wfl)
+{
+	fpl_format f;
+	fpl_state st;
+	double got;
+
+	if (!h_check(fpl_format_lookup(&f, name) == 0)) {
+		h_fail("%s does not resolve", name);
+		return;
+	}
+	f.overflow = ovf;
+	if (!h_check(fpl_format_finish(&f) == 0)) {
+		h_fail("%s with overflow %d does not finish", name, (int)ovf);
+		return;
+	}
+	fpl_state_init(&st, 1);
+	got = fpl_round(&f, x, FPL_RND_NE, &st);
+	if (!h_check((got == want || (got != got && want != want)) && st.flags == wfl))
+		h_fail("%s overflow %d: round(%a) = %a flags %#x, want %a flags %#x", name,
+		       (int)ovf, x, got, st.flags, want, wfl);
+}
+
+static void switches(void)
+{
+	fpl_format f, g;
+	fpl_state st;
+	double r;
+	char path[] = "/tmp/fplab-tformat-XXXXXX", err[512];
+	int fd, rc;
+	FILE *fp;
+
+	/* chop's q43 is t = 4, emax = 7, so emin = 1 - 7 = -6: precision 4,
+	 * max = (2 - 2^-3) 2^7 = 240, which is e4m3ieee's (bias 7, ieee). */
+	rc = fpl_format_params(&f, 4, 1 - 7, 7);
+	if (!h_check(rc == 0 && f.max == 240 && f.emin == -6 && f.emax == 7 &&
+		     fpl_format_lookup(&g, "e4m3ieee") == 0 && g.max == f.max && g.e == f.e &&
+		     g.m == f.m && g.bias == f.bias && g.specials == f.specials))
+		h_fail("params(4,-6,7) (chop q43): rc %d max %a, want e4m3ieee's 240", rc, f.max);
+	/* chop's half: t = 11, emax = 15 -> emin -14: binary16, max 65504 */
+	rc = fpl_format_params(&f, 11, 1 - 15, 15);
+	if (!h_check(rc == 0 && f.max == 65504 && f.e == 5 && f.bias == 15))
+		h_fail("params(11,-14,15) (chop half) must be fp16");
+
+	/* overflow rules: 0..2 finish, 3 does not */
+	fpl_format_lookup(&f, "fp16");
+	f.overflow = FPL_OVF_SATURATE_KEEP_INF;
+	if (!h_check(fpl_format_finish(&f) == 0))
+		h_fail("overflow = saturate-keep-inf must finish");
+	f.overflow = (fpl_overflow)3;
+	if (!h_check(fpl_format_finish(&f) == FPL_EFORMAT))
+		h_fail("overflow = 3 must be refused");
+
+	/* infinite input, fp16: inf keeps it (exact, no flag); saturate gives
+	 * +-65504 with saturated (OCP OFP8 saturation); keep-inf keeps it */
+	inf_case("fp16", FPL_OVF_INF, -INFINITY, -INFINITY, 0);
+	inf_case("fp16", FPL_OVF_SATURATE, INFINITY, 65504, FPL_FLAG_SATURATED);
+	inf_case("fp16", FPL_OVF_SATURATE, -INFINITY, -65504, FPL_FLAG_SATURATED);
+	inf_case("fp16", FPL_OVF_SATURATE_KEEP_INF, -INFINITY, -INFINITY, 0);
+	/* a finite overflow saturates under both saturating rules:
+	 * 1e9 > 65520 (the tie above max) -> 65504, overflow|inexact|saturated */
+	inf_case("fp16", FPL_OVF_SATURATE_KEEP_INF, 1e9, 65504,
+		 FPL_FLAG_OVERFLOW | FPL_FLAG_INEXACT | FPL_FLAG_SATURATED);
+	inf_case("fp16", FPL_OVF_SATURATE, -1e9, -65504,
+		 FPL_FLAG_OVERFLOW | FPL_FLAG_INEXACT | FPL_FLAG_SATURATED);
+	/* e4m3fn has no inf: NaN with invalid, or 448 under either rule */
+	inf_case("e4m3fn", FPL_OVF_INF, INFINITY, NAN, FPL_FLAG_INVALID);
+	inf_case("e4m3fn", FPL_OVF_SATURATE, INFINITY, 448, FPL_FLAG_SATURATED);
+	inf_case("e4m3fn", FPL_OVF_SATURATE_KEEP_INF, -INFINITY, -448, FPL_FLAG_SATURATED);
+	/* e8m0 is unsigned: -inf is NaN with invalid under every rule */
+	inf_case("e8m0", FPL_OVF_SATURATE, -INFINITY, NAN, FPL_FLAG_INVALID);
+
+	/* an exact infinite result too: 1/0 in saturating fp16 is 65504 with
+	 * divbyzero|saturated; keep-inf gives inf with divbyzero */
+	fpl_format_lookup(&f, "fp16");
+	f.overflow = FPL_OVF_SATURATE;
+	fpl_format_finish(&f);
+	fpl_state_init(&st, 1);
+	r = fpl_div(&f, 1, 0, FPL_RND_NE, &st);
+	if (!h_check(r == 65504 && st.flags == (FPL_FLAG_DIVBYZERO | FPL_FLAG_SATURATED)))
+		h_fail("saturating fp16 1/0 = %a flags %#x, want 65504 divbyzero|saturated", r,
+		       st.flags);
+	f.overflow = FPL_OVF_SATURATE_KEEP_INF;
+	fpl_format_finish(&f);
+	fpl_state_init(&st, 1);
+	r = fpl_div(&f, -1, 0, FPL_RND_NE, &st);
+	if (!h_check(r == -INFINITY && st.flags == FPL_FLAG_DIVBYZERO))
+		h_fail("keep-inf fp16 -1/0 = %a flags %#x, want -inf divbyzero", r, st.flags);
+
+	/* --infinity 0 on fp16 is fn capped at the encoding's top finite
+	 * binade 15: every fraction of binade 15 is finite, max 65504.  With
+	 * explim 0 as well (CPFloat's binary64 range without infinities) the
+	 * range is binary64's: max = (2 - 2^-10) 2^1023 = 0x1.ffcp1023. */
+	fpl_format_lookup(&f, "fp16");
+	f.specials = FPL_SPEC_FN;
+	f.emax_limit_set = 1;
+	f.emax_limit = 15;
+	rc = fpl_format_finish(&f);
+	if (!h_check(rc == 0 && f.max == 65504))
+		h_fail("fp16 without inf: rc %d max %a, want 65504", rc, f.max);
+	f.explim = 0;
+	rc = fpl_format_finish(&f);
+	if (!h_check(rc == 0 && f.max == 0x1.ffcp1023 && f.emax == 1023 && f.emin == -1022))
+		h_fail("fp16 without inf, explim 0: rc %d max %a, want 0x1.ffcp1023", rc, f.max);
+
+	/* the .fmt keyword */
+	fd = mkstemp(path);
+	if (!h_check(fd >= 0 && (fp = fdopen(fd, "w")) != NULL)) {
+		h_fail("cannot create a temporary file");
+		return;
+	}
+	fputs("e = 5\nm = 10\noverflow = saturate-keep-inf\n", fp);
+	fclose(fp);
+	rc = fpl_format_load(&f, path, err, sizeof err);
+	if (!h_check(rc == 0 && f.overflow == FPL_OVF_SATURATE_KEEP_INF))
+		h_fail("overflow = saturate-keep-inf: status %d (%s)", rc, err);
+	remove(path);
+}
+
 int main(void)
 {
 	h_init("tformat");
@@ -309,6 +436,7 @@ int main(void)
 	patterns();
 	files();
 	parser();
+	switches();
 	oracle_thread_done();
 	return h_done();
 }

@@ -37,9 +37,17 @@ typedef enum fpl_specials {
 } fpl_specials;
 
 /* What an overflowing result becomes (see fpl_round() for the mode table). */
+/*
+ * FPL_OVF_SATURATE is the OCP OFP8 saturating conversion and CPFloat's
+ * saturation: no result is infinite, an infinite input or an exact
+ * infinite result (x/0, inf+1) included.  FPL_OVF_SATURATE_KEEP_INF
+ * saturates only finite overflows and keeps exact infinities in a format
+ * that has them (fplab's rule before 0.1.1); see SEMANTICS.md.
+ */
 typedef enum fpl_overflow {
-	FPL_OVF_INF = 0,	/* IEEE rule by rounding mode; NaN where there is no inf */
-	FPL_OVF_SATURATE	/* +-max instead of +-inf or NaN */
+	FPL_OVF_INF = 0,		/* IEEE rule by rounding mode; NaN where there is no inf */
+	FPL_OVF_SATURATE,		/* +-max instead of +-inf or NaN, infinite inputs too */
+	FPL_OVF_SATURATE_KEEP_INF	/* overflow gives +-max; an exact inf stays inf (ieee) */
 } fpl_overflow;
 
 /* When a result counts as tiny (for the underflow flag and FTZ). */

@@ -113,8 +113,9 @@ int cli_parse_switch(const char *opt, const char *s, int max, int *out);
 /* ------------------------------------------- shared rounding options */
 /*
  * Every command that rounds takes the same options, parsed here:
- *   -f/--format NAME|eXmY|FILE.fmt  --params p,emin,emax
- *   --subnormal 0|1  --saturation 0|1  --infinity 0|1  --explim 0|1
+ *   -f/--format NAME|eXmY|FILE.fmt  --params p,emin,emax (or chop's t,emax)
+ *   --subnormal 0|1  --saturation 0|1|2  --infinity 0|1  --explim 0|1
+ *   --tininess before|after
  *   -r/--round MODE|CODE  --seed N  --sr-bits R  --flip 0|1|2  -p PROB
  *   --threads N
  * Put CLI_ROUND_LONGOPTS into the getopt_long table, CLI_ROUND_SHORTOPTS
@@ -131,6 +132,7 @@ enum {
 	CLI_OPT_SR_BITS,
 	CLI_OPT_FLIP,
 	CLI_OPT_THREADS,
+	CLI_OPT_TININESS,
 	CLI_OPT_ROUND_END,
 	CLI_OPT_TSV,		/* --tsv and --json, see CLI_REPORT_LONGOPTS */
 	CLI_OPT_JSON,
@@ -147,6 +149,7 @@ enum {
 	{ "saturation", required_argument, NULL, CLI_OPT_SATURATION }, \
 	{ "infinity", required_argument, NULL, CLI_OPT_INFINITY }, \
 	{ "explim", required_argument, NULL, CLI_OPT_EXPLIM }, \
+	{ "tininess", required_argument, NULL, CLI_OPT_TININESS }, \
 	{ "seed", required_argument, NULL, CLI_OPT_SEED }, \
 	{ "sr-bits", required_argument, NULL, CLI_OPT_SR_BITS }, \
 	{ "flip", required_argument, NULL, CLI_OPT_FLIP }, \
@@ -155,7 +158,8 @@ enum {
 /* The synopsis fragment for usage texts and man pages. */
 #define CLI_ROUND_SYNOPSIS \
 	"[-f FORMAT] [--params P,EMIN,EMAX] [-r MODE] [--subnormal 0|1]\n" \
-	"    [--saturation 0|1] [--infinity 0|1] [--explim 0|1] [--seed N]\n" \
+	"    [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n" \
+	"    [--tininess before|after] [--seed N]\n" \
 	"    [--sr-bits R] [--flip 0|1|2] [-p PROB] [--threads N]"
 
 struct cli_round {
@@ -165,8 +169,9 @@ struct cli_round {
 
 	/* as given on the command line (-1 = not given) */
 	const char *format_arg;	/* default "fp16" */
-	int has_params, p, emin, emax;
-	int subnormal, saturation, infinity, explim;
+	int has_params, p, emin, emax;	/* chop's t,emax is stored as t,1-emax,emax */
+	int subnormal, saturation, infinity, explim, tininess;
+	int has_prob;			/* -p given (needs --flip 1 or 2) */
 };
 
 /* Defaults: fp16, ne, seed 0, sr_bits 32, no flips, one thread. */

@@ -26,7 +26,7 @@ void cli_round_init(struct cli_round *ro)
 	ro->rnd = FPL_RND_NE;
 	fpl_state_init(&ro->st, 0);
 	ro->format_arg = NULL;
-	ro->subnormal = ro->saturation = ro->infinity = ro->explim = -1;
+	ro->subnormal = ro->saturation = ro->infinity = ro->explim = ro->tininess = -1;
 }
 
 static const char *const rnd_names[] = {
@@ -34,6 +34,11 @@ static const char *const rnd_names[] = {
 	"-1", "0", "1", "2", "3", "4", "5", "6", "7"
 };
 
+/*
+ * --params P,EMIN,EMAX (CPFloat: precision P counts the implicit bit) or
+ * chop's two-number T,EMAX (t significand bits, implicit bit included;
+ * chop's emin = 1 - emax), stored as P = T, EMIN = 1 - EMAX.
+ */
 static int parse_params(struct cli_round *ro, const char *arg)
 {
 	long v[3];
@@ -48,15 +53,35 @@ static int parse_params(struct cli_round *ro, const char *arg)
 		k++;
 	}
 	free(copy);
-	if (tok || k != 3) {
-		error("--params: '%s' is not P,EMIN,EMAX (three integers)", arg);
+	if (tok || k < 2) {
+		error("--params: '%s' is not P,EMIN,EMAX (CPFloat) or T,EMAX (chop): "
+		      "two or three integers", arg);
 		return -2;
 	}
 	ro->has_params = 1;
 	ro->p = (int)v[0];
-	ro->emin = (int)v[1];
-	ro->emax = (int)v[2];
+	if (k == 2) {		/* chop: t, emax; emin = 1 - emax */
+		ro->emax = (int)v[1];
+		ro->emin = (int)(1 - v[1]);
+	} else {
+		ro->emin = (int)v[1];
+		ro->emax = (int)v[2];
+	}
 	return 0;
+}
+
+/* An unknown -r value: the closest mode, or every mode with its code. */
+static void unknown_mode(const char *arg)
+{
+	const char *s = cli_closest(arg, rnd_names, 9);
+
+	if (s)
+		error("unknown rounding mode '%s'; did you mean '%s'?", arg, s);
+	else
+		error("unknown rounding mode '%s'; the modes (CPFloat code): ne nearest, ties "
+		      "to even (1), na ties away (-1), nz ties to zero (0), tp toward +inf (2), "
+		      "tn toward -inf (3), tz toward zero (4), sp stochastic proportional (5), "
+		      "se stochastic equal (6), od round to odd (7)", arg);
 }
 
 int cli_round_option(struct cli_round *ro, int c, const char *arg)
@@ -72,7 +97,7 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 		return 1;
 	case 'r':
 		if (fpl_rnd_parse(arg, &ro->rnd)) {
-			cli_unknown("rounding mode", arg, rnd_names, 9);
+			unknown_mode(arg);
 			return -2;
 		}
 		return 1;
@@ -82,6 +107,7 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 			return -2;
 		}
 		ro->st.flip_prob = d;
+		ro->has_prob = 1;
 		return 1;
 	case CLI_OPT_PARAMS:
 		rc = parse_params(ro, arg);
@@ -90,8 +116,18 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 		rc = cli_parse_switch("--subnormal", arg, 1, &ro->subnormal);
 		break;
 	case CLI_OPT_SATURATION:
-		rc = cli_parse_switch("--saturation", arg, 1, &ro->saturation);
+		rc = cli_parse_switch("--saturation", arg, 2, &ro->saturation);
 		break;
+	case CLI_OPT_TININESS:
+		if (!strcmp(arg, "after"))
+			ro->tininess = FPL_TINY_AFTER;
+		else if (!strcmp(arg, "before"))
+			ro->tininess = FPL_TINY_BEFORE;
+		else {
+			error("--tininess: '%s' is not before or after", arg);
+			return -2;
+		}
+		return 1;
 	case CLI_OPT_INFINITY:
 		rc = cli_parse_switch("--infinity", arg, 1, &ro->infinity);
 		break;
@@ -267,7 +303,8 @@ static int is_bf16(const fpl_format *f)
  */
 static int drop_infinity(fpl_format *f)
 {
-	int emax = f->emax;
+	/* the encoding's top finite binade (not binary64's with explim 0) */
+	int emax = f->emax_limit_set ? f->emax_limit : (1 << f->e) - 2 - f->bias;
 
 	if (f->specials != FPL_SPEC_IEEE)
 		return 0;
@@ -289,7 +326,7 @@ int cli_round_finish(struct cli_round *ro)
 	}
 	if (ro->has_params || is_custom(name)) {
 		if (!ro->has_params) {
-			error("-f %s needs --params P,EMIN,EMAX", name);
+			error("-f %s needs --params P,EMIN,EMAX (or chop's T,EMAX)", name);
 			return -2;
 		}
 		rc = fpl_format_params(f, ro->p, ro->emin, ro->emax);
@@ -308,8 +345,15 @@ int cli_round_finish(struct cli_round *ro)
 	}
 	if (ro->subnormal >= 0)
 		f->subnormal = ro->subnormal ? FPL_SUB_YES : FPL_SUB_NO_ROUND;
+	if (ro->has_prob && ro->st.flip == FPL_FLIP_NONE) {
+		error("-p PROB needs --flip 1 or 2 (soft errors are off without it)");
+		return -2;
+	}
 	if (ro->saturation >= 0)
-		f->overflow = ro->saturation ? FPL_OVF_SATURATE : FPL_OVF_INF;
+		f->overflow = ro->saturation == 2 ? FPL_OVF_SATURATE_KEEP_INF
+			      : ro->saturation ? FPL_OVF_SATURATE : FPL_OVF_INF;
+	if (ro->tininess >= 0)
+		f->tininess = (fpl_tininess)ro->tininess;
 	if (ro->explim >= 0)
 		f->explim = ro->explim;
 	rc = fpl_format_finish(f);

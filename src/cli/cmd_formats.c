@@ -14,7 +14,8 @@
 static const char formats_usage[] =
 	"usage: fplab formats [--tsv|--json]\n"
 	"   or: fplab formats [--table] [--tsv|--json] [-f FORMAT] [--params P,EMIN,EMAX]\n"
-	"    [--subnormal 0|1] [--saturation 0|1] [--infinity 0|1] [--explim 0|1] [NAME]\n";
+	"    [--subnormal 0|1] [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n"
+	"    [--tininess before|after] [NAME]\n";
 
 enum { OPT_TABLE = CLI_OPT_CMD };
 
@@ -24,9 +25,61 @@ static struct formats_opts {
 	enum cli_report report;
 } opt;
 
-static const char *overflow_name(fpl_overflow o)
+/*
+ * What an overflow gives, in words: "saturate" (every infinity too),
+ * "saturate-keep-inf", "inf", or "nan" where the format has no infinity
+ * ("nan (no infinity)" in text).
+ */
+static const char *overflow_name(const fpl_format *f, int text)
 {
-	return o == FPL_OVF_SATURATE ? "saturate" : "inf";
+	if (f->specials == FPL_SPEC_NONE || f->overflow == FPL_OVF_SATURATE)
+		return "saturate";
+	if (f->overflow == FPL_OVF_SATURATE_KEEP_INF)
+		return f->specials == FPL_SPEC_IEEE ? "saturate-keep-inf" : "saturate";
+	if (f->specials != FPL_SPEC_IEEE)
+		return text ? "nan (no infinity)" : "nan";
+	return "inf";
+}
+
+/* bf16 resolved by name with the CLI's default: no subnormals. */
+static int bf16_no_subnormals(const fpl_format *f)
+{
+	return !strcmp(f->name, "bf16") && f->subnormal != FPL_SUB_YES;
+}
+
+static const char bf16_note[] =
+	"no subnormals by default, as in chop and CPFloat; PyTorch and ml_dtypes\n"
+	"               bfloat16 have them: --subnormal 1 (min_subnormal 2^-133 = 9.18e-41)";
+
+/*
+ * The names q43/E4M3 mean three formats in three tools; print each with
+ * its fplab spelling and its max, computed here from the spelling.
+ */
+static void e4m3_names(void)
+{
+	static const struct {
+		const char *tool, *meaning, *spelling, *fmt;
+		int p, emin, emax;	/* p = 0: by name */
+	} rows[] = {
+		{ "fplab, OCP, ml_dtypes", "OCP OFP8 E4M3, no inf", "-f e4m3fn (e4m3, q43, E4M3)",
+		  "e4m3fn", 0, 0, 0 },
+		{ "CPFloat", "E4M3 preset: p 4, emin -6, emax 8, inf", "--params 4,-6,8", NULL, 4,
+		  -6, 8 },
+		{ "chop", "q43: t 4, emax 7, IEEE-style", "--params 4,7 or -f e4m3ieee", NULL, 4,
+		  -6, 7 },
+	};
+	size_t i;
+
+	printf("%-14s q43 and E4M3 name different formats in different tools:\n", "names");
+	for (i = 0; i < sizeof rows / sizeof *rows; i++) {
+		fpl_format g;
+		char a[CLI_VALUE_MAX];
+		int rc = rows[i].fmt ? fpl_format_lookup(&g, rows[i].fmt)
+				     : fpl_format_params(&g, rows[i].p, rows[i].emin, rows[i].emax);
+
+		printf("  %-22s %-40s %-28s max %s\n", rows[i].tool, rows[i].meaning,
+		       rows[i].spelling, rc ? "?" : cli_shortest(a, g.max));
+	}
 }
 
 /* The catalogue entry of a canonical name, or NULL. */
@@ -64,12 +117,21 @@ static int list_catalogue(void)
 	const fpl_format_entry *cat = fpl_format_catalogue(&n);
 	char al[256];
 
+	int marked = 0;
+
 	cli_table_begin(&t, stdout, opt.report, cols, 10);
 	for (i = 0; i < n; i++) {
+		struct cli_round ro;
 		fpl_format f;
+		char sub[CLI_VALUE_MAX + 4];
 
-		if (fpl_format_lookup(&f, cat[i].name))
+		/* the same defaults as -f NAME (bf16 without subnormals), so that
+		 * this row and `fplab formats NAME` agree */
+		cli_round_init(&ro);
+		ro.format_arg = cat[i].name;
+		if (cli_round_finish(&ro))
 			return error("catalogue format '%s' does not resolve", cat[i].name);
+		f = ro.fmt;
 		cli_table_str(&t, cat[i].name);
 		cli_table_str(&t, commas(al, sizeof al, cat[i].aliases));
 		cli_table_int(&t, f.e);
@@ -78,10 +140,21 @@ static int list_catalogue(void)
 		cli_table_str(&t, fpl_specials_name(f.specials));
 		cli_table_num(&t, f.max);
 		cli_table_num(&t, f.min_normal);
-		cli_table_num(&t, f.min_subnormal);
+		if (opt.report == CLI_REPORT_TEXT && bf16_no_subnormals(&f)) {
+			/* a mark for the footnote, in text only */
+			char a[CLI_VALUE_MAX];
+
+			snprintf(sub, sizeof sub, "%s *", cli_shortest(a, f.min_subnormal));
+			cli_table_str(&t, sub);
+			marked = 1;
+		} else
+			cli_table_num(&t, f.min_subnormal);
 		cli_table_num(&t, f.epsilon);
 	}
 	cli_table_end(&t);
+	if (marked)
+		printf("* bf16: no subnormals by default, as in chop and CPFloat (min_subnormal is\n"
+		       "  min_normal); PyTorch and ml_dtypes bfloat16 have them: --subnormal 1\n");
 	return 0;
 }
 
@@ -110,7 +183,7 @@ static void details(const fpl_format *f)
 		printf("%-14s %s\n%-14s %d\n", "subnormal", fpl_subnormal_name(f->subnormal),
 		       "daz", f->daz);
 		printf("%-14s %s\n%-14s %s\n", "specials", fpl_specials_name(f->specials),
-		       "overflow", overflow_name(f->overflow));
+		       "overflow", overflow_name(f, 1));
 		printf("%-14s %s\n%-14s %s\n%-14s %d\n", "tininess",
 		       f->tininess == FPL_TINY_BEFORE ? "before" : "after", "nan",
 		       f->nan_rule == FPL_NAN_CANONICAL ? "canonical" : "x86", "explim", f->explim);
@@ -124,6 +197,10 @@ static void details(const fpl_format *f)
 		       cli_value_str(h, f->epsilon, CLI_OUT_HEX, f));
 		if (en && en->source && *en->source)
 			printf("%-14s %s\n", "source", en->source);
+		if (bf16_no_subnormals(f) && opt.ro.subnormal < 0)
+			printf("%-14s %s\n", "note", bf16_note);
+		if (en && (!strcmp(f->name, "e4m3fn") || !strcmp(f->name, "e4m3ieee")))
+			e4m3_names();
 		return;
 	}
 	cli_table_begin(&t, stdout, opt.report, detail_cols, NDETAIL);
@@ -139,7 +216,7 @@ static void details(const fpl_format *f)
 	cli_table_str(&t, fpl_subnormal_name(f->subnormal));
 	cli_table_int(&t, f->daz);
 	cli_table_str(&t, fpl_specials_name(f->specials));
-	cli_table_str(&t, overflow_name(f->overflow));
+	cli_table_str(&t, overflow_name(f, 0));
 	cli_table_str(&t, f->tininess == FPL_TINY_BEFORE ? "before" : "after");
 	cli_table_str(&t, f->nan_rule == FPL_NAN_CANONICAL ? "canonical" : "x86");
 	cli_table_int(&t, f->explim);

@@ -18,8 +18,10 @@ static double finite_max(const fpl_format *f, int top_emax)
 {
 	switch (f->specials) {
 	case FPL_SPEC_FN:
-		/* the all-ones fraction is NaN only in the top binade */
-		if (f->emax < top_emax)
+		/* the all-ones fraction is NaN only in the top binade of the
+		 * encoding; with explim = 0 the range is binary64's, which no
+		 * code of the encoding reaches */
+		if (f->emax < top_emax || !f->explim)
 			return ldexp(2.0 - ldexp(1.0, -f->m), f->emax);
 		return ldexp(2.0 - ldexp(1.0, 1 - f->m), f->emax);
 	case FPL_SPEC_E8M0:
@@ -38,7 +40,8 @@ int fpl_format_finish(fpl_format *f)
 	if (f->e < 1 || f->e > 11 || f->m < 0 || f->m > 52)
 		return FPL_EFORMAT;
 	if ((unsigned)f->subnormal > FPL_SUB_FTZ || (unsigned)f->specials > FPL_SPEC_E8M0
-	    || (unsigned)f->overflow > FPL_OVF_SATURATE || (unsigned)f->tininess > FPL_TINY_BEFORE
+	    || (unsigned)f->overflow > FPL_OVF_SATURATE_KEEP_INF
+	    || (unsigned)f->tininess > FPL_TINY_BEFORE
 	    || (unsigned)f->nan_rule > FPL_NAN_CANONICAL)
 		return FPL_EFORMAT;
 	if (f->specials == FPL_SPEC_E8M0 && (f->m != 0 || f->e != 8))

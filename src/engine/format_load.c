@@ -27,7 +27,8 @@ static const keyword specials_words[] = {
 	{ "ieee", FPL_SPEC_IEEE }, { "fn", FPL_SPEC_FN }, { "fnuz", FPL_SPEC_FNUZ },
 	{ "none", FPL_SPEC_NONE }, { "e8m0", FPL_SPEC_E8M0 }, { 0, 0 } };
 static const keyword overflow_words[] = {
-	{ "inf", FPL_OVF_INF }, { "saturate", FPL_OVF_SATURATE }, { 0, 0 } };
+	{ "inf", FPL_OVF_INF }, { "saturate", FPL_OVF_SATURATE },
+	{ "saturate-keep-inf", FPL_OVF_SATURATE_KEEP_INF }, { 0, 0 } };
 static const keyword tininess_words[] = {
 	{ "after", FPL_TINY_AFTER }, { "before", FPL_TINY_BEFORE }, { 0, 0 } };
 static const keyword nan_words[] = {
@@ -110,7 +111,7 @@ static const char *apply(fpl_format *f, int k, const char *v, int *bias_set)
 		return NULL;
 	case K_OVF:
 		if (word_value(overflow_words, v, &x))
-			return "overflow must be inf or saturate";
+			return "overflow must be inf, saturate or saturate-keep-inf";
 		f->overflow = (fpl_overflow)x;
 		return NULL;
 	case K_TINY:

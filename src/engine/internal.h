@@ -126,7 +126,15 @@ static inline int fpl__has_inf(const fpl_format *f)
 
 static inline int fpl__saturates(const fpl_format *f)
 {
-	return f->overflow == FPL_OVF_SATURATE || f->specials == FPL_SPEC_NONE;
+	return f->overflow != FPL_OVF_INF || f->specials == FPL_SPEC_NONE;
+}
+
+/* Does an exact infinite result (an inf input, x/0) become +-max?  Only
+ * FPL_OVF_SATURATE_KEEP_INF keeps it in a format that has inf. */
+static inline int fpl__saturates_inf(const fpl_format *f)
+{
+	return fpl__saturates(f)
+	       && !(f->overflow == FPL_OVF_SATURATE_KEEP_INF && fpl__has_inf(f));
 }
 
 /* DAZ: an operand below 2^emin reads as a signed zero. */

@@ -114,12 +114,12 @@ double fpl__inf(const fpl_format *f, int sign, unsigned *fl)
 {
 	if (f->specials == FPL_SPEC_E8M0 && sign)	/* unsigned: no negative values */
 		return fpl__nan_invalid(f, fl);
-	if (fpl__has_inf(f))
-		return sign ? -INFINITY : INFINITY;
-	if (fpl__saturates(f)) {
+	if (fpl__saturates_inf(f)) {	/* OCP OFP8 saturation: inf -> max */
 		*fl |= FPL_FLAG_SATURATED;
 		return sign ? -f->max : f->max;
 	}
+	if (fpl__has_inf(f))
+		return sign ? -INFINITY : INFINITY;
 	*fl |= FPL_FLAG_INVALID;
 	return fpl__nan_signed(f, sign);
 }

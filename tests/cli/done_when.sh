@@ -19,7 +19,8 @@
 
 expect_out "fp16 ne hex" "$(printf '0x1p+0\n0x1.ffcp+15\ninf\n0x0p+0\n0x1p-24')" \
 	sh -c "printf '1.00048828125\n65519.99\n65520\n2.98023223876953125e-08\n3e-8\n' | fplab round -f fp16 -r ne --out hex"
-expect_out "e4m3fn overflow" "$(printf '0x1.cp+8\nnan\nnan')" \
+# e4m3fn's NaN S.1111.111 printed with its sign and binary64 payload
+expect_out "e4m3fn overflow" "$(printf '0x1.cp+8\nnan(0x6000000000000)\n-nan(0x6000000000000)')" \
 	sh -c "printf '464\n465\n-1e300\n' | fplab round -f e4m3fn -r ne --out hex"
 expect_out "e4m3fn saturation bits" "0x7e" \
 	sh -c "printf '464\n' | fplab round -f e4m3fn -r ne --saturation 1 --out bits"
