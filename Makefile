@@ -195,10 +195,13 @@ fplab: $(FPLAB)
 	$(Q)ln -sf $(FPLAB) fplab
 
 # ------------------------------------------------------- dependencies
-# Debian packages fplab needs: headers to build, MPFR (the library reads
-# decimals exactly with it; the tests compare against it), and for the
-# tests only: pkg-config and xmllint (install and SVG tests), rsvg-convert
-# (renders every SVG) and numpy (files written and read back by numpy).
+# Debian packages fplab needs, each with its reason in README.md's
+# "Dependencies" (keep the two lists the same): to build, MPFR and GMP
+# (the library reads decimals exactly with MPFR; the tests compare
+# against it), jansson (.safetensors headers), libzip and zlib (.npz);
+# for the tests only: pkg-config and xmllint (install and SVG tests),
+# rsvg-convert (renders every SVG) and numpy (files written and read back
+# by numpy).
 DEPS_STAMP := build/.deps-ok
 
 deps: $(DEPS_STAMP)
@@ -323,6 +326,19 @@ install: all
 		'Version: $(VERSION)' 'Libs: -L$${libdir} -lfplab' \
 		'Libs.private: $(LIBS) -pthread' 'Requires.private:' \
 		'Cflags: -I$${includedir}' > $(PCDIR)/fplab.pc
+	@# The dynamic linker finds libfplab.so.$(SOVERSION) in /usr/lib and
+	@# /usr/local/lib once its cache is refreshed: done here as root for a
+	@# real install (no DESTDIR); otherwise say what to do.
+	@case '$(DESTDIR):$(PREFIX)' in \
+	:/usr|:/usr/|:/usr/local|:/usr/local/) \
+		if [ "$$(id -u)" = 0 ]; then \
+			PATH="$$PATH:/sbin:/usr/sbin" ldconfig || echo "fplab: ldconfig failed; run it as root"; \
+		else \
+			echo "fplab: run 'sudo ldconfig' so that programs find libfplab.so"; \
+		fi ;; \
+	:*) echo "fplab: $(LIBDIR) is not searched by the dynamic linker: set LD_LIBRARY_PATH=$(LIBDIR)," \
+		"or list it in /etc/ld.so.conf.d/ and run ldconfig, or link with -Wl,-rpath,$(LIBDIR)" ;; \
+	esac
 
 uninstall:
 	rm -f $(BINDIR)/fplab $(LIBDIR)/libfplab.a $(LIBDIR)/libfplab.so* $(PCDIR)/fplab.pc

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/oracle.c - the MPFR reference (see oracle.h).  Written from
- * DESIGN.md sections 3-4 and src/engine/SEMANTICS.md without looking at
+ * src/engine/SEMANTICS.md and the recipe in oracle.h without looking at
  * the engine's rounding code.
  *
  * The finite case, for an exact nonzero result x of sign s:
@@ -16,7 +16,7 @@
  *  2. The pick W decides overflow (|W| > max) and tininess after rounding
  *     (|W| < 2^emin).  Overflow results follow SEMANTICS.md's table.
  *  3. Below 2^emin, the same choice is made again among the bounded
- *     candidates, each obtained by DESIGN's recipe: compute at p, narrow
+ *     candidates, each obtained by oracle.h's recipe: compute at p, narrow
  *     the range (emin-m+1 with subnormals, emin+1 without, emax+1), call
  *     mpfr_check_range and mpfr_subnormalize with the ternary and mode.
  *  4. ftz flushes a tiny result; underflow = tiny and inexact; fnuz has no
@@ -265,7 +265,7 @@ static int op_at(mpfr_ptr r, mpfr_prec_t prec, mpfr_rnd_t rm)
 	return 0;
 }
 
-/* DESIGN.md section 4: narrow the range, check_range + subnormalize. */
+/* oracle.h's recipe: narrow the range, check_range + subnormalize. */
 static int bound(const oracle_fmt *o, mpfr_ptr r, int t, mpfr_rnd_t rm)
 {
 	mpfr_exp_t emin0 = mpfr_get_emin(), emax0 = mpfr_get_emax();

@@ -2,14 +2,22 @@
 /*
  * tests/oracle.h - the MPFR reference for fplab's scalar semantics.
  *
- * The oracle implements DESIGN.md section 3 and src/engine/SEMANTICS.md
- * from scratch, with GNU MPFR doing every rounding (DESIGN.md section 4):
- * an operation is computed at precision p = m+1 in MPFR's wide exponent
- * range, then the range is narrowed and mpfr_check_range and
- * mpfr_subnormalize finish the job with the same ternary value and mode.
- * ties-away, ties-to-zero and round-to-odd are derived from the RNDN, RNDZ
- * and RNDA results; the underflow flag, the overflow table and every
- * special-value rule are computed here, not taken from MPFR.
+ * The oracle implements src/engine/SEMANTICS.md (its base rules and the
+ * decisions beyond them) from scratch, with GNU MPFR doing every rounding.
+ * The recipe (the MPFR manual's section on mpfr_subnormalize says more):
+ *  - precision p = m+1; MPFR writes x = 0.1b...b 2^E, so its exponents are
+ *    IEEE's plus one: mpfr_set_emax(emax+1), and mpfr_set_emin(emin-m+1)
+ *    with subnormals, mpfr_set_emin(emin+1) without;
+ *  - compute the operation at precision p in MPFR's default (wide) range,
+ *    then narrow the range, call mpfr_check_range(x, t, rnd) and
+ *    mpfr_subnormalize(x, t, rnd) with the same ternary t and mode, and
+ *    restore the range;
+ *  - round-to-odd: the RNDZ result, plus one quantum away from zero when
+ *    inexact and even; ties-away: the RNDN result unless the exact value is
+ *    the midpoint of the RNDZ and RNDA results (ties-to-zero likewise);
+ *  - the IEEE underflow flag, the overflow table and every special-value
+ *    rule are computed here, not taken from MPFR (MPFR's own underflow
+ *    flag means something else).
  *
  * From the engine the oracle takes only the primary fields of a format
  * descriptor (e, m, bias and the switches); emin, emax and max are derived

@@ -6,8 +6,9 @@
 #
 # Runs each C test program $BUILD/tests/NAME given as an argument, two at a
 # time (FPLAB_TEST_JOBS), then every tests/cli/*.sh (with FPLAB in the environment).  A
-# program exits 0 (pass), 77 (skipped) or anything else (fail).  Prints one
-# line per test, then exactly one summary line "N passed, N failed" (with
+# program exits 0 (pass), 77 (skipped) or anything else (fail).  Prints a
+# line per test as it starts ("start NAME") and one as it ends, then
+# exactly one summary line "N passed, N failed" (with
 # ", N skipped (names)" when some were skipped); exits 1 on any failure.
 # A failing test's output is kept in $BUILD/tests/NAME.log and shown.
 # POSIX sh.
@@ -80,6 +81,7 @@ for t in "$@"; do
 		reap
 	done
 	rm -f "$logdir/$t.rc"
+	printf 'start %s\n' "$t"
 	if [ -x "$BUILD/tests/$t" ]; then
 		start "$t" "$BUILD/tests/$t"
 	else
@@ -100,6 +102,7 @@ for s in tests/cli/*.sh; do
 	[ -e "$s" ] || continue
 	name=cli/$(basename "$s" .sh)
 	lname=cli-$(basename "$s" .sh)
+	printf 'start %s\n' "$name"
 	t0=$(date +%s)
 	sh "$s" >"$logdir/$lname.log" 2>&1
 	rc=$?

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/tarith8.c - every operand pair, exhaustively, in every small format:
- * the named formats of 8 bits or fewer (DESIGN.md section 2) and every
+ * the named formats of 8 bits or fewer (SEMANTICS.md's table) and every
  * IEEE-style eXmY with e+m <= 7.  add, sub, mul, div on all pairs of codes
  * (NaNs, infinities and both zeros included), sqrt and round on every code
  * (round also on points between neighbouring codes), and fma on 10^5
@@ -9,7 +9,7 @@
  * deterministic modes with the format's default switches; value bits
  * (sign of zero, NaN payload) and flags, and the per-flag counters.
  *
- * Expected values come from tests/oracle.c (GNU MPFR, DESIGN.md section 4);
+ * Expected values come from tests/oracle.c (GNU MPFR, oracle.h's recipe);
  * operands are decoded from their bit fields by the oracle's own decoder.
  * check-long runs the same sweep again with the canonical NaN rule.
  * (Stochastic modes are tstochastic's.)

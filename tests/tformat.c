@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/tformat.c - format descriptors and the formats/ files.
- *  - every named format of DESIGN.md section 2, by name and by each alias
+ *  - every named format of src/engine/SEMANTICS.md, by name and by each alias
  *    (fpl_format_lookup, case-insensitive): e, m, bias, specials, nbits,
  *    emin, emax, max, min_normal, min_subnormal, epsilon against the hand
- *    values below (copied from DESIGN.md's table, not computed); the
+ *    values below (copied from SEMANTICS.md's table, not computed); the
  *    oracle's own derivation (oracle_fmt_init) against them too;
  *  - the catalogue lists exactly those formats;
  *  - eXmY, CPFloat-style (p, emin, emax) and bad names;

@@ -3,8 +3,8 @@
  * tests/toracle.c - hand-derived cases, checked against both the MPFR
  * oracle (so the oracle itself is tested: a wrong oracle would make every
  * other test wrong the same way as a wrong engine) and the engine.
- * Every expected value below was worked out by hand from DESIGN.md
- * section 3 and SEMANTICS.md; the comment on each line says why.
+ * Every expected value below was worked out by hand from
+ * src/engine/SEMANTICS.md; the comment on each line says why.
  */
 #include <math.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  *  - Flags are OR-ed into st->flags and counted in st->count; `st` must
  *    not be NULL.  Stochastic modes and flips use draw st->counter, then
  *    st->counter is incremented (once per call, whatever the mode).
- *  - Special values follow DESIGN.md section 3: NaN operands propagate
+ *  - Special values (fplab(3), section Semantics): NaN operands propagate
  *    (x86 rule: first NaN, quieted; or the canonical NaN), invalid
  *    operations give the default NaN and raise invalid, signaling NaN
  *    operands raise invalid.  Exact zero sums are +0 except in tn (-0).

@@ -70,9 +70,30 @@ int usage_error(const char *usage, const char *fmt, ...)
 	return CLI_EXIT_USAGE;
 }
 
+/*
+ * The block `-h` appends for a command that rounds (its usage names
+ * "-r MODE"): the modes with CPFloat's codes and the most used formats.
+ * It starts with a blank line, so the usage lines above it stay exactly
+ * the man page's SYNOPSIS (tests/cli/synopsis.sh stops at the blank).
+ */
+static const char round_help[] =
+	"\n"
+	"rounding modes (-r NAME or CPFloat's code):\n"
+	"  ne  1  nearest, ties to even     tz  4  toward zero\n"
+	"  na -1  nearest, ties away        od  7  to odd\n"
+	"  nz  0  nearest, ties to zero     sp  5  stochastic, proportional\n"
+	"  tp  2  toward +inf               se  6  stochastic, equal odds\n"
+	"  tn  3  toward -inf\n"
+	"formats (-f): fp64 fp32 tf32 fp16 (h) bf16 (b) e5m2 e4m3fn (q43) e4m3fnuz\n"
+	"  e3m2 e2m3 e2m1, any eXmY, --params P,EMIN,EMAX or a .fmt file;\n"
+	"  'fplab formats' lists them all with their aliases.\n"
+	"'fplab help COMMAND' shows the manual page.\n";
+
 int usage_help(const char *usage)
 {
 	fputs(usage, stdout);
+	if (strstr(usage, "[-r MODE]"))
+		fputs(round_help, stdout);
 	return CLI_EXIT_OK;
 }
 

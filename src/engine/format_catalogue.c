@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * format_catalogue.c - the named formats of DESIGN.md section 2 and name
+ * format_catalogue.c - the named formats (SEMANTICS.md's table) and name
  * lookup.  Named formats and their aliases win over the eXmY pattern, so
  * "e4m3" is OCP e4m3fn (the format users mean) and the IEEE-style 4/3
  * format is "e4m3ieee".

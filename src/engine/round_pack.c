@@ -124,8 +124,9 @@ double fpl__inf(const fpl_format *f, int sign, unsigned *fl)
 	return fpl__nan_signed(f, sign);
 }
 
-/* The result of an overflow: the mode picks inf or max (DESIGN §3), then
- * formats without inf map inf to NaN or, saturating, to max. */
+/* The result of an overflow: the mode picks inf or max (SEMANTICS.md,
+ * step 4), then formats without inf map inf to NaN or, saturating, to
+ * max. */
 static double overflow(const fpl_format *f, int sign, fpl_rnd rnd, const rounded *r,
 		       int trunc_over, unsigned *fl)
 {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # install.sh - `make install PREFIX=<tmp>` installs the libraries, headers,
-# binary, formats and fplab.pc; a tiny program compiles against the
-# installed copy via pkg-config (shared and static) and runs; `make
+# binary, formats and fplab.pc; a tiny program and the README's library
+# example compile against the installed copy via pkg-config (shared and
+# static) and run; `make
 # uninstall` removes what was installed.  Skips (77) without pkg-config
 # or a C compiler.  Uses the build in $BUILD (as `make check` sets it).
 . "$(dirname "$0")/lib.inc"
@@ -87,6 +88,26 @@ else
 	fail "cannot link the static library with pkg-config --static --libs: $slibs"
 	sed 's/^/  | /' "$T/cc2.log" | head -n 20
 fi
+
+# The README's library example, taken from README.md itself so the two
+# never drift, built as the README says: cc prog.c $(pkg-config ...).
+checks=$((checks + 1))
+awk '/^## The library in one minute/ { on = 1 } on && /^```c$/ { c = 1; next }
+     c && /^```$/ { exit } c' "$SRCDIR/README.md" >"$T/readme.c"
+if [ ! -s "$T/readme.c" ]; then
+	fail "no \`\`\`c block under '## The library in one minute' in README.md"
+elif $CC $san -o "$T/readme" "$T/readme.c" $cflags $libs >"$T/cc3.log" 2>&1; then
+	out=$(LD_LIBRARY_PATH="$P/lib" "$T/readme")
+	rc=$?
+	want=$(printf '%s\n' 'x = 1 (inexact), y = 2.77556e-17' '0.1 -> 0.100098' \
+		'0.333333 -> 0.333984' '65504 -> 65536')
+	[ "$rc" = 0 ] && [ "$out" = "$want" ] ||
+		fail "README example: exit $rc, printed '$out', want '$want'"
+else
+	fail "the README's library example does not compile: $CC readme.c $cflags $libs"
+	sed 's/^/  | /' "$T/cc3.log" | head -n 20
+fi
+
 checks=$((checks + 1))
 "$P/bin/fplab" -h >/dev/null 2>&1 || fail "installed fplab -h does not exit 0"
 
