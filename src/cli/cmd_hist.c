@@ -452,7 +452,8 @@ static int report_add(struct report *rp, const struct hist_entry *e)
 {
 	rp->ntensors++;
 	report_tensor(rp, e);
-	fflush(stdout);	/* streamed: out before the next tensor is read */
+	if (cli_flush_stdout())	/* streamed: out before the next tensor is read */
+		return -1;	/* a full disk: said once, with its errno */
 	fpl_hist_merge(&rp->total, &e->h);
 	if (!opt.svg)
 		return 0;

@@ -143,6 +143,10 @@ done
 grep -q '^first' stream.out || fail "streaming: the first tensor was not printed before the second was read"
 printf '2\n' >late
 wait $pid || fail "streaming run failed: $(cat stream.err)"
+if [ -w /dev/full ]; then
+	expect_fail "hist streamed to a full disk: one message, the real errno" 1 \
+		"write error on stdout: No space left on device" sh -c "fplab hist first.npy >/dev/full"
+fi
 expect_fail "--threads beyond the cores warns" 0 "using [0-9]+" \
 	fplab hist --threads 1024 --tsv first.npy
 expect_fail "--threads is an integer" 2 "--threads: 'x'" fplab hist --threads x first.npy
