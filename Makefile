@@ -119,6 +119,8 @@ IO_SRCS := \
 	src/io/raw.c \
 	src/io/text.c \
 	src/io/npy_write.c \
+	src/io/zip_write.c \
+	src/io/safetensors_write.c \
 	src/hist/hist.c \
 	src/hist/classify.c \
 	src/hist/suggest.c

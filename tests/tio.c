@@ -732,8 +732,140 @@ static void test_write(void)
 	rc = read_all(p, NULL, NULL, back, 8, &n, err, sizeof err);
 	expect_values("written npy", back, n, v, 6);
 	fp = fopen(p, "wb");
-	CHECK(fpl_npy_write_header(fp, FPL_DT_E4M3FN, 3) == FPL_EINVAL, "fp8 not writable");
+	CHECK(fpl_npy_write_header(fp, FPL_DT_TEXT, 3) == FPL_EINVAL, "text not writable");
 	fclose(fp);
+
+	/* fortran_order survives the round trip, in the header and the info;
+	 * fp8 codes are written as '|u1' and read back with the dtype given */
+	fp = fopen(p, "wb");
+	rc = fpl_npy_write_header_ex(fp, FPL_DT_F64, 2, shape, 1);
+	fwrite(v, 8, 6, fp);
+	fclose(fp);
+	CHECK(rc == 0, "write fortran header");
+	fpl_tensor_file *tf = NULL;
+	rc = fpl_tensor_open(&tf, p, NULL, err, sizeof err);
+	CHECK(rc == 0, "open fortran npy: %s", err);
+	if (!rc) {
+		const fpl_tensor_info *in = fpl_tensor_get(tf, 0);
+		CHECK(in->fortran_order == 1 && in->ndim == 2 && in->shape[0] == 2 &&
+		      in->shape[1] == 3 && in->count == 6, "fortran info: order %d, ndim %d",
+		      in->fortran_order, in->ndim);
+		fpl_tensor_close(tf);
+	}
+	rc = read_all(p, NULL, NULL, back, 8, &n, err, sizeof err);
+	expect_values("fortran npy in storage order", back, n, v, 6);
+	fp = fopen(p, "wb");
+	unsigned char codes[3] = { 0x38, 0x7e, 0xb8 };	/* e4m3fn 1, 448, -1 */
+	rc = fpl_npy_write_header(fp, FPL_DT_E4M3FN, 3);
+	fwrite(codes, 1, 3, fp);
+	fclose(fp);
+	CHECK(rc == 0, "write fp8 header");
+	fpl_tensor_opts o = { .dtype = FPL_DT_E4M3FN };
+	double want8[3] = { 1, 448, -1 };
+	rc = read_all(p, &o, NULL, back, 8, &n, err, sizeof err);
+	CHECK(rc == 0, "read fp8 npy: %s", err);
+	expect_values("fp8 npy", back, n, want8, 3);
+}
+
+/* The .npz (zip) and .safetensors writers: fplab's own reader, which
+ * checks CRC-free layout, tiling and shapes, reads back what they wrote. */
+static void test_writers(void)
+{
+	const char *p = tf_path("w.npz");
+	double v[6] = { 1, 2, 3, 4, 5, -0.0 }, back[8];
+	float f[2] = { 1.5f, -2.0f };
+	uint64_t shape[2] = { 2, 3 }, two = 2;
+	fpl_zip_writer *z = NULL;
+	fpl_tensor_file *tf = NULL;
+	char err[256];
+	size_t n;
+	int rc;
+
+	FILE *fp = fopen(p, "wb");
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&mem, &len);
+	rc = fpl_zip_writer_open(&z, fp);
+	CHECK(rc == 0 && m, "zip open");
+	fpl_npy_write_header_ex(m, FPL_DT_F64, 2, shape, 1);
+	fclose(m);
+	rc = fpl_zip_member_begin(z, "x.npy") || fpl_zip_member_write(z, mem, len) ||
+	     fpl_zip_member_write(z, v, sizeof v) || fpl_zip_member_end(z);
+	free(mem);
+	m = open_memstream(&mem, &len);
+	fpl_npy_write_header(m, FPL_DT_F32, 2);
+	fclose(m);
+	rc = rc || fpl_zip_member_begin(z, "y.npy") || fpl_zip_member_write(z, mem, len) ||
+	     fpl_zip_member_write(z, f, sizeof f) || fpl_zip_member_end(z);
+	free(mem);
+	CHECK(rc == 0, "zip members");
+	CHECK(fpl_zip_member_end(z) == FPL_EINVAL, "zip end without begin");
+	CHECK(fpl_zip_writer_close(z, 1) == 0, "zip close");
+	fclose(fp);
+	rc = fpl_tensor_open(&tf, p, NULL, err, sizeof err);
+	CHECK(rc == 0, "open written npz: %s", err);
+	if (!rc) {
+		CHECK(fpl_tensor_count(tf) == 2, "npz members: %zu", fpl_tensor_count(tf));
+		const fpl_tensor_info *x = fpl_tensor_get(tf, 0), *y = fpl_tensor_get(tf, 1);
+		CHECK(!strcmp(x->name, "x") && x->fortran_order && x->ndim == 2 &&
+		      x->shape[1] == 3 && !strcmp(y->name, "y") && y->dtype == FPL_DT_F32,
+		      "npz member infos");
+		fpl_tensor_close(tf);
+	}
+	rc = read_all(p, NULL, "y", back, 8, &n, err, sizeof err);
+	double wanty[2] = { 1.5, -2.0 };
+	CHECK(rc == 0, "read npz member y: %s", err);
+	expect_values("npz member y", back, n, wanty, 2);
+
+	/* safetensors: two tensors tiling the data, a scalar */
+	fpl_tensor_info t[2];
+	memset(t, 0, sizeof t);
+	strcpy(t[0].name, "w\"q");	/* a name JSON must escape */
+	t[0].dtype = FPL_DT_F64, t[0].ndim = 2, t[0].shape[0] = 2, t[0].shape[1] = 3;
+	strcpy(t[1].name, "b");
+	t[1].dtype = FPL_DT_F32, t[1].ndim = 1, t[1].shape[0] = two;
+	p = tf_path("w.safetensors");
+	fp = fopen(p, "wb");
+	rc = fpl_safetensors_write_header(fp, 2, t);
+	fwrite(v, 8, 6, fp);
+	fwrite(f, 4, 2, fp);
+	fclose(fp);
+	CHECK(rc == 0, "safetensors header");
+	rc = read_all(p, NULL, "w\"q", back, 8, &n, err, sizeof err);
+	CHECK(rc == 0, "read safetensors: %s", err);
+	expect_values("safetensors tensor", back, n, v, 6);
+	rc = read_all(p, NULL, "b", back, 8, &n, err, sizeof err);
+	expect_values("safetensors second tensor", back, n, wanty, 2);
+	strcpy(t[1].name, t[0].name);
+	fp = fopen(p, "wb");
+	CHECK(fpl_safetensors_write_header(fp, 2, t) == FPL_EINVAL, "repeated name refused");
+	t[1].dtype = FPL_DT_TEXT;
+	strcpy(t[1].name, "c");
+	CHECK(fpl_safetensors_write_header(fp, 2, t) == FPL_EINVAL, "text dtype refused");
+	fclose(fp);
+}
+
+/* Text separators: blanks, tabs and one comma (CSV); an empty field is an
+ * error naming the line. */
+static void test_csv(void)
+{
+	static const char good[] = "1,2\n3\t4 , 5\n# c\n-0.5\n";
+	static const char bad[] = "1,2\n3,,4\n";
+	double back[8], want[6] = { 1, 2, 3, 4, 5, -0.5 };
+	size_t n;
+	char err[256];
+	int rc;
+
+	tf_write(tf_path("c.txt"), good, sizeof good - 1);
+	rc = read_all(tf_path("c.txt"), NULL, NULL, back, 8, &n, err, sizeof err);
+	CHECK(rc == 0, "csv: %s", err);
+	expect_values("csv", back, n, want, 6);
+	tf_write(tf_path("b.txt"), bad, sizeof bad - 1);
+	rc = read_all(tf_path("b.txt"), NULL, NULL, back, 8, &n, err, sizeof err);
+	expect_error("csv empty field", rc, err, "line 2: empty field", NULL);
+	tf_write(tf_path("b.txt"), "1,\n", 3);
+	rc = read_all(tf_path("b.txt"), NULL, NULL, back, 8, &n, err, sizeof err);
+	expect_error("csv trailing comma", rc, err, "line 1: empty field", NULL);
 }
 
 int main(void)
@@ -747,5 +879,7 @@ int main(void)
 	test_override();
 	test_opts();
 	test_write();
+	test_csv();
+	test_writers();
 	return h_done();
 }

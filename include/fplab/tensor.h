@@ -5,7 +5,9 @@
  * A tensor file holds one or more named tensors: .npy (one, named after
  * the file), .npz (one per member), .safetensors (one per header entry),
  * raw binary (one, dtype given by the caller) or text (one, numbers
- * separated by white space, '#' comments).  Data are streamed: opening
+ * separated by white space, tabs or commas -- CSV as np.savetxt(...,
+ * delimiter=',') writes it; an empty field "1,,2" is an error naming the
+ * line -- and '#' comments).  Data are streamed: opening
  * reads headers only, and a stream converts elements to binary64 (or
  * binary32) chunk by chunk, so a file larger than memory works.
  *
@@ -99,6 +101,11 @@ typedef struct fpl_tensor_info {
 	int ndim;
 	uint64_t shape[FPL_TENSOR_MAXDIM];
 	uint64_t count;		/* product of shape (text: number of values, known after reading) */
+	/* .npy and .npz members: the header's fortran_order.  Streams always
+	 * deliver storage order, so with fortran_order the logical element
+	 * (i0, i1, ...) comes at i0 + shape[0] * (i1 + shape[1] * ...): a
+	 * writer that keeps storage order must keep the flag (and the shape). */
+	int fortran_order;
 } fpl_tensor_info;
 
 typedef struct fpl_tensor_file fpl_tensor_file;	/* opaque */
@@ -128,7 +135,8 @@ FPL_API const fpl_tensor_info *fpl_tensor_get(const fpl_tensor_file *tf, size_t 
 /* Index of the tensor called `name`, or -1. */
 FPL_API long fpl_tensor_find(const fpl_tensor_file *tf, const char *name);
 
-/* Stream the elements of tensor i, in storage order. */
+/* Stream the elements of tensor i, in storage order (C order, or column-
+ * major when info.fortran_order: a writer keeps the flag or reorders). */
 FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf, size_t i,
 				   char *err, size_t errlen);
 /* Read up to cap elements as binary64 into buf; *got receives the number
@@ -172,9 +180,40 @@ FPL_API char *fpl_escape(char *buf, size_t cap, const char *s);
 FPL_API int fpl_npy_write_header(FILE *fp, fpl_dtype dtype, uint64_t n);
 
 /* The same with any shape (ndim 0..FPL_TENSOR_MAXDIM; 0 is a scalar);
- * f16 is written as '<f2'.  Added for the sample generator and tests. */
+ * f16 is written as '<f2', e4m3fn and e5m2 as their codes, '|u1'.  Added
+ * for the sample generator and tests. */
 FPL_API int fpl_npy_write_header_shape(FILE *fp, fpl_dtype dtype, int ndim,
 				       const uint64_t *shape);
+/* The same with fortran_order (nonzero: the data that follow are in
+ * column-major storage order, as fpl_tensor_info.fortran_order says). */
+FPL_API int fpl_npy_write_header_ex(FILE *fp, fpl_dtype dtype, int ndim,
+				    const uint64_t *shape, int fortran_order);
+
+/*
+ * The header of a .safetensors file holding n tensors t[0..n), whose data
+ * (each t[i].shape's product of elements of t[i].dtype, little-endian, in
+ * C order: the format has no Fortran order) must follow in that order:
+ * the 8-byte length and the JSON object, data_offsets tiling the data
+ * exactly, padded with spaces to a multiple of 8.  dtypes F64 F32 F16 BF16
+ * F8_E4M3 (e4m3fn) F8_E5M2.  Returns 0, FPL_EINVAL (another dtype, a
+ * repeated name or "__metadata__"), FPL_ENOMEM or FPL_EIO.
+ */
+FPL_API int fpl_safetensors_write_header(FILE *fp, size_t n, const fpl_tensor_info *t);
+
+/*
+ * A zip archive of stored members written front to back (a pipe works),
+ * for .npz files: open, then per member begin (its name, e.g. "x.npy"),
+ * write its bytes (any number of calls), end; close(z, 1) writes the
+ * central directory and frees z, close(z, 0) only frees it.  No zip64: an
+ * archive past 4 GiB gives FPL_ERANGE.  Other errors: FPL_EINVAL (calls
+ * out of order, an empty name), FPL_ENOMEM, FPL_EIO.
+ */
+typedef struct fpl_zip_writer fpl_zip_writer;	/* opaque */
+FPL_API int fpl_zip_writer_open(fpl_zip_writer **out, FILE *fp);
+FPL_API int fpl_zip_member_begin(fpl_zip_writer *z, const char *name);
+FPL_API int fpl_zip_member_write(fpl_zip_writer *z, const void *data, size_t n);
+FPL_API int fpl_zip_member_end(fpl_zip_writer *z);
+FPL_API int fpl_zip_writer_close(fpl_zip_writer *z, int finish);
 
 #ifdef __cplusplus
 }

@@ -231,8 +231,11 @@ struct cli_text {
 	struct cli_inexact_list inexact;	/* of the last cli_text_line call */
 };
 
-/* Open `path` ("-" or NULL = stdin).  Returns 0 or -1 (message printed). */
+/* Open `path` ("-" or NULL = stdin).  Returns 0 or -1 (message printed;
+ * also when cli_text_dtype, the command's --dtype, is set: it applies to
+ * tensor files only and must not be silently ignored on text). */
 int cli_text_open(struct cli_text *t, const char *path);
+extern fpl_dtype cli_text_dtype;
 void cli_text_release(struct cli_text *t);
 
 /*
@@ -271,8 +274,17 @@ struct cli_reader {
 	struct cli_text text;
 	FILE *fp;
 	int own;
-	fpl_tensor_file *tf;		/* npy */
+	fpl_tensor_file *tf;		/* npy, or any tensor file (cli_is_tensor_file) */
 	fpl_tensor_stream *ts;
+	size_t ti;			/* the tensor being streamed */
+	/* tensor files: the tensor being read (shape, dtype, storage order
+	 * for cli_writer_tensor); NULL for text and raw input */
+	const fpl_tensor_info *info;
+	/* set by the caller after open: called when reading moves on to the
+	 * next tensor of an .npz or .safetensors file (empty ones included),
+	 * before its values; nonzero stops the read (error already printed) */
+	int (*on_tensor)(void *ctx, const fpl_tensor_info *ti);
+	void *on_tensor_ctx;
 	unsigned char *raw;		/* raw read buffer */
 	size_t rawcap;
 	uint64_t done;			/* values delivered so far */
@@ -281,7 +293,10 @@ struct cli_reader {
 
 /* Open `path` ("-"/NULL = stdin, not for npy).  npy_dtype (--dtype) says
  * what an .npy of raw codes holds (<u2 as bf16 or f16, |u1 as e4m3fn or
- * e5m2; FPL_DT_UNKNOWN: none, fplab/tensor.h).  Returns 0 or -1. */
+ * e5m2; FPL_DT_UNKNOWN: none, fplab/tensor.h).  With kind CLI_IN_TEXT (the
+ * default) a file that cli_is_tensor_file() recognises is read through
+ * fpl_tensor_open (FPL_TK_AUTO): every tensor of it, one after the other,
+ * each in storage order.  Returns 0 or -1. */
 int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kind,
 		    const fpl_format *codes_fmt, fpl_dtype npy_dtype);
 /* --dtype NAME for `round` and `calc`: 0, or -2 (usage error printed,
@@ -294,6 +309,12 @@ int cli_dtype_parse(const char *s, fpl_dtype *out);
  * (as cli_text_line); binary input is always exact (the list is empty).
  */
 int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got);
+/* 1 when `path` is a regular file named .npy, .npz or .safetensors or
+ * starting with the magic of one of them, else 0 (stdin, text, raw). */
+int cli_is_tensor_file(const char *path);
+/* The elements of a column-major (fortran_order) tensor of `shape`, src in
+ * storage order, into dst in C (row-major, logical) order.  No aliasing. */
+void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *shape);
 void cli_reader_release(struct cli_reader *r);
 
 /* ------------------------------------------------------- value output */
@@ -303,10 +324,16 @@ enum cli_out_kind {
 	CLI_OUT_BITS,		/* the target encoding, 0x3c00 */
 	CLI_OUT_F64,		/* raw little-endian binary64 */
 	CLI_OUT_F32,		/* raw little-endian binary32 (round to nearest) */
-	CLI_OUT_NPY		/* .npy of binary64, shape (n,) */
+	CLI_OUT_NPY,		/* .npy: the input tensor's shape, storage order and
+				 * dtype (cli_writer_tensor), else binary64 (n,) */
+	CLI_OUT_NPZ,		/* .npz: one .npy member per input tensor */
+	CLI_OUT_SAFETENSORS	/* .safetensors: one entry per input tensor, C order */
 };
 /* Parse an --out name; returns 0 or -2 (usage error printed). */
 int cli_out_parse(const char *s, enum cli_out_kind *out);
+/* The output kind -o PATH's extension names (.npy .npz .safetensors), or
+ * dflt (no --out given: the file name decides). */
+enum cli_out_kind cli_out_from_path(const char *path, enum cli_out_kind dflt);
 
 /*
  * Format one value as text into buf (at least CLI_VALUE_MAX bytes):
@@ -371,11 +398,33 @@ struct cli_writer {
 	struct cli_output out;
 	FILE *spool;			/* npy with unknown count */
 	uint64_t known, n;
+	/* tensor outputs: the tensors announced by cli_writer_tensor, each
+	 * from value `start` to the next one's start (or w->n) */
+	struct cli_wtensor {
+		fpl_tensor_info info;	/* name, dtype written, shape, order */
+		int shaped;		/* info's shape is the input's */
+		uint64_t start;
+	} *t;
+	size_t nt, tcap;
+	fpl_dtype out_dtype;		/* --out-dtype, FPL_DT_UNKNOWN: keep */
 	void *buf;			/* conversion buffer */
 	size_t bufcap;
 };
 int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind kind,
 		    const fpl_format *f, uint64_t known);
+/*
+ * Announce, before its values are put, that the next values form tensor
+ * `info` (NULL: values of no tensor -- text, raw -- named arr_N as
+ * np.savez names them, flat).  Tensor outputs keep each tensor's name,
+ * shape and storage order (.npy, .npz members: fortran_order kept, values
+ * come in storage order so the logical order is kept; .safetensors: C
+ * order, reordered in memory) when the count put matches, and its dtype
+ * unless out_dtype (--out-dtype) names one; values are rounded to
+ * nearest-even into the dtype (as numpy's astype).  An .npy of several
+ * tensors is flat: shape (n,), dtype out_dtype or f64.  Other outputs
+ * ignore it.  Returns 0 or -1 (message printed).
+ */
+int cli_writer_tensor(struct cli_writer *w, const fpl_tensor_info *info, fpl_dtype out_dtype);
 /* Write n values; returns 0 or -1 (message printed). */
 int cli_writer_put(struct cli_writer *w, const double *v, size_t n);
 /* ok != 0: finish and commit (0 or -1); ok == 0: discard (-1). */

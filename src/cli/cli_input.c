@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,8 +21,13 @@
 #include "cli/cli.h"
 
 /* -------------------------------------------------------- text input */
+fpl_dtype cli_text_dtype;
+
 int cli_text_open(struct cli_text *t, const char *path)
 {
+	if (cli_text_dtype != FPL_DT_UNKNOWN)	/* --dtype is never ignored */
+		return error("%s: --dtype applies to .npy/.npz files of raw codes, not to text",
+			     path && strcmp(path, "-") ? path : "stdin");
 	memset(t, 0, sizeof *t);
 	if (!path || !strcmp(path, "-")) {
 		t->fp = stdin;
@@ -69,11 +75,22 @@ static int text_where(const struct cli_text *t, char *buf, size_t len)
 	return snprintf(buf, len, "stdin: line %ld", t->line);
 }
 
+static int empty_field(const struct cli_text *t)
+{
+	char where[600];
+
+	text_where(t, where, sizeof where);
+	return error("%s: empty field", where);
+}
+
 /* Parse the numbers of t->pos (a NUL-terminated rest of the line) into
- * vals, at most max; leaves t->pos at the rest, or NULL at the line's end. */
+ * vals, at most max; leaves t->pos at the rest, or NULL at the line's end.
+ * Numbers are separated by blanks or one comma (CSV); an empty field
+ * ("1,,2", a leading or trailing comma) is an error naming the line. */
 static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 {
 	static const char blanks[] = " \t\r\n\v\f";
+	static const char seps[] = " \t\r\n\v\f,";
 	char where[600];
 	char *p = t->pos;
 	size_t k = 0;
@@ -89,12 +106,14 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 			t->pos = NULL;
 			break;
 		}
+		if (*p == ',')
+			return empty_field(t);
 		if (k == max) {
 			t->pos = p;
 			break;
 		}
 		tok = p;
-		len = strcspn(p, blanks);
+		len = strcspn(p, seps);
 		save = p[len];
 		p[len] = 0;
 		rc = fpl_parse_number(tok, &vals[k], &w);
@@ -112,6 +131,13 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 		p[len] = save;
 		p += len;
 		k++;
+		p += strspn(p, blanks);
+		if (*p == ',') {	/* one separator: a field must follow */
+			p++;
+			p += strspn(p, blanks);
+			if (!*p || *p == ',')
+				return empty_field(t);
+		}
 	}
 	*n = k;
 	t->partial = t->pos != NULL;
@@ -200,6 +226,77 @@ int cli_dtype_parse(const char *s, fpl_dtype *out)
 	return -2;
 }
 
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n > k && !strcasecmp(s + n - k, suf);
+}
+
+int cli_is_tensor_file(const char *path)
+{
+	unsigned char m[9];
+	struct stat sb;
+	FILE *fp;
+	size_t k;
+
+	if (!path || !strcmp(path, "-") || stat(path, &sb) || !S_ISREG(sb.st_mode))
+		return 0;
+	if (has_suffix(path, ".npy") || has_suffix(path, ".npz") ||
+	    has_suffix(path, ".safetensors"))
+		return 1;
+	fp = fopen(path, "rb");
+	if (!fp)
+		return 0;	/* the reader says why */
+	k = fread(m, 1, sizeof m, fp);
+	fclose(fp);
+	if (k >= 6 && !memcmp(m, "\x93NUMPY", 6))
+		return 1;
+	if (k >= 4 && !memcmp(m, "PK\x03\x04", 4))
+		return 1;
+	/* safetensors: a little-endian u64 header length, then '{' */
+	return k == 9 && m[8] == '{' && !m[7] && !m[6] && !m[5];
+}
+
+void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *shape)
+{
+	uint64_t idx[FPL_TENSOR_MAXDIM] = { 0 }, stride[FPL_TENSOR_MAXDIM], n = 1, off = 0, j;
+	int d;
+
+	for (d = 0; d < ndim; d++) {
+		stride[d] = n;	/* column-major: the first index varies fastest */
+		n *= shape[d];
+	}
+	/* walk the C order (last index fastest), keeping off = storage index */
+	for (j = 0; j < n; j++) {
+		dst[j] = src[off];
+		for (d = ndim - 1; d >= 0; d--) {
+			off += stride[d];
+			if (++idx[d] < shape[d])
+				break;
+			off -= stride[d] * shape[d];
+			idx[d] = 0;
+		}
+	}
+}
+
+/* Open the stream of tensor r->ti of r->tf; 0 or -1 (message printed). */
+static int tensor_next(struct cli_reader *r)
+{
+	char err[1024];
+	int rc;
+
+	if (r->ts)
+		fpl_tensor_stream_close(r->ts);
+	r->ts = NULL;
+	err[0] = 0;
+	rc = fpl_tensor_stream_open(&r->ts, r->tf, r->ti, err, sizeof err);
+	if (rc)
+		return error("%s", err[0] ? err : fpl_strerror(rc));
+	r->info = fpl_tensor_get(r->tf, r->ti);
+	return 0;
+}
+
 int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kind,
 		    const fpl_format *codes_fmt, fpl_dtype npy_dtype)
 {
@@ -210,22 +307,30 @@ int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kin
 	r->kind = kind;
 	r->codes_fmt = codes_fmt;
 	r->name = (path && strcmp(path, "-")) ? path : NULL;
-	if (kind == CLI_IN_TEXT)
+	if (kind == CLI_IN_TEXT && !cli_is_tensor_file(path))
 		return cli_text_open(&r->text, path);
-	if (kind == CLI_IN_NPY) {
+	if (kind == CLI_IN_TEXT || kind == CLI_IN_NPY) {
 		fpl_tensor_opts o;
 
 		if (!r->name)
 			return error("--in npy needs a file name, not stdin");
 		memset(&o, 0, sizeof o);
-		o.kind = FPL_TK_NPY;
+		o.kind = kind == CLI_IN_NPY ? FPL_TK_NPY : FPL_TK_AUTO;
 		o.dtype = npy_dtype;
+		r->kind = CLI_IN_NPY;
 		err[0] = 0;
 		rc = fpl_tensor_open(&r->tf, path, &o, err, sizeof err);
-		if (!rc)
-			rc = fpl_tensor_stream_open(&r->ts, r->tf, 0, err, sizeof err);
 		if (rc) {
 			error("%s", err[0] ? err : fpl_strerror(rc));
+			cli_reader_release(r);
+			return -1;
+		}
+		if (!fpl_tensor_count(r->tf)) {
+			error("'%s' holds no tensor", path);
+			cli_reader_release(r);
+			return -1;
+		}
+		if (tensor_next(r)) {
 			cli_reader_release(r);
 			return -1;
 		}
@@ -309,10 +414,28 @@ int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got)
 		return 0;
 	}
 	if (r->kind == CLI_IN_NPY) {
-		err[0] = 0;
-		rc = fpl_tensor_stream_read(r->ts, buf, cap, got, err, sizeof err);
-		if (rc)
-			return error("%s", err[0] ? err : fpl_strerror(rc));
+		for (;;) {
+			const fpl_inexact *v;
+			size_t nv;
+
+			err[0] = 0;
+			rc = fpl_tensor_stream_read(r->ts, buf, cap, got, err, sizeof err);
+			if (rc)
+				return error("%s", err[0] ? err : fpl_strerror(rc));
+			/* text through this path (--in npy never is): keep the
+			 * exact numbers for fpl_round_wide */
+			v = fpl_tensor_stream_inexact(r->ts, &nv);
+			for (i = 0; i < nv; i++)
+				if (inexact_add(&r->inexact, v[i].pos, &v[i].w))
+					return -1;
+			if (*got || r->ti + 1 >= fpl_tensor_count(r->tf))
+				break;
+			r->ti++;	/* next tensor of an .npz or .safetensors */
+			if (tensor_next(r))
+				return -1;
+			if (r->on_tensor && r->on_tensor(r->on_tensor_ctx, r->info))
+				return -1;
+		}
 		r->done += *got;
 		return 0;
 	}

@@ -24,7 +24,25 @@
 #include "cli/cli.h"
 
 /* ------------------------------------------------------- value output */
-static const char *const out_names[] = { "text", "hex", "bits", "f64", "f32", "npy" };
+enum cli_out_kind cli_out_from_path(const char *path, enum cli_out_kind dflt)
+{
+	static const struct { const char *ext; enum cli_out_kind k; } ext[] = {
+		{ ".npy", CLI_OUT_NPY }, { ".npz", CLI_OUT_NPZ },
+		{ ".safetensors", CLI_OUT_SAFETENSORS }
+	};
+	size_t n = path ? strlen(path) : 0, i, k;
+
+	for (i = 0; i < sizeof ext / sizeof *ext; i++) {
+		k = strlen(ext[i].ext);
+		if (n > k && !strcmp(path + n - k, ext[i].ext))
+			return ext[i].k;
+	}
+	return dflt;
+}
+
+static const char *const out_names[] = {
+	"text", "hex", "bits", "f64", "f32", "npy", "npz", "safetensors"
+};
 
 int cli_out_parse(const char *s, enum cli_out_kind *out)
 {
@@ -500,18 +518,84 @@ int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind ki
 	w->known = known;
 	if (cli_output_open(&w->out, path))
 		return -1;
-	if (kind != CLI_OUT_NPY)
+	if (kind < CLI_OUT_NPY)
 		return 0;
-	if (known == UINT64_MAX)
-		w->spool = spool_open(&w->out);
-	else if (fpl_npy_write_header(w->out.fp, FPL_DT_F64, known))
-		cli_output_error(&w->out);
-	else
-		return 0;
+	/* always spooled: the header (shape, dtype) is known at the end */
+	w->spool = spool_open(&w->out);
 	if (w->spool)
 		return 0;
 	cli_output_close(&w->out, 0);
 	return -1;
+}
+
+int cli_writer_tensor(struct cli_writer *w, const fpl_tensor_info *info, fpl_dtype out_dtype)
+{
+	struct cli_wtensor *e;
+
+	if (w->kind < CLI_OUT_NPY)
+		return 0;
+	w->out_dtype = out_dtype;
+	if (w->nt == w->tcap) {
+		size_t cap = w->tcap ? 2 * w->tcap : 4;
+
+		e = realloc(w->t, cap * sizeof *e);
+		if (!e)
+			return error("out of memory");
+		w->t = e;
+		w->tcap = cap;
+	}
+	e = &w->t[w->nt];
+	memset(e, 0, sizeof *e);
+	e->start = w->n;
+	if (info)
+		e->info = *info;
+	else
+		snprintf(e->info.name, sizeof e->info.name, "arr_%zu", w->nt);
+	e->shaped = info && info->dtype != FPL_DT_TEXT;
+	e->info.dtype = out_dtype != FPL_DT_UNKNOWN ? out_dtype
+		: e->shaped ? info->dtype : FPL_DT_F64;
+	w->nt++;
+	return 0;
+}
+
+/* The storage format of an .npy dtype narrower than binary32, with every
+ * value the dtype holds (bf16 with subnormals, unlike fplab's bf16). */
+static int dtype_format(fpl_dtype t, fpl_format *f)
+{
+	switch (t) {
+	case FPL_DT_F16: return fpl_format_ieee(f, 5, 10);
+	case FPL_DT_BF16: return fpl_format_ieee(f, 8, 7);
+	case FPL_DT_E4M3FN: return fpl_format_lookup(f, "e4m3fn");
+	case FPL_DT_E5M2: return fpl_format_ieee(f, 5, 2);
+	default: return FPL_EINVAL;
+	}
+}
+
+/* n binary64 values to the little-endian bytes of dtype t at p, rounded
+ * to nearest-even (numpy's astype); returns the bytes written. */
+static size_t to_dtype(unsigned char *p, const double *v, size_t n, fpl_dtype t,
+		       const fpl_format *f)
+{
+	size_t es = fpl_dtype_size(t), i, k;
+
+	for (i = 0; i < n; i++) {
+		uint64_t b;
+
+		if (t == FPL_DT_F64) {
+			memcpy(&b, &v[i], 8);
+		} else if (t == FPL_DT_F32) {
+			float fl = (float)v[i];
+			uint32_t b32;
+
+			memcpy(&b32, &fl, 4);
+			b = b32;
+		} else {
+			b = fpl_encode(f, v[i]);
+		}
+		for (k = 0; k < es; k++)
+			*p++ = (unsigned char)(b >> (8 * k));
+	}
+	return n * es;
 }
 
 /* An I/O error on the spool (a full temporary directory, say). */
@@ -573,7 +657,9 @@ int cli_writer_put(struct cli_writer *w, const double *v, size_t n)
 	case CLI_OUT_F32:
 		return put_binary(w, w->out.fp, v, n);
 	case CLI_OUT_NPY:
-		return put_binary(w, w->spool ? w->spool : w->out.fp, v, n);
+	case CLI_OUT_NPZ:
+	case CLI_OUT_SAFETENSORS:
+		return put_binary(w, w->spool, v, n);
 	default:
 		for (i = 0; i < n; i++) {
 			fputs(cli_value_str(s, v[i], w->kind, w->f), w->out.fp);
@@ -585,38 +671,209 @@ int cli_writer_put(struct cli_writer *w, const double *v, size_t n)
 	}
 }
 
+/* Where converted bytes go: the output file, or the open .npz member. */
+struct sink {
+	struct cli_writer *w;
+	fpl_zip_writer *zip;
+};
+
+static int sink_put(struct sink *k, const void *p, size_t n)
+{
+	int rc;
+
+	if (!k->zip)
+		return fwrite(p, 1, n, k->w->out.fp) == n ? 0 : cli_output_error(&k->w->out);
+	rc = fpl_zip_member_write(k->zip, p, n);
+	if (rc == FPL_ERANGE)
+		return error("'%s': over 4 GiB, which .npz output without zip64 cannot hold",
+			     k->w->out.path ? k->w->out.path : "stdout");
+	return rc ? cli_output_error(&k->w->out) : 0;
+}
+
+/* The next n values of the spool, converted to e's dtype, to the sink;
+ * a Fortran-order tensor is put in C order when `c_order` (held in
+ * memory whole). */
+static int spool_copy(struct cli_writer *w, const struct cli_wtensor *e, uint64_t n,
+		      int c_order, struct sink *k)
+{
+	double v[4096], *all = NULL, *perm = NULL;
+	unsigned char b[8 * 4096];
+	fpl_dtype t = e->info.dtype;
+	fpl_format f;
+	uint64_t done = 0;
+	int rc = 0;
+
+	memset(&f, 0, sizeof f);
+	if (t != FPL_DT_F64 && t != FPL_DT_F32 && dtype_format(t, &f))
+		return error("internal: no storage format for dtype %s", fpl_dtype_name(t));
+	if (c_order && e->info.fortran_order && e->info.ndim > 1) {
+		if (n > SIZE_MAX / 16)
+			return error("tensor '%s' too large to reorder", e->info.name);
+		all = malloc((size_t)n * 8 + 8);
+		perm = malloc((size_t)n * 8 + 8);
+		if (!all || !perm || fread(all, 8, (size_t)n, w->spool) != n) {
+			rc = !all || !perm ? error("out of memory") : spool_error(w);
+			free(all);
+			free(perm);
+			return rc;
+		}
+		cli_fortran_to_c(perm, all, e->info.ndim, e->info.shape);
+		for (; !rc && done < n; done += 4096) {
+			size_t c = n - done < 4096 ? (size_t)(n - done) : 4096;
+
+			rc = sink_put(k, b, to_dtype(b, perm + done, c, t, &f));
+		}
+		free(all);
+		free(perm);
+		return rc;
+	}
+	while (!rc && done < n) {
+		size_t c = n - done < 4096 ? (size_t)(n - done) : 4096;
+
+		if (fread(v, 8, c, w->spool) != c)
+			return spool_error(w);
+		rc = sink_put(k, b, to_dtype(b, v, c, t, &f));
+		done += c;
+	}
+	return rc;
+}
+
+/* The .npy header of e (n values) to the sink. */
+static int npy_header(struct cli_writer *w, const struct cli_wtensor *e, struct sink *k)
+{
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc;
+
+	if (!k->zip) {
+		rc = fpl_npy_write_header_ex(w->out.fp, e->info.dtype, e->info.ndim,
+					     e->info.shape, e->info.fortran_order);
+		return rc ? cli_output_error(&w->out) : 0;
+	}
+	m = open_memstream(&mem, &len);
+	if (!m)
+		return error("out of memory");
+	rc = fpl_npy_write_header_ex(m, e->info.dtype, e->info.ndim, e->info.shape,
+				     e->info.fortran_order);
+	if (fclose(m) || rc) {
+		free(mem);
+		return error("out of memory");
+	}
+	rc = sink_put(k, mem, len);
+	free(mem);
+	return rc;
+}
+
+/* Fix each tensor's count: the input's shape when it matches, else flat. */
+static int settle_tensors(struct cli_writer *w)
+{
+	size_t i, j;
+
+	if (!w->nt || w->t[0].start) {
+		/* values before any announcement: a flat tensor, first */
+		struct cli_wtensor e;
+
+		if (cli_writer_tensor(w, NULL, w->out_dtype))
+			return -1;
+		e = w->t[w->nt - 1];
+		memmove(w->t + 1, w->t, (w->nt - 1) * sizeof *w->t);
+		e.start = 0;
+		w->t[0] = e;
+	}
+	for (i = 0; i < w->nt; i++) {
+		struct cli_wtensor *e = &w->t[i];
+		uint64_t end = i + 1 < w->nt ? w->t[i + 1].start : w->n, count = 1;
+		int d;
+
+		for (d = 0; d < e->info.ndim; d++)
+			count *= e->info.shape[d];
+		if (!e->shaped || count != end - e->start) {
+			e->info.ndim = 1;
+			e->info.shape[0] = end - e->start;
+			e->info.fortran_order = 0;
+		}
+		e->info.count = end - e->start;
+		for (j = 0; j < i; j++)
+			if (w->kind != CLI_OUT_NPY && !strcmp(w->t[j].info.name, e->info.name))
+				return error("two tensors named '%s': each needs its own file",
+					     e->info.name);
+	}
+	if (w->kind == CLI_OUT_NPY && w->nt > 1) {
+		/* several tensors in one .npy: flat */
+		w->t[0].info.ndim = 1;
+		w->t[0].info.shape[0] = w->n;
+		w->t[0].info.count = w->n;
+		w->t[0].info.fortran_order = 0;
+		w->t[0].info.dtype = w->out_dtype != FPL_DT_UNKNOWN ? w->out_dtype : FPL_DT_F64;
+		w->nt = 1;
+	}
+	return 0;
+}
+
 static int copy_spool(struct cli_writer *w)
 {
-	char buf[65536];
-	size_t k;
+	struct sink k = { w, NULL };
+	char name[FPL_TENSOR_NAME_MAX + 8];
+	size_t i;
+	int rc = 0;
 
 	errno = 0;
 	if (fflush(w->spool) || ferror(w->spool) || fseek(w->spool, 0, SEEK_SET))
 		return spool_error(w);
-	if (fpl_npy_write_header(w->out.fp, FPL_DT_F64, w->n))
-		return cli_output_error(&w->out);
-	while ((k = fread(buf, 1, sizeof buf, w->spool)) > 0)
-		if (fwrite(buf, 1, k, w->out.fp) != k)
-			return cli_output_error(&w->out);
-	if (ferror(w->spool))
-		return spool_error(w);
-	return 0;
+	if (settle_tensors(w))
+		return -1;
+	if (w->kind == CLI_OUT_NPY)
+		return npy_header(w, &w->t[0], &k) || spool_copy(w, &w->t[0], w->n, 0, &k) ? -1 : 0;
+	if (w->kind == CLI_OUT_SAFETENSORS) {
+		fpl_tensor_info *ti = malloc(w->nt * sizeof *ti);
+
+		if (!ti)
+			return error("out of memory");
+		for (i = 0; i < w->nt; i++)
+			ti[i] = w->t[i].info;
+		rc = fpl_safetensors_write_header(w->out.fp, w->nt, ti);
+		free(ti);
+		if (rc)
+			return rc == FPL_EIO ? cli_output_error(&w->out)
+				: error("cannot write the .safetensors header: %s", fpl_strerror(rc));
+		for (i = 0; i < w->nt && !rc; i++)
+			rc = spool_copy(w, &w->t[i], w->t[i].info.count, 1, &k);
+		return rc;
+	}
+	if (fpl_zip_writer_open(&k.zip, w->out.fp))
+		return error("out of memory");
+	for (i = 0; i < w->nt && !rc; i++) {
+		snprintf(name, sizeof name, "%s.npy", w->t[i].info.name);
+		rc = fpl_zip_member_begin(k.zip, name);
+		if (rc)
+			rc = rc == FPL_EIO ? cli_output_error(&w->out)
+				: error("cannot add '%s' to the .npz: %s", name, fpl_strerror(rc));
+		if (!rc)
+			rc = npy_header(w, &w->t[i], &k);
+		if (!rc)
+			rc = spool_copy(w, &w->t[i], w->t[i].info.count, 0, &k);
+		if (!rc && fpl_zip_member_end(k.zip))
+			rc = cli_output_error(&w->out);
+	}
+	i = (size_t)fpl_zip_writer_close(k.zip, !rc);
+	if (!rc && i)
+		rc = (int)i == FPL_ERANGE ? error("'%s': over 4 GiB, which .npz output without "
+						  "zip64 cannot hold", w->out.path ? w->out.path : "stdout")
+			: cli_output_error(&w->out);
+	return rc;
 }
 
 int cli_writer_close(struct cli_writer *w, int ok)
 {
 	int rc = 0;
 
-	if (ok && w->kind == CLI_OUT_NPY) {
-		if (w->spool)
-			rc = copy_spool(w);
-		else if (w->n != w->known)
-			rc = error("internal: npy header announced %llu values, wrote %llu",
-				   (unsigned long long)w->known, (unsigned long long)w->n);
-	}
+	if (ok && w->kind >= CLI_OUT_NPY)
+		rc = copy_spool(w);
 	if (w->spool)
 		fclose(w->spool);
 	free(w->buf);
+	free(w->t);
 	rc = cli_output_close(&w->out, ok && !rc) || rc ? -1 : 0;
 	memset(w, 0, sizeof *w);
 	return rc;

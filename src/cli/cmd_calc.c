@@ -21,11 +21,11 @@
 static const char calc_usage[] =
 	"usage: fplab calc OP " CLI_ROUND_SYNOPSIS "\n"
 	"    [--in text|f64|f32|f16|bf16|npy|codes] [--dtype DTYPE]\n"
-	"    [--out text|hex|bits|f64|f32|npy]\n"
+	"    [--out text|hex|bits|f64|f32|npy|npz|safetensors] [--out-dtype DTYPE]\n"
 	"    [--flags] [-o FILE] [--tsv|--json] [FILE...]\n"
 	"OP is one of add sub mul div fma sqrt neg abs min max cmp\n";
 
-enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_FLAGS };
+enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_FLAGS, OPT_OUT_DTYPE };
 
 enum op { ADD, SUB, MUL, DIV, FMA, SQRT, NEG, ABS, MIN, MAX, CMP, NOPS };
 
@@ -40,6 +40,8 @@ static struct calc_opts {
 	enum cli_in_kind in;
 	fpl_dtype dtype;	/* --dtype: what an .npy of raw codes holds */
 	enum cli_out_kind out;
+	fpl_dtype out_dtype;	/* --out-dtype: .npy element type */
+	int out_set;		/* --out given (else from -o's extension) */
 	const char *output;
 	int flags;
 	enum cli_report report;
@@ -251,6 +253,37 @@ static int read_rows(struct cli_reader *r, char **files, double *const *a, size_
 	return 0;
 }
 
+/*
+ * Operands read from tensor files go element by element in storage order:
+ * their shapes and storage orders must agree (else a C-order and a
+ * Fortran-order operand would pair the wrong elements), and an .npy output
+ * takes that shape, order and the first operand's dtype (cli_writer_tensor).
+ * A Fortran-order tensor of 2 or more dimensions to a flat --out is refused
+ * (round reorders it; calc does not yet).  Returns 0 or -1.
+ */
+static int tensor_layout(const struct cli_reader *r, char **files, int arity,
+			 struct cli_writer *w)
+{
+	const fpl_tensor_info *i0 = r[0].info;
+	int k;
+
+	for (k = 1; k < arity; k++) {
+		const fpl_tensor_info *ik = r[k].info;
+		int f0 = i0 && i0->ndim > 1 && i0->fortran_order;
+		int fk = ik && ik->ndim > 1 && ik->fortran_order;
+
+		if (f0 != fk || (i0 && ik && (i0->ndim != ik->ndim ||
+		    memcmp(i0->shape, ik->shape, sizeof i0->shape))))
+			return error("'%s' and '%s' differ in shape or storage order",
+				     files[0], files[k]);
+	}
+	if (i0 && i0->ndim > 1 && i0->fortran_order && w->kind < CLI_OUT_NPY)
+		return error("'%s' is in Fortran order: use --out npy to keep it, or "
+			     "store it in C order", files[0]);
+	cli_writer_tensor(w, i0, opt.out_dtype);
+	return 0;
+}
+
 static int calc_files(char **files, struct cli_writer *w)
 {
 	struct cli_reader r[3];
@@ -266,6 +299,8 @@ static int calc_files(char **files, struct cli_writer *w)
 		rc = error("out of memory");
 	for (k = 0; k < arity && !rc; k++, opened++)
 		rc = cli_reader_open(&r[k], files[k], opt.in, &opt.ro.fmt, opt.dtype);
+	if (!rc)
+		rc = tensor_layout(r, files, arity, w);
 	if (rows)
 		begin_table(&t, w->out.fp);
 	while (!rc) {
@@ -310,6 +345,7 @@ static int parse_args(int argc, char **argv)
 		{ "in", required_argument, NULL, OPT_IN },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "out", required_argument, NULL, OPT_OUT },
+		{ "out-dtype", required_argument, NULL, OPT_OUT_DTYPE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "flags", no_argument, NULL, OPT_FLAGS },
 		{ "help", no_argument, NULL, 'h' },
@@ -318,6 +354,7 @@ static int parse_args(int argc, char **argv)
 	int c, rc;
 	/* fresh state on every call: the fuzz harness runs commands in-process */
 	memset(&opt, 0, sizeof opt);
+	cli_text_dtype = FPL_DT_UNKNOWN;
 	optind = 0;
 
 	cli_round_init(&opt.ro);
@@ -337,9 +374,15 @@ static int parse_args(int argc, char **argv)
 		case OPT_DTYPE:
 			if (cli_dtype_parse(optarg, &opt.dtype))
 				return usage_error(calc_usage, NULL);
+			cli_text_dtype = opt.dtype;
 			break;
 		case OPT_OUT:
 			if (cli_out_parse(optarg, &opt.out))
+				return usage_error(calc_usage, NULL);
+			opt.out_set = 1;
+			break;
+		case OPT_OUT_DTYPE:
+			if (cli_dtype_parse(optarg, &opt.out_dtype))
 				return usage_error(calc_usage, NULL);
 			break;
 		case 'o':
@@ -380,9 +423,10 @@ int cmd_calc(int argc, char **argv)
 		return usage_error(calc_usage, "missing OP");
 	if (parse_op(argv[optind]))
 		return usage_error(calc_usage, NULL);
-	if (opt.dtype != FPL_DT_UNKNOWN && opt.in != CLI_IN_NPY)
-		return usage_error(calc_usage, "--dtype applies to --in npy only (with --in f16, bf16 "
-				   "or codes the input says what it holds)");
+	if (opt.dtype != FPL_DT_UNKNOWN && opt.in != CLI_IN_NPY && opt.in != CLI_IN_TEXT)
+		return usage_error(calc_usage, "--dtype applies to tensor files (.npy, .npz of raw "
+				   "codes), not to --in f64|f32|f16|bf16|codes, which say what "
+				   "they hold");
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(calc_usage, NULL);
@@ -391,11 +435,17 @@ int cmd_calc(int argc, char **argv)
 	arity = op_arity[opt.op];
 	files = argv + optind + 1;
 	nfiles = argc - optind - 1;
+	if (!opt.out_set)
+		opt.out = cli_out_from_path(opt.output, opt.out);
 	binary_out = opt.out > CLI_OUT_BITS;
 	rows = opt.flags || opt.report != CLI_REPORT_TEXT;
 	if (binary_out && rows)
 		return usage_error(calc_usage, "--flags, --tsv and --json need a text --out");
-	if (opt.in == CLI_IN_TEXT && nfiles <= 1 && !(arity == 1 && binary_out)) {
+	if (opt.out_dtype != FPL_DT_UNKNOWN && opt.out < CLI_OUT_NPY)
+		return usage_error(calc_usage, "--out-dtype applies to --out npy, npz and "
+				   "safetensors only");
+	if (opt.in == CLI_IN_TEXT && nfiles <= 1 && !(arity == 1 && binary_out) &&
+	    !(nfiles == 1 && cli_is_tensor_file(files[0]))) {
 		if (binary_out)
 			return usage_error(calc_usage, "binary --out needs one operand file per operand");
 		if (cli_writer_open(&w, opt.output, opt.out, &opt.ro.fmt, UINT64_MAX))

@@ -23,16 +23,18 @@
 static const char round_usage[] =
 	"usage: fplab round " CLI_ROUND_SYNOPSIS "\n"
 	"    [--in text|f64|f32|f16|bf16|npy|codes] [--dtype DTYPE]\n"
-	"    [--out text|hex|bits|f64|f32|npy]\n"
+	"    [--out text|hex|bits|f64|f32|npy|npz|safetensors] [--out-dtype DTYPE]\n"
 	"    [-o FILE] [--stats] [--tsv|--json] [FILE...]\n";
 
-enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_STATS };
+enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_STATS, OPT_OUT_DTYPE };
 
 static struct round_opts {
 	struct cli_round ro;
 	enum cli_in_kind in;
 	fpl_dtype dtype;	/* --dtype: what an .npy of raw codes holds */
 	enum cli_out_kind out;
+	int out_set;		/* --out given (else from -o's extension) */
+	fpl_dtype out_dtype;	/* --out-dtype: .npy element type */
 	const char *output;
 	int stats;
 	enum cli_report report;
@@ -130,6 +132,61 @@ static int round_lines(const char *path, FILE *out, double *x, double *y)
 	return rc;
 }
 
+/*
+ * A column-major tensor to a flat output (text, raw): rounded in storage
+ * order (draws counter + storage index), written in C (logical) order,
+ * as numpy's a.ravel() or a.tofile() give it.  Held in memory whole.
+ */
+static int round_fortran(struct cli_reader *r, struct cli_writer *w)
+{
+	uint64_t n = r->info->count;
+	double *x, *y, *z;
+	size_t got, k = 0;
+	int rc = 0;
+
+	if (n > SIZE_MAX / 8 / 3)
+		return error("'%s': tensor too large to reorder", r->name);
+	x = malloc((size_t)n * 8 + 1);
+	y = malloc((size_t)n * 8 + 1);
+	z = malloc((size_t)n * 8 + 1);
+	if (!x || !y || !z)
+		rc = error("out of memory");
+	while (!rc && k < n) {
+		size_t want = n - k < CHUNK ? (size_t)(n - k) : CHUNK;
+
+		rc = cli_reader_read(r, x + k, want, &got);
+		if (!rc && !got)
+			rc = error("'%s': truncated tensor", r->name);
+		if (!rc)
+			rc = round_chunk(y + k, x + k, got, &r->inexact);
+		k += got;
+	}
+	if (!rc) {
+		cli_fortran_to_c(z, y, r->info->ndim, r->info->shape);
+		rc = cli_writer_put(w, z, (size_t)n);
+	}
+	free(x);
+	free(y);
+	free(z);
+	return rc;
+}
+
+static int writer_tensor(void *w, const fpl_tensor_info *ti)
+{
+	return cli_writer_tensor(w, ti, opt.out_dtype);
+}
+
+/* Whether some tensor of tf has a Fortran order that matters. */
+static int has_fortran(const fpl_tensor_file *tf)
+{
+	size_t i;
+
+	for (i = 0; i < fpl_tensor_count(tf); i++)
+		if (fpl_tensor_get(tf, i)->fortran_order && fpl_tensor_get(tf, i)->ndim > 1)
+			return 1;
+	return 0;
+}
+
 /* Any input, values streamed through the writer. */
 static int round_stream(const char *path, struct cli_writer *w, double *x, double *y)
 {
@@ -139,6 +196,23 @@ static int round_stream(const char *path, struct cli_writer *w, double *x, doubl
 
 	if (cli_reader_open(&r, path, opt.in, &opt.ro.fmt, opt.dtype))
 		return -1;
+	/* each tensor's name, shape, storage order and dtype go to a tensor
+	 * output (.npy, .npz, .safetensors) */
+	if (cli_writer_tensor(w, r.info, opt.out_dtype)) {
+		cli_reader_release(&r);
+		return -1;
+	}
+	r.on_tensor = writer_tensor;
+	r.on_tensor_ctx = w;
+	if (r.info && w->kind < CLI_OUT_NPY && has_fortran(r.tf)) {
+		if (fpl_tensor_count(r.tf) == 1)
+			rc = round_fortran(&r, w);
+		else
+			rc = error("'%s' holds Fortran-order tensors: a flat --out would lose their "
+				   "order; use --out npz or safetensors", path);
+		cli_reader_release(&r);
+		return rc;
+	}
 	for (;;) {
 		rc = cli_reader_read(&r, x, CHUNK, &got);
 		if (rc || !got)
@@ -215,6 +289,7 @@ static int parse_args(int argc, char **argv)
 		{ "in", required_argument, NULL, OPT_IN },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "out", required_argument, NULL, OPT_OUT },
+		{ "out-dtype", required_argument, NULL, OPT_OUT_DTYPE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
@@ -223,6 +298,7 @@ static int parse_args(int argc, char **argv)
 	int c, rc;
 	/* fresh state on every call: the fuzz harness runs commands in-process */
 	memset(&opt, 0, sizeof opt);
+	cli_text_dtype = FPL_DT_UNKNOWN;
 	memset(&stats, 0, sizeof stats);
 	optind = 0;
 
@@ -243,9 +319,15 @@ static int parse_args(int argc, char **argv)
 		case OPT_DTYPE:
 			if (cli_dtype_parse(optarg, &opt.dtype))
 				return usage_error(round_usage, NULL);
+			cli_text_dtype = opt.dtype;
 			break;
 		case OPT_OUT:
 			if (cli_out_parse(optarg, &opt.out))
+				return usage_error(round_usage, NULL);
+			opt.out_set = 1;
+			break;
+		case OPT_OUT_DTYPE:
+			if (cli_dtype_parse(optarg, &opt.out_dtype))
 				return usage_error(round_usage, NULL);
 			break;
 		case 'o':
@@ -258,9 +340,15 @@ static int parse_args(int argc, char **argv)
 			return usage_error(round_usage, NULL);
 		}
 	}
-	if (opt.dtype != FPL_DT_UNKNOWN && opt.in != CLI_IN_NPY)
-		return usage_error(round_usage, "--dtype applies to --in npy only (with --in f16, bf16 "
-				   "or codes the input says what it holds)");
+	if (opt.dtype != FPL_DT_UNKNOWN && opt.in != CLI_IN_NPY && opt.in != CLI_IN_TEXT)
+		return usage_error(round_usage, "--dtype applies to tensor files (.npy, .npz of raw "
+				   "codes), not to --in f64|f32|f16|bf16|codes, which say what "
+				   "they hold");
+	if (!opt.out_set)
+		opt.out = cli_out_from_path(opt.output, opt.out);
+	if (opt.out_dtype != FPL_DT_UNKNOWN && opt.out < CLI_OUT_NPY)
+		return usage_error(round_usage, "--out-dtype applies to --out npy, npz and "
+				   "safetensors only");
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(round_usage, NULL);
@@ -303,7 +391,8 @@ int cmd_round(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	for (i = 0; i < nfiles && !rc; i++)
-		rc = lines ? round_lines(files[i], w.out.fp, x, y) : round_stream(files[i], &w, x, y);
+		rc = lines && !cli_is_tensor_file(files[i]) ? round_lines(files[i], w.out.fp, x, y)
+			: round_stream(files[i], &w, x, y);
 	if (lines && !rc && ferror(w.out.fp))
 		rc = cli_output_error(&w.out);
 	rc = cli_writer_close(&w, !rc);

@@ -250,7 +250,7 @@ int io_npy_parse(const unsigned char *buf, size_t len, fpl_dtype override,
 			break;
 		}
 	}
-	(void)fortran;	/* storage order does not matter to fplab's streams */
+	info->fortran_order = fortran;	/* streams deliver storage order */
 	if (!have_descr || !have_fo || !have_shape)
 		return io_fail(err, errlen, FPL_EPARSE, "malformed header: missing %s",
 			       !have_descr ? "'descr'" : !have_fo ? "'fortran_order'" : "'shape'");

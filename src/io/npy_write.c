@@ -18,19 +18,27 @@ FPL_API int fpl_npy_write_header(FILE *fp, fpl_dtype dtype, uint64_t n)
 FPL_API int fpl_npy_write_header_shape(FILE *fp, fpl_dtype dtype, int ndim,
 				       const uint64_t *shape)
 {
+	return fpl_npy_write_header_ex(fp, dtype, ndim, shape, 0);
+}
+
+FPL_API int fpl_npy_write_header_ex(FILE *fp, fpl_dtype dtype, int ndim,
+				    const uint64_t *shape, int fortran_order)
+{
 	const char *descr;
 	switch (dtype) {
 	case FPL_DT_F64: descr = "<f8"; break;
 	case FPL_DT_F32: descr = "<f4"; break;
 	case FPL_DT_F16: descr = "<f2"; break;
 	case FPL_DT_BF16: descr = "<u2"; break;
+	case FPL_DT_E4M3FN:
+	case FPL_DT_E5M2: descr = "|u1"; break;
 	default: return FPL_EINVAL;
 	}
 	if (!fp || ndim < 0 || ndim > FPL_TENSOR_MAXDIM || (ndim && !shape))
 		return FPL_EINVAL;
 	char dict[64 + 24 * FPL_TENSOR_MAXDIM];
-	int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-			   descr);
+	int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': (",
+			   descr, fortran_order ? "True" : "False");
 	for (int i = 0; i < ndim; i++)
 		len += snprintf(dict + len, sizeof dict - (size_t)len, "%llu,%s",
 				(unsigned long long)shape[i], i + 1 < ndim ? " " : "");

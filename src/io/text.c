@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * text.c - text tensors: numbers (decimal or C99 hex float, inf, nan, any
- * sign) separated by blanks and newlines, '#' starts a comment that runs
- * to the end of the line.  One tensor per file; its count is known once
+ * sign) separated by blanks, tabs, newlines or one comma (CSV from
+ * np.savetxt(..., delimiter=',')), '#' starts a comment that runs to the
+ * end of the line.  An empty field ("1,,2", a leading or trailing comma)
+ * is an error naming the line.  One tensor per file; its count is known once
  * the stream has reached the end.
  *
  * Invariant: a token that is not entirely a number is an error naming the
@@ -123,8 +125,14 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 			s->cur = NULL;
 			continue;
 		}
+		if (*p == ',') {
+			*got = n;
+			s->done += n;
+			return io_fail(err, errlen, FPL_EPARSE, "%s: line %ld: empty field", name,
+				       s->lineno);
+		}
 		char *tok = p;
-		while (*p && !is_blank(*p))
+		while (*p && !is_blank(*p) && *p != ',')
 			p++;
 		char save = *p;
 		*p = 0;
@@ -145,6 +153,19 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 			return rc;
 		}
 		*p = save;
+		while (*p && is_blank(*p))
+			p++;
+		if (*p == ',') {	/* one separator: a field must follow */
+			p++;
+			while (*p && is_blank(*p))
+				p++;
+			if (!*p || *p == ',') {
+				*got = n;
+				s->done += n;
+				return io_fail(err, errlen, FPL_EPARSE,
+					       "%s: line %ld: empty field", name, s->lineno);
+			}
+		}
 		s->cur = p;
 		if (prc > 0) {
 			if (note_inexact(s, n, &w)) {

@@ -21,7 +21,8 @@ expect_out "empty binary file: no values" "" fplab round --in f32 empty.txt
 printf '1\n2 3\n4 abc 5\n' >words.txt
 expect_fail "non-number names file, line, token" 1 "words.txt: line 3: 'abc' is not a number" \
 	fplab round words.txt
-expect_fail "comma is not a separator" 1 "line 1: '1,2' is not a number" sh -c "echo 1,2 | fplab round"
+expect_out "comma separates (CSV from np.savetxt)" "1 2" sh -c "echo 1,2 | fplab round"
+expect_fail "an empty field is an error" 1 "line 1:" sh -c "echo 1,,2 | fplab round"
 expect_fail "non-number in calc" 1 "line 2: '0x' is not a number" \
 	sh -c "printf '1 2\n0x 1\n' | fplab calc add"
 expect_fail "calc row with the wrong count" 1 "line 1: add needs 2 operands, found 3" \

@@ -160,8 +160,11 @@ expect_out "hist --dtype bf16" "$(printf 'codes\t3\t0\t0\t0\t0\t3\t0')" sh -c \
 	"fplab hist --dtype bf16 --tsv codes.npy | sed 1d | cut -f1,3-9"
 expect_fail "raw codes without --dtype name the option" 1 "say what they are with --dtype bf16\|f16" \
 	fplab round --in npy codes.npy
-expect_fail "--dtype without --in npy" 2 "--dtype applies to --in npy only" \
-	fplab round --dtype bf16 codes.npy
+expect_out "round --dtype bf16, the kind detected" "$(printf '1\n2\n-5')" fplab round --dtype bf16 codes.npy
+expect_fail "--dtype with a raw --in kind" 2 "--dtype applies to tensor files" \
+	fplab round --in f32 --dtype bf16 codes.npy
+expect_fail "--dtype on text is an error, not ignored" 1 "--dtype applies to .npy/.npz files of raw codes, not to text" \
+	sh -c "echo 1 | fplab round --dtype bf16"
 expect_fail "--offset on an .npy" 1 "--offset applies to raw input only" \
 	fplab hist --offset 8 codes.npy
 
