@@ -367,13 +367,27 @@ static double half_to_double(unsigned h)
 	return s ? -v : v;
 }
 
-static double bf16_to_double(unsigned h)
+/* Binary32 bits to binary64, bit for bit: a C float-to-double conversion
+ * quietens a signalling NaN on x86, losing the invalid flag its use
+ * raises, so NaNs are widened by hand (sign, payload into place). */
+static double f32_bits_to_double(uint32_t b)
 {
-	uint32_t b = (uint32_t)h << 16;
 	float f;
 
+	if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu)) {
+		uint64_t d = (uint64_t)(b >> 31) << 63 | 0x7ffull << 52 | (uint64_t)(b & 0x7fffffu) << 29;
+		double v;
+
+		memcpy(&v, &d, sizeof v);
+		return v;
+	}
 	memcpy(&f, &b, sizeof f);
 	return (double)f;
+}
+
+static double bf16_to_double(unsigned h)
+{
+	return f32_bits_to_double((uint32_t)h << 16);
 }
 
 static uint64_t load_le(const unsigned char *p, size_t w)
@@ -477,14 +491,9 @@ int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got)
 		case CLI_IN_F64:
 			memcpy(&buf[i], &b, 8);
 			break;
-		case CLI_IN_F32: {
-			uint32_t b32 = (uint32_t)b;
-			float fl;
-
-			memcpy(&fl, &b32, 4);
-			buf[i] = fl;
+		case CLI_IN_F32:
+			buf[i] = f32_bits_to_double((uint32_t)b);
 			break;
-		}
 		case CLI_IN_F16:
 			buf[i] = half_to_double((unsigned)b);
 			break;

@@ -92,6 +92,22 @@ static inline float f32_from_bits(uint32_t u)
 	return f;
 }
 
+/*
+ * binary32 bits -> binary64, bit for bit: a C conversion of a signalling
+ * NaN quietens it on x86 (and loses the invalid flag it would raise when
+ * used), so NaNs are widened by hand: sign, payload shifted into place.
+ */
+static inline double f64_from_f32_bits(uint32_t u)
+{
+	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) {
+		uint64_t b = (uint64_t)(u >> 31) << 63 | 0x7ffull << 52 | (uint64_t)(u & 0x7fffffu) << 29;
+		double d;
+		memcpy(&d, &b, 8);
+		return d;
+	}
+	return (double)f32_from_bits(u);
+}
+
 /* binary16 bits -> binary32 bits, exactly. */
 static inline uint32_t f16_bits_to_f32(uint32_t h)
 {
@@ -194,5 +210,5 @@ void io_decode_f64(fpl_dtype t, int be, const unsigned char *src, double *dst, s
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		dst[i] = (double)f32_from_bits(narrow_bits(t, load_be_le(src + sz * i, sz, be)));
+		dst[i] = f64_from_f32_bits(narrow_bits(t, load_be_le(src + sz * i, sz, be)));
 }

@@ -17,6 +17,27 @@ expect_out "snan is invalid in calc" "nan invalid" sh -c \
 	"printf 'snan 1\n' | fplab calc add -f fp16 --flags"
 expect_out "a quiet NaN is not" "nan -" sh -c \
 	"printf 'nan(0x5) 1\n' | fplab calc add -f fp16 --flags"
+# Every binary input path carries a value's bits: a signalling NaN read
+# from f32 (0x7fa00000), bf16 (0x7fa0), f16 (0x7d00) and an .npy of f4 stays
+# signalling, so using it raises invalid (a C float-to-double conversion
+# quietened it, and the flag was lost).
+printf '\000\000\240\177' >snan.f32
+printf '\240\177' >snan.bf16
+printf '\000\175' >snan.f16
+printf '\000\000\200\077' >one.f32
+printf '\200\077' >one.bf16
+printf '\000\074' >one.f16
+for k in f32 bf16 f16; do
+	expect_out "--in $k keeps a signalling NaN" "nan invalid" \
+		fplab calc add -f fp16 --flags --in $k snan.$k one.$k
+done
+{ printf '\223NUMPY\001\000\166\000'
+  printf "%-117s\n" "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }"
+  printf '\000\000\240\177'; } >snan.npy
+# rounding is an operation: it quietens, keeping the payload
+expect_out "an .npy of f4: payload kept" "nan(0x4000000000000)" fplab round -f fp64 --out hex snan.npy
+expect_out "and using it raises invalid" "invalid" sh -c \
+	"fplab calc add -f fp32 --flags --in npy snan.npy snan.npy | cut -d' ' -f2"
 expect_fail "snan(0) would be an infinity" 1 "'snan\\(0\\)' is not a number" \
 	sh -c "echo 'snan(0)' | fplab round"
 expect_fail "a payload wider than 51 bits" 1 "is not a number" \
