@@ -18,11 +18,29 @@
  *     threads.  FPLAB_KERNELS is removed for this part.
  *  4. A child run with FPLAB_KERNELS=nosuchset: the error stays an error
  *     (arrays fail with FPL_ENOTFOUND) until fpl_kernels_select("ref").
+ *  5. fpl_state_fork, against its contract in state.h: the child copies
+ *     seed, sr_bits, flip, flip_prob and threads, has zero flags and
+ *     counts and counter 0, and the parent is unchanged; the child's
+ *     stream depends on (parent stream, parent counter, id) only; the
+ *     same (parent position, id) gives the same child; 100000 ids of one
+ *     parent position give 100000 distinct streams and first draws;
+ *     1000 parent counters x 100 ids, and 1000 parent streams, give
+ *     distinct streams too (a 64-bit collision among 10^5 values has
+ *     probability below 3e-10).  Statistics over 4096 children with
+ *     stated bounds (false alarm below 1e-6 each): the mean of each of
+ *     the 64 bits of draw 0 within 5 sigma of 0.5 for the top bit and 6
+ *     sigma for every bit (sigma = 0.5/64), and the correlation of draw 0
+ *     (as a uniform in [0,1)) between children id and id+1, and between
+ *     children of parent counters c and c+1, below 5/sqrt(4095) in
+ *     magnitude.  Finally, a copy of a state draws exactly what the
+ *     original draws (sp rounding, value for value), while a fork does
+ *     not: the documented reason fork exists.
  * Expected values: tests/oracle.c (MPFR) with the draw as input; in 3 the
  * reference is the scalar engine, whose agreement with the array
  * functions tarray establishes.
  */
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -292,6 +310,246 @@ static void threads(void)
 		free(S.ref[v]);
 }
 
+/* ------------------------------------------------ part 5: fork */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Number of equal neighbours after sorting v[0..n-1]. */
+static size_t duplicates(uint64_t *v, size_t n)
+{
+	size_t i, d = 0;
+
+	qsort(v, n, sizeof *v, cmp_u64);
+	for (i = 1; i < n; i++)
+		d += v[i] == v[i - 1];
+	return d;
+}
+
+/* A parent state with every field away from its default. */
+static void busy_parent(fpl_state *p)
+{
+	fpl_state_init(p, h_seed() ^ 0x666f726bull);
+	p->stream = 9;
+	p->counter = 12345;
+	p->sr_bits = 7;
+	p->flip = FPL_FLIP_FRACTION;
+	p->flip_prob = 0.25;
+	p->threads = 3;
+	p->flags = FPL_FLAG_INEXACT | FPL_FLAG_OVERFLOW;
+	p->count[0] = 5;
+	p->count[2] = 1;
+}
+
+static void fork_fields(void)
+{
+	fpl_state p, p0, c, c2, q;
+	int i, zero = 1;
+
+	busy_parent(&p);
+	p0 = p;
+	memset(&c, 0xa5, sizeof c);
+	fpl_state_fork(&p, &c, 42);
+	for (i = 0; i < FPL_NFLAGS; i++)
+		zero &= c.count[i] == 0;
+	if (!h_check(c.seed == p.seed && c.sr_bits == 7 && c.flip == FPL_FLIP_FRACTION &&
+		     c.flip_prob == 0.25 && c.threads == 3 && c.flags == 0 && zero && c.counter == 0))
+		h_fail("fpl_state_fork: child fields seed %llu sr_bits %d flip %d flip_prob %g "
+		       "threads %d flags %u counter %llu", (unsigned long long)c.seed, c.sr_bits,
+		       (int)c.flip, c.flip_prob, c.threads, c.flags, (unsigned long long)c.counter);
+	if (!h_check(!memcmp(&p, &p0, sizeof p)))
+		h_fail("fpl_state_fork changed the parent");
+	memset(&c2, 0x3c, sizeof c2);
+	fpl_state_fork(&p, &c2, 42);
+	if (!h_check(!memcmp(&c, &c2, sizeof c)))
+		h_fail("fpl_state_fork: the same (parent position, id) gave different children");
+	/* the stream is a function of (stream, counter, id) only */
+	q = p;
+	q.seed ^= 1;
+	q.sr_bits = 32;
+	q.flags = 0;
+	q.flip = FPL_FLIP_NONE;
+	q.threads = 1;
+	fpl_state_fork(&q, &c2, 42);
+	if (!h_check(c2.stream == c.stream && c2.seed == q.seed))
+		h_fail("fpl_state_fork: the child stream depends on more than the parent position");
+	q = p;
+	q.counter++;
+	fpl_state_fork(&q, &c2, 42);
+	if (!h_check(c2.stream != c.stream))
+		h_fail("fpl_state_fork: parent counters 12345 and 12346 give the same stream");
+	q = p;
+	q.stream++;
+	fpl_state_fork(&q, &c2, 42);
+	if (!h_check(c2.stream != c.stream))
+		h_fail("fpl_state_fork: parent streams 9 and 10 give the same stream");
+}
+
+static void fork_distinct(void)
+{
+	enum { N = 100000 };
+	uint64_t *s = malloc(N * sizeof *s), *d = malloc(N * sizeof *d);
+	fpl_state p, c;
+	size_t i, ds, dd;
+
+	if (!s || !d) {
+		free(s);
+		free(d);
+		h_skip("out of memory");
+	}
+	busy_parent(&p);
+	for (i = 0; i < N; i++) {	/* one parent position, N ids */
+		fpl_state_fork(&p, &c, i);
+		s[i] = c.stream;
+		d[i] = fpl_random_draw(c.seed, c.stream, 0);
+	}
+	ds = duplicates(s, N);
+	dd = duplicates(d, N);
+	if (!h_check(ds == 0 && dd == 0))
+		h_fail("fpl_state_fork: %d ids of one parent position: %zu equal streams, "
+		       "%zu equal first draws", N, ds, dd);
+	for (i = 0; i < N; i++) {	/* 1000 parent counters x 100 ids */
+		p.counter = 1000000 + i / 100;
+		fpl_state_fork(&p, &c, i % 100);
+		s[i] = c.stream;
+	}
+	if (!h_check(duplicates(s, N) == 0))
+		h_fail("fpl_state_fork: 1000 parent counters x 100 ids give equal streams");
+	p.counter = 7;
+	for (i = 0; i < 1000; i++) {	/* 1000 parent streams, one counter, one id */
+		p.stream = i;
+		fpl_state_fork(&p, &c, 3);
+		s[i] = c.stream;
+	}
+	if (!h_check(duplicates(s, 1000) == 0))
+		h_fail("fpl_state_fork: 1000 parent streams give equal child streams");
+	free(s);
+	free(d);
+}
+
+static double unit(uint64_t u)
+{
+	return (double)(u >> 11) * 0x1p-53;
+}
+
+/* Pearson correlation of x[i] and y[i], i < n. */
+static double correlation(const double *x, const double *y, int n)
+{
+	double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		mx += x[i];
+		my += y[i];
+	}
+	mx /= n;
+	my /= n;
+	for (i = 0; i < n; i++) {
+		sxy += (x[i] - mx) * (y[i] - my);
+		sxx += (x[i] - mx) * (x[i] - mx);
+		syy += (y[i] - my) * (y[i] - my);
+	}
+	return sxy / sqrt(sxx * syy);
+}
+
+static void fork_statistics(void)
+{
+	enum { N = 4096 };
+	static double u[N + 1], v[N + 1];
+	double sigma = 0.5 / 64, rho_max = 5 / sqrt(N - 1.0), rho1, rho2;
+	unsigned ones[64] = { 0 };
+	fpl_state p, c;
+	int i, b, bad = -1;
+
+	busy_parent(&p);
+	for (i = 0; i <= N; i++) {
+		uint64_t x;
+
+		fpl_state_fork(&p, &c, (uint64_t)i);
+		x = fpl_random_draw(c.seed, c.stream, c.counter);
+		u[i] = unit(x);
+		if (i < N)
+			for (b = 0; b < 64; b++)
+				ones[b] += (unsigned)(x >> b & 1);
+	}
+	for (b = 0; b < 64; b++)
+		if (fabs(ones[b] / (double)N - 0.5) > 6 * sigma)
+			bad = b;
+	if (!h_check(fabs(ones[63] / (double)N - 0.5) <= 5 * sigma && bad < 0))
+		h_fail("fpl_state_fork: first draws of %d children: top bit mean %.4f (bound "
+		       "0.5 +- %.4f), bit %d beyond 6 sigma", N, ones[63] / (double)N, 5 * sigma,
+		       bad);
+	rho1 = correlation(u, u + 1, N);
+	for (i = 0; i <= N; i++) {	/* same id, consecutive parent counters */
+		p.counter = 500 + (uint64_t)i;
+		fpl_state_fork(&p, &c, 11);
+		v[i] = unit(fpl_random_draw(c.seed, c.stream, 0));
+	}
+	rho2 = correlation(v, v + 1, N);
+	if (!h_check(fabs(rho1) < rho_max && fabs(rho2) < rho_max))
+		h_fail("fpl_state_fork: correlation of neighbouring children %.4f (ids), %.4f "
+		       "(parent counters), bound %.4f", rho1, rho2, rho_max);
+	h_note("fork: top bit mean %.4f, neighbour correlations %.4f (ids) %.4f (counters), "
+	       "bound %.4f", ones[63] / (double)N, rho1, rho2, rho_max);
+}
+
+/* A copy draws what the original draws; a fork does not.  se rounds an
+ * inexact value either way with probability 1/2, so two independent
+ * streams disagree on about half of the inexact values. */
+static void fork_vs_copy(void)
+{
+	enum { N = 1000 };
+	fpl_format f;
+	fpl_state p, copy, child, ne;
+	h_rng r;
+	int i, k, same_copy = 1, differ = 0, inexact = 0;
+
+	if (!h_check(fpl_format_lookup(&f, "bf16") == 0))
+		return;
+	fpl_state_init(&p, h_seed());
+	fpl_state_init(&ne, 0);
+	p.counter = 99;
+	copy = p;
+	fpl_state_fork(&p, &child, 0);
+	child.counter = p.counter;	/* even at the same counter, another stream */
+	h_rng_init(&r, 55);
+	for (i = 0; i < N; i++) {
+		double x = h_rng_value(&r, -20, 20, 53, 0);
+
+		for (k = 0; k < 2; k++) {
+			fpl_rnd m = k ? FPL_RND_SE : FPL_RND_SP;
+			double a = fpl_round(&f, x, m, &p), b = fpl_round(&f, x, m, &copy);
+			double c = fpl_round(&f, x, m, &child);
+
+			same_copy &= h_same(a, b);
+			if (m == FPL_RND_SE && fpl_round(&f, x, FPL_RND_NE, &ne) != x) {
+				inexact++;
+				differ += !h_same(a, c);
+			}
+		}
+	}
+	if (!h_check(same_copy && p.counter == copy.counter && p.flags == copy.flags))
+		h_fail("a copied state must draw the very numbers of its original");
+	/* Binomial(inexact, 1/2) below inexact/4: probability below 1e-25 for
+	 * inexact >= 400 */
+	if (!h_check(inexact >= 400 && differ > inexact / 4))
+		h_fail("a forked state drew like its parent: %d of %d inexact se results differ",
+		       differ, inexact);
+	h_note("fork: copy drew like its original; fork differs on %d of %d inexact se results",
+	       differ, inexact);
+}
+
+static void fork_tests(void)
+{
+	fork_fields();
+	fork_distinct();
+	fork_statistics();
+	fork_vs_copy();
+}
+
 /* ------------------------------------------------ part 4: child */
 
 static int child_main(void)
@@ -358,6 +616,7 @@ int main(void)
 	threads();	/* before any other array call: first use in threads */
 	for (i = 0; i < sizeof fmts / sizeof *fmts; i++)
 		array_bad_r(fmts[i], &r);
+	fork_tests();
 	rc = run_child();
 	if (!h_check(rc == 0))
 		h_fail("the run with FPLAB_KERNELS=nosuchset failed (exit %d)", rc);

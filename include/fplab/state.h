@@ -103,6 +103,26 @@ FPL_API void fpl_state_init(fpl_state *st, uint64_t seed);
  */
 FPL_API int fpl_state_set_sr_bits(fpl_state *st, int bits);
 
+/*
+ * Derive the state of simulated unit `id` (a node, an output element, a
+ * layer) from `parent`, with its own random stream:
+ *   child->seed = parent->seed; sr_bits, flip, flip_prob and threads are
+ *   copied; flags and counts are zero; child->counter = 0; and
+ *   child->stream = a mixing function of (parent->stream, parent->counter,
+ *   id), one-to-one in id for a given parent position.
+ * So children of one parent position with different ids draw unrelated
+ * numbers, the same (parent position, id) always gives the same child,
+ * and the result of a simulation does not depend on which thread runs
+ * which child.  The parent is not changed: a simulator that forks the
+ * children of one operation advances parent->counter afterwards, so the
+ * next operation forks fresh ones.  (One operation over many outputs
+ * needs no fork: fplab/accum.h gives every rounding its own draw index
+ * of one stream.)
+ * Copying a state is not a fork: a copy draws the very numbers its
+ * original draws.  child may not alias parent.
+ */
+FPL_API void fpl_state_fork(const fpl_state *parent, fpl_state *child, uint64_t id);
+
 /* Clear flags and counts; the random position is kept. */
 FPL_API void fpl_state_clear_flags(fpl_state *st);
 

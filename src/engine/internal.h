@@ -203,6 +203,10 @@ double fpl__sqrt_ix(const fpl_format *f, double a, fpl_rnd rnd, const fpl_state 
 		    uint64_t idx, unsigned *fl);
 double fpl__fma_ix(const fpl_format *f, double a, double b, double c, fpl_rnd rnd,
 		   const fpl_state *st, uint64_t idx, unsigned *fl);
+/* fpl_round_parts (round_parts.c). */
+double fpl__round_parts_ix(const fpl_format *f, int negative, int64_t exp, uint64_t hi,
+			   uint64_t lo, int sticky, fpl_rnd rnd, const fpl_state *st, uint64_t idx,
+			   unsigned *fl);
 /* fpl_min (want = -1) or fpl_max (want = 1). */
 double fpl__minmax_ix(const fpl_format *f, double a, double b, int want, fpl_rnd rnd,
 		      const fpl_state *st, uint64_t idx, unsigned *fl);

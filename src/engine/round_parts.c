@@ -19,19 +19,19 @@
 
 #define FAR (1 << 20)	/* |E| clamp: far beyond 1024 + 128 and 1074 + 256 */
 
-double fpl_round_parts(const fpl_format *f, int negative, int64_t exp, uint64_t hi,
-		       uint64_t lo, int sticky, fpl_rnd rnd, fpl_state *st)
+/* fpl_round_parts with an explicit draw index, flags through *fl, st read-only. */
+double fpl__round_parts_ix(const fpl_format *f, int negative, int64_t exp, uint64_t hi,
+			   uint64_t lo, int sticky, fpl_rnd rnd, const fpl_state *st, uint64_t idx,
+			   unsigned *fl)
 {
 	fpl_u128 n = ((fpl_u128)hi << 64) | lo;
-	uint64_t idx = st->counter++;
-	unsigned fl = 0;
 	fpl_unp u;
 	double r;
 
 	u.sign = negative != 0;
 	u.sticky = sticky != 0;
 	if (n == 0 && !u.sticky) {
-		r = fpl__zero(f, u.sign, &fl);
+		r = fpl__zero(f, u.sign, fl);
 	} else {
 		if (n == 0) {
 			/* only "a little more" than zero: a deep underflow */
@@ -49,9 +49,18 @@ double fpl_round_parts(const fpl_format *f, int negative, int64_t exp, uint64_t 
 			else
 				u.exp = (int)exp + 127 - lz;
 		}
-		r = fpl__round_unp(f, &u, rnd, st, idx, &fl);
+		r = fpl__round_unp(f, &u, rnd, st, idx, fl);
 	}
-	r = fpl__finish(f, r, st, idx);
+	return fpl__finish(f, r, st, idx);
+}
+
+double fpl_round_parts(const fpl_format *f, int negative, int64_t exp, uint64_t hi,
+		       uint64_t lo, int sticky, fpl_rnd rnd, fpl_state *st)
+{
+	unsigned fl = 0;
+	double r = fpl__round_parts_ix(f, negative, exp, hi, lo, sticky, rnd, st, st->counter++,
+				       &fl);
+
 	fpl__commit(st, fl);
 	return r;
 }

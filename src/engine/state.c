@@ -26,6 +26,27 @@ void fpl_state_init(fpl_state *st, uint64_t seed)
 	st->threads = 1;
 }
 
+/*
+ * Each step below is a bijection of 64-bit words (the splitmix64
+ * finaliser is one, so is xor with a constant and multiplication by an
+ * odd number), so for a fixed parent position distinct ids give distinct
+ * streams; the position enters through two rounds of mixing so that
+ * neighbouring counters give unrelated streams.
+ */
+void fpl_state_fork(const fpl_state *parent, fpl_state *child, uint64_t id)
+{
+	uint64_t h;
+
+	h = fpl__mix64(parent->stream + 0x6a09e667f3bcc909ull);
+	h = fpl__mix64(h ^ (parent->counter * 0xbb67ae8584caa73bull + 0x3c6ef372fe94f82bull));
+	fpl_state_init(child, parent->seed);
+	child->sr_bits = parent->sr_bits;
+	child->flip = parent->flip;
+	child->flip_prob = parent->flip_prob;
+	child->threads = parent->threads;
+	child->stream = fpl__mix64(h ^ (id * 0xa54ff53a5f1d36f1ull));
+}
+
 int fpl_state_set_sr_bits(fpl_state *st, int bits)
 {
 	if (!st || bits < 1 || bits > 32)
