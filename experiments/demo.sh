@@ -38,9 +38,9 @@ done
 
 sample=$here/data/sample-grads.npz
 if [ -f "$sample" ]; then
-	say "gradients of a small model: how much underflows in fp16, and does loss scaling help?"
+	say "gradients of a small model: how much becomes zero in fp16, and does loss scaling help?"
 	"$FPLAB" hist "$sample" -f fp16 --tsv | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		{ printf "  %-18s %6d values, %6.2f%% underflow in fp16\n", $c["tensor"], $c["count"], 100 * $c["underflow"] / $c["count"] }'
+		{ printf "  %-18s %6d values, %6.2f%% became zero in fp16\n", $c["tensor"], $c["count"], 100 * $c["became_zero"] / $c["count"] }'
 	say "the same dump in e4m3fn with APS per-tensor power-of-two scaling, per binade"
 	"$FPLAB" hist "$sample" -f e4m3fn --aps | head -n 32
 fi

@@ -29,7 +29,7 @@
  * (2-2^-7)2^127; FLT_MAX lies above the midpoint (2-2^-8)2^127), e5m2
  * (2^-16, 2^-14, 57344, overflow from 61440), e4m3fn (2^-9, 2^-6, 448;
  * 464 is the tie 448|480 -> 448, anything above overflows to NaN).
- * Classes: z zero, n nan/inf, u underflow, s subnormal, N normal, o overflow.
+ * Classes: z zero, n nan/inf, u became zero, s subnormal, N normal, o overflow.
  */
 static const struct known {
 	uint32_t bits;
@@ -67,7 +67,7 @@ static const struct known {
 
 /* Expected counts, tallied by hand from the table (and cross-checked
  * against the columns above by count_col()):
- *            zeros nan_inf underflow subnormal normal overflow */
+ *            zeros nan_inf became_zero subnormal normal overflow */
 static const struct expect {
 	const char *fmt;
 	uint64_t c[6];
@@ -99,7 +99,7 @@ static void got_counts(const fpl_hist *h, uint64_t g[6])
 {
 	g[0] = h->zeros;
 	g[1] = h->nan_inf;
-	g[2] = h->underflow;
+	g[2] = h->became_zero;
 	g[3] = h->subnormal;
 	g[4] = h->normal;
 	g[5] = h->overflow;
@@ -109,7 +109,7 @@ static void expect_counts(const char *what, const char *fmt, const fpl_hist *h, 
 {
 	uint64_t g[6];
 	got_counts(h, g);
-	static const char *names[6] = { "zeros", "nan_inf", "underflow", "subnormal", "normal",
+	static const char *names[6] = { "zeros", "nan_inf", "became_zero", "subnormal", "normal",
 					"overflow" };
 	for (int i = 0; i < 6; i++)
 		if (!h_check(g[i] == e[i]))
@@ -127,6 +127,23 @@ static void cfg_for(fpl_hist_config *c, const char *fmt)
 		return;
 	}
 	fpl_hist_config_init(c, &f);
+}
+
+/* The events of h (finished, scale 1) are those of the scalar engine
+ * casting x one by one, and the overflow class is the overflow count. */
+static void expect_events(const char *what, const fpl_hist_config *cfg, const double *x,
+			  size_t n, const fpl_hist *h)
+{
+	fpl_state st;
+	fpl_state_init(&st, 0);
+	for (size_t i = 0; i < n; i++)
+		(void)fpl_round(&cfg->fmt, x[i], cfg->rnd, &st);
+	for (int i = 0; i < FPL_NFLAGS; i++)
+		CHECK(h->events[i] == st.count[i], "%s %s: events[%s] = %llu, the engine's %llu", what,
+		      cfg->fmt.name, fpl_flag_name(i), (unsigned long long)h->events[i],
+		      (unsigned long long)st.count[i]);
+	CHECK(h->overflow == h->events[2], "%s %s: overflow class %llu, flag %llu", what,
+	      cfg->fmt.name, (unsigned long long)h->overflow, (unsigned long long)h->events[2]);
 }
 
 /* Table consistency, then counts through the f32 and f64 entry points. */
@@ -154,6 +171,7 @@ static void test_known(void)
 			CHECK(rc == 0, "add rc %d", rc);
 			fpl_hist_finish(&h);
 			expect_counts(path ? "f64" : "f32", E[col].fmt, &h, E[col].c);
+			expect_events(path ? "f64" : "f32", &cfg, xd, NK, &h);
 			/* binade 0 holds 1 and -1.5; binade -8 holds 2^-8 */
 			CHECK(h.hist[0 - FPL_HIST_EMIN] == 2, "bin 0");
 			CHECK(h.hist[-8 - FPL_HIST_EMIN] == 1, "bin -8");
@@ -171,6 +189,7 @@ static void test_known(void)
 	fpl_hist_add_f32(&h, xf, NK);
 	fpl_hist_finish(&h);
 	expect_counts("saturating", "e4m3fn", &h, E[3].c);
+	expect_events("saturating", &cfg, xd, NK, &h);
 	fpl_hist_release(&h);
 }
 
@@ -218,7 +237,7 @@ static void test_aps(void)
 	CHECK(k == 0, "aps fp16 65535 tz: k %d, expected 0", k);
 
 	/* A tensor {2^-30, 2^-26, 2^-20} in fp16 with --aps: amax 2^-20 -> k 35:
-	 * 2^5, 2^9, 2^15: all normal.  Without scaling: 2^-30 and 2^-26 underflow
+	 * 2^5, 2^9, 2^15: all normal.  Without scaling: 2^-30 and 2^-26 become zero
 	 * (below 2^-25), 2^-20 subnormal. */
 	float x[3] = { 0x1p-30f, 0x1p-26f, 0x1p-20f };
 	for (int aps = 0; aps < 2; aps++) {
@@ -238,13 +257,13 @@ static void test_aps(void)
 			CHECK(h.hist[5 - FPL_HIST_EMIN] == 1 && h.hist[15 - FPL_HIST_EMIN] == 1 &&
 				h.hist_in[-30 - FPL_HIST_EMIN] == 1, "aps bins");
 		} else
-			CHECK(h.underflow == 2 && h.subnormal == 1, "plain tensor: under %llu sub %llu",
-				       (unsigned long long)h.underflow, (unsigned long long)h.subnormal);
+			CHECK(h.became_zero == 2 && h.subnormal == 1, "plain tensor: under %llu sub %llu",
+				       (unsigned long long)h.became_zero, (unsigned long long)h.subnormal);
 		/* suggestions: APS k = 35 either way */
 		CHECK(h.aps_k == 35, "suggested aps k %d", h.aps_k);
 		/* best k: loss 0 needs -30+k >= -24-1 i.e. k >= 5 (binade -26+k must
 		 * not be <= -26) and -20+k <= 15 i.e. k <= 35; middle of [4..35]?  The
-		 * estimate counts binade e as underflow when e + k <= -26, so k >= -4
+		 * estimate counts binade e as lost to zero when e + k <= -26, so k >= -4
 		 * for 2^-30: k in [-4+... ] -- see below */
 		CHECK(h.best_loss == 0, "best loss %llu", (unsigned long long)h.best_loss);
 		/* zero-loss range: -30 + k >= -25 (k >= 5) and -20 + k <= 15 (k <= 35);
@@ -258,9 +277,11 @@ static void test_aps(void)
  * max, binade -20), 2^-24, 2^-30, 2^-35, 2^-40 and 27 zeros.  Shared
  * exponent -20 - 8 = -28, so the cast sees 1.5*2^8 = 384 (normal), 2^4
  * (normal), 2^-2 (normal), 2^-7 (subnormal: 2^-9 <= v < 2^-6), 2^-12
- * (below 2^-10: underflow).  A second block of 32 with a single 2^140
+ * (below 2^-10: becomes zero).  A second block of 32 with a single 2^140
  * (shared exponent 140 - 8 = 132, clamped to e8m0's 127, so the cast sees
- * 2^13 > 448: overflow) and 31 values 1.0 (seen as 2^-127: underflow). */
+ * 2^13 > 448: overflow) and 31 values 1.0 (seen as 2^-127: become zero).
+ * Events by hand: 2^-12 and the 31 2^-127 are tiny and inexact (underflow,
+ * inexact: 32), 2^13 overflows (overflow, inexact); the rest are exact. */
 static void test_mx(void)
 {
 	double x[64] = { 0 };
@@ -284,11 +305,15 @@ static void test_mx(void)
 	fpl_hist_add(&h, x + 47, 17);
 	fpl_hist_finish(&h);
 	CHECK(h.mx_blocks == 2, "mx blocks %llu", (unsigned long long)h.mx_blocks);
-	CHECK(h.zeros == 27 && h.normal == 3 && h.subnormal == 1 && h.underflow == 32 &&
+	CHECK(h.zeros == 27 && h.normal == 3 && h.subnormal == 1 && h.became_zero == 32 &&
 		h.overflow == 1, "mx: zeros %llu normal %llu sub %llu under %llu ovf %llu",
 		       (unsigned long long)h.zeros, (unsigned long long)h.normal,
-		       (unsigned long long)h.subnormal, (unsigned long long)h.underflow,
+		       (unsigned long long)h.subnormal, (unsigned long long)h.became_zero,
 		       (unsigned long long)h.overflow);
+	CHECK(h.events[0] == 33 && h.events[1] == 32 && h.events[2] == 1 && h.events[6] == 0,
+	      "mx events: inexact %llu underflow %llu overflow %llu flushed %llu",
+	      (unsigned long long)h.events[0], (unsigned long long)h.events[1],
+	      (unsigned long long)h.events[2], (unsigned long long)h.events[6]);
 	fpl_hist_release(&h);
 }
 
@@ -296,7 +321,7 @@ static void test_mx(void)
  * fp16 subnormal (2^-24 = 5.96e-8 <= v < 2^-14 = 6.1e-5). */
 static void test_number_scale(void)
 {
-	double x[2] = { 0x1p-26, 0x1p-40 };	/* 2^-40*1000 ~ 9.1e-10 < 2^-25: underflow */
+	double x[2] = { 0x1p-26, 0x1p-40 };	/* 2^-40*1000 ~ 9.1e-10 < 2^-25: becomes zero */
 	fpl_hist_config cfg;
 	fpl_hist h;
 	cfg_for(&cfg, "fp16");
@@ -304,9 +329,173 @@ static void test_number_scale(void)
 	fpl_hist_init(&h, &cfg);
 	fpl_hist_add(&h, x, 2);
 	fpl_hist_finish(&h);
-	CHECK(h.subnormal == 1 && h.underflow == 1, "scale 1000: sub %llu under %llu", (unsigned long long)h.subnormal,
-		       (unsigned long long)h.underflow);
+	CHECK(h.subnormal == 1 && h.became_zero == 1, "scale 1000: sub %llu under %llu", (unsigned long long)h.subnormal,
+		       (unsigned long long)h.became_zero);
 	CHECK(!h.scale_pow2, "1000 is not a power of two");
+	fpl_hist_release(&h);
+}
+
+/*
+ * The IEEE underflow flag and "became zero" differ (fp16, ne; min
+ * subnormal 2^-24):
+ *   1.5*2^-25 = 0.75*2^-24 rounds to 2^-24: underflow (tiny, inexact),
+ *     subnormal, not zero; error 2^-24 - 1.5*2^-25 = 2^-26 (relative 1/3);
+ *   2^-26 rounds to 0: underflow and became zero; error 2^-26 (relative 1);
+ *   2^-20, a subnormal held exactly: no flag, error 0;
+ *   1: normal, exact; +0: a zero (its absolute error 0 counts).
+ * inexact 2, underflow 2, became_zero 1, subnormal 2; absolute error:
+ * n 5, sum 2^-25, sum of squares 2^-51, max 2^-26; relative: n 4, sum
+ * 4/3, max 1.  The same through the f64 path, the f32 fast path and MX
+ * blocks of 1 (each value's own scale: 2^(e - 15), so each is cast as a
+ * power of two times 1 or 1.5: no event at all).
+ */
+static void test_events_fp16(void)
+{
+	double x[5] = { 1.5 * 0x1p-25, 0x1p-26, 0x1p-20, 1, 0 };
+	float xf[5];
+	for (int i = 0; i < 5; i++)
+		xf[i] = (float)x[i];
+	for (int path = 0; path < 2; path++) {
+		fpl_hist_config cfg;
+		fpl_hist h;
+		cfg_for(&cfg, "fp16");
+		fpl_hist_init(&h, &cfg);
+		if (path)
+			fpl_hist_add(&h, x, 5);
+		else
+			fpl_hist_add_f32(&h, xf, 5);
+		fpl_hist_finish(&h);
+		const char *p = path ? "f64" : "f32";
+		CHECK(h.events[0] == 2 && h.events[1] == 2 && h.became_zero == 1 && h.subnormal == 2 &&
+		      h.normal == 1 && h.zeros == 1 && h.events[6] == 0,
+		      "%s: inexact %llu underflow %llu became_zero %llu subnormal %llu", p,
+		      (unsigned long long)h.events[0], (unsigned long long)h.events[1],
+		      (unsigned long long)h.became_zero, (unsigned long long)h.subnormal);
+		CHECK(h.abs_n == 5 && h.abs_sum == 0x1p-25 && h.abs_sumsq == 0x1p-51 &&
+		      h.abs_max == 0x1p-26, "%s: abs n %llu sum %a sumsq %a max %a", p,
+		      (unsigned long long)h.abs_n, h.abs_sum, h.abs_sumsq, h.abs_max);
+		CHECK(h.err_n == 4 && fabs(h.err_sum - 4.0 / 3) < 1e-6 && h.err_max == 1,
+		      "%s: rel n %llu sum %a max %a", p, (unsigned long long)h.err_n, h.err_sum,
+		      h.err_max);
+		fpl_hist_release(&h);
+	}
+	fpl_hist_config cfg;
+	fpl_hist h;
+	cfg_for(&cfg, "fp16");
+	cfg.scaling = FPL_HSCALE_MX;
+	cfg.mx_block = 1;
+	fpl_hist_init(&h, &cfg);
+	fpl_hist_add(&h, x, 5);
+	fpl_hist_finish(&h);
+	CHECK(h.events[0] == 0 && h.events[1] == 0 && h.became_zero == 0 && h.abs_n == 5 &&
+	      h.abs_max == 0, "mx 1: inexact %llu underflow %llu abs max %a",
+	      (unsigned long long)h.events[0], (unsigned long long)h.events[1], h.abs_max);
+	fpl_hist_release(&h);
+}
+
+/*
+ * flushed: fp16 with FTZ (round with subnormals, then a tiny result is
+ * +-0).  2^-20 (exact as a subnormal) and 0.75*2^-24 (rounds to 2^-24)
+ * are tiny: flushed, underflow, inexact and became zero; 1 is exact.
+ * Absolute errors 2^-20 and 0.75*2^-24, max 2^-20.  The CLI has no FTZ
+ * switch, so this is the only test of the count.
+ */
+static void test_flushed(void)
+{
+	double x[3] = { 0x1p-20, 0.75 * 0x1p-24, 1 };
+	float xf[3] = { 0x1p-20f, 0.75f * 0x1p-24f, 1 };
+	for (int path = 0; path < 2; path++) {
+		fpl_hist_config cfg;
+		fpl_hist h;
+		cfg_for(&cfg, "fp16");
+		cfg.fmt.subnormal = FPL_SUB_FTZ;
+		CHECK(fpl_format_finish(&cfg.fmt) == 0, "ftz format");
+		fpl_hist_init(&h, &cfg);
+		if (path)
+			fpl_hist_add(&h, x, 3);
+		else
+			fpl_hist_add_f32(&h, xf, 3);
+		fpl_hist_finish(&h);
+		CHECK(h.events[6] == 2 && h.events[1] == 2 && h.events[0] == 2 && h.became_zero == 2 &&
+		      h.subnormal == 0 && h.normal == 1, "ftz %s: flushed %llu underflow %llu "
+		      "became_zero %llu subnormal %llu", path ? "f64" : "f32",
+		      (unsigned long long)h.events[6], (unsigned long long)h.events[1],
+		      (unsigned long long)h.became_zero, (unsigned long long)h.subnormal);
+		CHECK(h.abs_max == 0x1p-20 && h.abs_sum == 0x1p-20 + 0.75 * 0x1p-24,
+		      "ftz: abs max %a sum %a", h.abs_max, h.abs_sum);
+		fpl_hist_release(&h);
+	}
+}
+
+/*
+ * Scaled values binary64 cannot hold are cast exactly from x*s:
+ * 2^-1000 * 2^-100 = 2^-1100 (0 in binary64) is tiny: in fp16 ne it
+ * becomes zero (underflow, inexact); toward +inf it rounds up to 2^-24
+ * (subnormal, underflow, inexact).  2^1000 * 2^100 (inf in binary64)
+ * overflows: overflow class 1 and the overflow flag 1; no absolute error
+ * for it (v not finite), 2^-1100 for the zero (ne).
+ */
+static void test_extreme_scale(void)
+{
+	double x[2] = { 0x1p-1000, 0x1p+1000 };
+	for (int tp = 0; tp < 2; tp++) {
+		fpl_hist_config cfg;
+		fpl_hist h;
+		cfg_for(&cfg, "fp16");
+		cfg.rnd = tp ? FPL_RND_TP : FPL_RND_NE;
+		cfg.scale = 0x1p-100;
+		fpl_hist_init(&h, &cfg);
+		fpl_hist_add(&h, x, 1);
+		fpl_hist_finish(&h);
+		CHECK(h.became_zero == !tp && h.subnormal == !!tp && h.events[1] == 1 &&
+		      h.events[0] == 1, "2^-1100 %s: became_zero %llu subnormal %llu underflow %llu",
+		      tp ? "tp" : "ne", (unsigned long long)h.became_zero,
+		      (unsigned long long)h.subnormal, (unsigned long long)h.events[1]);
+		CHECK(h.abs_n == 1 && h.abs_max == (tp ? 0x1p-24 : 0) && h.err_max == (tp ? INFINITY : 1),
+		      "2^-1100 %s: abs n %llu max %a rel %a", tp ? "tp" : "ne",
+		      (unsigned long long)h.abs_n, h.abs_max, h.err_max);
+		fpl_hist_release(&h);
+		cfg.scale = 0x1p100;
+		fpl_hist_init(&h, &cfg);
+		fpl_hist_add(&h, x + 1, 1);
+		fpl_hist_finish(&h);
+		CHECK(h.overflow == 1 && h.events[2] == 1 && h.abs_n == 0,
+		      "2^1100: overflow %llu flag %llu abs n %llu", (unsigned long long)h.overflow,
+		      (unsigned long long)h.events[2], (unsigned long long)h.abs_n);
+		fpl_hist_release(&h);
+	}
+}
+
+/*
+ * The exact path: 0.1 in fp16 is 1638 * 2^-14 = 0.0999755859375, so its
+ * absolute error is 0.1 - 0.0999755859375 = 2.44140625e-05 (exactly, in
+ * decimal), measured as relative error times |v| (within a few roundings);
+ * inexact 1, no underflow.
+ */
+static void test_exact_abs(void)
+{
+	fpl_wide w;
+	double xd;
+	CHECK(fpl_parse_number("0.1", &xd, &w) == 1, "0.1 is not a binary64");
+	fpl_inexact ix = { 0, w };
+	fpl_hist_config cfg;
+	fpl_hist h;
+	cfg_for(&cfg, "fp16");
+	fpl_hist_init(&h, &cfg);
+	fpl_hist_add_exact(&h, &xd, 1, &ix, 1);
+	fpl_hist_finish(&h);
+	CHECK(h.abs_n == 1 && fabs(h.abs_max - 2.44140625e-05) < 1e-20 && h.events[0] == 1 &&
+	      h.events[1] == 0, "exact 0.1: abs n %llu max %.17g inexact %llu",
+	      (unsigned long long)h.abs_n, h.abs_max, (unsigned long long)h.events[0]);
+	/* merge: counts and events add, maxima stay */
+	fpl_hist t;
+	fpl_hist_init(&t, &cfg);
+	fpl_hist_merge(&t, &h);
+	fpl_hist_merge(&t, &h);
+	CHECK(t.abs_n == 2 && t.abs_max == h.abs_max && t.abs_sum == 2 * h.abs_sum &&
+	      t.events[0] == 2, "merge: abs n %llu events %llu", (unsigned long long)t.abs_n,
+	      (unsigned long long)t.events[0]);
+	fpl_hist_release(&t);
 	fpl_hist_release(&h);
 }
 
@@ -410,7 +599,7 @@ static void test_chunking(void)
 	fpl_hist_init(&t, &cfg);
 	fpl_hist_merge(&t, &a);
 	fpl_hist_merge(&t, &b);
-	CHECK(t.count == 2 * n && t.underflow == 2 * a.underflow, "merge");
+	CHECK(t.count == 2 * n && t.became_zero == 2 * a.became_zero, "merge");
 	fpl_hist_release(&a);
 	fpl_hist_release(&b);
 	fpl_hist_release(&t);
@@ -425,6 +614,10 @@ int main(void)
 	test_aps();
 	test_mx();
 	test_number_scale();
+	test_events_fp16();
+	test_flushed();
+	test_extreme_scale();
+	test_exact_abs();
 	test_files();
 	test_chunking();
 	return h_done();

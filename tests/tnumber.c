@@ -1117,7 +1117,7 @@ static void hist_compare(const char *what, const fpl_hist *h, const struct hexpe
 {
 	static const char *names[6] = { "zeros", "nan_inf", "underflow", "subnormal", "normal",
 					"overflow" };
-	uint64_t g[6] = { h->zeros, h->nan_inf, h->underflow, h->subnormal, h->normal, h->overflow };
+	uint64_t g[6] = { h->zeros, h->nan_inf, h->became_zero, h->subnormal, h->normal, h->overflow };
 	int bins_ok = 1;
 
 	for (int i = 0; i < 6; i++)
@@ -1249,7 +1249,7 @@ static void check_hist_old_new(void)
 			rc = pass ? fpl_hist_add(h, x, 3) : fpl_hist_add_exact(h, x, 3, ix, nix);
 		if (rc == 0)
 			rc = fpl_hist_finish(h);
-		uint64_t g[6] = { h->zeros, h->nan_inf, h->underflow, h->subnormal, h->normal,
+		uint64_t g[6] = { h->zeros, h->nan_inf, h->became_zero, h->subnormal, h->normal,
 				  h->overflow };
 		if (!h_check(rc == 0 && nix == 3 && !memcmp(g, e, sizeof g)))
 			h_fail("hist %s of the issue's cases: status %d, counts %llu %llu %llu %llu "

@@ -12,18 +12,30 @@
  * Classification of one input value x (after the scale s of the
  * configuration: v = x*s, rounded as y = round(v) with the format, mode
  * and state of the configuration):
- *   zeros      x == +-0
- *   nan_inf    x is NaN or infinite
- *   underflow  x finite nonzero and y == 0
- *   subnormal  0 < |y| < min_normal (precision lost to gradual underflow)
- *   normal     y finite with |y| >= min_normal and the cast did not overflow
- *   overflow   the cast overflowed (the engine's overflow flag: y is inf,
- *              NaN, or +-max when saturating) or v itself is not finite
- * so count = zeros + nan_inf + underflow + subnormal + normal + overflow.
+ *   zeros        x == +-0
+ *   nan_inf      x is NaN or infinite
+ *   became_zero  x finite nonzero and y == +-0 (rounded or flushed to zero;
+ *                not the IEEE underflow flag, which is in events[])
+ *   subnormal    0 < |y| < min_normal (precision lost to gradual underflow)
+ *   normal       y finite with |y| >= min_normal and the cast did not overflow
+ *   overflow     the cast overflowed (the engine's overflow flag: y is inf,
+ *                NaN, or +-max when saturating)
+ * so count = zeros + nan_inf + became_zero + subnormal + normal + overflow.
+ * A scaled value binary64 cannot hold (x*s beyond its range, or below its
+ * smallest subnormal) is cast exactly from the product x*s, as are the
+ * numbers of fpl_hist_add_exact, so every cast goes through the engine.
  *
- * Relative error |y - v| / |v| is taken over finite nonzero v whose y is
- * finite (underflow counts as 1, saturation as its actual error); its
- * max, mean and RMS are reported.
+ * Events: events[i] counts the casts that raised the engine's flag of
+ * index i (as fpl_state.count: FPL_FLAG_INEXACT is index 0, UNDERFLOW 1,
+ * the IEEE flag, tiny and inexact, OVERFLOW 2, ..., FLUSHED 6); zeros and
+ * NaN/inf inputs take part (a NaN or inf may raise invalid or saturated).
+ * events[2] (overflow) equals the overflow class.
+ *
+ * Errors of the cast, v the scaled value presented to the format:
+ * relative |y - v| / |v| over finite nonzero v whose y is finite (a value
+ * that became zero counts as 1, saturation as its actual error), and
+ * absolute |y - v| over finite v (zeros included) whose y is finite;
+ * their max, sum and sum of squares (mean = sum/n, RMS = sqrt(sumsq/n)).
  */
 #ifndef FPLAB_HIST_H
 #define FPLAB_HIST_H
@@ -68,10 +80,16 @@ FPL_API void fpl_hist_config_init(fpl_hist_config *cfg, const fpl_format *fmt);
 
 typedef struct fpl_hist {
 	/* counts of input values (see the classification above) */
-	uint64_t count, zeros, nan_inf, underflow, subnormal, normal, overflow;
+	uint64_t count, zeros, nan_inf, became_zero, subnormal, normal, overflow;
+	/* the engine's event counts of the casts, indexed like fpl_state.count
+	 * (set by fpl_hist_finish) */
+	uint64_t events[FPL_NFLAGS];
 	/* relative error of the cast */
 	uint64_t err_n;
 	double err_max, err_sum, err_sumsq;	/* mean = sum/n, RMS = sqrt(sumsq/n) */
+	/* absolute error of the cast */
+	uint64_t abs_n;
+	double abs_max, abs_sum, abs_sumsq;
 	/* input (unscaled) extremes over finite nonzero values; amin = inf when none */
 	double amax, amin;
 	/* the scale used: FIXED: cfg.scale; APS: 2^scale_log2; MX: per block
@@ -95,10 +113,10 @@ typedef struct fpl_hist {
 	/* suggested power-of-two scales 2^k for this data (unscaled input):
 	 * aps_k: the largest k for which max|x| * 2^k does not overflow
 	 *        (0 when there is no finite nonzero value);
-	 * best_k: the k minimising the estimated underflow + overflow, from
-	 *        hist_in by binades (a value counts as underflow when its binade
-	 *        lies wholly below half the min subnormal, as overflow when it
-	 *        lies above emax); among ties the one nearest the middle of the
+	 * best_k: the k minimising the estimated values lost to zero plus
+	 *        overflow, from hist_in by binades (a value counts as lost to
+	 *        zero when its binade lies wholly below half the min subnormal,
+	 *        as overflow when it lies above emax); among ties the one nearest the middle of the
 	 *        tied range; best_loss is that estimate. */
 	int aps_k, best_k;
 	uint64_t best_loss;
@@ -112,10 +130,9 @@ typedef struct fpl_hist {
 	size_t mxninx, mxcapinx;
 	float *xf, *yf;
 	size_t mxfill;
-	uint64_t ovf_flags;	/* overflow flag count from the engine */
-	uint64_t ovf_direct;	/* overflows seen bit-level (non-finite y or v) */
-	uint64_t ovf_scaled;	/* of those, v = x*s not finite in binary64: never cast,
-				 * so no overflow flag */
+	uint64_t ovf_direct;	/* overflows seen bit-level (non-finite y) */
+	fpl_inexact *wide;	/* scratch: the exact numbers of one chunk */
+	size_t capwide;
 } fpl_hist;
 
 /* Set up (allocates scratch).  Returns 0, FPL_EINVAL (bad scale, block
@@ -143,7 +160,9 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n);
  * binary64 of the number ix[k].w, which binary64 cannot hold (0.1, 1e-400,
  * 1e400, fplab/number.h); those numbers are scaled and cast exactly, each
  * rounded once, binned by their own binade (numbers beyond binary64's
- * range in the end bins) and their error measured against themselves, so
+ * range in the end bins) and their error measured against themselves
+ * (the absolute error as the relative error times the number's nearest
+ * binary64, which is within a rounding of |y - v|), so
  * that `hist` and `round` agree on every input.  The APS and MX scales
  * are chosen from the binary64 values.  ix sorted by pos, each pos < n.
  * Returns 0, FPL_EINVAL or an engine status.
@@ -151,7 +170,8 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n);
 FPL_API int fpl_hist_add_exact(fpl_hist *h, const double *x, size_t n,
 			       const fpl_inexact *ix, size_t nix);
 
-/* Flush a partial MX block, settle the counts, bins and suggestions. */
+/* Flush a partial MX block, settle the counts, events, bins and
+ * suggestions. */
 FPL_API int fpl_hist_finish(fpl_hist *h);
 
 /* Add the counts, errors and histograms of `part` (finished) to `total`

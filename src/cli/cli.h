@@ -134,8 +134,9 @@ enum {
 	CLI_OPT_THREADS,
 	CLI_OPT_TININESS,
 	CLI_OPT_ROUND_END,
-	CLI_OPT_TSV,		/* --tsv and --json, see CLI_REPORT_LONGOPTS */
+	CLI_OPT_TSV,		/* --tsv, --json, --ndjson: CLI_REPORT_LONGOPTS */
 	CLI_OPT_JSON,
+	CLI_OPT_NDJSON,
 	/* codes from here on are free for a command's own long options */
 	CLI_OPT_CMD = 0x1100
 };
@@ -172,6 +173,8 @@ struct cli_round {
 	int has_params, p, emin, emax;	/* chop's t,emax is stored as t,1-emax,emax */
 	int subnormal, saturation, infinity, explim, tininess;
 	int has_prob;			/* -p given (needs --flip 1 or 2) */
+	int has_threads;		/* --threads given */
+	const char *rnd_arg;		/* -r as given: a mode or a comma list */
 };
 
 /* Defaults: fp16, ne, seed 0, sr_bits 32, no flips, one thread. */
@@ -191,6 +194,21 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg);
  * a runtime error (an unreadable .fmt file); the message is printed.
  */
 int cli_round_finish(struct cli_round *ro);
+
+/*
+ * A sweep: -f and -r take comma lists (-f fp16,bf16 -r ne,sp); the grid
+ * is every combination, format-major (fp16 ne, fp16 sp, bf16 ne, ...),
+ * each a finished copy of the command's options.  A -f value that names
+ * an existing .fmt file is one format even with commas in its path.
+ * Returns 0, or -2 (usage error printed) or -1 as cli_round_finish.
+ */
+struct cli_grid {
+	struct cli_round *ro;
+	size_t n, nformats, nmodes;
+	char *store;		/* the split names */
+};
+int cli_round_grid(const struct cli_round *base, struct cli_grid *g);
+void cli_grid_release(struct cli_grid *g);
 
 /*
  * Resolve a format name, alias, eXmY or .fmt path alone (no switches), as
@@ -435,20 +453,22 @@ int cli_writer_close(struct cli_writer *w, int ok);
 int cli_flush_stdout(void);
 
 /* ------------------------------------------- machine-readable reports */
-enum cli_report { CLI_REPORT_TEXT = 0, CLI_REPORT_TSV, CLI_REPORT_JSON };
+enum cli_report { CLI_REPORT_TEXT = 0, CLI_REPORT_TSV, CLI_REPORT_JSON, CLI_REPORT_NDJSON };
 
-/* --tsv and --json, spelled the same in every command that reports figures;
- * cli_report_option() maps CLI_OPT_TSV/CLI_OPT_JSON to the kind (returns 1)
- * or returns 0 for other codes. */
+/* --tsv, --json and --ndjson, spelled the same in every command that
+ * reports figures; cli_report_option() maps their codes to the kind
+ * (returns 1) or returns 0 for other codes. */
 #define CLI_REPORT_LONGOPTS \
 	{ "tsv", no_argument, NULL, CLI_OPT_TSV }, \
-	{ "json", no_argument, NULL, CLI_OPT_JSON }
+	{ "json", no_argument, NULL, CLI_OPT_JSON }, \
+	{ "ndjson", no_argument, NULL, CLI_OPT_NDJSON }
 int cli_report_option(enum cli_report *kind, int c);
 
 /*
  * A table of records.  TEXT aligns columns (buffered until the end), TSV
  * prints a header line of column names then tab-separated rows, JSON
- * prints an array of objects, one per line, keyed by column names.
+ * prints one document: an array of objects, one per line, keyed by column
+ * names; NDJSON one object per line and nothing else.
  * Numbers: shortest round-trip decimal; in JSON, inf and nan are strings.
  *   struct cli_table t; cli_table_begin(&t, fp, kind, cols, ncols);
  *   cli_table_str(&t, "fp16"); cli_table_int(&t, 5); ... (row by row)
@@ -470,6 +490,48 @@ void cli_table_str(struct cli_table *t, const char *s);
 void cli_table_num(struct cli_table *t, double x);
 void cli_table_int(struct cli_table *t, long long v);
 void cli_table_end(struct cli_table *t);
+
+/*
+ * The error and event statistics of a rounding, with one meaning in every
+ * command that reports them (round, calc, hist, and the simulators):
+ *   inexact, underflow, overflow, saturated, flushed, invalid: how many
+ *     results raised the engine's flag of that name (fplab/state.h);
+ *     "underflow" is IEEE 754's: the result is tiny (before or after
+ *     rounding, --tininess) and inexact;
+ *   became_zero: results that are +-0 although the exact value is finite
+ *     and nonzero, whatever the cause (rounded to zero below the
+ *     subnormals, no subnormals, flushed by FTZ);
+ *   *_rel_error: |y - x| / |x| over the values whose exact value x is
+ *     finite and nonzero and whose result y is finite (a value that
+ *     became zero counts as 1, and is counted in became_zero as well);
+ *   *_abs_error: |y - x| over the values with x and y finite.
+ * mean, RMS (root mean square) and max; 0 when no value qualifies.
+ */
+struct cli_errstats {
+	uint64_t n;			/* values seen */
+	uint64_t became_zero;
+	uint64_t rel_n, abs_n;
+	double rel_sum, rel_sumsq, rel_max;
+	double abs_sum, abs_sumsq, abs_max;
+	double worst;			/* an exact value (binary64) reaching rel_max */
+};
+#define CLI_ERRSTATS_NCOLS 13
+extern const char *const cli_errstats_cols[CLI_ERRSTATS_NCOLS];
+/* Add one value: x exact (a binary64), y its result. */
+void cli_errstats_add(struct cli_errstats *s, double x, double y);
+/* Add one value whose exact x is wider than binary64: xd its nearest
+ * binary64, rel its relative error (its absolute error is taken as
+ * rel |xd|, within 2^-53 of rel |x|). */
+void cli_errstats_add_rel(struct cli_errstats *s, double xd, double y, double rel);
+void cli_errstats_merge(struct cli_errstats *to, const struct cli_errstats *from);
+/* The CLI_ERRSTATS_NCOLS cells, in cli_errstats_cols order: the event
+ * counts (from count[], an fpl_state's) then the errors. */
+void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
+			const uint64_t count[FPL_NFLAGS]);
+
+/* The names of the FPL_FLAG_* bits in flags, "inexact,underflow", or "-"
+ * for none, into buf (len bytes; 96 hold them all).  Returns buf. */
+char *cli_flag_names(char *buf, size_t len, unsigned flags);
 
 /* JSON string literal of s (quotes and escapes) on fp. */
 void cli_json_str(FILE *fp, const char *s);

@@ -425,9 +425,31 @@ int cli_output_open(struct cli_output *o, const char *path)
 	return -1;
 }
 
+/*
+ * The errno of a stream's failed write.  stdio keeps only the error
+ * indicator: by the time a caller notices it, errno may have been reset
+ * (or reused).  When errno is 0 and the stream's buffer still holds the
+ * unwritten bytes, clearing the indicator and flushing again repeats the
+ * failing write(2) and so recovers its errno (ENOSPC on /dev/full); that
+ * flush sets the indicator again.  EIO when nothing tells.
+ */
+static int write_errno(FILE *fp)
+{
+	if (errno)
+		return errno;
+	if (fp && ferror(fp)) {
+		clearerr(fp);
+		errno = 0;
+		if (fflush(fp) && errno)
+			return errno;
+		return EIO;	/* the bytes were dropped: errno is lost */
+	}
+	return EIO;
+}
+
 int cli_output_error(const struct cli_output *o)
 {
-	int e = errno ? errno : EIO;
+	int e = write_errno(o->fp ? o->fp : (o->path ? NULL : stdout));
 
 	if (o->path)
 		return error("write error on '%s': %s", o->path, strerror(e));

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_report.c - the machine-readable reports shared by every command:
- * tables printed as aligned text, TSV (a header line, then rows) or JSON
- * (an array of objects), and JSON string literals.
+ * tables printed as aligned text, TSV (a header line, then rows), JSON
+ * (an array of objects) or NDJSON (an object per line), JSON string
+ * literals, and the error and event statistics every measuring command
+ * reports under the same column names.
  *
  * Invariant: TSV and JSON rows are written as they come; only the aligned
  * text form buffers its cells, to size the columns.
@@ -15,6 +17,16 @@
 #include "cli/cli.h"
 
 /* ------------------------------------------- machine-readable reports */
+int cli_report_option(enum cli_report *kind, int c)
+{
+	switch (c) {
+	case CLI_OPT_TSV: *kind = CLI_REPORT_TSV; return 1;
+	case CLI_OPT_JSON: *kind = CLI_REPORT_JSON; return 1;
+	case CLI_OPT_NDJSON: *kind = CLI_REPORT_NDJSON; return 1;
+	default: return 0;
+	}
+}
+
 void cli_json_str(FILE *fp, const char *s)
 {
 	fputc('"', fp);
@@ -50,7 +62,7 @@ void cli_table_begin(struct cli_table *t, FILE *fp, enum cli_report kind,
 			fprintf(fp, "%s%c", cols[i], i + 1 < ncols ? '\t' : '\n');
 	} else if (kind == CLI_REPORT_JSON) {
 		fputc('[', fp);
-	} else {
+	} else if (kind == CLI_REPORT_TEXT) {
 		for (i = 0; i < ncols; i++)
 			cli_table_str(t, cols[i]);
 	}
@@ -74,7 +86,10 @@ static void table_cell(struct cli_table *t, const char *s, int quote)
 		fputs(s, t->fp);
 		fputc(t->col + 1 < t->ncols ? '\t' : '\n', t->fp);
 	} else {
-		fputs(t->col ? ", " : (t->rows ? ",\n {" : "\n {"), t->fp);
+		if (t->kind == CLI_REPORT_NDJSON)
+			fputs(t->col ? ", " : "{", t->fp);
+		else
+			fputs(t->col ? ", " : (t->rows ? ",\n {" : "\n {"), t->fp);
 		cli_json_str(t->fp, t->cols[t->col]);
 		fputs(": ", t->fp);
 		if (quote)
@@ -82,7 +97,7 @@ static void table_cell(struct cli_table *t, const char *s, int quote)
 		else
 			fputs(s, t->fp);
 		if (t->col + 1 == t->ncols)
-			fputc('}', t->fp);
+			fputs(t->kind == CLI_REPORT_NDJSON ? "}\n" : "}", t->fp);
 	}
 	if (++t->col == t->ncols) {
 		t->col = 0;
@@ -144,4 +159,114 @@ void cli_table_end(struct cli_table *t)
 	free(t->cells);
 	t->cells = NULL;
 	t->ncells = t->capcells = 0;
+}
+
+/* ------------------------------------------ error and event statistics */
+const char *const cli_errstats_cols[CLI_ERRSTATS_NCOLS] = {
+	"inexact", "underflow", "overflow", "saturated", "flushed", "invalid", "became_zero",
+	"mean_rel_error", "rms_rel_error", "max_rel_error",
+	"mean_abs_error", "rms_abs_error", "max_abs_error"
+};
+
+/* The engine's flag indices of the first six columns. */
+static const int errstats_flag[6] = { 0, 1, 2, 5, 6, 4 };
+
+static void add_abs(struct cli_errstats *s, double e)
+{
+	s->abs_n++;
+	s->abs_sum += e;
+	s->abs_sumsq += e * e;
+	if (e > s->abs_max)
+		s->abs_max = e;
+}
+
+static void add_rel(struct cli_errstats *s, double x, double rel)
+{
+	s->rel_n++;
+	s->rel_sum += rel;
+	s->rel_sumsq += rel * rel;
+	if (rel > s->rel_max) {
+		s->rel_max = rel;
+		s->worst = x;
+	}
+}
+
+void cli_errstats_add_rel(struct cli_errstats *s, double xd, double y, double rel)
+{
+	/* x is finite and nonzero (a number binary64 cannot hold), though xd
+	 * may be 0 or inf when x lies beyond binary64's range */
+	s->n++;
+	if (!isfinite(y))
+		return;
+	if (y == 0)
+		s->became_zero++;
+	/* x is within 2^-53 |xd| of xd: its abs error is rel |xd| */
+	if (isfinite(xd))
+		add_abs(s, rel * fabs(xd));
+	add_rel(s, xd, rel);
+}
+
+void cli_errstats_add(struct cli_errstats *s, double x, double y)
+{
+	if (x == 0 || !isfinite(x) || !isfinite(y)) {
+		s->n++;
+		if (isfinite(x) && isfinite(y))
+			add_abs(s, fabs(y - x));
+		return;
+	}
+	s->n++;
+	if (y == 0)
+		s->became_zero++;
+	add_abs(s, fabs(y - x));
+	add_rel(s, x, fabs((y - x) / x));
+}
+
+void cli_errstats_merge(struct cli_errstats *to, const struct cli_errstats *from)
+{
+	to->n += from->n;
+	to->became_zero += from->became_zero;
+	to->rel_n += from->rel_n;
+	to->abs_n += from->abs_n;
+	to->rel_sum += from->rel_sum;
+	to->rel_sumsq += from->rel_sumsq;
+	to->abs_sum += from->abs_sum;
+	to->abs_sumsq += from->abs_sumsq;
+	if (from->rel_max > to->rel_max) {
+		to->rel_max = from->rel_max;
+		to->worst = from->worst;
+	}
+	if (from->abs_max > to->abs_max)
+		to->abs_max = from->abs_max;
+}
+
+void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
+			const uint64_t count[FPL_NFLAGS])
+{
+	double rn = s->rel_n ? (double)s->rel_n : 1, an = s->abs_n ? (double)s->abs_n : 1;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		cli_table_int(t, (long long)count[errstats_flag[i]]);
+	cli_table_int(t, (long long)s->became_zero);
+	cli_table_num(t, s->rel_sum / rn);
+	cli_table_num(t, sqrt(s->rel_sumsq / rn));
+	cli_table_num(t, s->rel_max);
+	cli_table_num(t, s->abs_sum / an);
+	cli_table_num(t, sqrt(s->abs_sumsq / an));
+	cli_table_num(t, s->abs_max);
+}
+
+char *cli_flag_names(char *buf, size_t len, unsigned flags)
+{
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < FPL_NFLAGS; i++)
+		if (flags & (1u << i))
+			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "," : "",
+					      fpl_flag_name(i));
+	if (!k)
+		snprintf(buf, len, "-");
+	return buf;
 }

@@ -84,6 +84,34 @@ static void unknown_mode(const char *arg)
 		      "se stochastic equal (6), od round to odd (7)", arg);
 }
 
+/* -r MODE or a comma list of modes: each checked, the first kept in rnd. */
+static int parse_modes(struct cli_round *ro, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int k = 0, rc = 1;
+
+	if (!copy)
+		return error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && rc == 1; tok = strtok_r(NULL, ",", &save)) {
+		fpl_rnd r;
+
+		if (fpl_rnd_parse(tok, &r)) {
+			unknown_mode(tok);
+			rc = -2;
+		} else if (!k++) {
+			ro->rnd = r;
+		}
+	}
+	free(copy);
+	if (rc == 1 && !k) {
+		error("-r: '%s' names no rounding mode", arg);
+		rc = -2;
+	}
+	if (rc == 1)
+		ro->rnd_arg = arg;
+	return rc;
+}
+
 int cli_round_option(struct cli_round *ro, int c, const char *arg)
 {
 	long v;
@@ -96,11 +124,7 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 		ro->format_arg = arg;
 		return 1;
 	case 'r':
-		if (fpl_rnd_parse(arg, &ro->rnd)) {
-			unknown_mode(arg);
-			return -2;
-		}
-		return 1;
+		return parse_modes(ro, arg);
 	case 'p':
 		if (cli_parse_double(arg, &d) || !(d >= 0 && d <= 1)) {
 			error("-p: '%s' is not a probability in [0,1]", arg);
@@ -172,6 +196,7 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 			v = cores;
 		}
 		ro->st.threads = (int)v;
+		ro->has_threads = 1;
 		return 1;
 	}
 	default:
@@ -320,6 +345,13 @@ int cli_round_finish(struct cli_round *ro)
 	fpl_format *f = &ro->fmt;
 	int rc;
 
+	if ((ro->rnd_arg && strchr(ro->rnd_arg, ',')) ||
+	    (ro->format_arg && strchr(ro->format_arg, ',') && access(ro->format_arg, F_OK))) {
+		error("%s %s: a comma list is a sweep, which this command does not run; give "
+		      "one value", ro->rnd_arg && strchr(ro->rnd_arg, ',') ? "-r" : "-f",
+		      ro->rnd_arg && strchr(ro->rnd_arg, ',') ? ro->rnd_arg : ro->format_arg);
+		return -2;
+	}
 	if (ro->has_params && ro->format_arg && !is_custom(ro->format_arg)) {
 		error("--params needs -f custom (got -f %s)", ro->format_arg);
 		return -2;
@@ -371,13 +403,83 @@ int cli_round_finish(struct cli_round *ro)
 	return 0;
 }
 
-int cli_report_option(enum cli_report *kind, int c)
+/* ------------------------------------------------------------- sweeps */
+/* Split s at commas into g->store; the pieces' pointers into out[], at
+ * most max of them.  Returns their number, or 0 for an empty piece. */
+static size_t split_list(char *s, const char **out, size_t max)
 {
-	if (c == CLI_OPT_TSV)
-		*kind = CLI_REPORT_TSV;
-	else if (c == CLI_OPT_JSON)
-		*kind = CLI_REPORT_JSON;
-	else
-		return 0;
-	return 1;
+	size_t n = 0;
+	char *p = s;
+
+	for (;;) {
+		char *c = strchr(p, ',');
+
+		if (c)
+			*c = 0;
+		if (!*p || n == max)
+			return 0;
+		out[n++] = p;
+		if (!c)
+			return n;
+		p = c + 1;
+	}
+}
+
+int cli_round_grid(const struct cli_round *base, struct cli_grid *g)
+{
+	const char *fmts[64], *modes[64];
+	const char *farg = base->format_arg ? base->format_arg : "fp16";
+	const char *rarg = base->rnd_arg ? base->rnd_arg : fpl_rnd_name(base->rnd);
+	size_t lf = strlen(farg) + 1, i, j;
+	struct stat sb;
+	int rc;
+
+	memset(g, 0, sizeof *g);
+	g->store = malloc(lf + strlen(rarg) + 1);
+	if (!g->store)
+		return error("out of memory");
+	memcpy(g->store, farg, lf);
+	strcpy(g->store + lf, rarg);
+	if (is_fmt_path(farg) && !stat(farg, &sb)) {
+		fmts[0] = g->store;
+		g->nformats = 1;
+	} else {
+		g->nformats = split_list(g->store, fmts, 64);
+	}
+	g->nmodes = split_list(g->store + lf, modes, 64);
+	if (!g->nformats || !g->nmodes) {
+		error("%s: '%s' is not a comma list of at most 64 %s", g->nformats ? "-r" : "-f",
+		      g->nformats ? rarg : farg, g->nformats ? "modes" : "formats");
+		cli_grid_release(g);
+		return -2;
+	}
+	g->ro = calloc(g->nformats * g->nmodes, sizeof *g->ro);
+	if (!g->ro) {
+		cli_grid_release(g);
+		return error("out of memory");
+	}
+	for (i = 0; i < g->nformats; i++) {
+		for (j = 0; j < g->nmodes; j++) {
+			struct cli_round *ro = &g->ro[g->n];
+
+			*ro = *base;
+			ro->format_arg = base->format_arg ? fmts[i] : NULL;
+			fpl_rnd_parse(modes[j], &ro->rnd);	/* checked by -r */
+			ro->rnd_arg = NULL;
+			g->n++;
+			rc = cli_round_finish(ro);
+			if (rc) {
+				cli_grid_release(g);
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+void cli_grid_release(struct cli_grid *g)
+{
+	free(g->ro);
+	free(g->store);
+	memset(g, 0, sizeof *g);
 }

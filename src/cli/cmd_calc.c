@@ -97,22 +97,6 @@ static void fix_operands(double *a, const struct cli_inexact_list *l)
 		a[l->v[i].pos] = operand(&l->v[i].w);
 }
 
-/* "inexact,underflow" or "-" into buf. */
-static char *flag_names(char *buf, size_t len, unsigned flags)
-{
-	size_t k = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < FPL_NFLAGS; i++)
-		if (flags & (1u << i))
-			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "," : "",
-					      fpl_flag_name(i));
-	if (!k)
-		snprintf(buf, len, "-");
-	return buf;
-}
-
 /* ----------------------------------------------------------- text rows */
 static const char *const row_cols[][5] = {
 	{ "a", "result", "flags" },
@@ -141,7 +125,7 @@ static void put_row(FILE *out, struct cli_table *t, const double *a, double y, u
 			table_value(t, a[k]);
 		table_value(t, y);
 		if (opt.flags)
-			cli_table_str(t, flag_names(fs, sizeof fs, fl));
+			cli_table_str(t, cli_flag_names(fs, sizeof fs, fl));
 		return;
 	}
 	if (opt.op == CMP)
@@ -151,7 +135,7 @@ static void put_row(FILE *out, struct cli_table *t, const double *a, double y, u
 	fputs(s, out);
 	if (opt.flags) {
 		fputc(' ', out);
-		fputs(flag_names(fs, sizeof fs, fl), out);
+		fputs(cli_flag_names(fs, sizeof fs, fl), out);
 	}
 	fputc('\n', out);
 }

@@ -2,9 +2,10 @@
 /*
  * cmd_hist.c - `fplab hist`: how the values of tensor dumps fare in a
  * format: per tensor and in total, the counts of zeros, NaN/inf,
- * underflow, subnormal, normal and overflow, the cast's relative error,
- * the exponent histogram and the suggested power-of-two scales; as a
- * terminal chart, --tsv, --json, and --svg FILE.
+ * became zero, subnormal, normal and overflow, the engine's events and the
+ * cast's relative and absolute error (the shared statistics, cli.h), the
+ * exponent histogram and the suggested power-of-two scales; as a terminal
+ * chart, --tsv, --json, --ndjson, and --svg FILE.
  *
  * Invariant: memory is bounded whatever the file: each tensor's result is
  * printed as soon as it is finished (file order) and dropped, except the
@@ -25,8 +26,8 @@
 static const char hist_usage[] =
 	"usage: fplab hist " CLI_ROUND_SYNOPSIS "\n"
 	"    [--dtype DTYPE] [--offset N] [--count N] [--big-endian] [--tensor NAME]\n"
-	"    [--scale S] [--loss-scale S] [--aps | --mx N] [--tsv|--json] [--svg FILE]\n"
-	"    [--list] [FILE...]\n";
+	"    [--scale S] [--loss-scale S] [--aps | --mx N] [--tsv|--json|--ndjson]\n"
+	"    [--svg FILE] [--list] [FILE...]\n";
 
 enum {
 	OPT_DTYPE = CLI_OPT_CMD, OPT_OFFSET, OPT_COUNT, OPT_BIGEND, OPT_TENSOR, OPT_SCALE,
@@ -260,30 +261,35 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 	return 0;
 }
 
-/* ------------------------------------------------------------ --tsv */
-static const char *const tsv_cols[] = {
-	"tensor", "dtype", "count", "zeros", "nan_inf", "underflow", "subnormal", "normal",
-	"overflow", "underflow_frac", "subnormal_frac", "overflow_frac", "err_max", "err_mean",
-	"err_rms", "amax", "scale", "aps_log2", "best_log2"
+/* ---------------------------------------------- --tsv, --json, --ndjson */
+/*
+ * The columns: the tensor, its class counts (overflow and became_zero
+ * among the shared columns), the error and event statistics every
+ * measuring command reports (cli_errstats_cols, one meaning across
+ * commands), the class fractions, the extremes and the scales.
+ */
+#define NHEAD 7
+#define NTAIL 7
+#define NCOLS (NHEAD + CLI_ERRSTATS_NCOLS + NTAIL)
+static const char *const head_cols[NHEAD] = {
+	"tensor", "dtype", "count", "zeros", "nan_inf", "subnormal", "normal"
 };
-#define NCOLS ((int)(sizeof tsv_cols / sizeof *tsv_cols))
+static const char *const tail_cols[NTAIL] = {
+	"became_zero_frac", "subnormal_frac", "overflow_frac", "amax", "scale", "aps_log2",
+	"best_log2"
+};
+static const char *colnames[NCOLS];
 
-static void row_values(const fpl_hist *h, double *v)
+static const char *const *hist_cols(void)
 {
-	v[0] = (double)h->count;
-	v[1] = (double)h->zeros;
-	v[2] = (double)h->nan_inf;
-	v[3] = (double)h->underflow;
-	v[4] = (double)h->subnormal;
-	v[5] = (double)h->normal;
-	v[6] = (double)h->overflow;
-	v[7] = hist_frac(h->underflow, h->count);
-	v[8] = hist_frac(h->subnormal, h->count);
-	v[9] = hist_frac(h->overflow, h->count);
-	v[10] = h->err_max;
-	v[11] = h->err_n ? h->err_sum / (double)h->err_n : 0;
-	v[12] = h->err_n ? sqrt(h->err_sumsq / (double)h->err_n) : 0;
-	v[13] = h->amax;
+	int k = 0;
+	for (int i = 0; i < NHEAD; i++)
+		colnames[k++] = head_cols[i];
+	for (int i = 0; i < CLI_ERRSTATS_NCOLS; i++)
+		colnames[k++] = cli_errstats_cols[i];
+	for (int i = 0; i < NTAIL; i++)
+		colnames[k++] = tail_cols[i];
+	return colnames;
 }
 
 static void scale_str(char *buf, size_t cap, const fpl_hist *h)
@@ -296,59 +302,77 @@ static void scale_str(char *buf, size_t cap, const fpl_hist *h)
 		cli_shortest(buf, h->scale);
 }
 
-static void tsv_row(struct cli_table *t, const char *name, const char *dtype, const fpl_hist *h)
+/* The shared statistics of a finished fpl_hist; count[] are its events
+ * with the overflow class for the overflow flag (the same number: every
+ * cast, the exact ones too, goes through the engine). */
+static void hist_errstats(const fpl_hist *h, struct cli_errstats *es, uint64_t *count)
 {
-	double v[14];
+	memset(es, 0, sizeof *es);
+	es->n = h->count;
+	es->became_zero = h->became_zero;
+	es->rel_n = h->err_n;
+	es->rel_sum = h->err_sum;
+	es->rel_sumsq = h->err_sumsq;
+	es->rel_max = h->err_max;
+	es->abs_n = h->abs_n;
+	es->abs_sum = h->abs_sum;
+	es->abs_sumsq = h->abs_sumsq;
+	es->abs_max = h->abs_max;
+	memcpy(count, h->events, FPL_NFLAGS * sizeof *count);
+	count[__builtin_ctz(FPL_FLAG_OVERFLOW)] = h->overflow;
+}
+
+/* One row of NCOLS cells. */
+static void hist_row(struct cli_table *t, const char *name, const char *dtype, const fpl_hist *h)
+{
 	char s[CLI_VALUE_MAX], shown[FPL_ESCAPED_NAME_MAX + 256];
-	row_values(h, v);
+	struct cli_errstats es;
+	uint64_t count[FPL_NFLAGS];
+
 	cli_table_str(t, fpl_escape(shown, sizeof shown, name));
 	cli_table_str(t, dtype);
-	for (int i = 0; i < 7; i++)
-		cli_table_int(t, (long long)v[i]);
-	for (int i = 7; i < 14; i++)
-		cli_table_num(t, v[i]);
+	cli_table_int(t, (long long)h->count);
+	cli_table_int(t, (long long)h->zeros);
+	cli_table_int(t, (long long)h->nan_inf);
+	cli_table_int(t, (long long)h->subnormal);
+	cli_table_int(t, (long long)h->normal);
+	hist_errstats(h, &es, count);
+	cli_errstats_cells(t, &es, count);
+	cli_table_num(t, hist_frac(h->became_zero, h->count));
+	cli_table_num(t, hist_frac(h->subnormal, h->count));
+	cli_table_num(t, hist_frac(h->overflow, h->count));
+	cli_table_num(t, h->amax);
 	scale_str(s, sizeof s, h);
 	cli_table_str(t, s);
 	cli_table_int(t, h->aps_k);
 	cli_table_int(t, h->best_k);
 }
 
-/* ------------------------------------------------------------ --json */
-static void json_num(const char *key, double x, int comma)
-{
-	char s[CLI_VALUE_MAX];
-	printf("\"%s\": ", key);
-	if (isfinite(x))
-		fputs(cli_shortest(s, x), stdout);
-	else
-		printf("\"%s\"", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
-	if (comma)
-		fputs(", ", stdout);
-}
-
+/* --json: the row's object (written as an NDJSON row, so the cells are
+ * the table's), then the shape, the best-scale estimate and the bins. */
 static void json_tensor(const char *name, const char *dtype, const struct hist_entry *e,
 			const fpl_hist *h)
 {
-	double v[14];
-	char s[CLI_VALUE_MAX];
-	row_values(h, v);
-	fputs("    {\"tensor\": ", stdout);
-	cli_json_str(stdout, name);
-	fputs(", \"dtype\": ", stdout);
-	cli_json_str(stdout, dtype);
+	struct cli_table t;
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&mem, &len);
+
+	if (m) {
+		cli_table_begin(&t, m, CLI_REPORT_NDJSON, hist_cols(), NCOLS);
+		hist_row(&t, name, dtype, h);
+		cli_table_end(&t);
+		fclose(m);
+	}
+	if (len >= 2)	/* drop the closing "}\n" */
+		fwrite(mem, 1, len - 2, stdout);
+	else
+		fputs("{\"tensor\": null", stdout);
+	free(mem);
 	fputs(", \"shape\": [", stdout);
 	for (int i = 0; e && i < e->ndim; i++)
 		printf("%s%llu", i ? ", " : "", (unsigned long long)e->shape[i]);
-	fputs("], ", stdout);
-	for (int i = 0; i < 7; i++)
-		printf("\"%s\": %llu, ", tsv_cols[2 + i], (unsigned long long)v[i]);
-	for (int i = 7; i < 14; i++)
-		json_num(tsv_cols[2 + i], v[i], 1);
-	scale_str(s, sizeof s, h);
-	fputs("\"scale\": ", stdout);
-	cli_json_str(stdout, s);
-	printf(", \"aps_log2\": %d, \"best_log2\": %d, \"best_loss_estimate\": %llu,\n",
-	       h->aps_k, h->best_k, (unsigned long long)h->best_loss);
+	printf("], \"best_loss_estimate\": %llu,\n", (unsigned long long)h->best_loss);
 	printf("     \"bins\": {\"lo\": %d, \"hi\": %d, \"counts\": [", h->lo, h->hi);
 	for (int b = h->lo; b <= h->hi; b++)
 		printf("%s%llu", b > h->lo ? ", " : "",
@@ -370,7 +394,7 @@ struct report {
 	struct hist_run run;
 	fpl_hist total;		/* running total of every tensor */
 	size_t ntensors;	/* tensors read */
-	struct cli_table t;	/* --tsv */
+	struct cli_table t;	/* --tsv, --ndjson */
 	int colour;
 };
 
@@ -386,7 +410,8 @@ static void report_begin(struct report *rp)
 	rp->begun = 1;
 	switch (opt.report) {
 	case CLI_REPORT_TSV:
-		cli_table_begin(&rp->t, stdout, CLI_REPORT_TSV, tsv_cols, NCOLS);
+	case CLI_REPORT_NDJSON:
+		cli_table_begin(&rp->t, stdout, opt.report, hist_cols(), NCOLS);
 		break;
 	case CLI_REPORT_JSON:
 		fputs("{\"format\": ", stdout);
@@ -409,10 +434,11 @@ static void report_tensor(struct report *rp, const struct hist_entry *e)
 	report_begin(rp);
 	switch (opt.report) {
 	case CLI_REPORT_TSV:
-		tsv_row(&rp->t, e->name, fpl_dtype_name(e->dtype), &e->h);
+	case CLI_REPORT_NDJSON:
+		hist_row(&rp->t, e->name, fpl_dtype_name(e->dtype), &e->h);
 		break;
 	case CLI_REPORT_JSON:
-		fputs(rp->ntensors > 1 ? ",\n" : "\n", stdout);
+		fputs(rp->ntensors > 1 ? ",\n    " : "\n    ", stdout);
 		json_tensor(e->name, fpl_dtype_name(e->dtype), e, &e->h);
 		break;
 	default:
@@ -420,8 +446,8 @@ static void report_tensor(struct report *rp, const struct hist_entry *e)
 	}
 }
 
-/* The total: a row of its own when there are several tensors; JSON always
- * has "total" (null when there was no tensor). */
+/* The total: a row of its own (TSV, NDJSON, text) when there are several
+ * tensors; JSON always has "total" (null when there was no tensor). */
 static void report_end(struct report *rp)
 {
 	int several = rp->ntensors > 1;
@@ -429,12 +455,13 @@ static void report_end(struct report *rp)
 	report_begin(rp);
 	switch (opt.report) {
 	case CLI_REPORT_TSV:
+	case CLI_REPORT_NDJSON:
 		if (several)
-			tsv_row(&rp->t, "(total)", "-", &rp->total);
+			hist_row(&rp->t, "(total)", "-", &rp->total);
 		cli_table_end(&rp->t);
 		break;
 	case CLI_REPORT_JSON:
-		fputs(rp->ntensors ? "\n ],\n \"total\":\n" : "],\n \"total\": null", stdout);
+		fputs(rp->ntensors ? "\n ],\n \"total\":\n    " : "],\n \"total\": null", stdout);
 		if (rp->ntensors)
 			json_tensor("(total)", "-", NULL, &rp->total);
 		fputs("\n}\n", stdout);

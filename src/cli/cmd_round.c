@@ -10,23 +10,33 @@
  * rounded once: binary64 values through fpl_round_array, and a text
  * number binary64 cannot hold (0.1) from its exact value through
  * fpl_round_parts.
+ *
+ * A sweep (-f and -r comma lists) is a grid of jobs, one per combination,
+ * each with its own state (counter from 0, so each job's bits are those
+ * of the same command run alone).  The input is read once; every chunk
+ * is rounded by every job, the jobs spread over the threads.  A sweep
+ * writes no values, only its report, one row per job.
  */
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
 #define CHUNK 65536	/* elements per fpl_round_array call */
+#define MAX_THREADS 64	/* threads of a sweep */
 
 static const char round_usage[] =
 	"usage: fplab round " CLI_ROUND_SYNOPSIS "\n"
 	"    [--in text|f64|f32|f16|bf16|npy|codes] [--dtype DTYPE]\n"
 	"    [--out text|hex|bits|f64|f32|npy|npz|safetensors] [--out-dtype DTYPE]\n"
-	"    [-o FILE] [--stats] [--tsv|--json] [FILE...]\n";
+	"    [-o FILE] [--no-values] [--flags] [--stats] [--tsv|--json|--ndjson] [FILE...]\n";
 
-enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_STATS, OPT_OUT_DTYPE };
+enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_STATS, OPT_OUT_DTYPE, OPT_NO_VALUES,
+       OPT_FLAGS };
 
 static struct round_opts {
 	struct cli_round ro;
@@ -37,42 +47,34 @@ static struct round_opts {
 	fpl_dtype out_dtype;	/* --out-dtype: .npy element type */
 	const char *output;
 	int stats;
+	int no_values;		/* --no-values */
+	int flags;		/* --flags: one result per line with its flags */
 	enum cli_report report;
 } opt;
 
-/* Running statistics of --stats. */
-static struct round_stats {
-	uint64_t n;
-	double max_relerr;
-	double worst_x;		/* an input reaching max_relerr */
-} stats;
+/* One combination of a sweep (a single one without lists). */
+struct job {
+	struct cli_round ro;
+	struct cli_errstats es;
+};
 
-/* The relative errors of a chunk; an inexact text number (listed in inx)
- * is compared as the number itself, not its nearest binary64 x[i]. */
-static void note_errors(const double *x, const double *y, size_t n,
+static struct cli_grid grid;
+static struct job *jobs;
+static unsigned *flagbuf;	/* --flags: per-result flags of a chunk */
+
+/* The errors of a chunk; an inexact text number (listed in inx) is
+ * compared as the number itself, not its nearest binary64 x[i]. */
+static void note_errors(struct job *jb, const double *x, const double *y, size_t n,
 			const struct cli_inexact_list *inx)
 {
 	size_t i, k = 0;
 
-	stats.n += n;
-	if (!opt.stats)
-		return;
 	for (i = 0; i < n; i++) {
-		int wide = inx && k < inx->n && inx->v[k].pos == i;
-		double e;
-
-		if (!isfinite(x[i]) || !isfinite(y[i]) || x[i] == 0) {
-			k += (size_t)wide;
-			continue;
-		}
-		if (wide)
-			e = fpl_wide_relerr(&inx->v[k++].w, y[i]);
+		if (inx && k < inx->n && inx->v[k].pos == i)
+			cli_errstats_add_rel(&jb->es, x[i], y[i],
+					     fpl_wide_relerr(&inx->v[k++].w, y[i]));
 		else
-			e = fabs((y[i] - x[i]) / x[i]);
-		if (e > stats.max_relerr) {
-			stats.max_relerr = e;
-			stats.worst_x = x[i];
-		}
+			cli_errstats_add(&jb->es, x[i], y[i]);
 	}
 }
 
@@ -83,27 +85,59 @@ static void note_errors(const double *x, const double *y, size_t n,
  * Element i uses draw counter + i either way: the scalar calls advance
  * the counter as the array call does, and return the same bits.
  */
-static int round_chunk(double *y, const double *x, size_t n, const struct cli_inexact_list *inx)
+static int job_chunk(struct job *jb, double *y, const double *x, size_t n,
+		     const struct cli_inexact_list *inx, unsigned *fl)
 {
-	const fpl_format *f = &opt.ro.fmt;
-	fpl_state *st = &opt.ro.st;
+	const fpl_format *f = &jb->ro.fmt;
+	fpl_state *st = &jb->ro.st;
 	size_t i, k = 0;
 	int rc;
 
-	if (!inx || !inx->n) {
-		rc = fpl_round_array(f, y, x, n, opt.ro.rnd, st);
+	if ((!inx || !inx->n) && !fl) {
+		rc = fpl_round_array(f, y, x, n, jb->ro.rnd, st);
 		if (rc)
 			return error("rounding failed: %s", fpl_strerror(rc));
 	} else {
+		/* --flags: the scalar calls raise each result's flags alone */
+		unsigned sticky = st->flags;
+
 		for (i = 0; i < n; i++) {
-			if (k < inx->n && inx->v[k].pos == i)
-				y[i] = fpl_round_wide(f, &inx->v[k++].w, opt.ro.rnd, st);
+			st->flags = 0;
+			if (inx && k < inx->n && inx->v[k].pos == i)
+				y[i] = fpl_round_wide(f, &inx->v[k++].w, jb->ro.rnd, st);
 			else
-				y[i] = fpl_round(f, x[i], opt.ro.rnd, st);
+				y[i] = fpl_round(f, x[i], jb->ro.rnd, st);
+			if (fl)
+				fl[i] = st->flags;
+			sticky |= st->flags;
 		}
+		st->flags = sticky;
 	}
-	note_errors(x, y, n, inx);
+	if (opt.stats)
+		note_errors(jb, x, y, n, inx);
+	else
+		jb->es.n += n;
 	return 0;
+}
+
+/* The single job of a run that writes values. */
+static int round_chunk(double *y, const double *x, size_t n, const struct cli_inexact_list *inx)
+{
+	return job_chunk(&jobs[0], y, x, n, inx, opt.flags ? flagbuf : NULL);
+}
+
+/* One result as text, with its flags under --flags. */
+static void put_value(FILE *out, double y, unsigned fl, int sep)
+{
+	char s[CLI_VALUE_MAX], fs[96];
+
+	fputs(cli_value_str(s, y, opt.out, &jobs[0].ro.fmt), out);
+	if (opt.flags) {
+		fputc(' ', out);
+		fputs(cli_flag_names(fs, sizeof fs, fl), out);
+		sep = '\n';
+	}
+	fputc(sep, out);
 }
 
 /* Text in, text out: keep the line structure (one output line per input
@@ -111,7 +145,6 @@ static int round_chunk(double *y, const double *x, size_t n, const struct cli_in
 static int round_lines(const char *path, FILE *out, double *x, double *y)
 {
 	struct cli_text t;
-	char s[CLI_VALUE_MAX];
 	size_t n, i;
 	int rc;
 
@@ -123,10 +156,8 @@ static int round_lines(const char *path, FILE *out, double *x, double *y)
 			break;
 		}
 		/* a line longer than CHUNK numbers comes in pieces */
-		for (i = 0; i < n; i++) {
-			fputs(cli_value_str(s, y[i], opt.out, &opt.ro.fmt), out);
-			fputc(i + 1 < n || t.partial ? ' ' : '\n', out);
-		}
+		for (i = 0; i < n; i++)
+			put_value(out, y[i], flagbuf[i], i + 1 < n || t.partial ? ' ' : '\n');
 	}
 	cli_text_release(&t);
 	return rc;
@@ -194,7 +225,7 @@ static int round_stream(const char *path, struct cli_writer *w, double *x, doubl
 	size_t got;
 	int rc = 0;
 
-	if (cli_reader_open(&r, path, opt.in, &opt.ro.fmt, opt.dtype))
+	if (cli_reader_open(&r, path, opt.in, &jobs[0].ro.fmt, opt.dtype))
 		return -1;
 	/* each tensor's name, shape, storage order and dtype go to a tensor
 	 * output (.npy, .npz, .safetensors) */
@@ -247,37 +278,156 @@ static uint64_t known_count(int nfiles, char **files)
 	return (uint64_t)sb.st_size / w;
 }
 
-static void print_stats(void)
+/* --------------------------------------------------------- the sweep */
+/* Chunk state shared by the threads of run_jobs. */
+struct sweep_chunk {
+	const double *x;
+	size_t n;
+	const struct cli_inexact_list *inx;
+	int nthreads;
+	double *y[MAX_THREADS];
+	int rc[MAX_THREADS];
+};
+
+struct sweep_arg {
+	struct sweep_chunk *c;
+	int t;
+};
+
+/* Thread t rounds the chunk with jobs t, t + T, t + 2T, ... */
+static void *sweep_thread(void *p)
 {
-	static const char *const cols[] = {
-		"format", "mode", "n", "inexact", "underflow", "overflow", "saturated", "flushed",
-		"max_relerr"
-	};
-	static const int flag_index[] = { 0, 1, 2, 5, 6 };
-	struct cli_table t;
-	size_t i;
+	struct sweep_arg *a = p;
+	struct sweep_chunk *c = a->c;
+	size_t j;
 
-	if (opt.report == CLI_REPORT_TEXT) {
-		char a[CLI_VALUE_MAX], b[CLI_VALUE_MAX];
+	for (j = (size_t)a->t; j < grid.n && !c->rc[a->t]; j += (size_t)c->nthreads)
+		c->rc[a->t] = job_chunk(&jobs[j], c->y[a->t], c->x, c->n, c->inx, NULL);
+	return NULL;
+}
 
-		fprintf(stderr, "round: %llu values to %s, mode %s\n", (unsigned long long)stats.n,
-			opt.ro.fmt.name, fpl_rnd_name(opt.ro.rnd));
-		for (i = 0; i < 5; i++)
-			fprintf(stderr, "  %-10s %llu\n", cols[3 + i],
-				(unsigned long long)opt.ro.st.count[flag_index[i]]);
-		fprintf(stderr, "  %-10s %s", "max_relerr", cli_shortest(a, stats.max_relerr));
-		if (stats.max_relerr > 0)
-			fprintf(stderr, " (at %s)", cli_shortest(b, stats.worst_x));
+/* Every job on one chunk.  The jobs are independent (own state, own
+ * statistics), so which thread runs which changes no bit. */
+static int run_jobs(struct sweep_chunk *c)
+{
+	pthread_t tid[MAX_THREADS];
+	struct sweep_arg arg[MAX_THREADS];
+	int started[MAX_THREADS] = { 0 };
+	int t, rc = 0;
+
+	for (t = 0; t < c->nthreads; t++) {
+		arg[t].c = c;
+		arg[t].t = t;
+		c->rc[t] = 0;
+		if (t && !pthread_create(&tid[t], NULL, sweep_thread, &arg[t]))
+			started[t] = 1;
+	}
+	sweep_thread(&arg[0]);
+	for (t = 1; t < c->nthreads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			sweep_thread(&arg[t]);	/* no thread: run its share here */
+	}
+	for (t = 0; t < c->nthreads; t++)
+		rc |= c->rc[t];
+	return rc ? -1 : 0;
+}
+
+/* Statistics only: every input read once, each chunk through every job. */
+static int sweep(char **files, int nfiles, int nthreads)
+{
+	struct sweep_chunk c;
+	double *x = malloc(CHUNK * sizeof *x);
+	int i, t, rc = 0;
+
+	memset(&c, 0, sizeof c);
+	c.nthreads = nthreads;
+	for (t = 0; t < nthreads; t++)
+		c.y[t] = malloc(CHUNK * sizeof *c.y[t]);
+	for (t = 0; t < nthreads && x; t++)
+		if (!c.y[t])
+			x = (free(x), NULL);
+	if (!x)
+		rc = error("out of memory");
+	for (i = 0; i < nfiles && !rc; i++) {
+		struct cli_reader r;
+		size_t got;
+
+		if (cli_reader_open(&r, files[i], opt.in, &jobs[0].ro.fmt, opt.dtype)) {
+			rc = -1;
+			break;
+		}
+		while (!(rc = cli_reader_read(&r, x, CHUNK, &got)) && got) {
+			c.x = x;
+			c.n = got;
+			c.inx = &r.inexact;
+			rc = run_jobs(&c);
+			if (rc)
+				break;
+		}
+		cli_reader_release(&r);
+	}
+	for (t = 0; t < nthreads; t++)
+		free(c.y[t]);
+	free(x);
+	return rc;
+}
+
+/* ---------------------------------------------------------- the report */
+static const char *const id_cols[] = { "format", "mode", "n" };
+#define NCOLS (3 + CLI_ERRSTATS_NCOLS + 1)
+
+/* The human summary of one job on stderr (values on stdout). */
+static void print_summary(const struct job *jb)
+{
+	char a[CLI_VALUE_MAX], b[CLI_VALUE_MAX];
+	double v[6];
+	int i;
+
+	fprintf(stderr, "round: %llu values to %s, mode %s\n", (unsigned long long)jb->es.n,
+		jb->ro.fmt.name, fpl_rnd_name(jb->ro.rnd));
+	for (i = 0; i < 6; i++)
+		fprintf(stderr, "  %-14s %llu\n", cli_errstats_cols[i],
+			(unsigned long long)jb->ro.st.count[i == 5 ? 4 : i < 3 ? i : i + 2]);
+	fprintf(stderr, "  %-14s %llu\n", "became_zero", (unsigned long long)jb->es.became_zero);
+	v[0] = jb->es.rel_n ? jb->es.rel_sum / (double)jb->es.rel_n : 0;
+	v[1] = jb->es.rel_n ? sqrt(jb->es.rel_sumsq / (double)jb->es.rel_n) : 0;
+	v[2] = jb->es.rel_max;
+	v[3] = jb->es.abs_n ? jb->es.abs_sum / (double)jb->es.abs_n : 0;
+	v[4] = jb->es.abs_n ? sqrt(jb->es.abs_sumsq / (double)jb->es.abs_n) : 0;
+	v[5] = jb->es.abs_max;
+	for (i = 0; i < 6; i++) {
+		fprintf(stderr, "  %-14s %s", cli_errstats_cols[7 + i], cli_shortest(a, v[i]));
+		if (i == 2 && jb->es.rel_max > 0)
+			fprintf(stderr, " (at %s)", cli_shortest(b, jb->es.worst));
 		fputc('\n', stderr);
+	}
+}
+
+/* One row per job: on stdout, or the text summary on stderr when values
+ * went to stdout. */
+static void print_report(int values_on_stdout)
+{
+	const char *cols[NCOLS];
+	struct cli_table t;
+	size_t j;
+
+	if (opt.report == CLI_REPORT_TEXT && values_on_stdout) {
+		print_summary(&jobs[0]);
 		return;
 	}
-	cli_table_begin(&t, stderr, opt.report, cols, 9);
-	cli_table_str(&t, opt.ro.fmt.name);
-	cli_table_str(&t, fpl_rnd_name(opt.ro.rnd));
-	cli_table_int(&t, (long long)stats.n);
-	for (i = 0; i < 5; i++)
-		cli_table_int(&t, (long long)opt.ro.st.count[flag_index[i]]);
-	cli_table_num(&t, stats.max_relerr);
+	memcpy(cols, id_cols, sizeof id_cols);
+	memcpy(cols + 3, cli_errstats_cols, sizeof cli_errstats_cols);
+	cols[NCOLS - 1] = "worst_input";
+	cli_table_begin(&t, stdout, opt.report, cols, NCOLS);
+	for (j = 0; j < grid.n; j++) {
+		cli_table_str(&t, jobs[j].ro.fmt.name);
+		cli_table_str(&t, fpl_rnd_name(jobs[j].ro.rnd));
+		cli_table_int(&t, (long long)jobs[j].es.n);
+		cli_errstats_cells(&t, &jobs[j].es, jobs[j].ro.st.count);
+		cli_table_num(&t, jobs[j].es.worst);
+	}
 	cli_table_end(&t);
 }
 
@@ -292,6 +442,8 @@ static int parse_args(int argc, char **argv)
 		{ "out-dtype", required_argument, NULL, OPT_OUT_DTYPE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "no-values", no_argument, NULL, OPT_NO_VALUES },
+		{ "flags", no_argument, NULL, OPT_FLAGS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -299,7 +451,6 @@ static int parse_args(int argc, char **argv)
 	/* fresh state on every call: the fuzz harness runs commands in-process */
 	memset(&opt, 0, sizeof opt);
 	cli_text_dtype = FPL_DT_UNKNOWN;
-	memset(&stats, 0, sizeof stats);
 	optind = 0;
 
 	cli_round_init(&opt.ro);
@@ -336,6 +487,12 @@ static int parse_args(int argc, char **argv)
 		case OPT_STATS:
 			opt.stats = 1;
 			break;
+		case OPT_NO_VALUES:
+			opt.no_values = 1;
+			break;
+		case OPT_FLAGS:
+			opt.flags = 1;
+			break;
 		default:
 			return usage_error(round_usage, NULL);
 		}
@@ -349,56 +506,147 @@ static int parse_args(int argc, char **argv)
 	if (opt.out_dtype != FPL_DT_UNKNOWN && opt.out < CLI_OUT_NPY)
 		return usage_error(round_usage, "--out-dtype applies to --out npy, npz and "
 				   "safetensors only");
-	rc = cli_round_finish(&opt.ro);
+	if (opt.flags && opt.out > CLI_OUT_BITS)
+		return usage_error(round_usage, "--flags prints a result and its flags per line: "
+				   "--out text, hex or bits");
+	rc = cli_round_grid(&opt.ro, &grid);
 	if (rc == -2)
 		return usage_error(round_usage, NULL);
 	return rc ? CLI_EXIT_FAIL : 0;
 }
 
+/* 1 when path names the null device (-o /dev/null: values to nowhere). */
+static int is_null_device(const char *path)
+{
+	struct stat a, b;
+
+	return path && !stat(path, &a) && !stat("/dev/null", &b) && S_ISCHR(a.st_mode) &&
+	       a.st_rdev == b.st_rdev;
+}
+
+/*
+ * Where the values go.  A machine-readable report owns stdout: the values
+ * go to -o FILE only.  A sweep has no single result: no values (-o is
+ * refused unless it is /dev/null).  Returns 1 (write them), 0, or -1
+ * after a usage message.
+ */
+static int want_values(void)
+{
+	int to_file = opt.output && strcmp(opt.output, "-");
+
+	if (grid.n > 1) {
+		if (to_file && !is_null_device(opt.output)) {
+			usage_error(round_usage, "-o %s: a sweep of %zu combinations writes no "
+				    "values, only its report; round one format and mode to write "
+				    "them, or use --no-values", opt.output, grid.n);
+			return -1;
+		}
+		if (opt.flags) {
+			usage_error(round_usage, "--flags: a sweep writes no values");
+			return -1;
+		}
+		return 0;
+	}
+	if (opt.no_values)
+		return 0;
+	if (opt.report != CLI_REPORT_TEXT && !to_file)
+		return 0;
+	return 1;
+}
+
+/* Threads of a sweep: --threads, else every online processor. */
+static int sweep_threads(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long t = opt.ro.has_threads ? opt.ro.st.threads : cores;
+
+	if (t > (long)grid.n)
+		t = (long)grid.n;
+	if (t > MAX_THREADS)
+		t = MAX_THREADS;
+	return t < 1 ? 1 : (int)t;
+}
+
+/* Round every file with the single job, values through the writer. */
+static int write_values(char **files, int nfiles)
+{
+	struct cli_writer w;
+	int i, rc = 0;
+	int lines = opt.in == CLI_IN_TEXT && opt.out <= CLI_OUT_BITS;
+	double *x = malloc(CHUNK * sizeof *x), *y = malloc(CHUNK * sizeof *y);
+
+	flagbuf = calloc(CHUNK, sizeof *flagbuf);
+	if (!x || !y || !flagbuf)
+		rc = error("out of memory");
+	else if (cli_writer_open(&w, opt.output, opt.out, &jobs[0].ro.fmt,
+				 known_count(nfiles, files)))
+		rc = -1;
+	if (!rc) {
+		/* --flags: one result per line whatever the input's layout */
+		if (opt.flags)
+			lines = 1;
+		for (i = 0; i < nfiles && !rc; i++)
+			rc = lines && !cli_is_tensor_file(files[i])
+				? round_lines(files[i], w.out.fp, x, y)
+				: round_stream(files[i], &w, x, y);
+		if (lines && !rc && ferror(w.out.fp))
+			rc = cli_output_error(&w.out);
+		rc = cli_writer_close(&w, !rc);
+	}
+	free(x);
+	free(y);
+	free(flagbuf);
+	flagbuf = NULL;
+	return rc;
+}
+
 int cmd_round(int argc, char **argv)
 {
 	static char *stdin_only[] = { "-" };
-	struct cli_writer w;
 	char **files;
-	int nfiles, i, rc = 0;
-	int lines;
-	double *x, *y;
+	int nfiles, rc, values;
+	size_t j;
 
 	rc = parse_args(argc, argv);
 	if (rc < 0)
 		return usage_help(round_usage);
 	if (rc)
 		return rc;
-	if (opt.report != CLI_REPORT_TEXT && !opt.stats)
-		opt.stats = 1;	/* --tsv/--json report the statistics */
+	values = want_values();
+	if (values < 0) {
+		cli_grid_release(&grid);
+		return CLI_EXIT_USAGE;
+	}
+	/* a report beyond the values: --stats, --tsv/--json/--ndjson, a sweep */
+	if (opt.report != CLI_REPORT_TEXT || grid.n > 1 || !values)
+		opt.stats = 1;
 	files = argv + optind;
 	nfiles = argc - optind;
 	if (!nfiles) {
 		files = stdin_only;
 		nfiles = 1;
 	}
-	lines = opt.in == CLI_IN_TEXT && opt.out <= CLI_OUT_BITS;
-	x = malloc(CHUNK * sizeof *x);
-	y = malloc(CHUNK * sizeof *y);
-	if (!x || !y) {
-		free(x);
-		free(y);
+	jobs = calloc(grid.n, sizeof *jobs);
+	if (!jobs) {
+		cli_grid_release(&grid);
 		return error("out of memory"), CLI_EXIT_FAIL;
 	}
-	if (cli_writer_open(&w, opt.output, opt.out, &opt.ro.fmt, known_count(nfiles, files))) {
-		free(x);
-		free(y);
-		return CLI_EXIT_FAIL;
+	for (j = 0; j < grid.n; j++)
+		jobs[j].ro = grid.ro[j];
+	if (values) {
+		rc = write_values(files, nfiles);
+	} else {
+		int t = sweep_threads();
+
+		/* threads go to the jobs; a single job rounds its arrays with them */
+		for (j = 0; j < grid.n; j++)
+			jobs[j].ro.st.threads = grid.n == 1 ? opt.ro.st.threads : 1;
+		rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
 	}
-	for (i = 0; i < nfiles && !rc; i++)
-		rc = lines && !cli_is_tensor_file(files[i]) ? round_lines(files[i], w.out.fp, x, y)
-			: round_stream(files[i], &w, x, y);
-	if (lines && !rc && ferror(w.out.fp))
-		rc = cli_output_error(&w.out);
-	rc = cli_writer_close(&w, !rc);
-	free(x);
-	free(y);
 	if (!rc && opt.stats)
-		print_stats();
+		print_report(values && !(opt.output && strcmp(opt.output, "-")));
+	free(jobs);
+	jobs = NULL;
+	cli_grid_release(&grid);
 	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

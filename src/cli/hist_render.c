@@ -21,7 +21,7 @@
 /* ------------------------------------------------------------ chart */
 #define BAR_WIDTH 40
 
-enum zone { Z_UNDER, Z_SUB, Z_NORMAL, Z_OVER };
+enum zone { Z_ZERO, Z_SUB, Z_NORMAL, Z_OVER };
 
 static enum zone zone_of(const fpl_hist *h, int e)
 {
@@ -31,7 +31,7 @@ static enum zone zone_of(const fpl_hist *h, int e)
 		return Z_NORMAL;
 	if (e >= h->e_minsub)
 		return Z_SUB;
-	return Z_UNDER;
+	return Z_ZERO;
 }
 
 static void bar(FILE *fp, uint64_t c, uint64_t max)
@@ -59,7 +59,7 @@ void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, cons
 {
 	char shown[FPL_ESCAPED_NAME_MAX + 256];
 
-	static const char *const zname[4] = { "under", "sub", "norm", "over" };
+	static const char *const zname[4] = { "zero", "sub", "norm", "over" };
 	static const char *const zcol[4] = { "\033[31m", "\033[33m", "\033[32m", "\033[31m" };
 	char a[CLI_VALUE_MAX];
 
@@ -80,17 +80,26 @@ void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, cons
 	fputc('\n', fp);
 	fprintf(fp, "  zeros %llu  nan/inf %llu", (unsigned long long)h->zeros,
 		(unsigned long long)h->nan_inf);
-	pct(fp, " underflow", h->underflow, h->count);
+	pct(fp, " became zero", h->became_zero, h->count);
 	pct(fp, "subnormal", h->subnormal, h->count);
 	pct(fp, "normal", h->normal, h->count);
 	pct(fp, "overflow", h->overflow, h->count);
 	fputc('\n', fp);
+	/* the engine's events under their shared names (cli.h) */
+#define EV(fl) ((unsigned long long)h->events[__builtin_ctz(fl)])
+	fprintf(fp, "  events: inexact %llu  underflow %llu  flushed %llu  saturated %llu"
+		"  invalid %llu\n", EV(FPL_FLAG_INEXACT), EV(FPL_FLAG_UNDERFLOW),
+		EV(FPL_FLAG_FLUSHED), EV(FPL_FLAG_SATURATED), EV(FPL_FLAG_INVALID));
+#undef EV
 	if (h->err_n)
 		fprintf(fp, "  relative error: max %.3g  mean %.3g  rms %.3g\n", h->err_max,
 			h->err_sum / (double)h->err_n, sqrt(h->err_sumsq / (double)h->err_n));
+	if (h->abs_n)
+		fprintf(fp, "  absolute error: max %.3g  mean %.3g  rms %.3g\n", h->abs_max,
+			h->abs_sum / (double)h->abs_n, sqrt(h->abs_sumsq / (double)h->abs_n));
 	if (h->in_lo <= h->in_hi)
 		fprintf(fp, "  suggested scale: 2^%d (APS: largest without overflow), "
-			"2^%d (least underflow+overflow, about %llu values)\n", h->aps_k, h->best_k,
+			"2^%d (fewest values lost to zero or overflow, about %llu)\n", h->aps_k, h->best_k,
 			(unsigned long long)h->best_loss);
 	if (h->lo > h->hi) {
 		fputs("  (no finite nonzero values)\n\n", fp);
@@ -141,8 +150,8 @@ void hist_chart_head(FILE *fp, const struct hist_run *r)
 	const fpl_format *f = r->fmt;
 	char a[CLI_VALUE_MAX];
 	fprintf(fp, "format %s: min subnormal 2^%d, min normal 2^%d, max %s; mode %s; scaling %s\n"
-		"rows: floor(log2|x|) of the values cast (after scaling); under/sub/norm/over: "
-		"where the binade falls\n\n",
+		"rows: floor(log2|x|) of the values cast (after scaling); zero/sub/norm/over: "
+		"where the binade falls (zero: below the min subnormal)\n\n",
 		f->name, f->subnormal == FPL_SUB_YES ? f->emin - f->m : f->emin, f->emin,
 		cli_shortest(a, f->max), fpl_rnd_name(r->rnd), r->scaling);
 }
@@ -308,7 +317,7 @@ static void legend_text(char *buf, size_t cap, int z, const fpl_hist *h)
 {
 	static const char *const name[4] = { "became zero", "subnormal", "normal",
 					     "overflow" };
-	uint64_t v = z == Z_UNDER ? h->underflow : z == Z_SUB ? h->subnormal
+	uint64_t v = z == Z_ZERO ? h->became_zero : z == Z_SUB ? h->subnormal
 		   : z == Z_NORMAL ? h->normal : h->overflow;
 	snprintf(buf, cap, "%s %llu (%.3g%%)", name[z], (unsigned long long)v,
 		 100 * hist_frac(v, h->count));
@@ -319,7 +328,7 @@ static void legend_text(char *buf, size_t cap, int z, const fpl_hist *h)
  * draws when fp is not NULL, returns the number of rows */
 static int legend(FILE *fp, const struct layout *L, const fpl_hist *h)
 {
-	static const int order[4] = { Z_NORMAL, Z_SUB, Z_OVER, Z_UNDER };
+	static const int order[4] = { Z_NORMAL, Z_SUB, Z_OVER, Z_ZERO };
 	double x = 10, y = L->leg_y;
 	int rows = 1;
 	for (int i = 0; i < 4; i++) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * classify.c - the per-element loop of `hist`: class counts, exponent
- * bins and the relative error of the cast, from bit patterns.
+ * bins and the relative and absolute error of the cast, from bit
+ * patterns.
  *
  * Invariant: the class of an element depends only on its input x (zero,
  * NaN/inf) and its cast y (zero, subnormal, normal, non-finite); casts
@@ -17,36 +18,33 @@
 void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const double *y,
 		       size_t n)
 {
-	uint64_t z = 0, ni = 0, un = 0, sub = 0, nor = 0, ovf = 0, vinf = 0, en = 0;
+	uint64_t z = 0, ni = 0, bz = 0, sub = 0, nor = 0, ovf = 0, en = 0, an = 0;
 	double es = 0, esq = 0, emx = h->err_max, xmax = h->amax, xmin = h->amin;
+	double as = 0, asq = 0, amx = h->abs_max;
 	const double mn = h->cfg.fmt.min_normal;
 	uint64_t *hb = h->hist - FPL_HIST_EMIN, *hi = h->hist_in - FPL_HIST_EMIN;
 	for (size_t i = 0; i < n; i++) {
 		double ax = fabs(x[i]);
 		if (ax == 0) {
 			z++;
+			double d = fabs(y[i]);	/* v = +-0 */
+			if (isfinite(d)) {
+				an++, as += d, asq += d * d;
+				amx = d > amx ? d : amx;
+			}
 			continue;
 		}
 		if (!isfinite(ax)) {
 			ni++;
 			continue;
 		}
+		/* v is finite nonzero: cast_segments casts the others exactly */
 		uint64_t ub;
 		xmax = ax > xmax ? ax : xmax;
 		xmin = ax < xmin ? ax : xmin;
 		memcpy(&ub, &ax, 8);
 		hi[hist_ilogb64(ub)]++;
 		double av = fabs(v[i]);
-		if (av == 0) {	/* the scale itself underflowed binary64 */
-			un++;
-			en++, es += 1, esq += 1, emx = emx > 1 ? emx : 1;
-			continue;
-		}
-		if (!isfinite(av)) {	/* the scale overflowed binary64: no engine flag */
-			ovf++;
-			vinf++;
-			continue;
-		}
 		memcpy(&ub, &av, 8);
 		hb[hist_ilogb64(ub)]++;
 		double ay = fabs(y[i]);
@@ -55,29 +53,35 @@ void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const doub
 			continue;
 		}
 		if (ay == 0)
-			un++;
+			bz++;
 		else if (ay < mn)
 			sub++;
 		else
 			nor++;
-		double r = fabs(y[i] - v[i]) / av;
+		double d = fabs(y[i] - v[i]), r = d / av;
 		en++;
 		es += r;
 		esq += r * r;
-		if (r > emx)
-			emx = r;
+		emx = r > emx ? r : emx;
+		an++;
+		as += d;
+		asq += d * d;
+		amx = d > amx ? d : amx;
 	}
 	h->zeros += z;
 	h->nan_inf += ni;
-	h->underflow += un;
+	h->became_zero += bz;
 	h->subnormal += sub;
 	h->normal += nor;
 	h->ovf_direct += ovf;
-	h->ovf_scaled += vinf;
 	h->err_n += en;
 	h->err_sum += es;
 	h->err_sumsq += esq;
 	h->err_max = emx;
+	h->abs_n += an;
+	h->abs_sum += as;
+	h->abs_sumsq += asq;
+	h->abs_max = amx;
 	h->amax = xmax;
 	h->amin = xmin;
 	h->count += n;
@@ -90,14 +94,20 @@ void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const doub
  * memory-carried dependency, so the compiler vectorises it; the exponent
  * bins go to four interleaved local histograms (binary32 binades
  * -149..128) so that runs of equal binades do not serialise on one counter.
- * Classes of finite nonzero x: y == 0 under, 0 < |y| < min normal sub,
+ * Classes of finite nonzero x: y == 0 became zero, 0 < |y| < min normal sub,
  * |y| not finite over, else normal (saturated overflows are moved later).
  * With no scaling (k = 0) hist_in equals hist and is copied at the end
  * (fpl_hist_finish), so only hist is counted here.
+ * The relative error (at most about 1 unless saturating) is summed in
+ * binary32 per block of 1024; the absolute error, which can reach 2^128,
+ * in binary64 (its square would overflow binary32).  |y - v| itself is
+ * exact in binary32 whenever y is within a factor 2 of v (Sterbenz) or
+ * zero, and otherwise rounded once.
  */
 #define B32_LO (-149)
 typedef int32_t v8i __attribute__((vector_size(16)));
 typedef float v8f __attribute__((vector_size(16)));
+typedef double v8d __attribute__((vector_size(32)));	/* the VL lanes widened */
 #define VL 4	/* lanes: one SSE2 register */
 
 void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
@@ -108,16 +118,18 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 	const int k = h->scale_log2;
 	uint64_t sub[4][256], dsub[23] = { 0 };	/* biased exponents; binary32 subnormals */
 	memset(sub, 0, sizeof sub);
-	uint64_t nz = 0, nni = 0, nun = 0, nsub = 0, nov = 0, en = 0;
-	double es = 0, esq = 0;
-	float emx = (float)h->err_max;
+	uint64_t nz = 0, nni = 0, nun = 0, nsub = 0, nov = 0, en = 0, an = 0;
+	double es = 0, esq = 0, as = 0, asq = 0;
+	float emx = (float)h->err_max, amxa = 0;	/* amxa: this call's */
 	uint32_t bmax = 0, bmin = 0x7f800000u;
 	const uint32_t inf = 0x7f800000u;
 	for (size_t i0 = 0; i0 < n; i0 += 1024) {
 		size_t m = n - i0 < 1024 ? n - i0 : 1024;
 		const float *vv = v + i0, *yy = y + i0;
-		uint32_t cz = 0, cni = 0, cun = 0, csub = 0, cov = 0, cok = 0, mx = 0, mi = inf;
-		float acc = 0, acc2 = 0, amx = 0;
+		uint32_t cz = 0, cni = 0, cun = 0, csub = 0, cov = 0, cok = 0, cab = 0, mx = 0,
+			 mi = inf;
+		float acc = 0, acc2 = 0, amx = 0, dmx = 0;
+		double dacc = 0, dacc2 = 0;
 		size_t i = 0;
 		{
 			/* VL lanes with GCC vector extensions (SSE2 on baseline x86-64);
@@ -126,8 +138,9 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 			const v8i vinf = (v8i){ 0 } + (int32_t)inf, vmn = (v8i){ 0 } + (int32_t)mn;
 			const v8i absm = (v8i){ 0 } + 0x7fffffff, one_bits = (v8i){ 0 } + 0x3f800000;
 			v8i kz = { 0 }, kni = { 0 }, kun = { 0 }, ksub = { 0 }, kov = { 0 }, kok = { 0 };
-			v8i kmx = { 0 }, kmi = vinf;
-			v8f fa = { 0 }, fa2 = { 0 }, fmx = { 0 };
+			v8i kab = { 0 }, kmx = { 0 }, kmi = vinf;
+			v8f fa = { 0 }, fa2 = { 0 }, fmx = { 0 }, dmxv = { 0 };
+			v8d da = { 0 }, da2 = { 0 };
 			for (; i + VL <= m; i += VL) {
 				v8i ux, uy;
 				v8f fv, fy;
@@ -155,6 +168,15 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 				fa2 += r * r;
 				v8i rg = (v8i)r > (v8i)fmx;	/* r >= 0: compare as integers */
 				fmx = (v8f)(((v8i)r & rg) | ((v8i)fmx & ~rg));
+				/* absolute error over finite v (zeros too) with finite y */
+				v8i okab = ~(ni | yov);
+				kab -= okab;
+				v8f dd = (v8f)((v8i)d & okab);
+				v8d dw = __builtin_convertvector(dd, v8d);
+				da += dw;
+				da2 += dw * dw;
+				v8i dg = (v8i)dd > (v8i)dmxv;
+				dmxv = (v8f)(((v8i)dd & dg) | ((v8i)dmxv & ~dg));
 			}
 			for (int j = 0; j < VL; j++) {
 				cz += (uint32_t)kz[j], cni += (uint32_t)kni[j], cun += (uint32_t)kun[j];
@@ -164,6 +186,10 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 				acc += fa[j];
 				acc2 += fa2[j];
 				amx = fmx[j] > amx ? fmx[j] : amx;
+				cab += (uint32_t)kab[j];
+				dacc += da[j];
+				dacc2 += da2[j];
+				dmx = dmxv[j] > dmx ? dmxv[j] : dmx;
 			}
 		}
 		for (; i < m; i++) {
@@ -192,10 +218,17 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 			acc2 += r * r;
 			amx = r > amx ? r : amx;
 			cok += ok;
+			uint32_t okab = (1 - ni) & (uy < inf);
+			double dw = okab ? (double)d : 0.0;
+			cab += okab;
+			dacc += dw;
+			dacc2 += dw * dw;
+			dmx = okab && d > dmx ? d : dmx;
 		}
-		nz += cz, nni += cni, nun += cun, nsub += csub, nov += cov, en += cok;
-		es += acc, esq += acc2;
+		nz += cz, nni += cni, nun += cun, nsub += csub, nov += cov, en += cok, an += cab;
+		es += acc, esq += acc2, as += dacc, asq += dacc2;
 		emx = amx > emx ? amx : emx;
+		amxa = dmx > amxa ? dmx : amxa;
 		bmax = mx > bmax ? mx : bmax;
 		bmin = mi < bmin ? mi : bmin;
 		/* exponent bins by biased exponent (bin 0 also holds zeros and
@@ -236,7 +269,7 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 	}
 	h->zeros += nz;
 	h->nan_inf += nni;
-	h->underflow += nun;
+	h->became_zero += nun;
 	h->subnormal += nsub;
 	h->ovf_direct += nov;
 	h->normal += n - nz - nni - nun - nsub - nov;
@@ -244,6 +277,10 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 	h->err_sum += es;
 	h->err_sumsq += esq;
 	h->err_max = emx;
+	h->abs_n += an;
+	h->abs_sum += as;
+	h->abs_sumsq += asq;
+	h->abs_max = amxa > h->abs_max ? amxa : h->abs_max;
 	if (bmax) {
 		float fmax, fmin;
 		memcpy(&fmax, &bmax, 4);

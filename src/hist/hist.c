@@ -2,12 +2,14 @@
 /*
  * hist.c - the life of an fpl_hist: configuration, the optional scan pass
  * (APS), adding values in chunks through the engine's array rounding,
- * finishing (overflow accounting, suggestions) and merging.
+ * finishing (overflow and event accounting, suggestions) and merging.
  *
  * Invariant: values reach the engine in chunks of at most HIST_CHUNK, in
  * storage order, so element j of a tensor uses random draw j of the
  * configured stream whatever the caller's chunking; MX blocks never
  * straddle an engine call because whole blocks are gathered first.
+ * Every cast of an element is an engine call on h->cfg.st, so its
+ * count[] is the run's event count.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -99,6 +101,9 @@ FPL_API void fpl_hist_release(fpl_hist *h)
 	free(h->mxbuf);
 	free(h->mxk);
 	free(h->mxinx);
+	free(h->wide);
+	h->wide = NULL;
+	h->capwide = 0;
 	h->mxk = NULL;
 	h->mxinx = NULL;
 	h->mxninx = h->mxcapinx = 0;
@@ -168,12 +173,39 @@ static void scale_pow2(double *v, const double *x, size_t n, int k)
 		v[i] = x[i] * sa * sb;
 }
 
+/* x (finite nonzero) as an exact fpl_wide: |x| = M 2^(e-53) with M the
+ * 53-bit integer significand, = (M 2^11) 2^64 2^(e-128). */
+static fpl_wide wide_of(double x)
+{
+	int e;
+	double f = frexp(fabs(x), &e);
+	fpl_wide w = { signbit(x) != 0, (int64_t)e - 128, (uint64_t)ldexp(f, 53) << 11, 0, 0 };
+	return w;
+}
+
+/* |v| of *w to within a few binary64 roundings: +inf beyond binary64's
+ * range, 0 below it. */
+static double wide_abs(const fpl_wide *w)
+{
+	int64_t e = w->exp + 64;
+	if (!w->hi && !w->lo)
+		return 0;
+	if (e > 1100)
+		return INFINITY;
+	if (e < -1300)
+		return 0;
+	return ldexp((double)w->hi, (int)e) + ldexp((double)w->lo, (int)w->exp);
+}
+
 /*
- * One value binary64 could not hold (a decimal read from text), unscaled
- * *wx, scaled *wv: classified like hist_classify_f64 does a binary64 one,
- * but cast once from the exact number (fpl_round_wide), binned by its
- * exact binade and measured against the exact number.  xnear is its
- * nearest binary64, used only for the extremes amax/amin.
+ * One value binary64 could not hold (a decimal read from text, or a
+ * product x*s beyond binary64's range), unscaled *wx, scaled *wv:
+ * classified like hist_classify_f64 does a binary64 one, but cast once
+ * from the exact number (fpl_round_wide), binned by its exact binade and
+ * measured against the exact number; the absolute error is the relative
+ * one times |v| rounded to binary64 (within a few roundings of |y - v|;
+ * |y| when |v| is below binary64's range, none when above).  xnear is the
+ * nearest binary64 of x, used only for the extremes amax/amin.
  */
 static void classify_wide(fpl_hist *h, double xnear, const fpl_wide *wx, const fpl_wide *wv)
 {
@@ -193,7 +225,7 @@ static void classify_wide(fpl_hist *h, double xnear, const fpl_wide *wx, const f
 		return;
 	}
 	if (ay == 0)
-		h->underflow++;
+		h->became_zero++;
 	else if (ay < h->cfg.fmt.min_normal)
 		h->subnormal++;
 	else
@@ -204,12 +236,65 @@ static void classify_wide(fpl_hist *h, double xnear, const fpl_wide *wx, const f
 	h->err_sumsq += r * r;
 	if (r > h->err_max)
 		h->err_max = r;
+	double av = wide_abs(wv);
+	if (isfinite(av)) {
+		double d = av == 0 ? ay : r * av;
+		h->abs_n++;
+		h->abs_sum += d;
+		h->abs_sumsq += d * d;
+		if (d > h->abs_max)
+			h->abs_max = d;
+	}
+}
+
+/*
+ * The exact numbers to cast in x[0..n) (scaled into h->xs): ix (pos minus
+ * base indexes x) and every finite nonzero x whose product xs binary64
+ * cannot hold (0 or +-inf), merged in order into h->wide.  Sets *out to
+ * the list (ix itself when there are no such products) and *nout to its
+ * length; returns 0 or FPL_ENOMEM.
+ */
+static int exact_list(fpl_hist *h, const double *x, size_t n, const fpl_inexact *ix,
+		      size_t nix, size_t base, const fpl_inexact **out, size_t *nout)
+{
+	size_t extra = 0;
+	for (size_t i = 0; i < n; i++) {
+		double av = fabs(h->xs[i]), ax = fabs(x[i]);
+		extra += !(av > 0 && av < INFINITY) && ax > 0 && ax < INFINITY;
+	}
+	*out = ix;
+	*nout = nix;
+	if (!extra)
+		return 0;
+	if (nix + extra > h->capwide) {
+		fpl_inexact *w = realloc(h->wide, (nix + extra) * sizeof *w);
+		if (!w)
+			return FPL_ENOMEM;
+		h->wide = w;
+		h->capwide = nix + extra;
+	}
+	size_t k = 0, m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k < nix && ix[k].pos - base == i) {
+			h->wide[m++] = ix[k++];
+			continue;
+		}
+		double av = fabs(h->xs[i]), ax = fabs(x[i]);
+		if (!(av > 0 && av < INFINITY) && ax > 0 && ax < INFINITY) {
+			h->wide[m].pos = base + i;
+			h->wide[m++].w = wide_of(x[i]);
+		}
+	}
+	*out = h->wide;
+	*nout = m;
+	return 0;
 }
 
 /*
  * Cast h->xs[0..n) (x scaled) and classify, in storage order: the runs of
  * binary64 values through the array engine, each inexact number ix[] (pos
- * minus base is its index in x) on its own from its exact value, scaled by 2^k (k =
+ * minus base is its index in x) and each product binary64 cannot hold
+ * (exact_list) on its own from its exact value, scaled by 2^k (k =
  * blockk[pos / B] for MX blocks, else the configured scale).  Element j
  * takes random draw j either way: the array call advances the state's
  * counter by its length and fpl_round_wide by one.
@@ -218,11 +303,14 @@ static int cast_segments(fpl_hist *h, const double *x, size_t n, const fpl_inexa
 			 size_t nix, size_t base, const int *blockk)
 {
 	size_t a = 0;
+	int rc = exact_list(h, x, n, ix, nix, base, &ix, &nix);
+	if (rc)
+		return rc;
 	for (size_t k = 0; k <= nix; k++) {
 		size_t b = k < nix ? ix[k].pos - base : n;
 		if (b > a) {
-			int rc = fpl_round_array(&h->cfg.fmt, h->y + a, h->xs + a, b - a, h->cfg.rnd,
-						 &h->cfg.st);
+			rc = fpl_round_array(&h->cfg.fmt, h->y + a, h->xs + a, b - a, h->cfg.rnd,
+					     &h->cfg.st);
 			if (rc)
 				return rc;
 			hist_classify_f64(h, x + a, h->xs + a, h->y + a, b - a);
@@ -448,12 +536,11 @@ FPL_API int fpl_hist_finish(fpl_hist *h)
 	if (!h->scale_varies && h->scale == 1.0)
 		memcpy(h->hist_in, h->hist, sizeof h->hist);
 	/* Saturated overflows looked normal to the classifier. */
-	uint64_t flagged = h->cfg.st.count[OVF_INDEX];
-	uint64_t cast_ovf = h->ovf_direct - h->ovf_scaled;	/* flagged and non-finite */
-	uint64_t sat = flagged > cast_ovf ? flagged - cast_ovf : 0;
+	memcpy(h->events, h->cfg.st.count, sizeof h->events);
+	uint64_t flagged = h->events[OVF_INDEX];
+	uint64_t sat = flagged > h->ovf_direct ? flagged - h->ovf_direct : 0;
 	if (sat > h->normal)
 		sat = h->normal;
-	h->ovf_flags = flagged;
 	h->normal -= sat;
 	h->overflow = h->ovf_direct + sat;
 	hist_suggest(h);
@@ -466,7 +553,7 @@ FPL_API void fpl_hist_merge(fpl_hist *total, const fpl_hist *part)
 	total->count += part->count;
 	total->zeros += part->zeros;
 	total->nan_inf += part->nan_inf;
-	total->underflow += part->underflow;
+	total->became_zero += part->became_zero;
 	total->subnormal += part->subnormal;
 	total->normal += part->normal;
 	total->overflow += part->overflow;
@@ -475,6 +562,13 @@ FPL_API void fpl_hist_merge(fpl_hist *total, const fpl_hist *part)
 	total->err_sumsq += part->err_sumsq;
 	if (part->err_max > total->err_max)
 		total->err_max = part->err_max;
+	total->abs_n += part->abs_n;
+	total->abs_sum += part->abs_sum;
+	total->abs_sumsq += part->abs_sumsq;
+	if (part->abs_max > total->abs_max)
+		total->abs_max = part->abs_max;
+	for (int i = 0; i < FPL_NFLAGS; i++)
+		total->events[i] += part->events[i];
 	if (part->amax > total->amax)
 		total->amax = part->amax;
 	if (part->amin < total->amin)

@@ -2,7 +2,8 @@
 /*
  * suggest.c - which power-of-two scale suits the data: the APS choice
  * (the largest 2^k that does not overflow) and the k that minimises the
- * estimated underflow plus overflow over the exponent histogram.
+ * estimated values that become zero plus those that overflow, over the
+ * exponent histogram.
  *
  * Invariant: suggestions read only the unscaled input (amax, hist_in), so
  * they are the same whatever scaling the run itself applied.
@@ -59,7 +60,7 @@ void hist_suggest(fpl_hist *h)
 	if (h->in_lo > h->in_hi)
 		return;
 	/*
-	 * Binade e shifted by k: underflow when e + k <= e_minsub - 2 (all of
+	 * Binade e shifted by k: becomes zero when e + k <= e_minsub - 2 (all of
 	 * [2^(e+k), 2^(e+k+1)) is below half the min subnormal), overflow when
 	 * e + k > e_max.  The loss of k is the sum of both tails.
 	 */

@@ -172,6 +172,63 @@ FPL_API double fpl_round_wide(const fpl_format *f, const fpl_wide *w, fpl_rnd rn
 	return fpl_round_parts(f, w->negative, w->exp, w->hi, w->lo, w->sticky, rnd, st);
 }
 
+/*
+ * The fast path of fpl_wide_relerr, in binary64 with error-free steps
+ * (Ziv's strategy: an approximation with an error bound; when the bound
+ * cannot decide the rounding, return 0 and let MPFR decide).
+ *
+ * v = N 2^exp with N < 2^128 splits exactly into three binary64 pieces
+ * A1 + A2 + A3 (53, 53 and at most 22 bits) when every piece is a normal
+ * or subnormal binary64 (exp >= -1074, v < 2^1023).  d = y - v: TwoSum
+ * gives s + e = y - A1 exactly; c = e - A2 - A3 is rounded twice, with an
+ * error below 2^-103 |v| (e, A2 and A3 are below 2^-51 |v|).  Then
+ * q = d / v is formed as qh + ql, qh = Dh / A1 and the residual exact by
+ * fma; its error is below 2^-98 q + 2^-100 absolute.  When qh + ql +-
+ * that bound rounds to the same binary64, it is the correctly rounded
+ * ratio (tests/tnumber.c checks it against MPFR).
+ */
+static int relerr_fast(const fpl_wide *w, double y, double *out)
+{
+	int L = w->hi ? 128 - __builtin_clzll(w->hi) : 64 - __builtin_clzll(w->lo);
+	unsigned __int128 n = ((unsigned __int128)w->hi << 64) | w->lo, r;
+	double a1, a2, a3, A1, A2, A3, s, e, c, bb, dh, dl, qh, ql, res, err, v2, q1, q2;
+	int sh = L - 53, sh2;
+
+	if (sh < 0 || w->exp < -1074 || w->exp + L > 1022 || !isfinite(y))
+		return 0;
+	a1 = (double)(uint64_t)(n >> sh);
+	r = n - ((n >> sh) << sh);
+	sh2 = sh > 53 ? sh - 53 : 0;
+	a2 = (double)(uint64_t)(r >> sh2);
+	a3 = (double)(uint64_t)(r - ((r >> sh2) << sh2));
+	A1 = ldexp(a1, (int)w->exp + sh);
+	A2 = ldexp(a2, (int)w->exp + sh2);
+	A3 = ldexp(a3, (int)w->exp);
+	if (w->negative) {
+		A1 = -A1;
+		A2 = -A2;
+		A3 = -A3;
+	}
+	s = y - A1;		/* TwoSum(y, -A1) */
+	bb = s - y;
+	e = (y - (s - bb)) + (-A1 - bb);
+	c = (e - A2) - A3;
+	dh = s + c;		/* Fast2Sum is not safe: TwoSum again */
+	bb = dh - s;
+	dl = (s - (dh - bb)) + (c - bb);
+	v2 = A2 + A3;
+	qh = dh / A1;
+	res = fma(-qh, A1, dh);	/* exact */
+	ql = (res + dl - qh * v2) / (A1 + v2);
+	err = 0x1p-98 * fabs(qh) + 0x1p-100;
+	q1 = qh + (ql + err);
+	q2 = qh + (ql - err);
+	if (q1 != q2 || fabs(q1) < 0x1p-1000)
+		return 0;
+	*out = fabs(q1);
+	return 1;
+}
+
 FPL_API double fpl_wide_relerr(const fpl_wide *w, double y)
 {
 	uint64_t limb[2] = { w->lo, w->hi };
@@ -181,6 +238,10 @@ FPL_API double fpl_wide_relerr(const fpl_wide *w, double y)
 
 	if (!w->hi && !w->lo)
 		return y == 0 ? 1 : INFINITY;	/* v is below every binary64 */
+	if (y == 0)
+		return 1;
+	if (relerr_fast(w, y, &e))
+		return e;
 	mpz_init(z);
 	mpz_import(z, 2, -1, sizeof limb[0], 0, 0, limb);
 	mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();

@@ -54,7 +54,7 @@ static void run_classify(void *c)
 	for (size_t i = 0; i < N; i += CH)
 		classify(&h, x + i, CH);
 	fpl_hist_finish(&h);
-	sink += h.underflow;
+	sink += h.became_zero;
 	fpl_hist_release(&h);
 }
 

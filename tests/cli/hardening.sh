@@ -60,7 +60,7 @@ expect_out "no tensors: chart says so" '(no tensors)' sh -c \
 	"fplab hist empty.npz 2>/dev/null | tail -n 1"
 expect_out "no tensors: TSV is the header alone" 1 sh -c "fplab hist --tsv empty.npz 2>/dev/null | wc -l"
 expect_out "all NaN" "$(printf 'nan\t3\t0\t3\t0\t0\t0\t0')" sh -c \
-	"fplab hist --tsv nan.npy | sed 1d | cut -f1,3-9"
+	"fplab hist --tsv nan.npy | tsvcut tensor $CLASSES"
 fplab hist --svg both.svg nan.npy empty.npy >/dev/null 2>&1 || fail "svg of NaN and empty tensors"
 grep -q 'no finite nonzero values' both.svg || fail "the SVG panel of an all-NaN tensor says nothing"
 if command -v rsvg-convert >/dev/null 2>&1; then
@@ -74,16 +74,16 @@ fi
 # way that changes its class in fp16 (nearest-even):
 #   2.98023223876953125000000000001e-08 = 2^-25 + a little, just above
 #     the midpoint of 0 and the min subnormal 2^-24: 2^-24, a subnormal
-#     (via binary64: 2^-25 exactly, the tie, rounds to even 0: underflow);
+#     (via binary64: 2^-25 exactly, the tie, rounds to even 0: became zero);
 #   65519.99999999999999999 < 65520 (the midpoint of 65504 and 2^16):
 #     65504, normal (via binary64: 65520, a tie to even 2^16: overflow);
-#   1e-400: underflow (via binary64: 0, a zero);
+#   1e-400: became zero (via binary64: 0, a zero);
 #   1e400: overflow (via binary64: inf, nan_inf).
-# count zeros nan_inf underflow subnormal normal overflow:
+# count zeros nan_inf became_zero subnormal normal overflow:
 while read -r x want; do
 	printf '%s\n' "$x" >one.txt
 	expect_out "hist of $x" "$(echo "$want" | tr _ '\t')" sh -c \
-		"fplab hist --tsv one.txt | sed 1d | cut -f3-9"
+		"fplab hist --tsv one.txt | tsvcut $CLASSES"
 done <<EOF
 2.98023223876953125000000000001e-08 1_0_0_0_1_0_0
 65519.99999999999999999 1_0_0_0_0_1_0
@@ -95,32 +95,32 @@ expect_out "round agrees" "$(printf '0x1p-24\n0x1.ffcp+15\n0x0p+0\ninf')" sh -c 
 # the same through a pipe, with a non-power-of-two scale and with MX blocks
 printf '65519.99999999999999999\n1e-400\n' >two.txt
 expect_out "scale 1.5 exact" "$(printf '2\t0\t0\t1\t0\t0\t1')" sh -c \
-	"fplab hist --scale 1.5 --tsv two.txt | sed 1d | cut -f3-9"
+	"fplab hist --scale 1.5 --tsv two.txt | tsvcut $CLASSES"
 expect_out "mx exact" "$(printf '2\t0\t0\t1\t0\t1\t0')" sh -c \
-	"cat two.txt | fplab hist --mx 32 --tsv | sed 1d | cut -f3-9"
+	"cat two.txt | fplab hist --mx 32 --tsv | tsvcut $CLASSES"
 
 # ------------------------------------------------------------ 3. two passes on pipes
 # 1 2 3e5 in fp16 with APS: 3e5 needs 2^-3 (3e5/8 = 37500 < 65504)
 want=$(printf '3\t0\t0\t0\t0\t3\t0\t2^-3')
 expect_out "--aps from a pipe" "$want" sh -c \
-	"printf '1 2 3e5\n' | fplab hist --aps --tsv | sed 1d | cut -f3-9,17"
+	"printf '1 2 3e5\n' | fplab hist --aps --tsv | tsvcut $CLASSES scale"
 expect_out "--aps from stdin named -" "$want" sh -c \
-	"printf '1 2 3e5\n' | fplab hist --aps --tsv - | sed 1d | cut -f3-9,17"
+	"printf '1 2 3e5\n' | fplab hist --aps --tsv - | tsvcut $CLASSES scale"
 if [ -e /dev/fd/0 ]; then
 	expect_out "--aps from /dev/stdin" "$want" sh -c \
-		"printf '1 2 3e5\n' | fplab hist --aps --tsv /dev/stdin | sed 1d | cut -f3-9,17"
+		"printf '1 2 3e5\n' | fplab hist --aps --tsv /dev/stdin | tsvcut $CLASSES scale"
 fi
 mkfifo fifo
 (printf '1 2 3e5\n' >fifo) &
 checks=$((checks + 1))
-got=$(timeout 20 fplab hist --aps --tsv fifo 2>err | sed 1d | cut -f3-9,17)
+got=$(timeout 20 fplab hist --aps --tsv fifo 2>err | tsvcut $CLASSES scale)
 [ "$got" = "$want" ] || fail "--aps from a FIFO: got '$got' ($(cat err))"
 wait
 # a binary dump through a pipe, with APS (detected by its magic bytes)
 npy_f32 k.npy 0x3f800000 0x48000000
 # 1 and 2^17: APS 2^-2 (2^15 is fp16's top binade)
 expect_out "--aps on a piped .npy" "$(printf '2\t0\t0\t0\t0\t2\t0\t2^-2')" sh -c \
-	"cat k.npy | fplab hist --aps --tsv | sed 1d | cut -f3-9,17"
+	"cat k.npy | fplab hist --aps --tsv | tsvcut $CLASSES scale"
 # the spool is bounded: FPLAB never keeps more than the limit (4 GiB);
 # a small input is fine, and nothing is left in TMPDIR
 mkdir tmp
@@ -157,7 +157,7 @@ expect_fail "--threads is an integer" 2 "--threads: 'x'" fplab hist --threads x 
 expect_out "round --dtype bf16" "$(printf '1\n2\n-5')" fplab round --in npy --dtype bf16 codes.npy
 expect_out "calc --dtype bf16" "$(printf '2\n4\n-10')" fplab calc add --in npy --dtype bf16 codes.npy codes.npy
 expect_out "hist --dtype bf16" "$(printf 'codes\t3\t0\t0\t0\t0\t3\t0')" sh -c \
-	"fplab hist --dtype bf16 --tsv codes.npy | sed 1d | cut -f1,3-9"
+	"fplab hist --dtype bf16 --tsv codes.npy | tsvcut tensor $CLASSES"
 expect_fail "raw codes without --dtype name the option" 1 "say what they are with --dtype bf16\|f16" \
 	fplab round --in npy codes.npy
 expect_out "round --dtype bf16, the kind detected" "$(printf '1\n2\n-5')" fplab round --dtype bf16 codes.npy

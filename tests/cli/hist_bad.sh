@@ -28,7 +28,7 @@ expect_fail "int .npy" 1 "int.npy: unsupported dtype '<i4'" fplab hist int.npy
 { npy_header '<u2' '2,'; le32 0x3f803f80; } >u2.npy
 expect_fail "<u2 without --dtype" 1 "u2.npy: dtype '<u2' holds raw codes; say what they are with --dtype bf16\|f16" \
 	fplab hist u2.npy
-expect_out "<u2 with --dtype bf16" "$(printf '2\t2')" sh -c "fplab hist --dtype bf16 --tsv u2.npy | sed 1d | cut -f3,8"
+expect_out "<u2 with --dtype bf16" "$(printf '2\t2')" sh -c "fplab hist --dtype bf16 --tsv u2.npy | tsvcut count normal"
 expect_fail "<u2 with a 1-byte --dtype" 1 "u2.npy: --dtype e4m3fn is 1 byte but the file's '<u2' is 2" \
 	fplab hist --dtype e4m3fn u2.npy
 # options that do not apply to the input (issue 9 point 6)
@@ -41,9 +41,9 @@ if "$PYTHON" -c 'import numpy' 2>/dev/null; then
 np.save("np_u2.npy", np.array([0x3f80, 0xc020, 0, 0x7fc0], dtype=np.uint16))
 np.save("np_u1.npy", np.array([0x38, 0xc4, 0, 0x7f], dtype=np.uint8))'
 	expect_out "numpy uint16 as bf16" "$(printf '4\t1\t1\t2')" \
-		sh -c "fplab hist --dtype bf16 --tsv np_u2.npy | sed 1d | cut -f3,4,5,8"
+		sh -c "fplab hist --dtype bf16 --tsv np_u2.npy | tsvcut count zeros nan_inf normal"
 	expect_out "numpy uint8 as e4m3fn" "$(printf '4\t1\t1\t2')" \
-		sh -c "fplab hist --dtype e4m3fn --tsv np_u1.npy | sed 1d | cut -f3,4,5,8"
+		sh -c "fplab hist --dtype e4m3fn --tsv np_u1.npy | tsvcut count zeros nan_inf normal"
 	expect_fail "numpy uint16 without --dtype" 1 "np_u2.npy: dtype '<u2' holds raw codes" fplab hist np_u2.npy
 else
 	echo "hist_bad.sh: skipping the numpy cases: $PYTHON cannot import numpy" >&2
@@ -101,10 +101,10 @@ expect_fail "svg into a missing directory" 1 "." fplab hist --svg no/such/dir.sv
 # merely unusual data: reported rows, exit 0
 { npy_header '<f4' '0, 3'; } >empty.npy
 expect_out "empty tensor" "$(printf 'empty\t0\t0\t0')" \
-	sh -c "fplab hist --tsv empty.npy 2>/dev/null | sed 1d | cut -f1,3,4,9"
+	sh -c "fplab hist --tsv empty.npy 2>/dev/null | tsvcut tensor count zeros overflow"
 npy_f32 nan.npy 0x7fc00000 0xffc00000 0x7fc00001
 expect_out "all-NaN tensor" "$(printf 'nan\t3\t3\t0\t0')" \
-	sh -c "fplab hist --tsv nan.npy | sed 1d | cut -f1,3,5,6,9"
+	sh -c "fplab hist --tsv nan.npy | tsvcut tensor count nan_inf became_zero overflow"
 expect_out "all-NaN chart" "  (no finite nonzero values)" sh -c "fplab hist nan.npy | grep 'no finite'"
 
 # usage errors: exit 2

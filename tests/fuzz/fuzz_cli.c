@@ -55,6 +55,8 @@ static const char *const argsets[][12] = {
 	{ "round", "-f", "e2m3", "-r", "sp", "--sr-bits", "5", "--flip", "1", "-p", "0.5", "FILE" },
 	{ "round", "--in", "f64", "--out", "f32", "-f", "tf32", "FILE", "FILE" },
 	{ "round", "--out", "npy", "-o", "DIR/r.npy", "--stats", "--json", "FILE" },
+	{ "round", "-f", "fp16,e4m3fn", "-r", "ne,sp", "--ndjson", "FILE" },
+	{ "round", "-f", "bf16", "--flags", "--out", "bits", "FILE" },
 };
 #define NARGSETS (sizeof argsets / sizeof *argsets)
 
