@@ -125,6 +125,9 @@ IO_SRCS := \
 	src/hist/classify.c \
 	src/hist/suggest.c
 
+# Accumulation models: exact accumulator, dot products, GEMM, reductions.
+ACCUM_SRCS := $(sort $(wildcard src/accum/*.c))
+
 # The command line.
 CLI_SRCS := \
 	src/cli/main.c \
@@ -160,6 +163,8 @@ TESTS := \
 	tparts \
 	tstate \
 	tnumber \
+	texact \
+	taccum \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -172,7 +177,7 @@ BENCHES := \
 	bhist \
 
 # ---------------------------------------------------------------- objects
-LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS)
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)

@@ -20,5 +20,7 @@
 #include <fplab/number.h>
 #include <fplab/tensor.h>
 #include <fplab/hist.h>
+#include <fplab/exact.h>
+#include <fplab/accum.h>
 
 #endif

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fplab/accum.h - accumulation models: how a dot product, a sum or every
+ * output of a GEMM is computed (input formats, products, accumulator,
+ * order of the additions, output), with named profiles for hardware.
+ *
+ * Every rounding of an operation has a fixed random-draw index (the
+ * schedule below), so results never depend on the thread count, the
+ * blocking or the evaluation order, stochastic modes included.
+ *
+ * ---------------------------------------------------------------- model
+ * Terms.  Term k of an output is a_k * b_k: the exact product when
+ * prod_exact, else p_k = a_k*b_k rounded once into `prod` in prod_rnd
+ * (fpl_mul: prod's DAZ applies to a_k and b_k).  A sum has no products:
+ * its term k is the loaded x_k.  "acc + t" below is, for an exact
+ * product, fma(a_k, b_k, acc) (one rounding, exact product, acc's DAZ on
+ * all three operands, NaN priority a_k, b_k, acc) and for a value term
+ * fpl_add(acc, t) (NaN priority acc, t); either way ONE rounding into the
+ * accumulator format `acc` in acc_rnd.  Exact products are exact for
+ * every binary64 input (fp64 inputs included): no order needs a product
+ * as a binary64 value (neumaier compares |s| with |a_k*b_k| exactly).
+ *
+ * Loads.  A and B elements are loaded into the formats `a` and `b`:
+ * a_load = FPL_LOAD_ROUND rounds each element once (fpl_round, mode
+ * a_rnd); FPL_LOAD_GIVEN uses the values as given, and the operation
+ * fails with FPL_ERANGE (nothing written, state untouched) when one is not
+ * a value of its format (a NaN counts as a value of a format with NaNs,
+ * an infinity of a format with infinities, a subnormal of a format with
+ * subnormals or ftz).  The initial value C (beta = 1) is loaded like A
+ * (the same load kind) into the format of the running sum (`promo` for
+ * blocked, `acc` otherwise), in acc_rnd when rounded.  beta = 0 starts
+ * from +0.  All chains below start from +0 or C, never from a term.
+ *
+ * Orders (K terms t_0..t_{K-1}, S = C or +0):
+ *  sequential      S = S + t_k for k = 0..K-1.
+ *  pairwise:L      leaves of L consecutive terms [jL, jL+L) (the last one
+ *                  shorter), each summed sequentially from +0; a range of
+ *                  n leaves (n >= 2) splits after ceil(n/2) leaves (so a
+ *                  range of n terms splits at L*ceil(ceil(n/L)/2)), the
+ *                  two halves are summed recursively and added, left +
+ *                  right.  The tree's value T, then S + T (only when beta
+ *                  = 1; K = 0 gives T = +0).  Default L = 1: the textbook
+ *                  recursive pairwise summation (Higham, §4.2, bound
+ *                  gamma_{ceil(log2 K)}); pairwise:128 is numpy-sized.
+ *  blocked:B[:FMT] blocks of B terms [jB, jB+B), each summed sequentially
+ *                  from +0 in acc; R (in the promotion format `promo`,
+ *                  default fp32, mode acc_rnd, starting from S) = R + block
+ *                  after each block, in order.
+ *  kahan           s = S, c = +0; per term: y = t - c; u = s + y;
+ *                  c = (u - s) - y; s = u.  Result s.  (Higham (4.7).)
+ *                  Every operation one rounding in acc/acc_rnd; t - c of
+ *                  an exact product is fma(a_k, b_k, -c).
+ *  neumaier        s = S, c = +0; per term: u = s + t; if |s| >= |t|
+ *                  (compared exactly, both read through acc's DAZ; false
+ *                  when either is NaN) then
+ *                  v = (s - u) + t else v = (t - u) + s; c = c + v; s = u.
+ *                  Result s + c.  (Neumaier 1974.)  t - u of an exact
+ *                  product is fma(a_k, b_k, -u), (s - u) + t is
+ *                  fma(a_k, b_k, s - u).
+ *  fused:F[:W[:M]] groups of F terms [jF, jF+F); per group, the running
+ *                  sum S and the F terms are added as one multi-term sum
+ *                  and rounded once into acc (S = round(S + sum)).
+ *                  Operands read through acc's DAZ.  Specials: the first
+ *                  NaN among S, a_0, b_0, a_1, b_1, ... (quieted, as
+ *                  fma), else the default NaN with invalid for inf*0 or
+ *                  +inf and -inf together, else the infinity.  Without W
+ *                  the sum is exact.  With W (1..64), every nonzero term
+ *                  (S included) is first aligned to E, the largest leading
+ *                  exponent (floor(log2|x|)) among the group's nonzero
+ *                  terms: it is rounded to a multiple of 2^(E-W+1) (W bits
+ *                  from bit E down) in mode M = tz (default) or ne, on
+ *                  its magnitude; the aligned terms are then summed
+ *                  exactly.  A zero sum follows IEEE's sum rule over the
+ *                  F+1 terms: all zeros of one sign give that zero, any
+ *                  other zero sum is +0 (-0 in tn).
+ *  pairs           VDPBF16PS's chain: k in pairs (2i, 2i+1); per pair
+ *                  S = fma(a_2i, b_2i, fma(a_2i+1, b_2i+1, S)): the odd
+ *                  (high) element first.  An odd K is padded with a +0
+ *                  pair element (a_K = b_K = +0), as a zero-padded buffer
+ *                  is: fma(+0, +0, S) returns S but turns -0 into +0.
+ *  evenodd[:B]     TDPBF16PS's tile chain, per block of B (default 32) k
+ *                  values [jB, jB+B): an even chain over the k with k-jB
+ *                  even and an odd chain over the others, each from +0 in
+ *                  ascending k, then u = even + odd, then S = S + u (NaN
+ *                  priority: S first).  A last, shorter block runs its
+ *                  chains over the k it has: the same as zero-padding it,
+ *                  since a chain from +0 under RNE never holds -0 and
+ *                  fma(+0, +0, x) = x for every other x.
+ * Output: when out_set, the result is rounded once into `out` in out_rnd
+ * (fpl_round: no DAZ); otherwise it is left as it is (in acc, or in
+ * promo for blocked).
+ *
+ * ---------------------------------------------------------------- schedule
+ * An operation with M x N outputs (a dot or a sum: M = N = 1), inner
+ * length K, uses the draws c0 = st->counter onwards:
+ *   A element (i, k):           c0 + i*K + k
+ *   B element (k, j):           c0 + M*K + k*N + j          (none in a sum)
+ *   C element (i, j):           c0 + M*K + K*N + i*N + j
+ *   rounding step s of output o = i*N + j:
+ *                               c0 + L + s*M*N + o,  L = M*K + K*N + M*N
+ * and then st->counter += L + S*M*N, S = fpl_accum_steps(model, K, sum).
+ * Every range is reserved whether or not it is used.  Step numbers, with
+ * P = K when products are rounded (product k is step k), else P = 0:
+ *   sequential, pairwise, blocked, evenodd: the rounding that adds term k
+ *     is step P + k;
+ *   pairwise: the tree node that joins leaves [.., m) and [m, ..) is step
+ *     P + K + m - 1; S + T is step P + K + max(nleaves, 1) - 1 (nleaves =
+ *     ceil(K/L));
+ *   blocked: R + block j is step P + K + j;
+ *   kahan: y, u, (u - s), c of term k are steps P + 4k + 0..3;
+ *   neumaier: u, (s - u) or (t - u), + t or + s, c + v of term k are steps
+ *     P + 4k + 0..3, s + c is step P + 4K;
+ *   fused: group j is step P + j;
+ *   pairs: the odd element of pair i is step P + 2i, the even one P+2i+1;
+ *   evenodd: even + odd of block j is step P + K + 2j, S + u is
+ *     P + K + 2j + 1;
+ *   the output rounding is step S - 1 (the last).
+ * Loads and roundings that cannot be inexact (values of the format) use
+ * their index and change nothing, as fpl_round does.
+ *
+ * ---------------------------------------------------------------- events
+ * Flags of every rounding (loads included) are OR-ed into st->flags and
+ * counted in st->count, one count per flag per rounding, as the scalar
+ * operations count.  The functions never print or exit; they return 0 or
+ * a negative FPL_E* status, and on error leave outputs and state alone.
+ */
+#ifndef FPLAB_ACCUM_H
+#define FPLAB_ACCUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fplab/export.h>
+#include <fplab/format.h>
+#include <fplab/state.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fpl_accum_order {
+	FPL_ORDER_SEQUENTIAL = 0,
+	FPL_ORDER_PAIRWISE,
+	FPL_ORDER_BLOCKED,
+	FPL_ORDER_KAHAN,
+	FPL_ORDER_NEUMAIER,
+	FPL_ORDER_FUSED,
+	FPL_ORDER_PAIRS,	/* VDPBF16PS */
+	FPL_ORDER_EVENODD,	/* TDPBF16PS */
+	FPL_ORDER_COUNT
+} fpl_accum_order;
+
+typedef enum fpl_load {
+	FPL_LOAD_ROUND = 0,	/* round into the format (mode a_rnd / b_rnd) */
+	FPL_LOAD_GIVEN		/* already values of the format; checked */
+} fpl_load;
+
+#define FPL_ACCUM_FUSED_WMAX 64
+
+typedef struct fpl_accum_model {
+	fpl_format a, b;		/* input formats */
+	fpl_load a_load, b_load;
+	fpl_rnd a_rnd, b_rnd;		/* load modes (FPL_LOAD_ROUND) */
+	int prod_exact;			/* 1: exact products; 0: rounded into prod */
+	fpl_format prod;
+	fpl_rnd prod_rnd;
+	fpl_format acc;			/* accumulator */
+	fpl_rnd acc_rnd;
+	fpl_accum_order order;
+	size_t leaf;			/* pairwise: L >= 1 */
+	size_t block;			/* blocked: B; fused: F; evenodd: B (>= 1) */
+	fpl_format promo;		/* blocked: promotion format */
+	int fused_w;			/* fused: 0 = exact, else W in 1..64 */
+	fpl_rnd fused_rnd;		/* fused alignment: FPL_RND_TZ or FPL_RND_NE */
+	int out_set;			/* 1: round the result into out */
+	fpl_format out;
+	fpl_rnd out_rnd;
+} fpl_accum_model;
+
+/*
+ * Defaults: A = B = fp32 rounded in ne, exact products (prod = fp32, ne),
+ * acc fp32 ne, sequential, leaf 1, block 128, promo fp32, fused exact (W
+ * 0, tz), no output rounding.  Returns 0 or FPL_EINVAL (m NULL).
+ */
+FPL_API int fpl_accum_init(fpl_accum_model *m);
+
+/*
+ * Set the order from its spelling: "sequential", "pairwise[:L]",
+ * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne]]",
+ * "pairs", "evenodd[:B]".  Only the order fields change.  Returns 0,
+ * FPL_ENOTFOUND (unknown order or format) or FPL_EPARSE (bad number,
+ * missing B/F, W outside 1..64, mode other than tz/ne), m unchanged then.
+ */
+FPL_API int fpl_accum_parse_order(fpl_accum_model *m, const char *s);
+
+/*
+ * A format with switches and a mode, as the CLI spells them:
+ * "NAME[+daz][+ftz][+nosub][+sat][:MODE]", NAME as fpl_format_lookup
+ * takes it, MODE as fpl_rnd_parse, or ":given" where `given` is not NULL
+ * (*given = 1; else 0).  *rnd is left alone when no mode is given.
+ * Returns 0, FPL_ENOTFOUND or FPL_EPARSE (outputs unchanged then).
+ */
+FPL_API int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int *given);
+
+/*
+ * Replace the whole model by a named profile: "fp32-fma", "fp32-mul-add",
+ * "avx512bf16", "amx-bf16" (fpl_accum_profiles lists them).  0 or
+ * FPL_ENOTFOUND (m unchanged).
+ */
+FPL_API int fpl_accum_profile(fpl_accum_model *m, const char *name);
+
+typedef struct fpl_accum_profile_entry {
+	const char *name;
+	const char *summary;	/* one line, for `fplab models` */
+} fpl_accum_profile_entry;
+/* The profiles, in a fixed order; *count receives their number. */
+FPL_API const fpl_accum_profile_entry *fpl_accum_profiles(size_t *count);
+
+/* "sequential", "pairwise", ... or "?" (no parameters). */
+FPL_API const char *fpl_accum_order_name(fpl_accum_order o);
+
+/*
+ * The model in the CLI's spelling, NUL-terminated, into buf: "--profile
+ * NAME" when it equals a profile, else "-f A --prod P --acc C --order O"
+ * ("--a-format A --b-format B" when they differ; "--out-format O" when
+ * out_set), each format as fpl_accum_parse_spec reads it with its mode
+ * or ":given".  Returns 0, FPL_EINVAL, or FPL_ERANGE when size is too
+ * small (buf then holds a truncated, terminated string).
+ */
+FPL_API int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size);
+
+/*
+ * Is the model usable?  0, or FPL_EINVAL (a mode out of range, leaf or
+ * block 0, fused W above 64 or fused mode not tz/ne, stochastic mode
+ * with st->sr_bits outside 1..32 when st is not NULL) or FPL_EFORMAT (a
+ * format fpl_format_finish rejects).
+ */
+FPL_API int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st);
+
+/* S, the rounding steps per output for inner length k (see schedule);
+ * `sum` = 1 for fpl_accum_sum (no products). */
+FPL_API uint64_t fpl_accum_steps(const fpl_accum_model *m, size_t k, int sum);
+
+/*
+ * *r = x . y under the model: x_k = x[k*incx], y_k = y[k*incy] (k < n),
+ * initial value *c when c is not NULL (beta = 1), else +0.  *flags_out,
+ * when not NULL, receives the flags raised by this output's steps
+ * (loads excluded).  r may alias c.
+ */
+FPL_API int fpl_accum_dot(double *r, const fpl_accum_model *m, size_t n, const double *x,
+			  ptrdiff_t incx, const double *y, ptrdiff_t incy, const double *c,
+			  unsigned *flags_out, fpl_state *st);
+
+/* *r = sum of x[k*incx], k < n (terms loaded into the A format; B and
+ * the product fields are not used), from *c or +0.  As fpl_accum_dot. */
+FPL_API int fpl_accum_sum(double *r, const fpl_accum_model *m, size_t n, const double *x,
+			  ptrdiff_t incx, const double *c, unsigned *flags_out, fpl_state *st);
+
+/*
+ * C = A.B (beta = 0) or A.B + C (beta = 1), row-major:
+ *   A[i][k] = a[i*lda + k]  (transa: a[k*lda + i]),  i < m, k < kk
+ *   B[k][j] = b[k*ldb + j]  (transb: b[j*ldb + k]),  j < n
+ *   C[i][j] = c[i*ldc + j]
+ * every output computed under the model; flags_out, when not NULL, has
+ * m*n entries (index i*n + j) receiving each output's flags.  Outputs
+ * are split over st->threads threads; the bits, flags and counts do not
+ * depend on it.  A and B may not alias C.  FPL_ENOMEM when the load
+ * buffers (m*kk + kk*n doubles) cannot be allocated.
+ */
+FPL_API int fpl_accum_gemm(double *c, size_t ldc, const fpl_accum_model *mod, int beta,
+			   size_t m, size_t n, size_t kk, const double *a, size_t lda,
+			   int transa, const double *b, size_t ldb, int transb,
+			   unsigned *flags_out, fpl_state *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

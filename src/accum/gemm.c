@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gemm.c - the drivers: fpl_accum_gemm, fpl_accum_dot and fpl_accum_sum
+ * load their inputs (the draw ranges of accum.h's schedule), split the
+ * outputs into tiles (one row, up to FPL__ACC_TILE columns), run the
+ * tiles in st->threads threads and merge the flags.
+ *
+ * The invariant: nothing here decides a draw index but the load ranges;
+ * a tile's roundings take theirs from the schedule, so which thread runs
+ * which tile changes no bit.  The state is read-only while threads run
+ * and is written once at the end (flags, counts, counter), and only on
+ * success.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accum/accum_internal.h"
+#include "util/parallel.h"
+
+/* One operation as strides: A[i][k] = a[i*sai + k*sak], and so on. */
+typedef struct opdesc {
+	size_t M, N, K;
+	int sum;
+	const double *a, *b, *c;
+	ptrdiff_t sai, sak, sbk, sbj, sci, scj;
+	double *out;
+	ptrdiff_t soi, soj;
+	unsigned *flags_out;
+} opdesc;
+
+typedef struct worker {
+	const fpl__acc_job *J;
+	const opdesc *d;
+	size_t t0, t1;		/* tiles */
+	uint64_t cnt[FPL_NFLAGS];
+	double *scratch;
+} worker;
+
+static void *work(void *arg)
+{
+	worker *w = arg;
+	const fpl__acc_job *J = w->J;
+	const opdesc *d = w->d;
+	size_t tn = (J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE, t, jj, q;
+	double res[FPL__ACC_TILE];
+
+	for (t = w->t0; t < w->t1; t++) {
+		fpl__acc_tile T;
+		memset(&T, 0, sizeof T);
+		T.J = J;
+		T.i = t / tn;
+		T.j0 = (t % tn) * FPL__ACC_TILE;
+		T.nj = J->N - T.j0 < FPL__ACC_TILE ? J->N - T.j0 : FPL__ACC_TILE;
+		T.scratch = w->scratch;
+		fpl__acc_tile_run(&T, res);
+		for (jj = 0; jj < T.nj; jj++) {
+			size_t j = T.j0 + jj;
+			d->out[(ptrdiff_t)T.i * d->soi + (ptrdiff_t)j * d->soj] = res[jj];
+			if (d->flags_out)
+				d->flags_out[T.i * J->N + j] = T.fl[jj];
+		}
+		for (q = 0; q < FPL_NFLAGS; q++)
+			w->cnt[q] += T.cnt[q];
+	}
+	return NULL;
+}
+
+/* Run the tiles in `threads` threads (contiguous ranges of tiles). */
+static int run_tiles(const fpl__acc_job *J, const opdesc *d, int threads, uint64_t *cnt)
+{
+	size_t ntiles = J->M * ((J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE), per, q;
+	size_t scratch = J->m->order == FPL_ORDER_FUSED ? 2 * J->m->block + 1 : 0;
+	worker w[FPL_MAX_THREADS];
+	pthread_t tid[FPL_MAX_THREADS];
+	int started[FPL_MAX_THREADS] = { 0 }, t, st = 0;
+
+	if (threads > FPL_MAX_THREADS)
+		threads = FPL_MAX_THREADS;
+	if (threads < 1 || (double)J->M * (double)J->N * ((double)J->K + 1) < 8192)
+		threads = 1;
+	if ((size_t)threads > ntiles)
+		threads = ntiles ? (int)ntiles : 1;
+	per = (ntiles + (size_t)threads - 1) / (size_t)threads;
+	memset(w, 0, sizeof w);
+	for (t = 0; t < threads; t++) {
+		w[t].J = J;
+		w[t].d = d;
+		w[t].t0 = per * (size_t)t < ntiles ? per * (size_t)t : ntiles;
+		w[t].t1 = per * (size_t)(t + 1) < ntiles ? per * (size_t)(t + 1) : ntiles;
+		if (scratch && !(w[t].scratch = malloc(scratch * sizeof(double))))
+			st = FPL_ENOMEM;
+	}
+	if (!st) {
+		for (t = 1; t < threads; t++)
+			started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
+		work(&w[0]);
+		for (t = 1; t < threads; t++) {
+			if (started[t])
+				pthread_join(tid[t], NULL);
+			else
+				work(&w[t]);
+		}
+	}
+	for (t = 0; t < threads; t++) {
+		for (q = 0; q < FPL_NFLAGS; q++)
+			cnt[q] += w[t].cnt[q];
+		free(w[t].scratch);
+	}
+	return st;
+}
+
+/* Is x a value of f (accum.h, Loads)? */
+static int is_value(const fpl_format *f, double x)
+{
+	fpl_format g = *f;
+	fpl_state s;
+	unsigned fl = 0;
+
+	if (fpl__isnan(x))
+		return f->specials != FPL_SPEC_NONE;
+	if (fpl__isinf(x))
+		return fpl__has_inf(f);
+	if (g.subnormal == FPL_SUB_FTZ)
+		g.subnormal = FPL_SUB_YES;
+	g.daz = 0;
+	fpl_format_finish(&g);
+	fpl_state_init(&s, 0);
+	return fpl__bits(fpl__round_ix(&g, x, FPL_RND_NE, &s, 0, &fl)) == fpl__bits(x);
+}
+
+/* Load n values (already gathered in buf) into f: check them or round
+ * them with draws c0.., counting the flags into cnt. */
+static int load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl_rnd rnd,
+		const fpl_state *st, uint64_t c0, uint64_t *cnt)
+{
+	fpl_state s;
+	size_t i;
+	int r;
+
+	if (kind == FPL_LOAD_GIVEN) {
+		for (i = 0; i < n; i++)
+			if (!is_value(f, buf[i]))
+				return FPL_ERANGE;
+		return 0;
+	}
+	s = *st;
+	fpl_state_clear_flags(&s);
+	s.counter = c0;
+	if (n && (r = fpl_round_array(f, buf, buf, n, rnd, &s)))
+		return r;
+	for (i = 0; i < FPL_NFLAGS; i++)
+		cnt[i] += s.count[i];
+	return 0;
+}
+
+static int size_mul(size_t a, size_t b, size_t *r)
+{
+	return __builtin_mul_overflow(a, b, r) ? FPL_ERANGE : 0;
+}
+
+static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
+{
+	size_t nA, nB, nC, i, k;
+	uint64_t cnt[FPL_NFLAGS] = { 0 }, c0, L, S;
+	double *A = NULL, *B = NULL, *C = NULL;
+	fpl__acc_job J;
+	int r;
+
+	if (!st || !m || !d->out || (d->K && (!d->a || (!d->sum && !d->b))))
+		return FPL_EINVAL;
+	if ((r = fpl_accum_check(m, st)))
+		return r;
+	if (size_mul(d->M, d->K, &nA) || size_mul(d->K, d->sum ? 0 : d->N, &nB)
+	    || size_mul(d->M, d->N, &nC) || nA > ((size_t)1 << 58) || nB > ((size_t)1 << 58))
+		return FPL_ERANGE;
+	A = malloc((nA ? nA : 1) * sizeof *A);
+	B = malloc((nB ? nB : 1) * sizeof *B);
+	C = d->c ? malloc((nC ? nC : 1) * sizeof *C) : NULL;
+	if (!A || !B || (d->c && !C)) {
+		r = FPL_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < d->M; i++)
+		for (k = 0; k < d->K; k++)
+			A[i * d->K + k] = d->a[(ptrdiff_t)i * d->sai + (ptrdiff_t)k * d->sak];
+	for (k = 0; k < d->K && !d->sum; k++)
+		for (i = 0; i < d->N; i++)
+			B[k * d->N + i] = d->b[(ptrdiff_t)k * d->sbk + (ptrdiff_t)i * d->sbj];
+	for (i = 0; C && i < nC; i++)
+		C[i] = d->c[(ptrdiff_t)(i / d->N) * d->sci + (ptrdiff_t)(i % d->N) * d->scj];
+	c0 = st->counter;
+	if ((r = load(A, nA, &m->a, m->a_load, m->a_rnd, st, c0, cnt))
+	    || (r = load(B, nB, &m->b, m->b_load, m->b_rnd, st, c0 + nA, cnt))
+	    || (C && (r = load(C, nC, fpl__acc_sum_format(m), m->a_load, m->acc_rnd, st,
+			       c0 + nA + nB, cnt))))
+		goto out;
+	L = (uint64_t)nA + nB + nC;
+	S = fpl_accum_steps(m, d->K, d->sum);
+	memset(&J, 0, sizeof J);
+	J.m = m;
+	J.st = st;
+	J.M = d->M;
+	J.N = d->N;
+	J.K = d->K;
+	J.sum = d->sum;
+	J.A = A;
+	J.B = d->sum ? NULL : B;
+	J.C = C;
+	J.base = c0 + L;
+	J.MN = nC;
+	fpl_format_ieee(&J.f64, 11, 52);
+	fpl_state_init(&J.plain, 0);
+	if ((r = run_tiles(&J, d, st->threads, cnt)))
+		goto out;
+	for (i = 0; i < FPL_NFLAGS; i++) {
+		st->count[i] += cnt[i];
+		if (cnt[i])
+			st->flags |= 1u << i;
+	}
+	st->counter = c0 + L + S * nC;
+out:
+	free(A);
+	free(B);
+	free(C);
+	return r;
+}
+
+int fpl_accum_gemm(double *c, size_t ldc, const fpl_accum_model *mod, int beta, size_t m,
+		   size_t n, size_t kk, const double *a, size_t lda, int transa,
+		   const double *b, size_t ldb, int transb, unsigned *flags_out, fpl_state *st)
+{
+	opdesc d;
+
+	memset(&d, 0, sizeof d);
+	if (!c || (m && n && ldc < n) || (beta != 0 && beta != 1))
+		return FPL_EINVAL;
+	if (m == 0 || n == 0)
+		return mod && st ? fpl_accum_check(mod, st) : FPL_EINVAL;
+	d.M = m;
+	d.N = n;
+	d.K = kk;
+	d.a = a;
+	d.sai = transa ? 1 : (ptrdiff_t)lda;
+	d.sak = transa ? (ptrdiff_t)lda : 1;
+	d.b = b;
+	d.sbk = transb ? 1 : (ptrdiff_t)ldb;
+	d.sbj = transb ? (ptrdiff_t)ldb : 1;
+	d.c = beta ? c : NULL;
+	d.sci = d.soi = (ptrdiff_t)ldc;
+	d.scj = d.soj = 1;
+	d.out = c;
+	d.flags_out = flags_out;
+	if (kk && ((!transa && lda < kk) || (transa && lda < m) || (!transb && ldb < n)
+		   || (transb && ldb < kk)))
+		return FPL_EINVAL;
+	return accum_run(mod, &d, st);
+}
+
+int fpl_accum_dot(double *r, const fpl_accum_model *m, size_t n, const double *x,
+		  ptrdiff_t incx, const double *y, ptrdiff_t incy, const double *c,
+		  unsigned *flags_out, fpl_state *st)
+{
+	opdesc d;
+
+	memset(&d, 0, sizeof d);
+	d.M = d.N = 1;
+	d.K = n;
+	d.a = x;
+	d.sak = incx;
+	d.b = y;
+	d.sbk = incy;
+	d.c = c;
+	d.out = r;
+	d.flags_out = flags_out;
+	return accum_run(m, &d, st);
+}
+
+int fpl_accum_sum(double *r, const fpl_accum_model *m, size_t n, const double *x,
+		  ptrdiff_t incx, const double *c, unsigned *flags_out, fpl_state *st)
+{
+	opdesc d;
+
+	memset(&d, 0, sizeof d);
+	d.M = d.N = 1;
+	d.K = n;
+	d.sum = 1;
+	d.a = x;
+	d.sak = incx;
+	d.c = c;
+	d.out = r;
+	d.flags_out = flags_out;
+	return accum_run(m, &d, st);
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.c - the accumulation model as data: defaults, the spelling of
+ * orders and format specs, validation, and the step count of the draw
+ * schedule (accum.h).  Profiles and descriptions are in profile.c.
+ *
+ * The invariant: fpl_accum_describe (profile.c) prints what
+ * fpl_accum_parse_spec and fpl_accum_parse_order read back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accum/accum_internal.h"
+
+void fpl__acc_fmt(fpl_format *f, const char *name)
+{
+	if (fpl_format_lookup(f, name) != 0)
+		fpl_format_ieee(f, 8, 23);	/* unreachable: catalogue names */
+}
+
+int fpl_accum_init(fpl_accum_model *m)
+{
+	if (!m)
+		return FPL_EINVAL;
+	memset(m, 0, sizeof *m);
+	fpl__acc_fmt(&m->a, "fp32");
+	m->b = m->a;
+	m->prod = m->a;
+	m->acc = m->a;
+	m->promo = m->a;
+	m->out = m->a;
+	m->a_load = m->b_load = FPL_LOAD_ROUND;
+	m->a_rnd = m->b_rnd = m->prod_rnd = m->acc_rnd = m->out_rnd = FPL_RND_NE;
+	m->prod_exact = 1;
+	m->order = FPL_ORDER_SEQUENTIAL;
+	m->leaf = 1;
+	m->block = 128;
+	m->fused_w = 0;
+	m->fused_rnd = FPL_RND_TZ;
+	return 0;
+}
+
+static const char *const order_names[FPL_ORDER_COUNT] = {
+	"sequential", "pairwise", "blocked", "kahan", "neumaier", "fused", "pairs", "evenodd"
+};
+
+const char *fpl_accum_order_name(fpl_accum_order o)
+{
+	return (unsigned)o < FPL_ORDER_COUNT ? order_names[o] : "?";
+}
+
+/* A decimal size >= 1 ending at ':' or NUL; *end past it. */
+static int parse_size(const char *s, size_t *v, const char **end)
+{
+	char *e;
+	unsigned long long x;
+
+	if (*s < '0' || *s > '9')
+		return FPL_EPARSE;
+	x = strtoull(s, &e, 10);
+	if (x == 0 || (*e && *e != ':') || x > ((size_t)1 << 40))
+		return FPL_EPARSE;
+	*v = (size_t)x;
+	*end = e;
+	return 0;
+}
+
+int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
+{
+	fpl_accum_model t;
+	const char *p;
+	size_t n, len;
+	int o, st;
+
+	if (!m || !s)
+		return FPL_EINVAL;
+	t = *m;
+	len = strcspn(s, ":");
+	for (o = 0; o < FPL_ORDER_COUNT; o++)
+		if (strlen(order_names[o]) == len && !strncmp(s, order_names[o], len))
+			break;
+	if (o == FPL_ORDER_COUNT)
+		return FPL_ENOTFOUND;
+	t.order = (fpl_accum_order)o;
+	p = s + len;
+	switch (t.order) {
+	case FPL_ORDER_PAIRWISE:
+		t.leaf = 1;
+		if (*p && (parse_size(p + 1, &t.leaf, &p) || *p))
+			return FPL_EPARSE;
+		break;
+	case FPL_ORDER_EVENODD:
+		t.block = 32;
+		if (*p && (parse_size(p + 1, &t.block, &p) || *p))
+			return FPL_EPARSE;
+		break;
+	case FPL_ORDER_BLOCKED:
+		if (!*p || parse_size(p + 1, &t.block, &p))
+			return FPL_EPARSE;
+		fpl__acc_fmt(&t.promo, "fp32");
+		if (*p && (st = fpl_accum_parse_spec(p + 1, &t.promo, NULL, NULL)))
+			return st;
+		break;
+	case FPL_ORDER_FUSED:
+		if (!*p || parse_size(p + 1, &t.block, &p))
+			return FPL_EPARSE;
+		t.fused_w = 0;
+		t.fused_rnd = FPL_RND_TZ;
+		if (*p) {
+			if (parse_size(p + 1, &n, &p) || n > FPL_ACCUM_FUSED_WMAX)
+				return FPL_EPARSE;
+			t.fused_w = (int)n;
+		}
+		if (*p) {
+			if (!strcmp(p + 1, "ne"))
+				t.fused_rnd = FPL_RND_NE;
+			else if (strcmp(p + 1, "tz"))
+				return FPL_EPARSE;
+		}
+		break;
+	default:
+		if (*p)
+			return FPL_EPARSE;
+	}
+	*m = t;
+	return 0;
+}
+
+static const struct {
+	const char *sw;
+	int what;
+} switches[] = { { "daz", 0 }, { "ftz", 1 }, { "nosub", 2 }, { "sat", 3 } };
+
+int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int *given)
+{
+	char name[FPL_FORMAT_NAME_MAX + 32];
+	const char *colon, *q;
+	size_t len = strcspn(s ? s : "", "+:");
+	fpl_format t;
+	fpl_rnd r = rnd ? *rnd : FPL_RND_NE;
+	int g = 0, st;
+
+	if (!s || !f || len == 0 || len >= sizeof name)
+		return s && f ? FPL_EPARSE : FPL_EINVAL;
+	memcpy(name, s, len);
+	name[len] = 0;
+	if ((st = fpl_format_lookup(&t, name)))
+		return st;
+	q = s + len;
+	while (*q == '+') {
+		size_t w = strcspn(q + 1, "+:"), i;
+		for (i = 0; i < sizeof switches / sizeof *switches; i++)
+			if (strlen(switches[i].sw) == w && !strncmp(q + 1, switches[i].sw, w))
+				break;
+		switch (i) {
+		case 0: t.daz = 1; break;
+		case 1: t.subnormal = FPL_SUB_FTZ; break;
+		case 2: t.subnormal = FPL_SUB_NO_ROUND; break;
+		case 3: t.overflow = FPL_OVF_SATURATE; break;
+		default: return FPL_EPARSE;
+		}
+		q += 1 + w;
+	}
+	if (fpl_format_finish(&t))
+		return FPL_EFORMAT;
+	colon = q;
+	if (*colon == ':') {
+		if (given && !strcmp(colon + 1, "given"))
+			g = 1;
+		else if (!rnd || fpl_rnd_parse(colon + 1, &r))
+			return FPL_EPARSE;
+	} else if (*colon) {
+		return FPL_EPARSE;
+	}
+	*f = t;
+	if (rnd)
+		*rnd = r;
+	if (given)
+		*given = g;
+	return 0;
+}
+
+/* ------------------------------------------------------------ checking */
+
+static int bad_format(const fpl_format *f)
+{
+	fpl_format t = *f;
+	return fpl_format_finish(&t) != 0;
+}
+
+int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st)
+{
+	const fpl_rnd r[] = { m ? m->a_rnd : 0, m ? m->b_rnd : 0, m ? m->prod_rnd : 0,
+			      m ? m->acc_rnd : 0, m ? m->out_rnd : 0 };
+	size_t i;
+
+	if (!m || (unsigned)m->order >= FPL_ORDER_COUNT)
+		return FPL_EINVAL;
+	for (i = 0; i < sizeof r / sizeof *r; i++) {
+		if ((unsigned)r[i] >= FPL_RND_COUNT)
+			return FPL_EINVAL;
+		if (r[i] == FPL_RND_SP && st && (st->sr_bits < 1 || st->sr_bits > 32))
+			return FPL_EINVAL;
+	}
+	if (m->leaf == 0 || m->block == 0 || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
+	    || (m->fused_rnd != FPL_RND_TZ && m->fused_rnd != FPL_RND_NE))
+		return FPL_EINVAL;
+	if (bad_format(&m->a) || bad_format(&m->b) || bad_format(&m->prod) || bad_format(&m->acc)
+	    || bad_format(&m->promo) || bad_format(&m->out))
+		return FPL_EFORMAT;
+	return 0;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+uint64_t fpl_accum_steps(const fpl_accum_model *m, size_t k, int sum)
+{
+	uint64_t K = k, P = (!sum && !m->prod_exact) ? K : 0, Q;
+
+	switch (m->order) {
+	case FPL_ORDER_PAIRWISE: {
+		uint64_t nl = ceil_div(K, m->leaf);
+		Q = K + (nl ? nl : 1);
+		break;
+	}
+	case FPL_ORDER_BLOCKED: Q = K + ceil_div(K, m->block); break;
+	case FPL_ORDER_KAHAN: Q = 4 * K; break;
+	case FPL_ORDER_NEUMAIER: Q = 4 * K + 1; break;
+	case FPL_ORDER_FUSED: Q = ceil_div(K, m->block); break;
+	case FPL_ORDER_PAIRS: Q = 2 * ceil_div(K, 2); break;
+	case FPL_ORDER_EVENODD: Q = K + 2 * ceil_div(K, m->block); break;
+	default: Q = K; break;
+	}
+	return P + Q + 1;
+}

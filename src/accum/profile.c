@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile.c - the named profiles (hardware dot-product units as models)
+ * and fpl_accum_describe, which prints a model in the CLI's spelling.
+ *
+ * The invariant: a model equal to a profile describes itself as
+ * "--profile NAME"; any other as options that fpl_accum_parse_spec and
+ * fpl_accum_parse_order (model.c) read back into the same model.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "accum/accum_internal.h"
+
+/* Primary fields equal (the name aside). */
+static int same_format(const fpl_format *x, const fpl_format *y)
+{
+	return x->e == y->e && x->m == y->m && x->bias == y->bias && x->subnormal == y->subnormal
+	       && x->daz == y->daz && x->specials == y->specials && x->overflow == y->overflow
+	       && x->tininess == y->tininess && x->nan_rule == y->nan_rule
+	       && x->explim == y->explim && x->emax_limit_set == y->emax_limit_set
+	       && (!x->emax_limit_set || x->emax_limit == y->emax_limit);
+}
+
+/* ------------------------------------------------------------ profiles */
+
+static const fpl_accum_profile_entry profiles[] = {
+	{ "fp32-fma", "fp32 inputs as given, exact products, fp32 accumulator, ne, sequential "
+		      "from +0: a C fmaf loop" },
+	{ "fp32-mul-add", "fp32 inputs as given, products rounded to fp32 (ne), then an fp32 "
+			  "ne add, sequential" },
+	{ "avx512bf16", "VDPBF16PS chain: bf16 inputs as given, k in pairs, odd element first, "
+			"fp32 fma with DAZ/FTZ/RNE per element" },
+	{ "amx-bf16", "TDPBF16PS: per 32 k, even and odd fp32 fma chains (DAZ/FTZ/RNE) from +0, "
+		      "then C + (even + odd)" },
+};
+#define NPROFILES (sizeof profiles / sizeof *profiles)
+
+const fpl_accum_profile_entry *fpl_accum_profiles(size_t *count)
+{
+	if (count)
+		*count = NPROFILES;
+	return profiles;
+}
+
+int fpl_accum_profile(fpl_accum_model *m, const char *name)
+{
+	fpl_accum_model t;
+	size_t i;
+
+	if (!m || !name)
+		return FPL_EINVAL;
+	for (i = 0; i < NPROFILES; i++)
+		if (!strcmp(name, profiles[i].name))
+			break;
+	if (i == NPROFILES)
+		return FPL_ENOTFOUND;
+	fpl_accum_init(&t);
+	t.a_load = t.b_load = FPL_LOAD_GIVEN;
+	if (i == 1) {
+		t.prod_exact = 0;
+	} else if (i >= 2) {
+		/* bf16 operands; the fp32 unit reads denormals as zero (DAZ on every
+		 * operand of every step) and flushes tiny results (FTZ, tininess
+		 * after rounding), RNE */
+		fpl__acc_fmt(&t.a, "bf16");
+		t.b = t.a;
+		t.acc.daz = 1;
+		t.acc.subnormal = FPL_SUB_FTZ;
+		fpl_format_finish(&t.acc);
+		t.order = i == 2 ? FPL_ORDER_PAIRS : FPL_ORDER_EVENODD;
+		t.block = 32;
+	}
+	*m = t;
+	return 0;
+}
+
+/* The profile m equals, or -1.  Parameters an order does not read are
+ * not compared. */
+static int which_profile(const fpl_accum_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < NPROFILES; i++) {
+		fpl_accum_model p;
+		fpl_accum_profile(&p, profiles[i].name);
+		if (same_format(&p.a, &m->a) && same_format(&p.b, &m->b) && p.a_load == m->a_load
+		    && p.b_load == m->b_load && p.prod_exact == m->prod_exact
+		    && (p.prod_exact || (same_format(&p.prod, &m->prod) && p.prod_rnd == m->prod_rnd))
+		    && same_format(&p.acc, &m->acc) && p.acc_rnd == m->acc_rnd
+		    && p.order == m->order && !m->out_set
+		    && (p.order != FPL_ORDER_EVENODD || p.block == m->block))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------- describing */
+
+typedef struct sbuf {
+	char *p;
+	size_t size, len;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(sbuf *b, const char *fmt_, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt_);
+	n = vsnprintf(b->p + (b->len < b->size ? b->len : b->size),
+		      b->len < b->size ? b->size - b->len : 0, fmt_, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n;
+}
+
+/* NAME[+switches], the switches being those that differ from the
+ * catalogue's NAME ("+custom" for differences a switch cannot say). */
+static void put_format(sbuf *b, const fpl_format *f)
+{
+	fpl_format c;
+
+	put(b, "%s", f->name);
+	if (fpl_format_lookup(&c, f->name))
+		return;
+	if (f->daz && !c.daz) {
+		put(b, "+daz");
+		c.daz = 1;
+	}
+	if (f->subnormal != c.subnormal) {
+		put(b, f->subnormal == FPL_SUB_FTZ ? "+ftz" : f->subnormal == FPL_SUB_NO_ROUND
+			? "+nosub" : "+custom");
+		c.subnormal = f->subnormal;
+	}
+	if (f->overflow == FPL_OVF_SATURATE && c.overflow != FPL_OVF_SATURATE) {
+		put(b, "+sat");
+		c.overflow = FPL_OVF_SATURATE;
+	}
+	if (!same_format(&c, f))
+		put(b, "+custom");
+}
+
+static void put_spec(sbuf *b, const fpl_format *f, fpl_rnd r, int given)
+{
+	put_format(b, f);
+	put(b, ":%s", given ? "given" : fpl_rnd_name(r));
+}
+
+static void put_order(sbuf *b, const fpl_accum_model *m)
+{
+	put(b, "%s", fpl_accum_order_name(m->order));
+	switch (m->order) {
+	case FPL_ORDER_PAIRWISE:
+		put(b, ":%zu", m->leaf);
+		break;
+	case FPL_ORDER_EVENODD:
+		put(b, ":%zu", m->block);
+		break;
+	case FPL_ORDER_BLOCKED:
+		put(b, ":%zu:", m->block);
+		put_format(b, &m->promo);
+		break;
+	case FPL_ORDER_FUSED:
+		put(b, ":%zu", m->block);
+		if (m->fused_w)
+			put(b, ":%d:%s", m->fused_w, fpl_rnd_name(m->fused_rnd));
+		break;
+	default:
+		break;
+	}
+}
+
+int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
+{
+	sbuf b = { buf, size, 0 };
+	int p;
+
+	if (!m || !buf || size == 0)
+		return FPL_EINVAL;
+	buf[0] = 0;
+	p = which_profile(m);
+	if (p >= 0) {
+		put(&b, "--profile %s", profiles[p].name);
+	} else {
+		int ab = same_format(&m->a, &m->b) && !strcmp(m->a.name, m->b.name)
+			 && m->a_load == m->b_load
+			 && (m->a_load == FPL_LOAD_GIVEN || m->a_rnd == m->b_rnd);
+		put(&b, ab ? "-f " : "--a-format ");
+		put_spec(&b, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
+		if (!ab) {
+			put(&b, " --b-format ");
+			put_spec(&b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
+		}
+		put(&b, " --prod ");
+		if (m->prod_exact)
+			put(&b, "exact");
+		else
+			put_spec(&b, &m->prod, m->prod_rnd, 0);
+		put(&b, " --acc ");
+		put_spec(&b, &m->acc, m->acc_rnd, 0);
+		put(&b, " --order ");
+		put_order(&b, m);
+		if (m->out_set) {
+			put(&b, " --out-format ");
+			put_spec(&b, &m->out, m->out_rnd, 0);
+		}
+	}
+	return b.len < size ? 0 : FPL_ERANGE;
+}
+
