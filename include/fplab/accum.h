@@ -118,6 +118,19 @@
  * Loads and roundings that cannot be inexact (values of the format) use
  * their index and change nothing, as fpl_round does.
  *
+ * ---------------------------------------------------------------- speed
+ * The results, flags and counts above do not depend on how they are
+ * computed.  Sequential and blocked orders with exact products run fast
+ * paths where the model (and for the binary32 one, the loaded data)
+ * allows: many outputs' chains side by side with each step formed
+ * exactly in binary64 and rounded by vector code, or each chain on the
+ * CPU's binary32 fma (src/accum/chain_*.c state the conditions and prove
+ * the equality); everything else runs on the engine's scalar operations.
+ * The environment variable FPLAB_ACCUM chooses: unset, "" or "auto" (the
+ * fast paths), "nosimd" (the fast paths without their AVX2 kernels), or
+ * "ref" (the scalar reference only, for tests and comparisons); any other
+ * value makes the operations fail with FPL_ENOTFOUND.
+ *
  * ---------------------------------------------------------------- events
  * Flags of every rounding (loads included) are OR-ed into st->flags and
  * counted in st->count, one count per flag per rounding, as the scalar

@@ -22,5 +22,7 @@
 #include <fplab/hist.h>
 #include <fplab/exact.h>
 #include <fplab/accum.h>
+#include <fplab/accum_error.h>
+#include <fplab/reduce.h>
 
 #endif

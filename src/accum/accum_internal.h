@@ -19,8 +19,19 @@
 #include <fplab/accum.h>
 
 #include "engine/internal.h"
+#include "kernels/kernels_internal.h"
 
 #define FPL__ACC_TILE 64
+
+/* Which implementation runs a job's chains (chain_fast.c chooses):
+ * the reference (dot.c, the engine's scalar _ix operations), the
+ * binary64 step kernels (sequential or blocked, exact products: each
+ * step's acc + a*b formed exactly in binary64, or to odd by the kernel
+ * set's fma, then rounded by the set's block kernel), or binary32
+ * hardware fma (chain_fma.c).  Every path gives the reference's bits,
+ * flags and counts; FPLAB_ACCUM=ref (accum.h) forces the reference. */
+enum { FPL__ACC_REF = 0, FPL__ACC_EXACT64, FPL__ACC_ODD64, FPL__ACC_FMA32, FPL__ACC_NE64,
+       FPL__ACC_NPATHS };
 
 /* One operation, its inputs already loaded into their formats. */
 typedef struct fpl__acc_job {
@@ -35,6 +46,12 @@ typedef struct fpl__acc_job {
 	uint64_t MN;
 	fpl_format f64;		/* binary64, for exact comparisons */
 	fpl_state plain;	/* no flips: the state of those comparisons */
+	/* fast paths (chain_fast.c, chain_fma.c); path 0 = reference */
+	int path;		/* FPL__ACC_* */
+	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels */
+	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
+	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
+	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -64,6 +81,36 @@ static inline void fpl__acc_note(fpl__acc_tile *T, size_t jj, unsigned f)
 
 /* Compute the tile's outputs into res[0..nj) (dot.c). */
 void fpl__acc_tile_run(fpl__acc_tile *T, double *res);
+
+/* The output rounding (step S-1) of the tile's results, when out_set
+ * (dot.c); the fast paths end with it as the reference does. */
+void fpl__acc_tile_out(fpl__acc_tile *T, double *res);
+
+/*
+ * chain_fast.c: choose J->path for a job whose inputs are loaded (reads
+ * FPLAB_ACCUM), preparing what the path needs.  0, FPL_ENOTFOUND for an
+ * unknown FPLAB_ACCUM value, or FPL_ENOMEM.  fpl__acc_fast_release frees
+ * what it prepared.  fpl__acc_fast_tile runs a tile on the chosen fast
+ * path: 1 when done (res, T->fl, T->cnt as the reference would leave
+ * them), 0 when the caller must run the reference on the untouched tile.
+ */
+int fpl__acc_fast_plan(fpl__acc_job *J);
+/* Jobs run so far on each path (FPL__ACC_*), for tests/taccum_fast.c to
+ * see that a path was taken; updated atomically, never read here. */
+extern uint64_t fpl__acc_path_runs[FPL__ACC_NPATHS];
+void fpl__acc_fast_release(fpl__acc_job *J);
+int fpl__acc_fast_tile(fpl__acc_tile *T, double *res);
+
+/* chain_fma.c: can the job run on binary32 hardware fma (checks the
+ * model and the loaded data; sets J->Af, J->Bf)?  1 yes, 0 no,
+ * FPL_ENOMEM.  The tile runner: as fpl__acc_fast_tile. */
+int fpl__acc_fma32_prepare(fpl__acc_job *J);
+int fpl__acc_fma32_tile(fpl__acc_tile *T, double *res);
+
+/* chain_ne.c: EXACT64 chains in mode ne, rounded in registers: the
+ * chains [k0, k1) of the tile in s[] (step numbers k), flags and counts
+ * noted in T. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
 
 /*
  * fused.c: one group of a fused order: S plus the nt terms ops[1+2t] *

@@ -7,7 +7,9 @@
  * it, and fpl__acc_idx turns (step, output) into the draw index; the loop
  * order (steps outer, outputs inner) is free, since no draw depends on
  * it.  Products rounded into `prod` are computed exactly once, at the
- * point their term is first used, with draw step k.
+ * point their term is first used, with draw step k.  This is the
+ * reference: a job that chain_fast.c gives a fast path leaves here at
+ * once, and falls back to it tile by tile when the fast path declines.
  */
 #include <math.h>
 
@@ -299,6 +301,24 @@ static void fused(run *R, double *s)
 	}
 }
 
+void fpl__acc_tile_out(fpl__acc_tile *T, double *res)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	uint64_t s;
+	size_t jj;
+
+	if (!m->out_set)
+		return;
+	s = fpl_accum_steps(m, J->K, J->sum) - 1;
+	for (jj = 0; jj < T->nj; jj++) {
+		unsigned fl = 0;
+		res[jj] = fpl__round_ix(&m->out, res[jj], m->out_rnd, J->st, fpl__acc_idx(T, s, jj),
+					&fl);
+		fpl__acc_note(T, jj, fl);
+	}
+}
+
 void fpl__acc_tile_run(fpl__acc_tile *T, double *res)
 {
 	const fpl__acc_job *J = T->J;
@@ -306,6 +326,8 @@ void fpl__acc_tile_run(fpl__acc_tile *T, double *res)
 	run R = { T, m, J->st, &m->acc, m->acc_rnd, 0, !J->sum && m->prod_exact };
 	size_t jj;
 
+	if (J->path != FPL__ACC_REF && fpl__acc_fast_tile(T, res))
+		return;
 	R.P = (!J->sum && !m->prod_exact) ? J->K : 0;
 	for (jj = 0; jj < T->nj; jj++)
 		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
@@ -319,13 +341,5 @@ void fpl__acc_tile_run(fpl__acc_tile *T, double *res)
 	case FPL_ORDER_EVENODD: evenodd(&R, res); break;
 	default: chain(&R, 0, J->K, res); break;
 	}
-	if (m->out_set) {
-		uint64_t s = fpl_accum_steps(m, J->K, J->sum) - 1;
-		for (jj = 0; jj < T->nj; jj++) {
-			unsigned fl = 0;
-			res[jj] = fpl__round_ix(&m->out, res[jj], m->out_rnd, J->st,
-						fpl__acc_idx(T, s, jj), &fl);
-			fpl__acc_note(T, jj, fl);
-		}
-	}
+	fpl__acc_tile_out(T, res);
 }

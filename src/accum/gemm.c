@@ -5,6 +5,9 @@
  * outputs into tiles (one row, up to FPL__ACC_TILE columns), run the
  * tiles in st->threads threads and merge the flags.
  *
+ * Before the tiles run, chain_fast.c picks the job's path (the
+ * reference, or a fast path that gives the same bits, flags and counts).
+ *
  * The invariant: nothing here decides a draw index but the load ranges;
  * a tile's roundings take theirs from the schedule, so which thread runs
  * which tile changes no bit.  The state is read-only while threads run
@@ -167,6 +170,7 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	fpl__acc_job J;
 	int r;
 
+	memset(&J, 0, sizeof J);
 	if (!st || !m || !d->out || (d->K && (!d->a || (!d->sum && !d->b))))
 		return FPL_EINVAL;
 	if ((r = fpl_accum_check(m, st)))
@@ -211,7 +215,11 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	J.MN = nC;
 	fpl_format_ieee(&J.f64, 11, 52);
 	fpl_state_init(&J.plain, 0);
-	if ((r = run_tiles(&J, d, st->threads, cnt)))
+	if ((r = fpl__acc_fast_plan(&J)))
+		goto out;
+	r = run_tiles(&J, d, st->threads, cnt);
+	fpl__acc_fast_release(&J);
+	if (r)
 		goto out;
 	for (i = 0; i < FPL_NFLAGS; i++) {
 		st->count[i] += cnt[i];

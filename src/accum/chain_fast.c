@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chain_fast.c - the binary64 step kernels: sequential and blocked
+ * chains with exact products run across a tile of outputs, one step k
+ * at a time, on the kernel set's block rounding (kernels_internal.h),
+ * and the choice of a job's path (FPLAB_ACCUM, chain_fma.c).
+ *
+ * The invariant: each step of each output gets exactly the reference's
+ * value, flags, counts and draw (fpl__acc_idx(T, P + k, jj)); a lane this
+ * file cannot do is handed to the reference's own operation,
+ * fpl__fma_ix, with the same operands and draw.
+ *
+ * Why a step is the reference's fma.  The reference computes s' =
+ * fpl__fma_ix(acc, a, b, s): the exact a*b + s rounded once into acc.
+ *  EXACT64: when exact64_ok() holds, t = s + a*b computed in binary64 is
+ *    that exact value for every finite a (a value of A's format), b (of
+ *    B's) and s (of acc), so s' = fpl__round_ix(acc, t): the block kernel
+ *    gives exactly that for the lanes it does not mark (array.c's
+ *    obligations).  Proof of exactness: every value of a format f is an
+ *    integer multiple of q_f = 2^(emin_f - m_f) (its smallest quantum), of
+ *    magnitude below 2^(emax_f + 1).  (1) a*b: a = A*q_a, b = B*q_b with
+ *    integers |A| < 2^(m_a+1), |B| < 2^(m_b+1) after removing trailing
+ *    zeros down to the value's own binade (a value's significand has
+ *    m_f + 1 bits), so a*b has at most (m_a+1)+(m_b+1) <= 53 significant
+ *    bits and lies in [2^(log2 q_a + log2 q_b), 2^(emax_a+emax_b+2)):
+ *    binary64 holds it exactly when q_a*q_b >= 2^-1074 and emax_a +
+ *    emax_b + 2 <= 1023.  (2) s + a*b: both are integer multiples of
+ *    Q = min(q_a*q_b, q_acc) and |s + a*b| < 2^(emax_acc+1) +
+ *    2^(emax_a+emax_b+2) <= 2^H, H = max(emax_acc + 1, emax_a + emax_b +
+ *    2) + 1, so (s + a*b)/Q is an integer below 2^(H - log2 Q): exactly
+ *    representable, and the binary64 sum is exact, when H - log2 Q <= 53
+ *    (and 2^Q >= 2^-1074, 2^H <= 2^1023).  The multiplication and the
+ *    addition are therefore both exact (no contraction: -ffp-contract=off
+ *    changes nothing here, as an fma would be exact too).  Example:
+ *    e4m3fn x e4m3fn into fp16: products 8 bits, q_a*q_b = 2^-18, q_acc =
+ *    2^-24, H = max(16, 18) + 1 = 19: 19 + 24 = 43 <= 53.
+ *    Lanes left to fpl__fma_ix: a non-finite t (some operand inf or NaN:
+ *    the fma's NaN priority and invalid rules), t == 0 (the sign of an
+ *    exact zero sum, and fnuz), and whatever the kernel marks (tiny
+ *    results, overflow, ...).  acc's DAZ would change the operands: a
+ *    DAZ accumulator does not take this path.
+ *  ODD64: otherwise, when the kernel set can do array fma in acc
+ *    (array.c's fast_ok conditions for an operation), t is the set's
+ *    exact-to-odd intermediate of a*b + s, which fpl_fma_array rounds the
+ *    same way: the set's proof obligations (kernel_body.h, array.c) give
+ *    fpl__fma_ix's bits for every unmarked lane (DAZ included, through
+ *    the operand window).
+ * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
+ * whose result is tiny, overflows or is special, so an unmarked lane can
+ * raise only inexact, and it is inexact exactly when the rounded y
+ * differs from t (t is the exact value, or for ODD64 an odd 53-bit value
+ * no format of p <= 51 bits holds).  Those are counted here per output.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fplab/kernels.h>
+
+#include "accum/accum_internal.h"
+
+#define NT FPL__ACC_TILE
+#define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
+
+/* FPLAB_ACCUM: "" or "auto" (0), "ref" (1), "nosimd" (2: fast paths
+ * without the AVX2 fma kernel); anything else is an error. */
+static int accum_env(int *mode)
+{
+	const char *e = getenv("FPLAB_ACCUM");
+
+	if (!e || !*e || !strcmp(e, "auto"))
+		*mode = 0;
+	else if (!strcmp(e, "ref"))
+		*mode = 1;
+	else if (!strcmp(e, "nosimd"))
+		*mode = 2;
+	else
+		return FPL_ENOTFOUND;
+	return 0;
+}
+
+/* The block kernels' parameters for rounding into f in mode rnd: the
+ * same values array.c's run() computes for an array call (keep the two
+ * in step: the kernels' correctness argument assumes exactly these). */
+static void kparams_init(fpl_kparams *kp, const fpl_format *f, fpl_rnd rnd, const fpl_state *st)
+{
+	int R = rnd == FPL_RND_SP ? st->sr_bits : 32, i;
+
+	memset(kp, 0, sizeof *kp);
+	kp->rnd = rnd;
+	kp->s = (uint64_t)(52 - f->m);
+	kp->sr_bits = (uint64_t)R;
+	kp->zero_special = f->specials == FPL_SPEC_FNUZ;
+	kp->sub_fast = f->subnormal == FPL_SUB_YES;
+	kp->tiny_before = f->tininess == FPL_TINY_BEFORE;
+	kp->emin_b = (uint64_t)(f->emin + 1023);
+	kp->qsub_bits = fpl__bits(ldexp(1.0, f->emin - f->m));
+	kp->deep_ok = R + f->m - f->emin <= 1023;
+	kp->deep_scale = kp->deep_ok ? ldexp(1.0, R + f->m - f->emin) : 0;
+	kp->min_bits = fpl__bits(f->min_normal);
+	kp->max_bits = fpl__bits(f->max);
+	kp->key = fpl__draw_key(st->seed, st->stream);
+	kp->lo_bits = fpl__bits(f->daz && f->min_normal > 0x1p-450 ? f->min_normal : 0x1p-450);
+	kp->hi_bits = fpl__bits(0x1p450);
+	kp->ovf_sat = (uint64_t)fpl__saturates(f);
+	for (i = 0; i < 2; i++)
+		kp->ovf_bits[i] = fpl__bits(fpl__saturates(f) ? (i ? -f->max : f->max)
+					    : fpl__has_inf(f) ? (i ? -INFINITY : INFINITY)
+					    : fpl__nan_signed(f, i));
+}
+
+/* log2 of the smallest quantum of f (min_subnormal is 2^(emin - m)). */
+static int qlog(const fpl_format *f)
+{
+	return f->emin - f->m;
+}
+
+/* The exactness condition of the header comment. */
+static int exact64_ok(const fpl_accum_model *m)
+{
+	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
+	int qp = qlog(a) + qlog(b), Q = qp < qlog(c) ? qp : qlog(c);
+	int hp = a->emax + b->emax + 2, H = (c->emax + 1 > hp ? c->emax + 1 : hp) + 1;
+
+	if (!a->explim || !b->explim || !c->explim || c->daz)
+		return 0;
+	return (a->m + 1) + (b->m + 1) <= 53 && qp >= -1074 && hp <= 1023 && Q >= -1074
+	       && H <= 1023 && H - Q <= 53;
+}
+
+/* array.c's fast_ok for a rounding (round = 1) or an operation into f. */
+static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int round)
+{
+	if (st->flip != FPL_FLIP_NONE && st->flip_prob > 0)
+		return 0;
+	if (f->specials == FPL_SPEC_E8M0 || f->emax < f->emin || f->m > 51)
+		return 0;
+	if (round)
+		return 1;
+	if (f->m > 50 || f->e > 9 || !f->explim)
+		return 0;
+	return !(rnd == FPL_RND_SP && f->m + 1 + (int)st->sr_bits > 52);
+}
+
+uint64_t fpl__acc_path_runs[FPL__ACC_NPATHS];
+
+static int plan(fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	int mode, r, ks;
+
+	J->path = FPL__ACC_REF;
+	if ((r = accum_env(&mode)))
+		return r;
+	if (mode == 1 || J->sum || !m->prod_exact || J->K == 0
+	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED))
+		return 0;
+	J->simd = mode == 0 && fpl_cpu()->avx2 && fpl_cpu()->fma;
+	if (m->order == FPL_ORDER_SEQUENTIAL) {
+		r = fpl__acc_fma32_prepare(J);
+		if (r < 0)
+			return r;
+		if (r) {
+			J->path = FPL__ACC_FMA32;
+			return 0;
+		}
+	}
+	J->k = fpl__kernels_get(&ks);
+	if (!J->k || ks)
+		return 0;
+	if (exact64_ok(m) && kernel_ok(&m->acc, m->acc_rnd, J->st, 1))
+		J->path = m->acc_rnd == FPL_RND_NE ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 0))
+		J->path = FPL__ACC_ODD64;
+	if (J->path != FPL__ACC_REF)
+		kparams_init(&J->kp, &m->acc, m->acc_rnd, J->st);
+	return 0;
+}
+
+
+int fpl__acc_fast_plan(fpl__acc_job *J)
+{
+	int r = plan(J);
+
+	if (!r)
+		__atomic_fetch_add(&fpl__acc_path_runs[J->path], 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+void fpl__acc_fast_release(fpl__acc_job *J)
+{
+	free(J->Af);
+	free(J->Bf);
+	J->Af = J->Bf = NULL;
+}
+
+/* Lane classes for EXACT64: a zero or non-finite t goes to the engine. */
+static inline uint64_t zero_or_special(double t)
+{
+	return (fpl__bits(t) & ~FPL__SIGN_BIT) - 1 >= 0x7fefffffffffffffull;
+}
+
+/* A step's lanes: the intermediates, the rounded values, the marks. */
+typedef struct lanes {
+	double t[NT], y[NT], av[NT];
+	uint64_t spc[NT];
+} lanes;
+
+/* One step k (step number k: exact products take no steps of their own)
+ * of every chain of the tile: s[jj] = fma(a_k, b_kj, s[jj]) in acc. */
+static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	const size_t nj = T->nj;
+	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0;
+	const uint64_t idx0 = fpl__acc_idx(T, k, 0);
+	double *t = w->t, *y = w->y, *av = w->av;
+	uint64_t *spc = w->spc, ninex = 0;
+	fpl_kcounts kc;
+	size_t jj;
+
+	if (J->path != FPL__ACC_ODD64) {	/* EXACT64 */
+		for (jj = 0; jj < nj; jj++) {
+			t[jj] = s[jj] + a * b[jj];
+			spc[jj] = zero_or_special(t[jj]);
+		}
+	} else {
+		for (jj = 0; jj < nj; jj++)
+			av[jj] = a;
+		J->k->odd[FPL_KOP_FMA](&J->kp, t, av, b, s, nj, spc);
+	}
+	J->k->round(&J->kp, y, t, nj, spc, 1, 0, idx0, &kc);
+	for (jj = 0; jj < nj; jj++) {
+		uint64_t inex = (spc[jj] == 0) & (y[jj] != t[jj]);
+		T->fl[jj] |= (unsigned)inex * FPL_FLAG_INEXACT;
+		ninex += inex;
+	}
+	T->cnt[INEX_INDEX] += ninex;
+	for (jj = 0; jj < nj; jj++) {
+		if (spc[jj]) {
+			unsigned fl = 0;
+			s[jj] = fpl__fma_ix(&m->acc, a, b[jj], s[jj], m->acc_rnd, J->st, idx0 + jj,
+					    &fl);
+			fpl__acc_note(T, jj, fl);
+		} else {
+			s[jj] = y[jj];
+		}
+	}
+}
+
+/* The chains [k0, k1) of the tile in s[]. */
+static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes *w)
+{
+	size_t k;
+
+	if (T->J->path == FPL__ACC_NE64) {
+		fpl__acc_ne64_chain(T, k0, k1, s);
+		return;
+	}
+	for (k = k0; k < k1; k++)
+		step(T, k, s, w);
+}
+
+int fpl__acc_fast_tile(fpl__acc_tile *T, double *res)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	size_t K = J->K, jj, k0;
+	lanes w;
+
+	if (J->path == FPL__ACC_FMA32)
+		return fpl__acc_fma32_tile(T, res);
+	for (jj = 0; jj < T->nj; jj++)
+		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
+	if (m->order == FPL_ORDER_SEQUENTIAL) {
+		chain_range(T, 0, K, res, &w);
+	} else {	/* blocked: chains from +0, each block added into promo */
+		double blk[NT];
+		for (k0 = 0; k0 < K; k0 += m->block) {
+			size_t k1 = K - k0 < m->block ? K : k0 + m->block;
+			for (jj = 0; jj < T->nj; jj++)
+				blk[jj] = 0.0;
+			chain_range(T, k0, k1, blk, &w);
+			for (jj = 0; jj < T->nj; jj++) {
+				unsigned fl = 0;
+				res[jj] = fpl__add_ix(&m->promo, res[jj], blk[jj], m->acc_rnd, J->st,
+						      fpl__acc_idx(T, K + k0 / m->block, jj), &fl);
+				fpl__acc_note(T, jj, fl);
+			}
+		}
+	}
+	fpl__acc_tile_out(T, res);
+	return 1;
+}

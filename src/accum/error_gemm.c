@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * error_gemm.c - fpl_accum_errors_gemm: simulated results against the
+ * exact values of the same GEMM, dot product or sums (accum_error.h).
+ *
+ * The invariant: the statistics do not depend on the thread count.  The
+ * threads (each a contiguous range of rows) only fill per-output arrays:
+ * the exact value, the relative and absolute errors, the exact entry of
+ * |A||B| + |C| rounded to binary64, and a class; one pass in output order
+ * then forms every count, maximum, sum and norm, so the floating-point
+ * sums are evaluated in one fixed order.  The median is a selection over
+ * the stored relative errors (a multiset: its order does not matter).
+ *
+ * Exactness.  Each output's terms (the exact products a_ik b_kj, and
+ * c_ij) are split by sign into two fpl_exact sums of magnitudes, P and
+ * Q: the exact value is P - Q and the exact entry of |A||B| + |C| is
+ * P + Q, one exact addition per term for both.  The relative errors are
+ * fpl_exact_relerr's (faithful), the absolute ones fpl_exact_abserr's
+ * (correctly rounded).  The Frobenius norms are sums of squares in
+ * binary64 of those binary64 entries, each norm scaled by the power of
+ * two that brings its largest entry to [1, 2) (no square overflows, only
+ * negligible ones underflow) and the ratio formed from the scaled norms:
+ * it carries the rounding errors of the sums, a relative 2^-53 times the
+ * output count at worst.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fplab/accum_error.h>
+
+#include "accum/accum_internal.h"
+#include "accum/exact_internal.h"
+#include "util/parallel.h"
+
+enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8 };
+
+typedef struct ectx {
+	size_t M, N, K;
+	const double *A;		/* M x K, packed */
+	const double *Bt;		/* N x K (B transposed), packed; NULL for sums */
+	const double *c;		/* C[i][j] = c[i*ldc + j], or NULL */
+	size_t ldc;
+	const double *r;
+	size_t ldr;
+	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
+	unsigned char *cls;
+} ectx;
+
+typedef struct eworker {
+	const ectx *X;
+	size_t i0, i1;
+} eworker;
+
+/*
+ * The exact value e and the exact sum of magnitudes g of output (i, j)
+ * from one pass over its terms: each term goes, as its magnitude, into P
+ * (positive terms) or Q (negative ones), so e = P - Q and g = P + Q
+ * cost one exact addition per term instead of two.  Special terms keep
+ * their kind: a negative infinity is counted in Q as +inf and becomes
+ * -inf when Q is negated; NaNs (inf*0 included) stay NaNs.  g is
+ * returned only when e is finite (then P and Q have no special terms).
+ */
+static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact *g)
+{
+	const double *a = X->A + i * X->K, *b = X->Bt ? X->Bt + j * X->K : NULL;
+	fpl_exact q, *to[2];
+	size_t k;
+
+	fpl_exact_init(e);
+	fpl_exact_init(&q);
+	to[0] = e;
+	to[1] = &q;
+	/* the sign picks the accumulator by index: random signs would make
+	 * a branch mispredict half the time */
+	if (b)
+		for (k = 0; k < X->K; k++) {
+			uint64_t x = fpl__bits(a[k]), y = fpl__bits(b[k]);
+			fpl_exact_add_product(to[(x ^ y) >> 63], fpl__from_bits(x & ~FPL__SIGN_BIT),
+					      fpl__from_bits(y & ~FPL__SIGN_BIT));
+		}
+	else
+		for (k = 0; k < X->K; k++) {
+			uint64_t x = fpl__bits(a[k]);
+			fpl_exact_add(to[x >> 63], fpl__from_bits(x & ~FPL__SIGN_BIT));
+		}
+	if (X->c) {
+		uint64_t x = fpl__bits(X->c[i * X->ldc + j]);
+		fpl_exact_add(to[x >> 63], fpl__from_bits(x & ~FPL__SIGN_BIT));
+	}
+	*g = *e;
+	fpl_exact_add_exact(g, &q);
+	fpl_exact_neg(&q);
+	fpl_exact_add_exact(e, &q);
+	return !e->nan && !e->pinf && !e->ninf;
+}
+
+static void one_output(const ectx *X, size_t i, size_t j)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j];
+	fpl_exact e, g;
+	unsigned char cl = 0;
+	int efin;
+
+	efin = exact_pair(X, i, j, &e, &g);
+	X->exact[o] = fpl_exact_value(&e);
+	if (efin && isfinite(y)) {
+		cl |= C_ABS;
+		X->abserr[o] = fpl_exact_abserr(&e, y);
+		X->den[o] = fpl_exact_value(&g);
+		if (!fpl__exact_is_zero(&e)) {
+			cl |= C_REL;
+			X->rel[o] = fpl_exact_relerr(&e, y);
+			if (y == 0)
+				cl |= C_ZERO;
+		}
+	} else if (efin) {
+		cl |= C_NONFIN;
+	}
+	X->cls[o] = cl;
+}
+
+static void *ework(void *arg)
+{
+	eworker *w = arg;
+	size_t i, j;
+
+	for (i = w->i0; i < w->i1; i++)
+		for (j = 0; j < w->X->N; j++)
+			one_output(w->X, i, j);
+	return NULL;
+}
+
+/* Rows split into `threads` contiguous ranges; a thread that cannot be
+ * started has its range run here (the same results, later). */
+static void run_rows(const ectx *X, int threads)
+{
+	eworker w[FPL_MAX_THREADS];
+	pthread_t tid[FPL_MAX_THREADS];
+	int started[FPL_MAX_THREADS] = { 0 }, t;
+	size_t per;
+
+	if (threads > FPL_MAX_THREADS)
+		threads = FPL_MAX_THREADS;
+	if (threads < 1 || (double)X->M * (double)X->N * ((double)X->K + 1) < 16384)
+		threads = 1;
+	if ((size_t)threads > X->M)
+		threads = (int)X->M;
+	per = (X->M + (size_t)threads - 1) / (size_t)threads;
+	for (t = 0; t < threads; t++) {
+		w[t].X = X;
+		w[t].i0 = per * (size_t)t < X->M ? per * (size_t)t : X->M;
+		w[t].i1 = per * (size_t)(t + 1) < X->M ? per * (size_t)(t + 1) : X->M;
+	}
+	for (t = 1; t < threads; t++)
+		started[t] = pthread_create(&tid[t], NULL, ework, &w[t]) == 0;
+	ework(&w[0]);
+	for (t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			ework(&w[t]);
+	}
+}
+
+/* ------------------------------------------------------------ statistics */
+
+/*
+ * v[k] after a partial sort of v[0..n) (k < n, no NaN): Hoare partitions
+ * around a median of three, keeping the side that holds k.  Afterwards
+ * every v[i], i > k, is >= v[k] (and every v[i], i < k, is <= v[k]).
+ */
+static double select_kth(double *v, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, K = (ptrdiff_t)k;
+
+	while (lo < hi) {
+		double x = v[lo], y = v[lo + (hi - lo) / 2], z = v[hi], p, t;
+		ptrdiff_t i = lo, j = hi;
+
+		p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+		while (i <= j) {
+			while (v[i] < p)
+				i++;
+			while (v[j] > p)
+				j--;
+			if (i <= j) {
+				t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				j--;
+			}
+		}
+		/* now v[lo..j] <= p, v[i..hi] >= p, v[j+1..i-1] == p */
+		if (K <= j)
+			hi = j;
+		else if (K >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/* The median of v[0..n), n >= 1; v is reordered.  An even count gives
+ * the mean of the two middle values. */
+static double median(double *v, size_t n)
+{
+	double a, b, s;
+	size_t i;
+
+	if (n % 2)
+		return select_kth(v, n, n / 2);
+	a = select_kth(v, n, n / 2 - 1);
+	b = v[n / 2];
+	for (i = n / 2 + 1; i < n; i++)
+		if (v[i] < b)
+			b = v[i];
+	s = a + b;
+	return isinf(s) && !isinf(a) && !isinf(b) ? a / 2 + b / 2 : s / 2;
+}
+
+/* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
+ * *s = inf: an entry is inf), scaled so that no square overflows. */
+static void frobenius(const double *v, const unsigned char *cls, size_t n, double *s, int *ex)
+{
+	double mx = 0, sum = 0, x;
+	size_t o;
+
+	*ex = 0;
+	for (o = 0; o < n; o++)
+		if ((cls[o] & C_ABS) && v[o] > mx)
+			mx = v[o];
+	*s = mx;
+	if (mx == 0 || isinf(mx))
+		return;
+	*ex = ilogb(mx);
+	for (o = 0; o < n; o++)
+		if (cls[o] & C_ABS) {
+			x = ldexp(v[o], -*ex);	/* exact: a power of two */
+			sum += x * x;
+		}
+	*s = sqrt(sum);
+}
+
+static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
+{
+	double sum_rel = 0, nd, dd;
+	size_t o, q = 0;
+	int xd, xg;
+
+	for (o = 0; o < n; o++) {
+		unsigned char c = X->cls[o];
+		if (c & C_REL) {
+			err->rel_n++;
+			sum_rel += X->rel[o];
+			if (X->rel[o] > err->max_rel)
+				err->max_rel = X->rel[o];
+			X->rel[q++] = X->rel[o];	/* compact, in order */
+		}
+		if ((c & C_ABS) && X->abserr[o] > err->max_abs)
+			err->max_abs = X->abserr[o];
+		if (c & C_ZERO)
+			err->became_zero++;
+		if (c & C_NONFIN)
+			err->nonfinite++;
+	}
+	if (q) {
+		err->mean_rel = sum_rel / (double)q;
+		err->median_rel = median(X->rel, q);
+	}
+	frobenius(X->abserr, X->cls, n, &nd, &xd);
+	frobenius(X->den, X->cls, n, &dd, &xg);
+	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
+}
+
+/* ------------------------------------------------------------ driver */
+
+/* dst (rows x K) = the matrix src[i*si + k*sk]. */
+static void pack(double *dst, size_t rows, size_t K, const double *src, ptrdiff_t si,
+		 ptrdiff_t sk)
+{
+	size_t i, k;
+
+	for (i = 0; i < rows; i++)
+		for (k = 0; k < K; k++)
+			dst[i * K + k] = src[(ptrdiff_t)i * si + (ptrdiff_t)k * sk];
+}
+
+int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
+			  size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
+			  size_t kk, const double *a, size_t lda, int transa,
+			  const double *b, size_t ldb, int transb, const double *c,
+			  size_t ldc, int threads)
+{
+	size_t nA, nB, nC;
+	double *pa = NULL, *pb = NULL, *buf = NULL;
+	unsigned char *cls = NULL;
+	fpl_accum_errors E;
+	ectx X;
+	int st = 0;
+
+	if (!err || !mod || fpl_accum_check(mod, NULL) || (!b && n != 1))
+		return FPL_EINVAL;
+	if (m && n
+	    && (!r || ldr < n || (c && ldc < n)
+		|| (kk && (!a || (!transa && lda < kk) || (transa && lda < m)))
+		|| (kk && b && ((!transb && ldb < n) || (transb && ldb < kk)))))
+		return FPL_EINVAL;
+	if (__builtin_mul_overflow(m, kk, &nA) || __builtin_mul_overflow(n, kk, &nB)
+	    || __builtin_mul_overflow(m, n, &nC) || nA > ((size_t)1 << 56)
+	    || nB > ((size_t)1 << 56) || nC > ((size_t)1 << 56))
+		return FPL_ENOMEM;
+	memset(&E, 0, sizeof E);
+	E.outputs = nC;
+	E.bound = fpl_accum_bound(mod, kk);
+	if (!nC) {
+		*err = E;
+		return 0;
+	}
+	pa = malloc((nA ? nA : 1) * sizeof *pa);
+	pb = b ? malloc((nB ? nB : 1) * sizeof *pb) : NULL;
+	buf = malloc(4 * nC * sizeof *buf);
+	cls = malloc(nC);
+	if (!pa || (b && !pb) || !buf || !cls) {
+		st = FPL_ENOMEM;
+		goto out;
+	}
+	memset(&X, 0, sizeof X);
+	X.M = m;
+	X.N = n;
+	X.K = kk;
+	if (kk)
+		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
+	X.A = pa;
+	if (b) {
+		if (kk)	/* Bt[j][k] = B[k][j] */
+			pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
+		X.Bt = pb;
+	}
+	X.c = c;
+	X.ldc = ldc;
+	X.r = r;
+	X.ldr = ldr;
+	X.exact = exact ? exact : buf + 3 * nC;
+	X.rel = buf;
+	X.abserr = buf + nC;
+	X.den = buf + 2 * nC;
+	X.cls = cls;
+	run_rows(&X, threads);
+	summarize(&E, &X, nC);
+	*err = E;
+out:
+	free(pa);
+	free(pb);
+	free(buf);
+	free(cls);
+	return st;
+}

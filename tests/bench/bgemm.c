@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/bench/bgemm.c - emulated GEMM throughput (issue 11, item 5): a
+ * 256x256x256 fpl_accum_gemm on one thread under four models, in GFLOP/s
+ * (2*M*N*K per second) and as a ratio to OpenBLAS's sgemm on one core
+ * measured in the same run, with a memcpy bandwidth line as a machine
+ * baseline.  OpenBLAS is loaded at run time (libopenblas.so.0, package
+ * libopenblas-dev or libopenblas0): without it the ratios are skipped and
+ * the missing package named.  Prints whether the floors hold; never fails.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fplab/fplab.h>
+
+#include "bench.h"
+
+#define DIM 256
+
+typedef struct gemm_ctx {
+	fpl_accum_model m;
+	const double *a, *b;
+	double *c;
+	int rc;
+} gemm_ctx;
+
+static void run_gemm(void *p)
+{
+	gemm_ctx *g = p;
+	fpl_state st;
+
+	fpl_state_init(&st, 7);
+	st.threads = 1;
+	g->rc = fpl_accum_gemm(g->c, DIM, &g->m, 0, DIM, DIM, DIM, g->a, DIM, 0, g->b, DIM, 0, NULL,
+			       &st);
+}
+
+/* cblas_sgemm(RowMajor = 101, NoTrans = 111, ...) */
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int,
+			 const float *, int, float, float *, int);
+typedef struct blas_ctx {
+	sgemm_fn sgemm;
+	const float *a, *b;
+	float *c;
+} blas_ctx;
+
+static void run_blas(void *p)
+{
+	blas_ctx *s = p;
+	s->sgemm(101, 111, 111, DIM, DIM, DIM, 1.0f, s->a, DIM, s->b, DIM, 0.0f, s->c, DIM);
+}
+
+typedef struct copy_ctx {
+	char *dst, *src;
+	size_t n;
+} copy_ctx;
+
+static void run_copy(void *p)
+{
+	copy_ctx *c = p;
+	memcpy(c->dst, c->src, c->n);
+	__asm__ __volatile__("" : : "r"(c->dst) : "memory");
+}
+
+/* OpenBLAS sgemm on one thread, GFLOP/s, or 0 when it cannot be loaded. */
+static double blas_gflops(const double *a, const double *b, int reps)
+{
+	const double flops = 2.0 * DIM * DIM * DIM;
+	float *af = malloc(DIM * DIM * sizeof *af), *bf = malloc(DIM * DIM * sizeof *bf);
+	float *cf = malloc(DIM * DIM * sizeof *cf);
+	void *h;
+	blas_ctx s;
+	double t = 0;
+	size_t i;
+
+	setenv("OPENBLAS_NUM_THREADS", "1", 1);
+	h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+	if (h && af && bf && cf) {
+		void (*set_threads)(int) = (void (*)(int))dlsym(h, "openblas_set_num_threads");
+		s.sgemm = (sgemm_fn)dlsym(h, "cblas_sgemm");
+		if (set_threads)
+			set_threads(1);
+		if (s.sgemm) {
+			for (i = 0; i < DIM * DIM; i++) {
+				af[i] = (float)a[i];
+				bf[i] = (float)b[i];
+			}
+			s.a = af;
+			s.b = bf;
+			s.c = cf;
+			run_blas(&s);
+			t = bench_best(run_blas, &s, reps * 4);
+		}
+	}
+	free(af);
+	free(bf);
+	free(cf);
+	return t > 0 ? flops / t * 1e-9 : 0;
+}
+
+int main(void)
+{
+	static const struct {
+		const char *label, *in, *acc, *order;
+		fpl_rnd rnd;
+	} cases[] = {
+		{ "e4m3fn in, fp16 acc, sequential, ne", "e4m3fn", "fp16", "sequential", FPL_RND_NE },
+		{ "bf16 in, fp32 acc, sequential, ne", "bf16", "fp32", "sequential", FPL_RND_NE },
+		{ "bf16 in, fp16 acc, sequential, sp", "bf16", "fp16", "sequential", FPL_RND_SP },
+		{ "bf16 in, fp32 acc, fused:32", "bf16", "fp32", "fused:32", FPL_RND_NE },
+	};
+	const double flops = 2.0 * DIM * DIM * DIM;
+	const int reps = bench_reps();
+	double *a = malloc(DIM * DIM * sizeof *a), *b = malloc(DIM * DIM * sizeof *b);
+	double *c = malloc(DIM * DIM * sizeof *c), blas, g[4] = { 0 };
+	copy_ctx cp = { malloc(64u << 20), malloc(64u << 20), 64u << 20 };
+	size_t i;
+
+	if (!a || !b || !c || !cp.dst || !cp.src)
+		return 1;
+	bench_gauss(a, DIM * DIM, 1.0, 1);
+	bench_gauss(b, DIM * DIM, 1.0, 2);
+	memset(cp.src, 1, cp.n);
+	memset(cp.dst, 2, cp.n);
+	printf("bgemm: %dx%dx%d, one thread, best of %d; kernels %s\n", DIM, DIM, DIM, reps,
+	       fpl_kernels_selected());
+	printf("  %-40s %8.2f GB/s\n", "memcpy 64 MiB (baseline)",
+	       2.0 * (double)cp.n / bench_best(run_copy, &cp, reps) * 1e-9);
+	blas = blas_gflops(a, b, reps);
+	if (blas > 0)
+		printf("  %-40s %8.2f GFLOP/s\n", "OpenBLAS sgemm (baseline)", blas);
+	else
+		printf("  OpenBLAS sgemm: not found (libopenblas.so.0); install libopenblas-dev "
+		       "(apt-get install -y libopenblas-dev): ratios skipped\n");
+	for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+		gemm_ctx x;
+		double t;
+		fpl_accum_init(&x.m);
+		if (fpl_accum_parse_spec(cases[i].in, &x.m.a, &x.m.a_rnd, NULL)
+		    || fpl_accum_parse_spec(cases[i].acc, &x.m.acc, &x.m.acc_rnd, NULL)
+		    || fpl_accum_parse_order(&x.m, cases[i].order))
+			return 1;
+		x.m.b = x.m.a;
+		x.m.acc_rnd = cases[i].rnd;
+		x.a = a;
+		x.b = b;
+		x.c = c;
+		run_gemm(&x);
+		t = bench_best(run_gemm, &x, reps);
+		if (x.rc) {
+			printf("  %-40s error %d\n", cases[i].label, x.rc);
+			continue;
+		}
+		g[i] = flops / t * 1e-9;
+		printf("  %-40s %8.3f GFLOP/s per core", cases[i].label, g[i]);
+		if (blas > 0)
+			printf("   %.4f x sgemm", g[i] / blas);
+		printf("\n");
+	}
+	printf("  floor e4m3fn/fp16 >= 1 GFLOP/s per core: %s (%.3f)\n",
+	       g[0] >= 1.0 ? "met" : "NOT met", g[0]);
+	if (blas > 0)
+		printf("  floor bf16/fp32 (hardware fma path) >= 0.3 x sgemm: %s (%.3f)\n",
+		       g[1] >= 0.3 * blas ? "met" : "NOT met", g[1] / blas);
+	else
+		printf("  floor bf16/fp32 >= 0.3 x sgemm: not measured (no OpenBLAS)\n");
+	free(a);
+	free(b);
+	free(c);
+	free(cp.dst);
+	free(cp.src);
+	return 0;
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/taccum_fast.c - the accumulation layer's fast paths (chain_fast.c,
+ * chain_fma.c) against its reference path (dot.c), on the same data: every
+ * output's bits and flags, the state's counts, flags and counter must be
+ * equal.  The reference is forced with FPLAB_ACCUM=ref (accum.h); the fast
+ * paths run with FPLAB_ACCUM unset and with FPLAB_ACCUM=nosimd (no AVX2
+ * fma kernel).  The expected values come from the reference path, which
+ * tests/taccum.c checks against an independent implementation.
+ *
+ * Cases: input formats x accumulators x modes (stochastic included) x
+ * orders (sequential, blocked), data from moderate to tiny, huge (overflow),
+ * small integers (exact steps), and with zeros, infinities and NaNs; beta
+ * 0 and 1, with and without an output rounding, 1 and 2 threads.  The
+ * test also asserts that each fast path was taken where the model and
+ * data qualify (fpl__acc_path_runs).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* chain_fast.c's path counters (accum_internal.h): ref, exact64, odd64,
+ * fma32, ne64. */
+extern uint64_t fpl__acc_path_runs[5];
+
+static const char *const env_modes[] = { "ref", "", "nosimd" };
+
+typedef struct result {
+	double *c;
+	unsigned *fl;
+	fpl_state st;
+	int rc;
+} result;
+
+/* Data kinds. */
+enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT };
+
+static double gen(h_rng *g, const fpl_format *f, int kind)
+{
+	uint64_t u = h_rng_next(g);
+
+	switch (kind) {
+	case D_WIDE: return h_rng_value(g, f->emin - f->m - 2, f->emax + 1, 53, 0);
+	case D_TINY: return h_rng_value(g, f->emin - f->m - 1, f->emin + 2, 53, 0);
+	case D_HUGE: return h_rng_value(g, f->emax - 3, f->emax, 53, 0);
+	case D_INT: return (double)((int)(u % 15) - 7);
+	case D_BIG: return h_rng_value(g, f->emax / 2 - 3, f->emax / 2 - 1, 53, 0);
+	case D_SPECIAL:
+		if (u % 11 == 0) {
+			switch ((u >> 8) % 4) {
+			case 0: return (u >> 20) & 1 ? -0.0 : 0.0;
+			case 1: return (u >> 20) & 1 ? -INFINITY : INFINITY;
+			case 2: return h_from_bits(0x7ff8000000000000ull | ((u >> 24) & 0x7f) << 45);
+			default: return 0.0;
+			}
+		}
+		/* fall through */
+	default: return h_rng_value(g, -4, 3, 53, 0);
+	}
+}
+
+static void run_env(const char *env, const fpl_accum_model *m, size_t M, size_t N, size_t K,
+		    const double *a, const double *b, const double *c0, int beta, int threads,
+		    uint64_t seed, result *r)
+{
+	if (*env)
+		setenv("FPLAB_ACCUM", env, 1);
+	else
+		unsetenv("FPLAB_ACCUM");
+	memcpy(r->c, c0, M * N * sizeof *c0);
+	fpl_state_init(&r->st, seed);
+	r->st.threads = threads;
+	r->st.counter = 1000;
+	r->rc = fpl_accum_gemm(r->c, N, m, beta, M, N, K, a, K, 0, b, N, 0, r->fl, &r->st);
+	unsetenv("FPLAB_ACCUM");
+}
+
+static int same_state(const fpl_state *x, const fpl_state *y)
+{
+	int i;
+	if (x->flags != y->flags || x->counter != y->counter)
+		return 0;
+	for (i = 0; i < FPL_NFLAGS; i++)
+		if (x->count[i] != y->count[i])
+			return 0;
+	return 1;
+}
+
+/* One case under model m: every env mode and thread count against the
+ * reference. */
+static void check_case(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
+		       int kind, int beta, h_rng *g)
+{
+	size_t nA = M * K, nB = K * N, nC = M * N, i, e;
+	double *a = malloc(nA * sizeof *a), *b = malloc(nB * sizeof *b);
+	double *c0 = malloc(nC * sizeof *c0);
+	result R[2];
+	uint64_t seed = h_rng_next(g);
+	int t, v;
+	char buf[64];
+
+	for (i = 0; i < nA; i++)
+		a[i] = gen(g, &m->a, kind);
+	for (i = 0; i < nB; i++)
+		b[i] = gen(g, &m->b, kind);
+	for (i = 0; i < nC; i++)
+		c0[i] = gen(g, &m->acc, kind == D_SPECIAL ? D_MODERATE : kind);
+	for (v = 0; v < 2; v++) {
+		R[v].c = malloc(nC * sizeof(double));
+		R[v].fl = malloc(nC * sizeof(unsigned));
+	}
+	run_env("ref", m, M, N, K, a, b, c0, beta, 1, seed, &R[0]);
+	for (e = 1; e < sizeof env_modes / sizeof *env_modes; e++) {
+		for (t = 1; t <= 2; t++) {
+			int ok = 1;
+			run_env(env_modes[e], m, M, N, K, a, b, c0, beta, t, seed, &R[1]);
+			ok = R[1].rc == R[0].rc;
+			for (i = 0; ok && !R[0].rc && i < nC; i++) {
+				if (!h_check(h_same(R[0].c[i], R[1].c[i]) && R[0].fl[i] == R[1].fl[i])) {
+					h_fail("%s (%s, env '%s', %d threads): output %zu: ref %a [%s], "
+					       "fast %a [%s]", what, (const char *[]){ "moderate", "wide",
+					       "tiny", "huge", "int", "special", "big" }[kind], env_modes[e], t, i,
+					       R[0].c[i], h_flags(R[0].fl[i], buf, sizeof buf), R[1].c[i],
+					       h_flags(R[1].fl[i], buf + 32, 32));
+					ok = 0;
+				}
+			}
+			if (!h_check(ok && same_state(&R[0].st, &R[1].st))) {
+				if (ok)
+					h_fail("%s (kind %d, env '%s', %d threads): state differs: flags "
+					       "%#x/%#x inexact %llu/%llu counter %llu/%llu", what, kind,
+					       env_modes[e], t, R[0].st.flags, R[1].st.flags,
+					       (unsigned long long)R[0].st.count[0],
+					       (unsigned long long)R[1].st.count[0],
+					       (unsigned long long)R[0].st.counter,
+					       (unsigned long long)R[1].st.counter);
+			}
+		}
+	}
+	for (v = 0; v < 2; v++) {
+		free(R[v].c);
+		free(R[v].fl);
+	}
+	free(a);
+	free(b);
+	free(c0);
+}
+
+static void spec(fpl_format *f, fpl_rnd *r, const char *s)
+{
+	if (fpl_accum_parse_spec(s, f, r, NULL))
+		h_fail("cannot parse spec %s", s);
+}
+
+static const char *const ins[] = { "e4m3fn", "e5m2", "bf16", "fp16", "fp32", "e2m3" };
+static const char *const accs[] = { "fp16", "fp32", "bf16", "fp16+nosub", "fp16+ftz",
+				    "fp32+daz+ftz", "fp32+sat", "e5m2", "e4m3fnuz", "fp16+sat" };
+static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16" };
+static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_NZ, FPL_RND_TP, FPL_RND_TN,
+				 FPL_RND_TZ, FPL_RND_OD, FPL_RND_SP, FPL_RND_SE };
+#define NELEM(x) (sizeof x / sizeof *x)
+
+static void test_random(void)
+{
+	h_rng g;
+	size_t i, j, o, q, reps = h_sanitized() ? 1 : 2;
+	int kind;
+
+	h_rng_init(&g, 11);
+	for (i = 0; i < NELEM(ins); i++)
+		for (j = 0; j < NELEM(accs); j++)
+			for (o = 0; o < NELEM(orders); o++)
+				for (q = 0; q < NELEM(modes); q++)
+					for (kind = 0; kind < D_COUNT; kind++) {
+						fpl_accum_model m;
+						size_t r;
+						char what[160];
+						fpl_accum_init(&m);
+						spec(&m.a, &m.a_rnd, ins[i]);
+						m.b = m.a;
+						spec(&m.acc, &m.acc_rnd, accs[j]);
+						m.acc_rnd = modes[q];
+						fpl_accum_parse_order(&m, orders[o]);
+						if (h_rng_below(&g, 4) == 0) {
+							m.out_set = 1;
+							spec(&m.out, &m.out_rnd, "e4m3fn");
+							m.out_rnd = modes[(q + 1) % NELEM(modes)];
+						}
+						snprintf(what, sizeof what, "%s x %s -> %s:%s %s%s",
+							 ins[i], ins[i], accs[j], fpl_rnd_name(modes[q]),
+							 orders[o], m.out_set ? " out e4m3fn" : "");
+						for (r = 0; r < reps; r++) {
+							size_t M = 1 + h_rng_below(&g, 5);
+							size_t N = 1 + h_rng_below(&g, 80);
+							size_t K = 1 + h_rng_below(&g, 40);
+							check_case(&m, what, M, N, K, kind,
+								   (int)h_rng_below(&g, 2), &g);
+						}
+					}
+	h_note("random: models x data kinds against the reference path");
+}
+
+/* A model that must take a given path: the path counter moves. */
+static void expect_path(const char *what, const char *a, const char *acc, fpl_rnd rnd,
+			const char *order, int path, int kind)
+{
+	fpl_accum_model m;
+	h_rng g;
+	uint64_t before = fpl__acc_path_runs[path];
+
+	h_rng_init(&g, 12);
+	fpl_accum_init(&m);
+	spec(&m.a, &m.a_rnd, a);
+	m.b = m.a;
+	spec(&m.acc, &m.acc_rnd, acc);
+	m.acc_rnd = rnd;
+	fpl_accum_parse_order(&m, order);
+	check_case(&m, what, 9, 70, 33, kind, 1, &g);
+	if (!h_check(fpl__acc_path_runs[path] > before))
+		h_fail("%s: path %d was not taken", what, path);
+}
+
+static void test_paths(void)
+{
+	enum { REF, EXACT64, ODD64, FMA32, NE64 };
+	expect_path("e4m3fn/fp16 ne (ne64)", "e4m3fn", "fp16", FPL_RND_NE, "sequential",
+		    NE64, D_MODERATE);
+	expect_path("e4m3fn/fp16 ne wide (ne64)", "e4m3fn", "fp16", FPL_RND_NE, "sequential",
+		    NE64, D_WIDE);
+	expect_path("e4m3fn/fp16 ne blocked, overflow (ne64)", "e4m3fn", "fp16", FPL_RND_NE,
+		    "blocked:8", NE64, D_HUGE);
+	expect_path("e4m3fn/fp16 sp (exact64)", "e4m3fn", "fp16", FPL_RND_SP, "sequential",
+		    EXACT64, D_MODERATE);
+	expect_path("e4m3fn/fp16 tz blocked (exact64)", "e4m3fn", "fp16", FPL_RND_TZ,
+		    "blocked:8", EXACT64, D_WIDE);
+	/* e5m2 products span 2^-32 .. 2^32: with fp16 that is 65 bits */
+	expect_path("e5m2/fp16 tz blocked (odd64)", "e5m2", "fp16", FPL_RND_TZ, "blocked:8",
+		    ODD64, D_WIDE);
+	expect_path("bf16/fp16 sp (odd64)", "bf16", "fp16", FPL_RND_SP, "sequential", ODD64,
+		    D_MODERATE);
+	expect_path("bf16/fp32 ne (fma32)", "bf16", "fp32", FPL_RND_NE, "sequential", FMA32,
+		    D_MODERATE);
+	expect_path("fp16/fp32 ne (fma32)", "fp16", "fp32", FPL_RND_NE, "sequential", FMA32,
+		    D_INT);
+	expect_path("bf16/fp32 ne big (fma32, overflowing tiles)", "bf16", "fp32", FPL_RND_NE,
+		    "sequential", FMA32, D_BIG);
+	/* products below 2^-149: not fma32 (underflow) */
+	expect_path("bf16/fp32 ne tiny (odd64)", "bf16", "fp32", FPL_RND_NE, "sequential",
+		    ODD64, D_TINY);
+	expect_path("fp32/fp32 ne (odd64)", "fp32", "fp32", FPL_RND_NE, "sequential", ODD64,
+		    D_MODERATE);
+	expect_path("bf16/fp32 ne specials (not fma32)", "bf16", "fp32", FPL_RND_NE,
+		    "sequential", ODD64, D_SPECIAL);
+	h_note("paths: each fast path taken where it applies");
+}
+
+/* The fp32-fma profile and a larger GEMM over several tiles and threads. */
+static void test_profiles(void)
+{
+	static const char *const prof[] = { "fp32-fma", "fp32-mul-add", "avx512bf16", "amx-bf16" };
+	h_rng g;
+	size_t p;
+	int kind;
+
+	h_rng_init(&g, 13);
+	for (p = 0; p < NELEM(prof); p++)
+		for (kind = 0; kind < D_COUNT; kind++) {
+			fpl_accum_model m;
+			fpl_accum_profile(&m, prof[p]);
+			m.a_load = m.b_load = FPL_LOAD_ROUND;
+			check_case(&m, prof[p], 7, 150, 65, kind, kind & 1, &g);
+		}
+	h_note("profiles: fast and reference paths agree");
+}
+
+int main(void)
+{
+	h_init("taccum_fast");
+	test_paths();
+	test_profiles();
+	test_random();
+	return h_done();
+}
