@@ -141,7 +141,15 @@ CLI_SRCS := \
 	src/cli/cmd_hist.c \
 	src/cli/hist_render.c \
 	src/cli/cmd_info.c \
-	src/cli/cmd_round.c
+	src/cli/cmd_round.c \
+	src/cli/cli_model.c \
+	src/cli/cli_accum_input.c \
+	src/cli/cli_accum.c \
+	src/cli/cli_progress.c \
+	src/cli/cmd_dot.c \
+	src/cli/cmd_gemm.c \
+	src/cli/cmd_reduce.c \
+	src/cli/cmd_models.c
 
 # Test programs: tests/<name>.c, each linked with the harness and the oracle.
 TESTS := \
@@ -165,6 +173,9 @@ TESTS := \
 	tnumber \
 	texact \
 	taccum \
+	taccum_fast \
+	taccerr \
+	treduce \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -175,6 +186,7 @@ BENCHES := \
 	bround \
 	barith \
 	bhist \
+	bgemm \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS)
@@ -300,11 +312,23 @@ FUZZ_TIME ?= 20
 FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
-	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS)" X86_SRCS="$(X86_SRCS)" IO_SRCS="$(IO_SRCS)" \
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(ACCUM_SRCS)" X86_SRCS="$(X86_SRCS)" IO_SRCS="$(IO_SRCS)" \
 		CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)
 
+# bgemm compares with OpenBLAS's sgemm (loaded at run time): installed
+# here as root, like deps; otherwise the command is printed and the
+# ratios are skipped.
 bench: all $(BENCH_BINS)
+	@if ! ls /usr/lib/*/libopenblas.so.0 /usr/lib/libopenblas.so.0 >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "fplab: installing libopenblas-dev (bench baseline)"; \
+			( apt-get install -y -q libopenblas-dev || { apt-get update -q && apt-get install -y -q libopenblas-dev; } ) \
+				>build/apt-bench.log 2>&1 || echo "fplab: apt-get failed, see build/apt-bench.log"; \
+		else \
+			echo "fplab: bench baseline missing: run: sudo apt-get install -y libopenblas-dev"; \
+		fi; \
+	fi
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # ---------------------------------------------------------------- install
@@ -317,7 +341,7 @@ PCDIR   := $(LIBDIR)/pkgconfig
 
 install: all
 	install -d $(BINDIR) $(LIBDIR) $(INCDIR)/fplab $(MANDIR)/man1 $(MANDIR)/man3 \
-		$(MANDIR)/man5 $(DATADIR)/formats $(PCDIR)
+		$(MANDIR)/man5 $(MANDIR)/man7 $(DATADIR)/formats $(PCDIR)
 	install -m 755 $(FPLAB) $(BINDIR)/fplab
 	install -m 644 $(STATIC_LIB) $(LIBDIR)/libfplab.a
 	install -m 755 $(SHARED_LIB) $(LIBDIR)/libfplab.so.$(VERSION)
@@ -327,6 +351,7 @@ install: all
 	for f in man/*.1; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man1/ || true; done
 	for f in man/*.3; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man3/ || true; done
 	for f in man/*.5; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man5/ || true; done
+	for f in man/*.7; do [ -e "$$f" ] && install -m 644 "$$f" $(MANDIR)/man7/ || true; done
 	install -m 644 formats/*.fmt $(DATADIR)/formats/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 		'Name: fplab' 'Description: low-precision floating-point emulation' \
@@ -350,7 +375,7 @@ install: all
 uninstall:
 	rm -f $(BINDIR)/fplab $(LIBDIR)/libfplab.a $(LIBDIR)/libfplab.so* $(PCDIR)/fplab.pc
 	rm -rf $(INCDIR)/fplab $(DATADIR)
-	rm -f $(MANDIR)/man1/fplab*.1 $(MANDIR)/man3/fplab*.3 $(MANDIR)/man5/fplab*.5
+	rm -f $(MANDIR)/man1/fplab*.1 $(MANDIR)/man3/fplab*.3 $(MANDIR)/man5/fplab*.5 $(MANDIR)/man7/fplab*.7
 
 clean:
 	rm -rf build fplab

@@ -538,4 +538,145 @@ void cli_json_str(FILE *fp, const char *s);
 /* Shortest round-trip decimal of x into buf (CLI_VALUE_MAX bytes). */
 char *cli_shortest(char *buf, double x);
 
+/* --------------------------------- accumulation models (cli_accum.c) */
+/*
+ * The options of the commands that simulate an accumulation (dot, gemm,
+ * reduce), spelled the same in all three:
+ *   -f SPEC[,SPEC...]  input formats (A and B), SPEC = fpl_accum_parse_spec's
+ *   NAME[+daz][+ftz][+nosub][+sat][:MODE|:given]; --a-format/--b-format SPEC
+ *   --prod exact|SPEC  --acc SPEC[,...]  --order ORDER[,...]
+ *   --out-format SPEC  --profile NAME  --gen GEN  --reference loaded|given
+ *   -r MODE[,...]  the mode of every rounding whose SPEC gives none
+ *   --seed N --sr-bits R --threads N  (the other rounding options are refused)
+ * -f, -r, --acc and --order take comma lists: the grid is every
+ * combination, in that nesting (-f outermost, --order innermost), each job
+ * with a fresh state (counter 0), so a row equals the same run alone.
+ */
+enum {
+	CLI_OPT_A_FORMAT = 0x1080,
+	CLI_OPT_B_FORMAT,
+	CLI_OPT_PROD,
+	CLI_OPT_ACC,
+	CLI_OPT_ORDER,
+	CLI_OPT_OUT_FORMAT,
+	CLI_OPT_PROFILE,
+	CLI_OPT_GEN,
+	CLI_OPT_REFERENCE
+};
+
+#define CLI_MODEL_LONGOPTS \
+	{ "a-format", required_argument, NULL, CLI_OPT_A_FORMAT }, \
+	{ "b-format", required_argument, NULL, CLI_OPT_B_FORMAT }, \
+	{ "prod", required_argument, NULL, CLI_OPT_PROD }, \
+	{ "acc", required_argument, NULL, CLI_OPT_ACC }, \
+	{ "order", required_argument, NULL, CLI_OPT_ORDER }, \
+	{ "out-format", required_argument, NULL, CLI_OPT_OUT_FORMAT }, \
+	{ "profile", required_argument, NULL, CLI_OPT_PROFILE }, \
+	{ "gen", required_argument, NULL, CLI_OPT_GEN }, \
+	{ "reference", required_argument, NULL, CLI_OPT_REFERENCE }
+
+/* The synopsis fragment of the model options. */
+#define CLI_MODEL_SYNOPSIS \
+	"[-f SPEC,...] [--a-format SPEC] [--b-format SPEC]\n" \
+	"    [--prod exact|SPEC] [--acc SPEC,...] [--order ORDER,...]\n" \
+	"    [--out-format SPEC] [--profile NAME] [-r MODE,...] [--seed N]\n" \
+	"    [--sr-bits R] [--threads N] [--reference loaded|given]"
+
+/* A generator: --gen ones|uniform:A,B|normal:MU,SIGMA|lognormal:MU,SIGMA|ints:A,B */
+enum cli_gen_kind { CLI_GEN_NONE = 0, CLI_GEN_ONES, CLI_GEN_UNIFORM, CLI_GEN_NORMAL,
+		    CLI_GEN_LOGNORMAL, CLI_GEN_INTS };
+struct cli_gen {
+	enum cli_gen_kind kind;
+	double p, q;
+};
+
+struct cli_model {
+	struct cli_round ro;	/* -f, -r, --seed, --sr-bits, --threads */
+	const char *a_format, *b_format, *prod, *acc, *order, *out_format, *profile;
+	struct cli_gen gen;
+	int reference_given;	/* --reference given */
+};
+
+/* One combination of the grid: the model, its spelling per column, and
+ * a fresh state (seed, sr_bits, threads set, counter 0). */
+#define CLI_SPEC_MAX 96
+struct cli_model_job {
+	fpl_accum_model mod;
+	char a[CLI_SPEC_MAX], b[CLI_SPEC_MAX], prod[CLI_SPEC_MAX], acc[CLI_SPEC_MAX],
+	     order[CLI_SPEC_MAX], out[CLI_SPEC_MAX];
+	fpl_state st;
+};
+
+void cli_model_init(struct cli_model *mo);
+/* As cli_round_option: 1 handled, 0 not a model option, -2 usage error
+ * (message printed). */
+int cli_model_option(struct cli_model *mo, int c, const char *arg);
+/* The grid of jobs (*jobs allocated, *n of them).  0, -2 usage error or
+ * -1 (messages printed). */
+int cli_model_grid(const struct cli_model *mo, struct cli_model_job **jobs, size_t *n);
+
+/*
+ * Generated inputs: element i of stream `stream` (1 for A and x, 2 for B)
+ * from fpl_random_draw(seed, CLI_GEN_STREAM + stream, i) (normal and
+ * lognormal: draws 2i and 2i+1).  Deterministic for a seed.
+ */
+#define CLI_GEN_STREAM 0x67656e0000000000ull
+void cli_gen_fill(const struct cli_gen *g, uint64_t seed, uint64_t stream, double *x, size_t n);
+
+/* A tensor read whole, in C order.  FILE or FILE:NAME (an .npz member or
+ * a .safetensors tensor); text gives ndim 1.  0 or -1 (message names the
+ * file and the problem). */
+struct cli_tensor {
+	double *v;
+	size_t n;
+	int ndim;
+	uint64_t shape[FPL_TENSOR_MAXDIM];
+};
+int cli_tensor_read(struct cli_tensor *t, const char *spec);
+void cli_tensor_release(struct cli_tensor *t);
+
+/* One report row of an accumulation run. */
+struct cli_accum_row {
+	double result, exact;
+	double max_rel, median_rel, normwise, bound;
+	uint64_t became_zero;
+	uint64_t count[FPL_NFLAGS];
+	double seconds, flops;
+};
+#define CLI_MODEL_NCOLS 6
+extern const char *const cli_model_cols[CLI_MODEL_NCOLS];
+#define CLI_ACCUM_NCOLS 15
+extern const char *const cli_accum_cols[CLI_ACCUM_NCOLS];
+void cli_model_cells(struct cli_table *t, const struct cli_model_job *j);
+void cli_accum_cells(struct cli_table *t, const struct cli_accum_row *r);
+/*
+ * Run job j once: kind CLI_RUN_GEMM (C = A.B, row-major, c m x n with
+ * ldc n), CLI_RUN_DOT (m = n = 1, a and b vectors of k, b's stride ldb) or
+ * CLI_RUN_SUM (m = n = 1, b unused), then measure it with
+ * fpl_accum_errors_gemm against the loaded inputs (reference_given: the
+ * inputs as given) into row.  0 or -1 (message printed).
+ */
+enum { CLI_RUN_GEMM = 0, CLI_RUN_DOT, CLI_RUN_SUM };
+int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double *c,
+		  size_t m, size_t n, size_t k, const double *a, size_t lda, int transa,
+		  const double *b, size_t ldb, int transb, struct cli_accum_row *row);
+/* Seconds of a monotonic clock. */
+double cli_now(void);
+
+/* -o FILE: n values of shape (ndim, shape) through cli_writer (.npy
+ * .npz .safetensors by extension, else text).  0 or -1. */
+int cli_accum_write(const char *path, const double *v, size_t n, int ndim,
+		    const uint64_t *shape);
+
+/* A progress bar on stderr, only when stderr is a terminal and the work
+ * lasts more than a second: start(what, total jobs), step(done), end. */
+void cli_progress_start(const char *what, size_t total);
+void cli_progress_step(size_t done);
+void cli_progress_end(void);
+
+int cmd_dot(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_reduce(int argc, char **argv);
+
 #endif

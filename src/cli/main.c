@@ -25,10 +25,14 @@
 /* Keep sorted by name; see the checklist in cli.h. */
 const struct cli_command cli_commands[] = {
 	{ "calc", cmd_calc, "element-wise arithmetic in a format: add sub mul div fma sqrt ..." },
+	{ "dot", cmd_dot, "a dot product under an accumulation model, with its exact error" },
 	{ "formats", cmd_formats, "the catalogue of formats, one format's details, or all its codes" },
+	{ "gemm", cmd_gemm, "C = A.B with every output under an accumulation model, exact errors" },
 	{ "help", cmd_help, "show the manual page of fplab or of a command" },
 	{ "hist", cmd_hist, "underflow/overflow histograms of tensor dumps for a format" },
 	{ "info", cmd_info, "versions, compiler, CPU features and kernel sets" },
+	{ "models", cmd_models, "the orders and hardware profiles of the accumulation models" },
+	{ "reduce", cmd_reduce, "sum mean var norm2 softmax logsumexp under an accumulation model" },
 	{ "round", cmd_round, "round numbers from files or stdin into a format" },
 };
 const size_t cli_ncommands = sizeof cli_commands / sizeof *cli_commands;

@@ -30,7 +30,7 @@ n=$(ls "$SRCDIR"/formats/*.fmt | wc -l)
 m=$(ls "$P"/share/fplab/formats/*.fmt | wc -l)
 checks=$((checks + 1))
 [ "$n" -eq "$m" ] || fail "installed $m format files of $n"
-for man in "$SRCDIR"/man/*.[135]; do
+for man in "$SRCDIR"/man/*.[1357]; do
 	[ -e "$man" ] || continue
 	sec=${man##*.}
 	checks=$((checks + 1))

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_accum.c - one run of a model for `dot`, `gemm` and `reduce`: the
+ * simulation, its errors against the exact reference, the report columns
+ * and the -o output.
+ *
+ * Invariant: each job of a grid starts from a fresh state (counter 0, the
+ * run's seed), so a row of a sweep has the bits of the same model run
+ * alone, and no job's bits depend on the thread count (fplab/accum.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+/* ------------------------------------------------------------- report */
+const char *const cli_model_cols[CLI_MODEL_NCOLS] = {
+	"a_format", "b_format", "prod", "acc", "order", "out_format"
+};
+const char *const cli_accum_cols[CLI_ACCUM_NCOLS] = {
+	"result", "exact", "max_rel_error", "median_rel_error", "normwise_error", "bound",
+	"inexact", "underflow", "overflow", "saturated", "flushed", "invalid", "became_zero",
+	"seconds", "mflops"
+};
+
+void cli_model_cells(struct cli_table *t, const struct cli_model_job *j)
+{
+	cli_table_str(t, j->a);
+	cli_table_str(t, j->b);
+	cli_table_str(t, j->prod);
+	cli_table_str(t, j->acc);
+	cli_table_str(t, j->order);
+	cli_table_str(t, j->out);
+}
+
+void cli_accum_cells(struct cli_table *t, const struct cli_accum_row *r)
+{
+	/* the engine's flag indices of the count columns, as cli_errstats */
+	static const int flag[6] = { 0, 1, 2, 5, 6, 4 };
+	int i;
+
+	cli_table_num(t, r->result);
+	cli_table_num(t, r->exact);
+	cli_table_num(t, r->max_rel);
+	cli_table_num(t, r->median_rel);
+	cli_table_num(t, r->normwise);
+	cli_table_num(t, r->bound);
+	for (i = 0; i < 6; i++)
+		cli_table_int(t, (long long)r->count[flag[i]]);
+	cli_table_int(t, (long long)r->became_zero);
+	cli_table_num(t, r->seconds);
+	cli_table_num(t, r->seconds > 0 ? r->flops / r->seconds / 1e6 : 0);
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ----------------------------------------------------------- one run */
+/* The message of a failed load or run. */
+static int run_error(const struct cli_model_job *j, int rc, int sum)
+{
+	if (rc == FPL_ERANGE)
+		return error("an input is not a value of its format (%s%s%s): inputs taken as "
+			     "given (':given', or a profile's) must be; round them with -f FORMAT",
+			     j->a, sum ? "" : ", ", sum ? "" : j->b);
+	return error("%s", fpl_strerror(rc));
+}
+
+int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double *c,
+		  size_t m, size_t n, size_t k, const double *a, size_t lda, int transa,
+		  const double *b, size_t ldb, int transb, struct cli_accum_row *row)
+{
+	const fpl_accum_model *mod = &j->mod;
+	double *al = NULL, *bl = NULL, *ex = NULL, t0;
+	fpl_accum_errors e;
+	int rc;
+
+	memset(row, 0, sizeof *row);
+	al = malloc((m * k + 1) * sizeof *al);
+	bl = malloc((k * n + 1) * sizeof *bl);
+	ex = malloc((m * n + 1) * sizeof *ex);
+	if (!al || !bl || !ex) {
+		rc = error("out of memory");
+		goto out;
+	}
+	/* the loads the run will make (st read only: same counter) */
+	rc = fpl_accum_gemm_loads(al, kind == CLI_RUN_SUM ? NULL : bl, NULL, mod, m, n, k, a,
+				  lda, transa, kind == CLI_RUN_SUM ? NULL : b, ldb, transb, NULL, 0,
+				  &j->st);
+	if (rc) {
+		rc = run_error(j, rc, kind == CLI_RUN_SUM);
+		goto out;
+	}
+	t0 = cli_now();
+	if (kind == CLI_RUN_SUM)
+		rc = fpl_accum_sum(c, mod, k, a, 1, NULL, NULL, &j->st);
+	else if (kind == CLI_RUN_DOT)
+		rc = fpl_accum_dot(c, mod, k, a, 1, b, (ptrdiff_t)ldb, NULL, NULL, &j->st);
+	else
+		rc = fpl_accum_gemm(c, n, mod, 0, m, n, k, a, lda, transa, b, ldb, transb, NULL,
+				    &j->st);
+	row->seconds = cli_now() - t0;
+	if (rc) {
+		rc = run_error(j, rc, kind == CLI_RUN_SUM);
+		goto out;
+	}
+	/* the loaded inputs in the layouts gemm reads: A m x k (lda k), B k x n */
+	rc = reference_given
+		? fpl_accum_errors_gemm(&e, ex, c, n, mod, m, n, k, a, lda, transa,
+					kind == CLI_RUN_SUM ? NULL : b, ldb, transb, NULL, 0,
+					j->st.threads)
+		: fpl_accum_errors_gemm(&e, ex, c, n, mod, m, n, k, al, k, 0,
+					kind == CLI_RUN_SUM ? NULL : bl, n, 0, NULL, 0,
+					j->st.threads);
+	if (rc) {
+		rc = error("error measurement failed: %s", fpl_strerror(rc));
+		goto out;
+	}
+	row->result = kind == CLI_RUN_GEMM ? NAN : c[0];
+	row->exact = kind == CLI_RUN_GEMM ? NAN : ex[0];
+	row->max_rel = e.max_rel;
+	row->median_rel = e.median_rel;
+	row->normwise = e.normwise;
+	row->bound = e.bound;
+	row->became_zero = e.became_zero;
+	memcpy(row->count, j->st.count, sizeof row->count);
+	row->flops = kind == CLI_RUN_SUM ? (double)k : 2.0 * (double)m * (double)n * (double)k;
+	rc = 0;
+out:
+	free(al);
+	free(bl);
+	free(ex);
+	return rc ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- output */
+int cli_accum_write(const char *path, const double *v, size_t n, int ndim,
+		    const uint64_t *shape)
+{
+	struct cli_writer w;
+	fpl_tensor_info info;
+	enum cli_out_kind kind = cli_out_from_path(path, CLI_OUT_TEXT);
+	int rc;
+
+	memset(&info, 0, sizeof info);
+	snprintf(info.name, sizeof info.name, "result");
+	info.dtype = FPL_DT_F64;
+	info.ndim = ndim;
+	if (ndim > 0)
+		memcpy(info.shape, shape, (size_t)ndim * sizeof *shape);
+	info.count = n;
+	if (cli_writer_open(&w, path, kind, NULL, n))
+		return -1;
+	rc = cli_writer_tensor(&w, &info, FPL_DT_UNKNOWN);
+	if (!rc)
+		rc = cli_writer_put(&w, v, n);
+	return cli_writer_close(&w, !rc);
+}

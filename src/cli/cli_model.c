@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_model.c - the model options `dot`, `gemm` and `reduce` share and
+ * their grid: a sweep is every combination of the -f, -r, --acc and
+ * --order lists (cli_accum_input.c has the inputs, cli_accum.c the report
+ * and the run, cli_progress.c the progress bar).
+ *
+ * Invariant: each job of a grid starts from a fresh state (counter 0,
+ * the run's seed), so a row of a sweep has the bits of the same model run
+ * alone, and no job's bits depend on the thread count (fplab/accum.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define MAX_LIST 64	/* values of one comma list */
+
+void cli_model_init(struct cli_model *mo)
+{
+	memset(mo, 0, sizeof *mo);
+	cli_round_init(&mo->ro);
+}
+
+/* --gen SPEC; 0 or -2. */
+static int gen_parse(struct cli_gen *g, const char *s)
+{
+	static const struct { const char *name; enum cli_gen_kind k; } kinds[] = {
+		{ "ones", CLI_GEN_ONES }, { "uniform", CLI_GEN_UNIFORM },
+		{ "normal", CLI_GEN_NORMAL }, { "lognormal", CLI_GEN_LOGNORMAL },
+		{ "ints", CLI_GEN_INTS }
+	};
+	static const char *const names[] = { "ones", "uniform", "normal", "lognormal", "ints" };
+	size_t len = strcspn(s, ":"), i;
+	char *copy, *comma;
+	int bad;
+
+	for (i = 0; i < 5; i++)
+		if (strlen(kinds[i].name) == len && !strncmp(s, kinds[i].name, len))
+			break;
+	if (i == 5) {
+		char name[64];
+
+		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
+		cli_unknown("generator", name, names, 5);
+		return -2;
+	}
+	g->kind = kinds[i].k;
+	if (g->kind == CLI_GEN_ONES) {
+		if (s[len]) {
+			error("--gen '%s': ones takes no parameters", s);
+			return -2;
+		}
+		return 0;
+	}
+	copy = strdup(s[len] ? s + len + 1 : "");
+	if (!copy)
+		return error("out of memory");
+	comma = strchr(copy, ',');
+	bad = !s[len] || !comma;
+	if (!bad) {
+		*comma = 0;
+		bad = cli_parse_double(copy, &g->p) || cli_parse_double(comma + 1, &g->q) ||
+		      !isfinite(g->p) || !isfinite(g->q);
+	}
+	free(copy);
+	if (!bad && g->kind == CLI_GEN_INTS)
+		bad = g->p != floor(g->p) || g->q != floor(g->q) || g->p > g->q ||
+		      fabs(g->p) > 0x1p40 || fabs(g->q) > 0x1p40;
+	if (!bad && g->kind == CLI_GEN_UNIFORM)
+		bad = !(g->p <= g->q);
+	if (!bad && (g->kind == CLI_GEN_NORMAL || g->kind == CLI_GEN_LOGNORMAL))
+		bad = !(g->q >= 0);
+	if (bad) {
+		error("--gen '%s': expected %s", s, g->kind == CLI_GEN_INTS ? "ints:A,B (integers, "
+		      "A <= B)" : g->kind == CLI_GEN_UNIFORM ? "uniform:A,B (A <= B)" :
+		      g->kind == CLI_GEN_NORMAL ? "normal:MU,SIGMA (SIGMA >= 0)" :
+		      "lognormal:MU,SIGMA (SIGMA >= 0)");
+		return -2;
+	}
+	return 0;
+}
+
+int cli_model_option(struct cli_model *mo, int c, const char *arg)
+{
+	int rc = cli_round_option(&mo->ro, c, arg);
+
+	if (rc)
+		return rc;
+	switch (c) {
+	case CLI_OPT_A_FORMAT: mo->a_format = arg; return 1;
+	case CLI_OPT_B_FORMAT: mo->b_format = arg; return 1;
+	case CLI_OPT_PROD: mo->prod = arg; return 1;
+	case CLI_OPT_ACC: mo->acc = arg; return 1;
+	case CLI_OPT_ORDER: mo->order = arg; return 1;
+	case CLI_OPT_OUT_FORMAT: mo->out_format = arg; return 1;
+	case CLI_OPT_PROFILE: mo->profile = arg; return 1;
+	case CLI_OPT_GEN:
+		return gen_parse(&mo->gen, arg) ? -2 : 1;
+	case CLI_OPT_REFERENCE:
+		if (!strcmp(arg, "given"))
+			mo->reference_given = 1;
+		else if (!strcmp(arg, "loaded"))
+			mo->reference_given = 0;
+		else {
+			error("--reference: '%s' is not loaded or given", arg);
+			return -2;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------ the grid */
+/* Split a comma list (a copy into *store); pieces into out.  Returns the
+ * count, or 0 after a message (an empty piece, too many). */
+static size_t split(const char *opt, const char *s, char **store, const char **out)
+{
+	size_t n = 0;
+	char *p;
+
+	*store = strdup(s);
+	if (!*store) {
+		error("out of memory");
+		return 0;
+	}
+	for (p = *store;; ) {
+		char *c = strchr(p, ',');
+
+		if (c)
+			*c = 0;
+		if (!*p || n == MAX_LIST) {
+			error("%s '%s': not a comma list of at most %d values", opt, s, MAX_LIST);
+			return 0;
+		}
+		out[n++] = p;
+		if (!c)
+			return n;
+		p = c + 1;
+	}
+}
+
+/* A spec into f/rnd (rnd untouched without ":MODE"); *has_mode says
+ * whether it gave one.  0 or -2 after a message naming the option. */
+static int spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd, int *given,
+		int *has_mode)
+{
+	int rc = fpl_accum_parse_spec(s, f, rnd, given);
+
+	if (!rc) {
+		*has_mode = strchr(s, ':') && !(given && *given);
+		return 0;
+	}
+	if (rc == FPL_ENOTFOUND) {
+		size_t n;
+		const char *const *names = cli_format_names(&n);
+		char name[64];
+
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(s, "+:") % 63, s);
+		error("%s '%s': unknown format '%s'%s%s%s", opt, s, name,
+		      cli_closest(name, names, n) ? "; did you mean '" : "",
+		      cli_closest(name, names, n) ? cli_closest(name, names, n) : "",
+		      cli_closest(name, names, n) ? "'?" : "");
+	} else if (rc == FPL_EFORMAT) {
+		error("%s '%s': impossible format with these switches", opt, s);
+	} else {
+		error("%s '%s': expected FORMAT[+daz][+ftz][+nosub][+sat][:MODE%s] (MODE one of "
+		      "ne na nz tp tn tz od sp se)", opt, s, given ? "|:given" : "");
+	}
+	return -2;
+}
+
+static const char *const order_names[] = {
+	"sequential", "pairwise", "blocked", "kahan", "neumaier", "fused", "pairs", "evenodd"
+};
+
+/* --order ORDER into m; 0 or -2. */
+static int order(fpl_accum_model *m, const char *s)
+{
+	int rc = fpl_accum_parse_order(m, s);
+	size_t len = strcspn(s, ":"), i;
+	char name[64];
+
+	if (!rc)
+		return 0;
+	snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
+	for (i = 0; i < 8; i++)
+		if (!strcmp(name, order_names[i]))
+			break;
+	if (i == 8)
+		cli_unknown("order", name, order_names, 8);
+	else if (rc == FPL_ENOTFOUND)
+		error("--order '%s': unknown promotion format", s);
+	else
+		error("--order '%s': expected sequential, pairwise[:L], blocked:B[:FMT], kahan, "
+		      "neumaier, fused:F[:W[:tz|ne]], pairs or evenodd[:B] (L, B, F >= 1, "
+		      "W in 1..64)", s);
+	return -2;
+}
+
+/* NAME[+switches] of f as fpl_accum_parse_spec reads it. */
+static void put_format(char *buf, size_t len, const fpl_format *f)
+{
+	fpl_format c;
+	size_t k;
+
+	k = (size_t)snprintf(buf, len, "%s", f->name);
+	if (fpl_format_lookup(&c, f->name) || k >= len)
+		return;
+	if (f->daz && !c.daz)
+		k += (size_t)snprintf(buf + k, len - k, "+daz");
+	if (k < len && f->subnormal != c.subnormal)
+		k += (size_t)snprintf(buf + k, len - k, "%s", f->subnormal == FPL_SUB_FTZ ? "+ftz"
+				      : f->subnormal == FPL_SUB_NO_ROUND ? "+nosub" : "+custom");
+	if (k < len && f->overflow == FPL_OVF_SATURATE && c.overflow != FPL_OVF_SATURATE)
+		snprintf(buf + k, len - k, "+sat");
+}
+
+static void put_spec(char *buf, size_t len, const fpl_format *f, fpl_rnd r, int given)
+{
+	size_t k;
+
+	put_format(buf, len, f);
+	k = strlen(buf);
+	snprintf(buf + k, len - k, ":%s", given ? "given" : fpl_rnd_name(r));
+}
+
+/* The column spellings of a finished model. */
+static void spell(struct cli_model_job *j)
+{
+	const fpl_accum_model *m = &j->mod;
+	size_t k;
+
+	put_spec(j->a, sizeof j->a, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
+	put_spec(j->b, sizeof j->b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
+	if (m->prod_exact)
+		snprintf(j->prod, sizeof j->prod, "exact");
+	else
+		put_spec(j->prod, sizeof j->prod, &m->prod, m->prod_rnd, 0);
+	put_spec(j->acc, sizeof j->acc, &m->acc, m->acc_rnd, 0);
+	k = (size_t)snprintf(j->order, sizeof j->order, "%s", fpl_accum_order_name(m->order));
+	switch (m->order) {
+	case FPL_ORDER_PAIRWISE:
+		snprintf(j->order + k, sizeof j->order - k, ":%zu", m->leaf);
+		break;
+	case FPL_ORDER_EVENODD:
+		snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
+		break;
+	case FPL_ORDER_BLOCKED:
+		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu:", m->block);
+		put_format(j->order + k, sizeof j->order - k, &m->promo);
+		break;
+	case FPL_ORDER_FUSED:
+		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
+		if (m->fused_w)
+			snprintf(j->order + k, sizeof j->order - k, ":%d:%s", m->fused_w,
+				 fpl_rnd_name(m->fused_rnd));
+		break;
+	default:
+		break;
+	}
+	if (m->out_set)
+		put_spec(j->out, sizeof j->out, &m->out, m->out_rnd, 0);
+	else
+		snprintf(j->out, sizeof j->out, "none");
+}
+
+/* Which roundings got their mode from a spec (the rest take -r). */
+struct given_modes {
+	int a, b, prod, acc, out;
+};
+
+/* The fixed part of every job: profile, --a/b-format, --prod,
+ * --out-format.  0 or -2. */
+static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct given_modes *gm)
+{
+	fpl_accum_init(m);
+	memset(gm, 0, sizeof *gm);
+	if (mo->profile) {
+		size_t n, i;
+		const fpl_accum_profile_entry *p = fpl_accum_profiles(&n);
+		const char *names[16];
+
+		if (fpl_accum_profile(m, mo->profile)) {
+			for (i = 0; i < n && i < 16; i++)
+				names[i] = p[i].name;
+			cli_unknown("profile", mo->profile, names, i);
+			return -2;
+		}
+		/* a profile's own roundings keep their modes: -r does not change
+		 * them (a spec given with the profile may) */
+		gm->a = gm->b = gm->prod = gm->acc = gm->out = 1;
+	}
+	if (mo->prod) {
+		if (!strcmp(mo->prod, "exact")) {
+			m->prod_exact = 1;
+		} else {
+			if (spec("--prod", mo->prod, &m->prod, &m->prod_rnd, NULL, &gm->prod))
+				return -2;
+			m->prod_exact = 0;
+		}
+	}
+	if (mo->out_format) {
+		if (spec("--out-format", mo->out_format, &m->out, &m->out_rnd, NULL, &gm->out))
+			return -2;
+		m->out_set = 1;
+	}
+	return 0;
+}
+
+/* Input formats of one job: -f item f (or NULL), then --a/b-format. */
+static int input_formats(const struct cli_model *mo, const char *f, fpl_accum_model *m,
+			 struct given_modes *gm)
+{
+	int given = 0;
+
+	if (f) {
+		if (spec("-f", f, &m->a, &m->a_rnd, &given, &gm->a))
+			return -2;
+		m->b = m->a;
+		m->b_rnd = m->a_rnd;
+		m->a_load = m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+		gm->b = gm->a;
+	}
+	if (mo->a_format) {
+		if (spec("--a-format", mo->a_format, &m->a, &m->a_rnd, &given, &gm->a))
+			return -2;
+		m->a_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	}
+	if (mo->b_format) {
+		if (spec("--b-format", mo->b_format, &m->b, &m->b_rnd, &given, &gm->b))
+			return -2;
+		m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	}
+	return 0;
+}
+
+/* The rounding options this layer does not model: refused, not ignored. */
+static int refused(const struct cli_round *ro)
+{
+	const char *o = ro->has_params ? "--params" : ro->subnormal >= 0 ? "--subnormal"
+		: ro->saturation >= 0 ? "--saturation" : ro->infinity >= 0 ? "--infinity"
+		: ro->explim >= 0 ? "--explim" : ro->tininess >= 0 ? "--tininess"
+		: ro->st.flip != FPL_FLIP_NONE ? "--flip" : ro->has_prob ? "-p" : NULL;
+
+	if (!o)
+		return 0;
+	error("%s is not an option of the accumulation models: give a format's switches in its "
+	      "spec (fp16+nosub, e4m3fn+sat, fp32+daz+ftz); see fplab-models(7)", o);
+	return -2;
+}
+
+struct lists {
+	const char *v[4][MAX_LIST];
+	size_t n[4];
+	char *store[4];
+};
+
+static void lists_release(struct lists *l)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		free(l->store[i]);
+}
+
+/* One job of the grid: -f item f, mode r (NULL: none given), acc, ord. */
+static int make_job(const struct cli_model *mo, struct cli_model_job *j, const char *f,
+		    const char *r, const char *acc, const char *ord)
+{
+	struct given_modes gm;
+	fpl_rnd mode = FPL_RND_NE;
+	int rc;
+
+	if ((rc = base_model(mo, &j->mod, &gm)) || (rc = input_formats(mo, f, &j->mod, &gm)))
+		return rc;
+	if (acc && spec("--acc", acc, &j->mod.acc, &j->mod.acc_rnd, NULL, &gm.acc))
+		return -2;
+	if (ord && order(&j->mod, ord))
+		return -2;
+	if (r) {
+		fpl_rnd_parse(r, &mode);	/* checked by cli_round_option */
+		if (!gm.a)
+			j->mod.a_rnd = mode;
+		if (!gm.b)
+			j->mod.b_rnd = mode;
+		if (!gm.prod)
+			j->mod.prod_rnd = mode;
+		if (!gm.acc)
+			j->mod.acc_rnd = mode;
+		if (!gm.out)
+			j->mod.out_rnd = mode;
+	}
+	j->st = mo->ro.st;
+	j->st.counter = 0;
+	if (!mo->ro.has_threads) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		j->st.threads = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
+	}
+	rc = fpl_accum_check(&j->mod, &j->st);
+	if (rc) {
+		error("the model is not usable: %s", fpl_strerror(rc));
+		return -2;
+	}
+	spell(j);
+	return 0;
+}
+
+int cli_model_grid(const struct cli_model *mo, struct cli_model_job **jobs, size_t *n)
+{
+	static const char *const opts[4] = { "-f", "-r", "--acc", "--order" };
+	const char *args[4];
+	struct lists l;
+	size_t i0, i1, i2, i3, k = 0, total = 1;
+	int i, rc = 0;
+
+	*jobs = NULL;
+	*n = 0;
+	if (refused(&mo->ro))
+		return -2;
+	args[0] = mo->ro.format_arg;
+	args[1] = mo->ro.rnd_arg;
+	args[2] = mo->acc;
+	args[3] = mo->order;
+	memset(&l, 0, sizeof l);
+	for (i = 0; i < 4; i++) {
+		if (!args[i]) {
+			l.v[i][0] = NULL;
+			l.n[i] = 1;
+		} else if (!(l.n[i] = split(opts[i], args[i], &l.store[i], l.v[i]))) {
+			lists_release(&l);
+			return -2;
+		}
+		total *= l.n[i];
+	}
+	*jobs = calloc(total, sizeof **jobs);
+	if (!*jobs) {
+		lists_release(&l);
+		return error("out of memory");
+	}
+	for (i0 = 0; i0 < l.n[0] && !rc; i0++)
+		for (i1 = 0; i1 < l.n[1] && !rc; i1++)
+			for (i2 = 0; i2 < l.n[2] && !rc; i2++)
+				for (i3 = 0; i3 < l.n[3] && !rc; i3++)
+					rc = make_job(mo, &(*jobs)[k++], l.v[0][i0], l.v[1][i1],
+						      l.v[2][i2], l.v[3][i3]);
+	lists_release(&l);
+	if (rc) {
+		free(*jobs);
+		*jobs = NULL;
+		return rc;
+	}
+	*n = total;
+	return 0;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_dot.c - `fplab dot`: one dot product x . y under an accumulation
+ * model (fplab/accum.h), or a sweep of models, with its exact value and
+ * errors (fplab/accum_error.h).
+ *
+ * Invariant: the inputs are made or read once; every job of the grid
+ * runs on them from a fresh state, so each row is the run alone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char dot_usage[] =
+	"usage: fplab dot " CLI_MODEL_SYNOPSIS "\n"
+	"    [--gen GEN -n N | -a FILE -b FILE] [-o FILE] [--tsv|--json|--ndjson]\n";
+
+static struct dot_opts {
+	struct cli_model mo;
+	const char *afile, *bfile, *output;
+	long n;			/* -n, -1 when not given */
+	enum cli_report report;
+} opt;
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_ROUND_LONGOPTS,
+		CLI_MODEL_LONGOPTS,
+		CLI_REPORT_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	memset(&opt, 0, sizeof opt);
+	opt.n = -1;
+	optind = 0;
+	cli_model_init(&opt.mo);
+	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ha:b:n:o:", longopts, NULL)) !=
+	       -1) {
+		rc = cli_model_option(&opt.mo, c, optarg);
+		if (rc < 0)
+			return usage_error(dot_usage, NULL);
+		if (rc > 0 || cli_report_option(&opt.report, c))
+			continue;
+		switch (c) {
+		case 'h':
+			return -1;
+		case 'a':
+			opt.afile = optarg;
+			break;
+		case 'b':
+			opt.bfile = optarg;
+			break;
+		case 'o':
+			opt.output = optarg;
+			break;
+		case 'n':
+			if (cli_parse_long(optarg, &opt.n) || opt.n < 1 || opt.n > (1L << 40))
+				return usage_error(dot_usage, "-n: '%s' is not a length >= 1", optarg);
+			break;
+		default:
+			return usage_error(dot_usage, NULL);
+		}
+	}
+	if (optind < argc)
+		return usage_error(dot_usage, "unexpected argument '%s'", argv[optind]);
+	if (opt.mo.gen.kind && (opt.afile || opt.bfile))
+		return usage_error(dot_usage, "--gen and -a/-b are two sources: give one");
+	if (!opt.mo.gen.kind && !opt.afile && !opt.bfile)
+		return usage_error(dot_usage, "no input: give --gen GEN -n N, or -a FILE -b FILE");
+	if (opt.mo.gen.kind && opt.n < 0)
+		return usage_error(dot_usage, "--gen needs -n N, the length of the vectors");
+	if (!opt.mo.gen.kind && (!opt.afile || !opt.bfile))
+		return usage_error(dot_usage, "a dot product needs both -a FILE and -b FILE");
+	return 0;
+}
+
+/* The two vectors, generated or read; 0 or -1. */
+static int inputs(struct cli_tensor *x, struct cli_tensor *y)
+{
+	if (opt.mo.gen.kind) {
+		size_t n = (size_t)opt.n;
+
+		x->v = malloc(n * sizeof *x->v);
+		y->v = malloc(n * sizeof *y->v);
+		if (!x->v || !y->v)
+			return error("out of memory");
+		x->n = y->n = n;
+		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, n);
+		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, y->v, n);
+		return 0;
+	}
+	if (cli_tensor_read(x, opt.afile) || cli_tensor_read(y, opt.bfile))
+		return -1;
+	if (x->ndim != 1)
+		return error("-a %s: a dot product takes a vector (1-D), not a %d-D tensor",
+			     opt.afile, x->ndim);
+	if (y->ndim != 1)
+		return error("-b %s: a dot product takes a vector (1-D), not a %d-D tensor",
+			     opt.bfile, y->ndim);
+	if (x->n != y->n)
+		return error("-a %s has %zu elements but -b %s has %zu: the lengths must agree",
+			     opt.afile, x->n, opt.bfile, y->n);
+	if (opt.n >= 0 && (size_t)opt.n != x->n)
+		return error("-n %ld but the files hold vectors of %zu", opt.n, x->n);
+	return 0;
+}
+
+int cmd_dot(int argc, char **argv)
+{
+	static const char *const id_cols[] = { "n" };
+	const char *cols[CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS];
+	struct cli_tensor x, y;
+	struct cli_model_job *jobs = NULL;
+	struct cli_accum_row row;
+	struct cli_table t;
+	size_t nj = 0, j;
+	double r = 0;
+	int rc;
+
+	rc = parse_args(argc, argv);
+	if (rc < 0)
+		return usage_help(dot_usage);
+	if (rc)
+		return rc;
+	rc = cli_model_grid(&opt.mo, &jobs, &nj);
+	if (rc)
+		return rc == -2 ? usage_error(dot_usage, NULL) : CLI_EXIT_FAIL;
+	if (opt.output && nj > 1) {
+		free(jobs);
+		return usage_error(dot_usage, "-o %s: a sweep of %zu models has no single result; "
+				   "run one model to write it", opt.output, nj);
+	}
+	memset(&x, 0, sizeof x);
+	memset(&y, 0, sizeof y);
+	rc = inputs(&x, &y);
+	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
+	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
+	memcpy(cols + CLI_MODEL_NCOLS + 1, cli_accum_cols, sizeof cli_accum_cols);
+	if (!rc) {
+		cli_table_begin(&t, stdout, opt.report, cols,
+				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
+		cli_progress_start("dot", nj);
+		for (j = 0; j < nj && !rc; j++) {
+			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_DOT, &r, 1, 1,
+					   x.n, x.v, x.n, 0, y.v, 1, 0, &row);
+			if (rc)
+				break;
+			cli_model_cells(&t, &jobs[j]);
+			cli_table_int(&t, (long long)x.n);
+			cli_accum_cells(&t, &row);
+			cli_progress_step(j + 1);
+		}
+		cli_progress_end();
+		cli_table_end(&t);
+	}
+	if (!rc && opt.output)
+		rc = cli_accum_write(opt.output, &r, 1, 0, NULL);
+	cli_tensor_release(&x);
+	cli_tensor_release(&y);
+	free(jobs);
+	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
