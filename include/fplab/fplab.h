@@ -24,5 +24,6 @@
 #include <fplab/accum.h>
 #include <fplab/accum_error.h>
 #include <fplab/reduce.h>
+#include <fplab/allreduce.h>
 
 #endif
