@@ -149,6 +149,8 @@ CLI_SRCS := \
 	src/cli/cmd_dot.c \
 	src/cli/cmd_gemm.c \
 	src/cli/cmd_reduce.c \
+	src/cli/cmd_allreduce.c \
+	src/cli/cli_layers.c \
 	src/cli/cmd_models.c
 
 # Test programs: tests/<name>.c, each linked with the harness and the oracle.
@@ -176,6 +178,7 @@ TESTS := \
 	taccum_fast \
 	taccerr \
 	treduce \
+	tallreduce \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -207,7 +210,7 @@ ALL_CFLAGS = $(REQ_CFLAGS) $(NATIVE_DEFS) $(CFLAGS)
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-all: $(FPLAB) $(STATIC_LIB) $(SHARED_LIB) fplab
+all: $(FPLAB) $(STATIC_LIB) $(SHARED_LIB) fplab mpi
 
 # A convenience link at the top: ./fplab runs the build being used.
 fplab: $(FPLAB)
@@ -246,6 +249,72 @@ $(DEPS_STAMP):
 		fi; \
 	fi
 	$(Q)touch $@
+
+# ------------------------------------------------------ Open MPI (optional)
+# fplab-mpi, the helper that `fplab allreduce --mpi` runs under mpirun
+# (fplab itself never links Open MPI), is built with mpicc when Open MPI
+# is present.  Its Debian packages are installed once (stamp
+# build/.deps-mpi) as root with apt-get, as deps does; otherwise the
+# command is printed.  Without mpicc, `make` says fplab-mpi is skipped,
+# and its test and bench skip with a message: nothing else needs it.
+# `make deps-mpi` tries the installation again.
+MPICC      ?= mpicc
+MPI_PKGS   := libopenmpi-dev openmpi-bin
+MPI_STAMP  := build/.deps-mpi
+FPLAB_MPI  := $(BUILD)/fplab-mpi
+MPI_SIM    := $(BUILD)/fplab-mpi-sim
+MPI_JOB_OBJ := $(BUILD)/src/mpi/ar_job.o
+MPI_OBJS   := $(BUILD)/src/mpi/fplab_mpi.mpi.o $(BUILD)/src/mpi/ar_mpi.mpi.o
+BENCH_MPI  := $(BUILD)/tests/bench/bmpi
+MPI_MISSING_MSG := fplab: Open MPI (mpicc) not found: fplab-mpi is not built and its test and bench skip; run: sudo apt-get install -y $(MPI_PKGS)
+
+define mpi_install
+	mkdir -p build; \
+	if command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "fplab: installing $(MPI_PKGS) (for fplab-mpi)"; \
+		( apt-get install -y -q $(MPI_PKGS) || { apt-get update -q && apt-get install -y -q $(MPI_PKGS); } ) \
+			>build/apt-mpi.log 2>&1 || echo "fplab: apt-get failed, see build/apt-mpi.log"; \
+	else \
+		echo "fplab: Open MPI missing; run: sudo apt-get install -y $(MPI_PKGS)"; \
+	fi
+endef
+
+.PHONY: deps-mpi mpi
+deps-mpi:
+	@$(mpi_install)
+	@touch $(MPI_STAMP)
+$(MPI_STAMP):
+	@$(mpi_install)
+	@touch $@
+
+# `mpi` builds fplab-mpi when mpicc exists (a sub-make,
+# so that a mpicc installed by this very run is seen).
+mpi: $(STATIC_LIB) $(MPI_JOB_OBJ) | $(MPI_STAMP)
+	@if command -v $(MPICC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory BUILD=$(BUILD) $(FPLAB_MPI); \
+	else \
+		echo "$(MPI_MISSING_MSG)"; \
+	fi
+
+$(BUILD)/%.mpi.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,MPICC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)OMPI_CC="$(CC)" $(MPICC) $(ALL_CFLAGS) -c $< -o $@
+
+$(FPLAB_MPI): $(MPI_OBJS) $(MPI_JOB_OBJ) $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)OMPI_CC="$(CC)" $(MPICC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BENCH_MPI): $(BUILD)/tests/bench/bmpi.mpi.o $(BUILD)/src/mpi/ar_mpi.mpi.o $(MPI_JOB_OBJ) $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)OMPI_CC="$(CC)" $(MPICC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# The simulation side of the MPI test (no MPI): fpl_allreduce on the same
+# generated gradients, written as fplab-mpi writes its result.
+$(MPI_SIM): $(BUILD)/src/mpi/ar_sim.o $(MPI_JOB_OBJ) $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # Objects rebuild when the flags change.
 FLAGS_STAMP := $(BUILD)/.flags
@@ -299,7 +368,14 @@ $(BUILD)/tests/bench/%: $(BUILD)/tests/bench/%.o $(STATIC_LIB)
 demo: all
 	@sh experiments/demo.sh $(FPLAB)
 
-check: all $(TEST_BINS)
+# The experiments beside their papers (each under a minute): every
+# experiments/*.sh but the demo.
+.PHONY: experiments
+experiments: $(FPLAB)
+	@for e in $(filter-out experiments/demo.sh,$(sort $(wildcard experiments/*.sh))); do \
+		echo "== $$e"; sh $$e $(FPLAB) || exit 1; echo; done
+
+check: all $(TEST_BINS) $(MPI_SIM)
 	@BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
 check-long: all $(TEST_BINS) fuzz
@@ -330,6 +406,12 @@ bench: all $(BENCH_BINS)
 		fi; \
 	fi
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@# The packed 8-bit ring against MPI_Allreduce on fp32, 4 ranks, under mpirun.
+	@if command -v $(MPICC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory BUILD=$(BUILD) $(BENCH_MPI) && echo "== $(BENCH_MPI)" && sh tests/bench/bmpi.sh $(BENCH_MPI); \
+	else \
+		echo "== bmpi: skipped: $(MPI_MISSING_MSG)"; \
+	fi
 
 # ---------------------------------------------------------------- install
 BINDIR  := $(DESTDIR)$(PREFIX)/bin
@@ -343,6 +425,7 @@ install: all
 	install -d $(BINDIR) $(LIBDIR) $(INCDIR)/fplab $(MANDIR)/man1 $(MANDIR)/man3 \
 		$(MANDIR)/man5 $(MANDIR)/man7 $(DATADIR)/formats $(PCDIR)
 	install -m 755 $(FPLAB) $(BINDIR)/fplab
+	if [ -x $(FPLAB_MPI) ]; then install -m 755 $(FPLAB_MPI) $(BINDIR)/fplab-mpi; fi
 	install -m 644 $(STATIC_LIB) $(LIBDIR)/libfplab.a
 	install -m 755 $(SHARED_LIB) $(LIBDIR)/libfplab.so.$(VERSION)
 	ln -sf libfplab.so.$(VERSION) $(LIBDIR)/libfplab.so.$(SOVERSION)
@@ -373,7 +456,7 @@ install: all
 	esac
 
 uninstall:
-	rm -f $(BINDIR)/fplab $(LIBDIR)/libfplab.a $(LIBDIR)/libfplab.so* $(PCDIR)/fplab.pc
+	rm -f $(BINDIR)/fplab $(BINDIR)/fplab-mpi $(LIBDIR)/libfplab.a $(LIBDIR)/libfplab.so* $(PCDIR)/fplab.pc
 	rm -rf $(INCDIR)/fplab $(DATADIR)
 	rm -f $(MANDIR)/man1/fplab*.1 $(MANDIR)/man3/fplab*.3 $(MANDIR)/man5/fplab*.5 $(MANDIR)/man7/fplab*.7
 

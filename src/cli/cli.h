@@ -679,4 +679,65 @@ int cmd_gemm(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_reduce(int argc, char **argv);
 
+/* ------------------------------------- all-reduce gradients (cli_layers.c) */
+/*
+ * The gradients of `fplab allreduce`: layers, each n values on each of P
+ * nodes, generated (--layers), read one file per node (--inputs) or read
+ * from one file whose tensors stack the nodes along axis 0 (--stacked).
+ * Node i's values of layer l are l->g[i * l->n .. (i + 1) * l->n).
+ */
+struct cli_layer {
+	char name[FPL_TENSOR_NAME_MAX];	/* "layer0", ... or the tensor's name */
+	size_t n;			/* values per node */
+	int ndim;			/* shape of one node's tensor (1, n when generated) */
+	uint64_t shape[FPL_TENSOR_MAXDIM];
+	struct cli_gen gen;		/* --layers: its distribution */
+	int fp32;			/* --fp32-layers names it */
+	double *g;			/* nodes * n values */
+};
+struct cli_layers {
+	struct cli_layer *l;
+	size_t n;
+	uint32_t nodes;			/* P; 0 until known */
+};
+
+/*
+ * --layers SPEC: LAYER[;LAYER...], LAYER = [Kx]SIZE:GEN with GEN as
+ * --gen reads it (normal:MU,SIGMA lognormal:MU,SIGMA uniform:A,B ints:A,B
+ * ones) and K copies of the layer.  Fills names, sizes and generators (no
+ * values yet).  0 or -2 (usage error printed).
+ */
+int cli_layers_parse(struct cli_layers *ls, const char *spec);
+/*
+ * Generate every parsed layer on `nodes` nodes: value e of node i of
+ * layer l is element e of cli_gen_fill(gen, seed, CLI_LAYER_STREAM(l, i)),
+ * so nodes and layers draw from distinct streams.  0 or -1.
+ */
+#define CLI_LAYER_STREAM(l, i) (((uint64_t)(l) + 1) << 32 | (uint64_t)(i))
+int cli_layers_generate(struct cli_layers *ls, uint32_t nodes, uint64_t seed);
+/* --inputs: files[0..nfiles) one per node (P = nfiles), each holding the
+ * same tensors (names and sizes) in the same order; layer l is tensor l.
+ * A text file is one layer.  0 or -1 (message names file and tensor). */
+int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_t nfiles);
+/* --stacked: every tensor of `path` has a leading axis of P (nodes, or
+ * the first tensor's when nodes is 0); slice i is node i's.  0, -1, or -2
+ * when the file disagrees with --nodes (message printed). */
+int cli_layers_read_stacked(struct cli_layers *ls, const char *path, uint32_t nodes);
+/* --fp32-layers LIST: comma list of layer names, 0-based indices, `first`
+ * or `last`; sets fp32.  0 or -2 (unknown layer, with a suggestion). */
+int cli_layers_fp32(struct cli_layers *ls, const char *list);
+void cli_layers_release(struct cli_layers *ls);
+
+/*
+ * A format SPEC as fpl_accum_parse_spec reads it, NAME[+switches][:MODE],
+ * for option `opt` (messages: unknown format with a suggestion, bad
+ * switches or mode).  given: NULL, or ":given" is accepted and sets it.
+ * *has_mode says whether a :MODE was given; rnd is left alone otherwise.
+ * 0 or -2.  (cli_model.c; every model and format option goes through it.)
+ */
+int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd, int *given,
+		    int *has_mode);
+
+int cmd_allreduce(int argc, char **argv);
+
 #endif

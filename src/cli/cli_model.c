@@ -148,8 +148,8 @@ static size_t split(const char *opt, const char *s, char **store, const char **o
 
 /* A spec into f/rnd (rnd untouched without ":MODE"); *has_mode says
  * whether it gave one.  0 or -2 after a message naming the option. */
-static int spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd, int *given,
-		int *has_mode)
+int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd, int *given,
+		    int *has_mode)
 {
 	int rc = fpl_accum_parse_spec(s, f, rnd, given);
 
@@ -301,13 +301,15 @@ static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct giv
 		if (!strcmp(mo->prod, "exact")) {
 			m->prod_exact = 1;
 		} else {
-			if (spec("--prod", mo->prod, &m->prod, &m->prod_rnd, NULL, &gm->prod))
+			if (cli_format_spec("--prod", mo->prod, &m->prod, &m->prod_rnd, NULL,
+					    &gm->prod))
 				return -2;
 			m->prod_exact = 0;
 		}
 	}
 	if (mo->out_format) {
-		if (spec("--out-format", mo->out_format, &m->out, &m->out_rnd, NULL, &gm->out))
+		if (cli_format_spec("--out-format", mo->out_format, &m->out, &m->out_rnd, NULL,
+				    &gm->out))
 			return -2;
 		m->out_set = 1;
 	}
@@ -321,7 +323,7 @@ static int input_formats(const struct cli_model *mo, const char *f, fpl_accum_mo
 	int given = 0;
 
 	if (f) {
-		if (spec("-f", f, &m->a, &m->a_rnd, &given, &gm->a))
+		if (cli_format_spec("-f", f, &m->a, &m->a_rnd, &given, &gm->a))
 			return -2;
 		m->b = m->a;
 		m->b_rnd = m->a_rnd;
@@ -329,12 +331,12 @@ static int input_formats(const struct cli_model *mo, const char *f, fpl_accum_mo
 		gm->b = gm->a;
 	}
 	if (mo->a_format) {
-		if (spec("--a-format", mo->a_format, &m->a, &m->a_rnd, &given, &gm->a))
+		if (cli_format_spec("--a-format", mo->a_format, &m->a, &m->a_rnd, &given, &gm->a))
 			return -2;
 		m->a_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
 	}
 	if (mo->b_format) {
-		if (spec("--b-format", mo->b_format, &m->b, &m->b_rnd, &given, &gm->b))
+		if (cli_format_spec("--b-format", mo->b_format, &m->b, &m->b_rnd, &given, &gm->b))
 			return -2;
 		m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
 	}
@@ -380,7 +382,7 @@ static int make_job(const struct cli_model *mo, struct cli_model_job *j, const c
 
 	if ((rc = base_model(mo, &j->mod, &gm)) || (rc = input_formats(mo, f, &j->mod, &gm)))
 		return rc;
-	if (acc && spec("--acc", acc, &j->mod.acc, &j->mod.acc_rnd, NULL, &gm.acc))
+	if (acc && cli_format_spec("--acc", acc, &j->mod.acc, &j->mod.acc_rnd, NULL, &gm.acc))
 		return -2;
 	if (ord && order(&j->mod, ord))
 		return -2;

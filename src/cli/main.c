@@ -24,6 +24,7 @@
 
 /* Keep sorted by name; see the checklist in cli.h. */
 const struct cli_command cli_commands[] = {
+	{ "allreduce", cmd_allreduce, "all-reduce per-node gradients in a low-precision format" },
 	{ "calc", cmd_calc, "element-wise arithmetic in a format: add sub mul div fma sqrt ..." },
 	{ "dot", cmd_dot, "a dot product under an accumulation model, with its exact error" },
 	{ "formats", cmd_formats, "the catalogue of formats, one format's details, or all its codes" },

@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_allreduce.c - `fplab allreduce`: all-reduce per-node gradients
+ * layer by layer under a schedule (sequential, ring, tree, hier:G), a
+ * communication and an accumulator format and a scaling (none, loss:S,
+ * aps), against the exact sum (fplab/allreduce.h); a sweep of every
+ * combination of the --algo, --group, --comm, --acc and --scale lists.
+ *
+ * Invariant: each combination starts from a fresh state (the run's seed,
+ * counter 0) and the layers are reduced in file order, one
+ * fpl_allreduce() each, so a row group equals the same combination run
+ * alone; the per-layer rows come from the library's report unchanged and
+ * the total row only sums, averages and maximises them.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fplab/allreduce.h>
+
+#include "cli/cli.h"
+
+static const char allreduce_usage[] =
+	"usage: fplab allreduce [--nodes P] [--algo ALGO,...] [--group G,...]\n"
+	"    [--comm SPEC,...] [--acc SPEC,...] [--scale none|loss:S|aps,...]\n"
+	"    [--fp32-layers LIST] [-r MODE] [--seed N] [--sr-bits R] [--threads N]\n"
+	"    (--layers LAYERS | --inputs FILE,... | --stacked FILE) [-o FILE]\n"
+	"    [--tsv|--json|--ndjson] [--mpi]\n";
+
+enum {
+	OPT_NODES = CLI_OPT_CMD, OPT_ALGO, OPT_GROUP, OPT_COMM, OPT_ACC, OPT_SCALE,
+	OPT_FP32, OPT_LAYERS, OPT_INPUTS, OPT_STACKED, OPT_MPI
+};
+
+#define MAX_LIST 64	/* values of one comma list */
+
+/* One value of --scale. */
+struct scale {
+	fpl_ar_scaling kind;
+	double s;		/* loss:S */
+	const char *spell;
+};
+
+/* One value of --comm or --acc. */
+struct spec {
+	fpl_format f;
+	fpl_rnd rnd;
+	char spell[CLI_SPEC_MAX];
+};
+
+static struct allreduce_opts {
+	struct cli_round ro;	/* -r, --seed, --sr-bits, --threads */
+	long nodes;		/* -1: not given */
+	const char *algo, *group, *comm, *acc, *scale, *fp32, *layers, *inputs, *stacked;
+	const char *output;
+	int mpi;
+	enum cli_report report;
+} opt;
+
+static const char *const algo_names[] = { "sequential", "ring", "tree", "hier" };
+static const char *const scale_names[] = { "none", "loss", "aps" };
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "round", required_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, CLI_OPT_SEED },
+		{ "sr-bits", required_argument, NULL, CLI_OPT_SR_BITS },
+		{ "threads", required_argument, NULL, CLI_OPT_THREADS },
+		CLI_REPORT_LONGOPTS,
+		{ "nodes", required_argument, NULL, OPT_NODES },
+		{ "algo", required_argument, NULL, OPT_ALGO },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "acc", required_argument, NULL, OPT_ACC },
+		{ "scale", required_argument, NULL, OPT_SCALE },
+		{ "fp32-layers", required_argument, NULL, OPT_FP32 },
+		{ "layers", required_argument, NULL, OPT_LAYERS },
+		{ "inputs", required_argument, NULL, OPT_INPUTS },
+		{ "stacked", required_argument, NULL, OPT_STACKED },
+		{ "mpi", no_argument, NULL, OPT_MPI },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	memset(&opt, 0, sizeof opt);
+	opt.nodes = -1;
+	optind = 0;
+	cli_round_init(&opt.ro);
+	while ((c = getopt_long(argc, argv, "hr:o:", longopts, NULL)) != -1) {
+		rc = cli_round_option(&opt.ro, c, optarg);
+		if (rc < 0)
+			return usage_error(allreduce_usage, NULL);
+		if (rc > 0 || cli_report_option(&opt.report, c))
+			continue;
+		switch (c) {
+		case 'h': return -1;
+		case 'o': opt.output = optarg; break;
+		case OPT_NODES:
+			if (cli_parse_long(optarg, &opt.nodes) || opt.nodes < 1 || opt.nodes > 65536)
+				return usage_error(allreduce_usage, "--nodes: '%s' is not a node count "
+						   "1..65536", optarg);
+			break;
+		case OPT_ALGO: opt.algo = optarg; break;
+		case OPT_GROUP: opt.group = optarg; break;
+		case OPT_COMM: opt.comm = optarg; break;
+		case OPT_ACC: opt.acc = optarg; break;
+		case OPT_SCALE: opt.scale = optarg; break;
+		case OPT_FP32: opt.fp32 = optarg; break;
+		case OPT_LAYERS: opt.layers = optarg; break;
+		case OPT_INPUTS: opt.inputs = optarg; break;
+		case OPT_STACKED: opt.stacked = optarg; break;
+		case OPT_MPI: opt.mpi = 1; break;
+		default: return usage_error(allreduce_usage, NULL);
+		}
+	}
+	if (optind < argc)
+		return usage_error(allreduce_usage, "unexpected argument '%s'", argv[optind]);
+	if (opt.ro.rnd_arg && strchr(opt.ro.rnd_arg, ','))
+		return usage_error(allreduce_usage, "-r takes one mode; give a mode per format "
+				   "as --comm FORMAT:MODE,... or --acc FORMAT:MODE,...");
+	if (!!opt.layers + !!opt.inputs + !!opt.stacked != 1)
+		return usage_error(allreduce_usage, opt.layers || opt.inputs || opt.stacked
+				   ? "--layers, --inputs and --stacked are three sources: give one"
+				   : "no gradients: give --layers LAYERS, --inputs FILE,... or "
+				   "--stacked FILE");
+	if (opt.layers && opt.nodes < 0 && !opt.mpi)
+		return usage_error(allreduce_usage, "--layers needs --nodes P");
+	return 0;
+}
+
+/* ---------------------------------------------------------- the lists */
+/* Split a comma list into out (pieces in *store); the count, or 0 after
+ * a message. */
+static size_t split(const char *o, const char *s, char **store, const char **out)
+{
+	size_t n = 0;
+	char *p;
+
+	*store = strdup(s);
+	if (!*store) {
+		error("out of memory");
+		return 0;
+	}
+	for (p = *store;; p++) {
+		char *c = strchr(p, ',');
+
+		if (c)
+			*c = 0;
+		if (!*p || n == MAX_LIST) {
+			error("%s '%s': not a comma list of at most %d values", o, s, MAX_LIST);
+			return 0;
+		}
+		out[n++] = p;
+		if (!c)
+			return n;
+		p = c;
+	}
+}
+
+/* The number of values of a comma list. */
+static uint32_t list_len(const char *s)
+{
+	uint32_t n = 1;
+
+	for (; *s; s++)
+		n += *s == ',';
+	return n;
+}
+
+/* Every list of the sweep, parsed. */
+struct lists {
+	fpl_ar_algo algo[MAX_LIST];
+	uint32_t group[MAX_LIST];
+	struct spec comm[MAX_LIST], acc[MAX_LIST];
+	struct scale scale[MAX_LIST];
+	size_t nalgo, ngroup, ncomm, nacc, nscale;
+	int has_hier, acc_default;
+	char *store[5];
+};
+
+static void lists_release(struct lists *l)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		free(l->store[i]);
+}
+
+/* --comm or --acc items into specs (mode: -r where the item gives none). */
+static int specs(const char *o, const char *arg, char **store, struct spec *sp, size_t *n)
+{
+	const char *v[MAX_LIST];
+	size_t i;
+	int has_mode;
+
+	if (!(*n = split(o, arg, store, v)))
+		return -2;
+	for (i = 0; i < *n; i++) {
+		sp[i].rnd = opt.ro.rnd;
+		if (cli_format_spec(o, v[i], &sp[i].f, &sp[i].rnd, NULL, &has_mode))
+			return -2;
+		snprintf(sp[i].spell, sizeof sp[i].spell, has_mode ? "%s" : "%s:%s", v[i],
+			 fpl_rnd_name(sp[i].rnd));
+	}
+	return 0;
+}
+
+static int scales(const char *arg, char **store, struct lists *l)
+{
+	const char *v[MAX_LIST];
+	size_t i;
+
+	if (!(l->nscale = split("--scale", arg, store, v)))
+		return -2;
+	for (i = 0; i < l->nscale; i++) {
+		struct scale *s = &l->scale[i];
+
+		s->spell = v[i];
+		if (!strcmp(v[i], "none")) {
+			s->kind = FPL_AR_SCALE_NONE;
+		} else if (!strcmp(v[i], "aps")) {
+			s->kind = FPL_AR_SCALE_APS;
+		} else if (!strncmp(v[i], "loss:", 5)) {
+			s->kind = FPL_AR_SCALE_LOSS;
+			if (cli_parse_double(v[i] + 5, &s->s) || !(s->s > 0) || !isfinite(s->s))
+				return error("--scale '%s': expected loss:S with S > 0 finite", v[i]), -2;
+		} else {
+			char name[64];
+
+			snprintf(name, sizeof name, "%.*s", (int)(strcspn(v[i], ":") % 63), v[i]);
+			cli_unknown("scaling", name, scale_names, 3);
+			return -2;
+		}
+	}
+	return 0;
+}
+
+/* All lists, checked against P (0: not known yet).  0 or -2. */
+static int make_lists(struct lists *l, uint32_t nodes)
+{
+	const char *v[MAX_LIST];
+	size_t i, j;
+
+	memset(l, 0, sizeof *l);
+	l->algo[0] = FPL_AR_RING;
+	l->nalgo = 1;
+	if (opt.algo) {
+		if (!(l->nalgo = split("--algo", opt.algo, &l->store[0], v)))
+			return -2;
+		for (i = 0; i < l->nalgo; i++)
+			if (fpl_ar_algo_parse(v[i], &l->algo[i])) {
+				cli_unknown("algorithm", v[i], algo_names, 4);
+				return -2;
+			}
+	}
+	for (i = 0; i < l->nalgo; i++)
+		l->has_hier |= l->algo[i] == FPL_AR_HIER;
+	if (l->has_hier && !opt.group)
+		return error("--algo hier needs --group G (the nodes per group)"), -2;
+	if (!l->has_hier && opt.group)
+		return error("--group applies to --algo hier"), -2;
+	l->ngroup = 1;
+	if (opt.group) {
+		if (!(l->ngroup = split("--group", opt.group, &l->store[1], v)))
+			return -2;
+		for (i = 0; i < l->ngroup; i++) {
+			long g;
+
+			if (cli_parse_long(v[i], &g) || g < 1 || g > 65536)
+				return error("--group: '%s' is not a group size 1..65536", v[i]), -2;
+			l->group[i] = (uint32_t)g;
+			if (nodes && nodes % l->group[i])
+				return error("--group %ld does not divide --nodes %u into equal groups",
+					     g, nodes), -2;
+		}
+	}
+	if (specs("--comm", opt.comm ? opt.comm : "fp32", &l->store[2], l->comm, &l->ncomm))
+		return -2;
+	l->acc_default = !opt.acc;
+	if (opt.acc && specs("--acc", opt.acc, &l->store[3], l->acc, &l->nacc))
+		return -2;
+	if (!opt.acc)
+		l->nacc = 1;	/* the --comm format of each combination */
+	l->scale[0].spell = "none";
+	l->nscale = 1;
+	if (opt.scale && scales(opt.scale, &l->store[4], l))
+		return -2;
+	for (i = 0; i < l->nalgo; i++)
+		for (j = 0; j < i; j++)
+			if (l->algo[i] == l->algo[j])
+				return error("--algo lists '%s' twice", algo_names[l->algo[i]]), -2;
+	return 0;
+}
+
+/* ---------------------------------------------------------- the report */
+static const char *const cols[] = {
+	"algo", "group", "comm", "acc", "scale", "layer", "n", "nodes", "steps",
+	"bytes_per_node", "scale_log2", "avg_rel_error", "max_rel_error", "inexact",
+	"underflow", "overflow", "saturated", "flushed", "invalid", "became_zero", "nan", "inf"
+};
+#define NCOLS (sizeof cols / sizeof *cols)
+
+/* One combination of the sweep. */
+struct combo {
+	fpl_ar_config cfg;
+	const char *comm, *acc, *scale;
+	char group[16];
+};
+
+static void row(struct cli_table *t, const struct combo *c, const char *layer,
+		const fpl_ar_report *r, double scale_log2)
+{
+	/* the engine's flag indices of the count columns, as cli_errstats */
+	static const int flag[6] = { 0, 1, 2, 5, 6, 4 };
+	int i;
+
+	cli_table_str(t, fpl_ar_algo_name(c->cfg.algo));
+	cli_table_str(t, c->group);
+	cli_table_str(t, c->comm);
+	cli_table_str(t, c->acc);
+	cli_table_str(t, c->scale);
+	cli_table_str(t, layer);
+	cli_table_int(t, (long long)r->n);
+	cli_table_int(t, (long long)c->cfg.nodes);
+	cli_table_int(t, (long long)r->steps);
+	cli_table_int(t, (long long)r->bytes_sent);
+	cli_table_num(t, scale_log2);
+	cli_table_num(t, r->avg_rel);
+	cli_table_num(t, r->max_rel);
+	for (i = 0; i < 6; i++)
+		cli_table_int(t, (long long)r->count[flag[i]]);
+	cli_table_int(t, (long long)r->became_zero);
+	cli_table_int(t, (long long)r->nan);
+	cli_table_int(t, (long long)r->inf);
+}
+
+/* Add layer report r into the total tot (avg_rel holds the sum so far). */
+static void add_total(fpl_ar_report *tot, const fpl_ar_report *r)
+{
+	int f;
+
+	tot->n += r->n;
+	tot->steps += r->steps;
+	tot->bytes_sent += r->bytes_sent;
+	tot->avg_rel += r->avg_rel * (double)r->rel_n;
+	tot->rel_n += r->rel_n;
+	if (r->max_rel > tot->max_rel || isnan(r->max_rel))
+		tot->max_rel = r->max_rel;
+	tot->nan += r->nan;
+	tot->inf += r->inf;
+	tot->became_zero += r->became_zero;
+	for (f = 0; f < FPL_NFLAGS; f++)
+		tot->count[f] += r->count[f];
+}
+
+/* Run combination c over every layer: rows, then the total; out (the
+ * sum of the layer sizes) receives the results. */
+static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls, double *out)
+{
+	fpl_ar_report rep, tot;
+	fpl_state st = opt.ro.st;
+	const double **g = malloc(ls->nodes * sizeof *g);
+	double k, kmin = INFINITY;
+	size_t l, off = 0;
+	uint32_t i;
+	int rc = 0;
+
+	if (!g)
+		return error("out of memory");
+	st.counter = 0;
+	memset(&tot, 0, sizeof tot);
+	for (l = 0; l < ls->n && !rc; l++) {
+		struct cli_layer *y = &ls->l[l];
+
+		for (i = 0; i < ls->nodes; i++)
+			g[i] = y->g + (size_t)i * y->n;
+		c->cfg.keep_fp32 = y->fp32;
+		rc = fpl_allreduce(out + off, &rep, &c->cfg, g, y->n, &st);
+		if (rc) {
+			rc = error("layer '%s': %s", y->name, fpl_strerror(rc));
+			break;
+		}
+		if (!rep.nodes_agree)
+			warning("layer '%s': the nodes end with different bits (%s)", y->name,
+				fpl_ar_algo_name(c->cfg.algo));
+		k = c->cfg.scaling == FPL_AR_SCALE_LOSS && !y->fp32 ? log2(c->cfg.loss_scale)
+			: rep.scale_log2;
+		if (!y->fp32 && k < kmin)
+			kmin = k;
+		row(t, c, y->name, &rep, k);
+		add_total(&tot, &rep);
+		off += y->n;
+	}
+	if (!rc) {
+		tot.avg_rel = tot.rel_n ? tot.avg_rel / (double)tot.rel_n : 0;
+		row(t, c, "total", &tot, isinf(kmin) ? 0 : kmin);
+	}
+	free(g);
+	return rc;
+}
+
+/* ----------------------------------------------------------- the inputs */
+static int load(struct cli_layers *ls)
+{
+	int rc;
+
+	memset(ls, 0, sizeof *ls);
+	if (opt.layers) {
+		rc = cli_layers_parse(ls, opt.layers);
+		if (rc)
+			return rc;
+		return cli_layers_generate(ls, (uint32_t)opt.nodes, opt.ro.st.seed);
+	}
+	if (opt.stacked)
+		return cli_layers_read_stacked(ls, opt.stacked, opt.nodes > 0 ? (uint32_t)opt.nodes : 0);
+	{
+		const char *v[MAX_LIST];
+		char *store;
+		size_t n = split("--inputs", opt.inputs, &store, v);
+
+		if (!n) {
+			free(store);
+			return -2;
+		}
+		if (opt.nodes > 0 && (size_t)opt.nodes != n) {
+			free(store);
+			error("--nodes %ld but --inputs names %zu files, one per node", opt.nodes, n);
+			return -2;
+		}
+		rc = cli_layers_read_nodes(ls, v, n);
+		free(store);
+		return rc;
+	}
+}
+
+/* -o: the results of every layer, one tensor each, in their shapes. */
+static int write_output(const struct cli_layers *ls, const double *out)
+{
+	struct cli_writer w;
+	fpl_tensor_info info;
+	uint64_t total = 0;
+	size_t l, off = 0;
+	int rc = 0;
+
+	for (l = 0; l < ls->n; l++)
+		total += ls->l[l].n;
+	if (cli_writer_open(&w, opt.output, cli_out_from_path(opt.output, CLI_OUT_TEXT), NULL,
+			    total))
+		return -1;
+	for (l = 0; l < ls->n && !rc; l++) {
+		memset(&info, 0, sizeof info);
+		snprintf(info.name, sizeof info.name, "%s", ls->l[l].name);
+		info.dtype = FPL_DT_F64;
+		info.ndim = ls->l[l].ndim;
+		memcpy(info.shape, ls->l[l].shape, sizeof info.shape);
+		info.count = ls->l[l].n;
+		rc = cli_writer_tensor(&w, &info, FPL_DT_UNKNOWN);
+		if (!rc)
+			rc = cli_writer_put(&w, out + off, ls->l[l].n);
+		off += ls->l[l].n;
+	}
+	return cli_writer_close(&w, !rc);
+}
+
+/* ------------------------------------------------------------- the run */
+static int sweep(struct lists *li, struct cli_layers *ls, double *out)
+{
+	struct cli_table t;
+	struct combo c;
+	size_t a, g, m, k, s;
+	int rc = 0;
+
+	cli_table_begin(&t, stdout, opt.report, cols, (int)NCOLS);
+	for (a = 0; a < li->nalgo && !rc; a++)
+		for (g = 0; g < (li->algo[a] == FPL_AR_HIER ? li->ngroup : 1) && !rc; g++)
+			for (m = 0; m < li->ncomm && !rc; m++)
+				for (k = 0; k < li->nacc && !rc; k++)
+					for (s = 0; s < li->nscale && !rc; s++) {
+						const struct spec *acc = li->acc_default ? &li->comm[m]
+							: &li->acc[k];
+
+						fpl_ar_config_init(&c.cfg);
+						c.cfg.algo = li->algo[a];
+						c.cfg.nodes = ls->nodes;
+						c.cfg.group = li->algo[a] == FPL_AR_HIER ? li->group[g] : 1;
+						c.cfg.comm = li->comm[m].f;
+						c.cfg.comm_rnd = li->comm[m].rnd;
+						c.cfg.acc = acc->f;
+						c.cfg.acc_rnd = acc->rnd;
+						c.cfg.scaling = li->scale[s].kind;
+						c.cfg.loss_scale = li->scale[s].kind == FPL_AR_SCALE_LOSS
+							? li->scale[s].s : 1;
+						c.cfg.threads = opt.ro.st.threads;
+						c.comm = li->comm[m].spell;
+						c.acc = acc->spell;
+						c.scale = li->scale[s].spell;
+						if (li->algo[a] == FPL_AR_HIER)
+							snprintf(c.group, sizeof c.group, "%u", c.cfg.group);
+						else
+							snprintf(c.group, sizeof c.group, "-");
+						rc = run_combo(&t, &c, ls, out);
+					}
+	cli_table_end(&t);
+	return rc;
+}
+
+/* ------------------------------------------------------------ --mpi */
+/* The fplab-mpi next to this fplab (the build or install directory),
+ * else "fplab-mpi" for a search of PATH. */
+static const char *mpi_helper(char *buf, size_t len)
+{
+	ssize_t k = readlink("/proc/self/exe", buf, len - 16);
+	char *slash;
+
+	if (k > 0) {
+		buf[k] = 0;
+		slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash + 1, "fplab-mpi");
+			if (!access(buf, X_OK))
+				return buf;
+		}
+	}
+	return "fplab-mpi";
+}
+
+/*
+ * `mpirun -np P fplab allreduce --mpi ...`: each rank becomes fplab-mpi
+ * (exec keeps the process MPI started) with the explicit argument list
+ * of the contract at the top of src/mpi/fplab_mpi.c.  Generated layers
+ * only: each rank generates its own gradients.  Returns only on error.
+ */
+static int mpi_exec(void)
+{
+	char *av[64 + 2 * MAX_LIST * 4], path[PATH_MAX], keep[1024] = "", seed[32], srb[16];
+	char layers[4096], *save = NULL, *piece;
+	struct cli_layers ls;
+	int n = 0;
+	size_t l, k = 0;
+
+	if (!opt.layers)
+		return usage_error(allreduce_usage, "--mpi: each rank generates its gradients: give "
+				   "--layers (for files, run fplab-mpi --in PATTERN, see "
+				   "fplab-allreduce(1))");
+	if (opt.comm && strchr(opt.comm, ',') && !opt.acc)
+		return usage_error(allreduce_usage, "--mpi with a --comm list: give --acc too");
+	if (opt.report == CLI_REPORT_JSON || opt.report == CLI_REPORT_NDJSON)
+		return usage_error(allreduce_usage, "--mpi reports as text or --tsv");
+	memset(&ls, 0, sizeof ls);
+	if (cli_layers_parse(&ls, opt.layers) || (opt.fp32 && cli_layers_fp32(&ls, opt.fp32))) {
+		cli_layers_release(&ls);
+		return CLI_EXIT_USAGE;
+	}
+	for (l = 0; l < ls.n && k + 24 < sizeof keep; l++)
+		if (ls.l[l].fp32)
+			k += (size_t)snprintf(keep + k, sizeof keep - k, "%s%zu", k ? "," : "", l);
+	cli_layers_release(&ls);
+	av[n++] = "fplab-mpi";
+	if (opt.nodes > 0) {
+		static char nodes[32];
+
+		snprintf(nodes, sizeof nodes, "%ld", opt.nodes);
+		av[n++] = "--nodes";
+		av[n++] = nodes;
+	}
+#define PASS(o, v) do { if (v) { av[n++] = o; av[n++] = (char *)(v); } } while (0)
+	PASS("--algo", opt.algo);
+	PASS("--group", opt.group);
+	PASS("--comm", opt.comm);
+	PASS("--acc", opt.acc ? opt.acc : opt.comm);
+	PASS("--scale", opt.scale);
+	PASS("-r", opt.ro.rnd_arg);
+	PASS("-o", opt.output);
+#undef PASS
+	if (*keep) {
+		av[n++] = "--keep-fp32";
+		av[n++] = keep;
+	}
+	snprintf(seed, sizeof seed, "%llu", (unsigned long long)opt.ro.st.seed);
+	snprintf(srb, sizeof srb, "%d", opt.ro.st.sr_bits);
+	av[n++] = "--seed";
+	av[n++] = seed;
+	av[n++] = "--sr-bits";
+	av[n++] = srb;
+	if (opt.report == CLI_REPORT_TSV)
+		av[n++] = "--tsv";
+	/* --layers A;Kx B: one --layer per layer, copies expanded */
+	snprintf(layers, sizeof layers, "%s", opt.layers);
+	for (piece = strtok_r(layers, ";", &save); piece; piece = strtok_r(NULL, ";", &save)) {
+		char *x = strchr(piece, 'x'), *colon = strchr(piece, ':');
+		long copies = 1;
+
+		if (x && colon && x < colon && !cli_parse_long((*x = 0, piece), &copies))
+			piece = x + 1;
+		else if (x && colon && x < colon)
+			*x = 'x';
+		while (copies-- > 0 && n < (int)(sizeof av / sizeof *av) - 3) {
+			av[n++] = "--layer";
+			av[n++] = piece;
+		}
+	}
+	av[n] = NULL;
+	if (cli_flush_stdout())
+		return CLI_EXIT_FAIL;
+	execvp(mpi_helper(path, sizeof path), av);
+	error("--mpi: cannot run %s: %s (build it with `make`, which needs Open MPI's "
+	      "mpicc)", mpi_helper(path, sizeof path), strerror(errno));
+	return CLI_EXIT_FAIL;
+}
+
+int cmd_allreduce(int argc, char **argv)
+{
+	struct lists li;
+	struct cli_layers ls;
+	double *out = NULL;
+	size_t ncombo, l, total = 0;
+	int rc;
+
+	rc = parse_args(argc, argv);
+	if (rc < 0)
+		return usage_help(allreduce_usage);
+	if (rc)
+		return rc;
+	if (opt.mpi)
+		return mpi_exec();
+	if (!opt.ro.has_threads) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		opt.ro.st.threads = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
+	}
+	/* the lists first (usage errors before any file is read), against P
+	 * when it is known */
+	rc = make_lists(&li, opt.nodes > 0 ? (uint32_t)opt.nodes : opt.inputs ? list_len(opt.inputs)
+			: 0);
+	lists_release(&li);
+	if (rc)
+		return usage_error(allreduce_usage, NULL);
+	rc = load(&ls);
+	if (!rc && opt.fp32)
+		rc = cli_layers_fp32(&ls, opt.fp32);
+	if (!rc && (rc = make_lists(&li, ls.nodes)))
+		lists_release(&li);
+	if (rc) {
+		cli_layers_release(&ls);
+		return rc == -2 ? usage_error(allreduce_usage, NULL) : CLI_EXIT_FAIL;
+	}
+	ncombo = 0;
+	{
+		size_t a;
+
+		for (a = 0; a < li.nalgo; a++)
+			ncombo += li.algo[a] == FPL_AR_HIER ? li.ngroup : 1;
+		ncombo *= li.ncomm * li.nacc * li.nscale;
+	}
+	if (opt.output && ncombo > 1) {
+		rc = usage_error(allreduce_usage, "-o %s: a sweep of %zu configurations has no "
+				 "single result; run one to write it", opt.output, ncombo);
+		goto done;
+	}
+	for (l = 0; l < ls.n; l++)
+		total += ls.l[l].n;
+	if (!(out = malloc((total + 1) * sizeof *out))) {
+		error("out of memory");
+		rc = CLI_EXIT_FAIL;
+		goto done;
+	}
+	rc = sweep(&li, &ls, out);
+	if (!rc && opt.output)
+		rc = write_output(&ls, out);
+	rc = rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+done:
+	free(out);
+	lists_release(&li);
+	cli_layers_release(&ls);
+	return rc;
+}
