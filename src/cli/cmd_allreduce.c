@@ -28,7 +28,7 @@ static const char allreduce_usage[] =
 	"usage: fplab allreduce [--nodes P] [--algo ALGO,...] [--group G,...]\n"
 	"    [--comm SPEC,...] [--acc SPEC,...] [--scale none|loss:S|aps,...]\n"
 	"    [--fp32-layers LIST] [-r MODE] [--seed N] [--sr-bits R] [--threads N]\n"
-	"    (--layers LAYERS | --inputs FILE,... | --stacked FILE) [-o FILE]\n"
+	"    [--layers LAYERS | --inputs FILE,... | --stacked FILE] [-o FILE]\n"
 	"    [--tsv|--json|--ndjson] [--mpi]\n";
 
 enum {
@@ -37,6 +37,11 @@ enum {
 };
 
 #define MAX_LIST 64	/* values of one comma list */
+
+/* Without a source: one layer the size of ResNet-50's first convolution
+ * (the layer of the APS paper's Table 9), positive lognormal values of
+ * gradient size, so the report measures round-off, not cancellation. */
+#define DEFAULT_LAYERS "9408:lognormal:-8,1"
 
 /* One value of --scale. */
 struct scale {
@@ -125,11 +130,11 @@ static int parse_args(int argc, char **argv)
 	if (opt.ro.rnd_arg && strchr(opt.ro.rnd_arg, ','))
 		return usage_error(allreduce_usage, "-r takes one mode; give a mode per format "
 				   "as --comm FORMAT:MODE,... or --acc FORMAT:MODE,...");
-	if (!!opt.layers + !!opt.inputs + !!opt.stacked != 1)
-		return usage_error(allreduce_usage, opt.layers || opt.inputs || opt.stacked
-				   ? "--layers, --inputs and --stacked are three sources: give one"
-				   : "no gradients: give --layers LAYERS, --inputs FILE,... or "
-				   "--stacked FILE");
+	if (!!opt.layers + !!opt.inputs + !!opt.stacked > 1)
+		return usage_error(allreduce_usage, "--layers, --inputs and --stacked are three "
+				   "sources: give one");
+	if (!opt.layers && !opt.inputs && !opt.stacked)
+		opt.layers = DEFAULT_LAYERS;
 	if (opt.layers && opt.nodes < 0 && !opt.mpi)
 		return usage_error(allreduce_usage, "--layers needs --nodes P");
 	return 0;

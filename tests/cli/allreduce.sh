@@ -187,7 +187,16 @@ expect_fail "bad distribution" 2 "unknown generator 'nromal'; did you mean 'norm
 expect_fail "bad distribution parameters" 2 "layer 1 has a bad distribution 'normal:0'" \
 	fplab allreduce --nodes 8 --layers 10:normal:0
 expect_fail "no nodes" 2 "--layers needs --nodes P" fplab allreduce --layers 4:ones
-expect_fail "no source" 2 "no gradients" fplab allreduce --nodes 4
+# the issue's done-when command, without a source: the default layer
+# (9408 lognormal(-8, 1) values per node); the ring adds each node's
+# gradient to sums up to 255 times larger, hier:16 to at most 15 times
+# larger, so the ring's average relative error is the larger
+fplab allreduce --nodes 256 --comm e5m2 --acc e5m2 --seed 1 --algo ring,hier --group 16 --tsv >dflt.tsv
+checks=$((checks + 1))
+awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["layer"] == "total" { e[$c["algo"]] = $c["avg_rel_error"]; n = $c["n"] }
+	END { exit !(n == 9408 && e["ring"] > e["hier"]) }' dflt.tsv ||
+	fail "default layer: ring must lose more than hier:16: $(cat dflt.tsv)"
 expect_fail "two sources" 2 "three sources: give one" fplab allreduce --nodes 4 --layers 4:ones --stacked x.npz
 expect_fail "-o with a sweep" 2 "a sweep of 2 configurations" \
 	fplab allreduce --nodes 4 --algo ring,tree --layers 4:ones -o x.npz
