@@ -79,6 +79,16 @@ static inline void fpl__acc_note(fpl__acc_tile *T, size_t jj, unsigned f)
 	}
 }
 
+/* Is x a value of f (accum.h, Loads: rounding it to nearest into f, ftz
+ * read as subnormals and without DAZ, gives x back; NaN and inf by the
+ * specials)?  (load.c) */
+int fpl__acc_is_value(const fpl_format *f, double x);
+/* Load buf[0..n) into f in place: check it (FPL_LOAD_GIVEN: FPL_ERANGE
+ * for a non-value) or round it with draws c0, c0+1, ... of a copy of st,
+ * adding the flag counts into cnt (may be NULL).  0 or a status. */
+int fpl__acc_load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl_rnd rnd,
+		  const fpl_state *st, uint64_t c0, uint64_t *cnt);
+
 /* Compute the tile's outputs into res[0..nj) (dot.c). */
 void fpl__acc_tile_run(fpl__acc_tile *T, double *res);
 

@@ -29,49 +29,6 @@
 
 /* ------------------------------------------------------------ loads */
 
-/* Is x a value of f?  The test fpl_accum_gemm applies to given inputs
- * (accum.h, Loads): rounding x to nearest into f, with ftz read as
- * subnormals and without DAZ, gives x back; NaN and inf by the specials. */
-static int is_value(const fpl_format *f, double x)
-{
-	fpl_format g = *f;
-	fpl_state s;
-	unsigned fl = 0;
-
-	if (fpl__isnan(x))
-		return f->specials != FPL_SPEC_NONE;
-	if (fpl__isinf(x))
-		return fpl__has_inf(f);
-	if (g.subnormal == FPL_SUB_FTZ)
-		g.subnormal = FPL_SUB_YES;
-	g.daz = 0;
-	fpl_format_finish(&g);
-	fpl_state_init(&s, 0);
-	return fpl__bits(fpl__round_ix(&g, x, FPL_RND_NE, &s, 0, &fl)) == fpl__bits(x);
-}
-
-/* Load buf[0..n) into f in place: check it (given) or round it with the
- * draws c0, c0+1, ... of a copy of st. */
-static int load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl_rnd rnd,
-		const fpl_state *st, uint64_t c0)
-{
-	fpl_state s;
-	size_t i;
-
-	if (kind == FPL_LOAD_GIVEN) {
-		for (i = 0; i < n; i++)
-			if (!is_value(f, buf[i]))
-				return FPL_ERANGE;
-		return 0;
-	}
-	if (!n)
-		return 0;
-	s = *st;
-	fpl_state_clear_flags(&s);
-	s.counter = c0;
-	return fpl_round_array(f, buf, buf, n, rnd, &s);
-}
-
 int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_accum_model *mod,
 			 size_t m, size_t n, size_t kk, const double *a, size_t lda,
 			 int transa, const double *b, size_t ldb, int transb,
@@ -106,12 +63,12 @@ int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_accum_mod
 	for (i = 0; c && i < nC; i++)
 		cl[i] = c[(i / n) * ldc + i % n];
 	c0 = st->counter;
-	if ((r = load(al, nA, &mod->a, mod->a_load, mod->a_rnd, st, c0))
-	    || (r = load(bl, nB, &mod->b, mod->b_load, mod->b_rnd, st, c0 + nA)))
+	if ((r = fpl__acc_load(al, nA, &mod->a, mod->a_load, mod->a_rnd, st, c0, NULL))
+	    || (r = fpl__acc_load(bl, nB, &mod->b, mod->b_load, mod->b_rnd, st, c0 + nA, NULL)))
 		return r;
 	if (c)
-		return load(cl, nC, fpl__acc_sum_format(mod), mod->a_load, mod->acc_rnd, st,
-			    c0 + nA + nB);
+		return fpl__acc_load(cl, nC, fpl__acc_sum_format(mod), mod->a_load, mod->acc_rnd,
+				     st, c0 + nA + nB, NULL);
 	return 0;
 }
 

@@ -113,50 +113,6 @@ static int run_tiles(const fpl__acc_job *J, const opdesc *d, int threads, uint64
 	return st;
 }
 
-/* Is x a value of f (accum.h, Loads)? */
-static int is_value(const fpl_format *f, double x)
-{
-	fpl_format g = *f;
-	fpl_state s;
-	unsigned fl = 0;
-
-	if (fpl__isnan(x))
-		return f->specials != FPL_SPEC_NONE;
-	if (fpl__isinf(x))
-		return fpl__has_inf(f);
-	if (g.subnormal == FPL_SUB_FTZ)
-		g.subnormal = FPL_SUB_YES;
-	g.daz = 0;
-	fpl_format_finish(&g);
-	fpl_state_init(&s, 0);
-	return fpl__bits(fpl__round_ix(&g, x, FPL_RND_NE, &s, 0, &fl)) == fpl__bits(x);
-}
-
-/* Load n values (already gathered in buf) into f: check them or round
- * them with draws c0.., counting the flags into cnt. */
-static int load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl_rnd rnd,
-		const fpl_state *st, uint64_t c0, uint64_t *cnt)
-{
-	fpl_state s;
-	size_t i;
-	int r;
-
-	if (kind == FPL_LOAD_GIVEN) {
-		for (i = 0; i < n; i++)
-			if (!is_value(f, buf[i]))
-				return FPL_ERANGE;
-		return 0;
-	}
-	s = *st;
-	fpl_state_clear_flags(&s);
-	s.counter = c0;
-	if (n && (r = fpl_round_array(f, buf, buf, n, rnd, &s)))
-		return r;
-	for (i = 0; i < FPL_NFLAGS; i++)
-		cnt[i] += s.count[i];
-	return 0;
-}
-
 static int size_mul(size_t a, size_t b, size_t *r)
 {
 	return __builtin_mul_overflow(a, b, r) ? FPL_ERANGE : 0;
@@ -194,10 +150,10 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	for (i = 0; C && i < nC; i++)
 		C[i] = d->c[(ptrdiff_t)(i / d->N) * d->sci + (ptrdiff_t)(i % d->N) * d->scj];
 	c0 = st->counter;
-	if ((r = load(A, nA, &m->a, m->a_load, m->a_rnd, st, c0, cnt))
-	    || (r = load(B, nB, &m->b, m->b_load, m->b_rnd, st, c0 + nA, cnt))
-	    || (C && (r = load(C, nC, fpl__acc_sum_format(m), m->a_load, m->acc_rnd, st,
-			       c0 + nA + nB, cnt))))
+	if ((r = fpl__acc_load(A, nA, &m->a, m->a_load, m->a_rnd, st, c0, cnt))
+	    || (r = fpl__acc_load(B, nB, &m->b, m->b_load, m->b_rnd, st, c0 + nA, cnt))
+	    || (C && (r = fpl__acc_load(C, nC, fpl__acc_sum_format(m), m->a_load, m->acc_rnd,
+					st, c0 + nA + nB, cnt))))
 		goto out;
 	L = (uint64_t)nA + nB + nC;
 	S = fpl_accum_steps(m, d->K, d->sum);

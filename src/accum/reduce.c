@@ -416,25 +416,6 @@ static void softmax(ctx *c, double *out, size_t n, const double *x, double *e,
 
 /* ------------------------------------------------------------ driver */
 
-/* Is x a value of f (accum.h, Loads)?  As gemm.c decides it. */
-static int is_value(const fpl_format *f, double x)
-{
-	fpl_format g = *f;
-	fpl_state s;
-	unsigned fl = 0;
-
-	if (fpl__isnan(x))
-		return f->specials != FPL_SPEC_NONE;
-	if (fpl__isinf(x))
-		return fpl__has_inf(f);
-	if (g.subnormal == FPL_SUB_FTZ)
-		g.subnormal = FPL_SUB_YES;
-	g.daz = 0;
-	fpl_format_finish(&g);
-	fpl_state_init(&s, 0);
-	return fpl__bits(fpl__round_ix(&g, x, FPL_RND_NE, &s, 0, &fl)) == fpl__bits(x);
-}
-
 /* Load x into xs (draw c0 + k), as fpl_accum_sum loads its terms. */
 static int load(ctx *c, double *xs, size_t n, const double *x, ptrdiff_t incx)
 {
@@ -444,7 +425,7 @@ static int load(ctx *c, double *xs, size_t n, const double *x, ptrdiff_t incx)
 	for (k = 0; k < n; k++) {
 		double v = x[(ptrdiff_t)k * incx];
 		if (m->a_load == FPL_LOAD_GIVEN) {
-			if (!is_value(&m->a, v))
+			if (!fpl__acc_is_value(&m->a, v))
 				return FPL_ERANGE;
 			xs[k] = v;
 		} else {
