@@ -94,7 +94,8 @@ KERNEL_SRCS := \
 	src/kernels/round_ref.c \
 	src/kernels/array.c \
 	src/kernels/array_ops.c \
-	src/util/parallel.c
+	src/util/parallel.c \
+	src/util/gen.c
 
 # Native kernels: compiled with ISA flags, selected at run time.
 ifeq ($(NATIVE),1)

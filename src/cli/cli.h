@@ -33,6 +33,8 @@
 
 #include <fplab/fplab.h>
 
+#include "util/gen.h"
+
 /* Exit statuses. */
 enum {
 	CLI_EXIT_OK = 0,
@@ -515,7 +517,9 @@ struct cli_errstats {
 	double abs_sum, abs_sumsq, abs_max;
 	double worst;			/* an exact value (binary64) reaching rel_max */
 };
-#define CLI_ERRSTATS_NCOLS 13
+#define CLI_ERRSTATS_NEVENTS 7	/* inexact .. became_zero */
+#define CLI_ERRSTATS_NERRORS 6	/* mean_rel_error .. max_abs_error */
+#define CLI_ERRSTATS_NCOLS (CLI_ERRSTATS_NEVENTS + CLI_ERRSTATS_NERRORS)
 extern const char *const cli_errstats_cols[CLI_ERRSTATS_NCOLS];
 /* Add one value: x exact (a binary64), y its result. */
 void cli_errstats_add(struct cli_errstats *s, double x, double y);
@@ -524,8 +528,12 @@ void cli_errstats_add(struct cli_errstats *s, double x, double y);
  * rel |xd|, within 2^-53 of rel |x|). */
 void cli_errstats_add_rel(struct cli_errstats *s, double xd, double y, double rel);
 void cli_errstats_merge(struct cli_errstats *to, const struct cli_errstats *from);
-/* The CLI_ERRSTATS_NCOLS cells, in cli_errstats_cols order: the event
- * counts (from count[], an fpl_state's) then the errors. */
+/* The figures of the CLI_ERRSTATS_NCOLS columns, in cli_errstats_cols
+ * order: the event counts (from count[], an fpl_state's) into ev, the
+ * errors into err. */
+void cli_errstats_values(const struct cli_errstats *s, const uint64_t count[FPL_NFLAGS],
+			 uint64_t ev[CLI_ERRSTATS_NEVENTS], double err[CLI_ERRSTATS_NERRORS]);
+/* Those figures as table cells. */
 void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
 			const uint64_t count[FPL_NFLAGS]);
 
@@ -582,18 +590,11 @@ enum {
 	"    [--out-format SPEC] [--profile NAME] [-r MODE,...] [--seed N]\n" \
 	"    [--sr-bits R] [--threads N] [--reference loaded|given]"
 
-/* A generator: --gen ones|uniform:A,B|normal:MU,SIGMA|lognormal:MU,SIGMA|ints:A,B */
-enum cli_gen_kind { CLI_GEN_NONE = 0, CLI_GEN_ONES, CLI_GEN_UNIFORM, CLI_GEN_NORMAL,
-		    CLI_GEN_LOGNORMAL, CLI_GEN_INTS };
-struct cli_gen {
-	enum cli_gen_kind kind;
-	double p, q;
-};
-
 struct cli_model {
 	struct cli_round ro;	/* -f, -r, --seed, --sr-bits, --threads */
 	const char *a_format, *b_format, *prod, *acc, *order, *out_format, *profile;
-	struct cli_gen gen;
+	struct fpl__gen gen;	/* --gen (util/gen.h, shared with fplab-mpi); generated
+				 * inputs use stream 1 for A and x, 2 for B */
 	int reference_given;	/* --reference given */
 };
 
@@ -614,14 +615,6 @@ int cli_model_option(struct cli_model *mo, int c, const char *arg);
 /* The grid of jobs (*jobs allocated, *n of them).  0, -2 usage error or
  * -1 (messages printed). */
 int cli_model_grid(const struct cli_model *mo, struct cli_model_job **jobs, size_t *n);
-
-/*
- * Generated inputs: element i of stream `stream` (1 for A and x, 2 for B)
- * from fpl_random_draw(seed, CLI_GEN_STREAM + stream, i) (normal and
- * lognormal: draws 2i and 2i+1).  Deterministic for a seed.
- */
-#define CLI_GEN_STREAM 0x67656e0000000000ull
-void cli_gen_fill(const struct cli_gen *g, uint64_t seed, uint64_t stream, double *x, size_t n);
 
 /* A tensor read whole, in C order.  FILE or FILE:NAME (an .npz member or
  * a .safetensors tensor); text gives ndim 1.  0 or -1 (message names the
@@ -691,7 +684,7 @@ struct cli_layer {
 	size_t n;			/* values per node */
 	int ndim;			/* shape of one node's tensor (1, n when generated) */
 	uint64_t shape[FPL_TENSOR_MAXDIM];
-	struct cli_gen gen;		/* --layers: its distribution */
+	struct fpl__gen gen;		/* --layers: its distribution */
 	int fp32;			/* --fp32-layers names it */
 	double *g;			/* nodes * n values */
 };
@@ -710,10 +703,10 @@ struct cli_layers {
 int cli_layers_parse(struct cli_layers *ls, const char *spec);
 /*
  * Generate every parsed layer on `nodes` nodes: value e of node i of
- * layer l is element e of cli_gen_fill(gen, seed, CLI_LAYER_STREAM(l, i)),
- * so nodes and layers draw from distinct streams.  0 or -1.
+ * layer l is element e of fpl__gen_fill(gen, seed, FPL__GEN_LAYER_STREAM(l, i)),
+ * so nodes and layers draw from distinct streams (fplab-mpi's ranks use
+ * the same streams).  0 or -1.
  */
-#define CLI_LAYER_STREAM(l, i) (((uint64_t)(l) + 1) << 32 | (uint64_t)(i))
 int cli_layers_generate(struct cli_layers *ls, uint32_t nodes, uint64_t seed);
 /* --inputs: files[0..nfiles) one per node (P = nfiles), each holding the
  * same tensors (names and sizes) in the same order; layer l is tensor l.

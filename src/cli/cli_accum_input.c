@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_accum_input.c - the inputs of `dot`, `gemm` and `reduce`: generators
- * (--gen, deterministic from the seed) and whole tensors read from files
- * (-a, -b, -x: .npy, .npz members, .safetensors tensors, text).
+ * cli_accum_input.c - the file inputs of `dot`, `gemm` and `reduce`: whole
+ * tensors (-a, -b, -x: .npy, .npz members, .safetensors tensors, text).
+ * Generated inputs (--gen) come from util/gen.h.
  *
- * Invariant: generated values depend only on (seed, stream, index), never on
- * threads or platform for uniform and ints (normal and lognormal use libm).
+ * Invariant: a tensor is returned in C (logical) order whatever its
+ * storage order.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,44 +16,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-
-/* ---------------------------------------------------------- generators */
-/* Uniform in [0, 1): the 53 high bits of a draw. */
-static double unit(uint64_t seed, uint64_t stream, uint64_t i)
-{
-	return (double)(fpl_random_draw(seed, stream, i) >> 11) * 0x1p-53;
-}
-
-void cli_gen_fill(const struct cli_gen *g, uint64_t seed, uint64_t stream, double *x, size_t n)
-{
-	uint64_t s = CLI_GEN_STREAM + stream;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		switch (g->kind) {
-		case CLI_GEN_UNIFORM:
-			x[i] = g->p + (g->q - g->p) * unit(seed, s, i);
-			break;
-		case CLI_GEN_INTS:
-			x[i] = g->p + floor(unit(seed, s, i) * (g->q - g->p + 1));
-			break;
-		case CLI_GEN_NORMAL:
-		case CLI_GEN_LOGNORMAL: {
-			/* Box-Muller on draws 2i (in (0, 1]) and 2i + 1 */
-			double u1 = 1 - unit(seed, s, 2 * (uint64_t)i);
-			double u2 = unit(seed, s, 2 * (uint64_t)i + 1);
-			double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-
-			x[i] = g->p + g->q * z;
-			if (g->kind == CLI_GEN_LOGNORMAL)
-				x[i] = exp(x[i]);
-			break;
-		}
-		default:
-			x[i] = 1;
-		}
-	}
-}
 
 /* --------------------------------------------------------- tensor input */
 void cli_tensor_release(struct cli_tensor *t)

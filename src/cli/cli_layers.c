@@ -143,7 +143,7 @@ int cli_layers_generate(struct cli_layers *ls, uint32_t nodes, uint64_t seed)
 		if (!y->g)
 			return error("out of memory for %zu values on %u nodes", y->n, nodes);
 		for (i = 0; i < nodes; i++)
-			cli_gen_fill(&y->gen, seed, CLI_LAYER_STREAM(l, i), y->g + (size_t)i * y->n,
+			fpl__gen_fill(&y->gen, seed, FPL__GEN_LAYER_STREAM(l, i), y->g + (size_t)i * y->n,
 				     y->n);
 	}
 	return 0;

@@ -27,63 +27,27 @@ void cli_model_init(struct cli_model *mo)
 	cli_round_init(&mo->ro);
 }
 
-/* --gen SPEC; 0 or -2. */
-static int gen_parse(struct cli_gen *g, const char *s)
+/* --gen: util/gen.h parses; the messages are the CLI's. */
+static int gen_parse(struct fpl__gen *g, const char *s)
 {
-	static const struct { const char *name; enum cli_gen_kind k; } kinds[] = {
-		{ "ones", CLI_GEN_ONES }, { "uniform", CLI_GEN_UNIFORM },
-		{ "normal", CLI_GEN_NORMAL }, { "lognormal", CLI_GEN_LOGNORMAL },
-		{ "ints", CLI_GEN_INTS }
-	};
 	static const char *const names[] = { "ones", "uniform", "normal", "lognormal", "ints" };
-	size_t len = strcspn(s, ":"), i;
-	char *copy, *comma;
-	int bad;
+	int rc = fpl__gen_parse(g, s);
 
-	for (i = 0; i < 5; i++)
-		if (strlen(kinds[i].name) == len && !strncmp(s, kinds[i].name, len))
-			break;
-	if (i == 5) {
+	if (rc == -1) {
 		char name[64];
+		size_t len = strcspn(s, ":");
 
 		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
 		cli_unknown("generator", name, names, 5);
-		return -2;
-	}
-	g->kind = kinds[i].k;
-	if (g->kind == CLI_GEN_ONES) {
-		if (s[len]) {
-			error("--gen '%s': ones takes no parameters", s);
-			return -2;
-		}
-		return 0;
-	}
-	copy = strdup(s[len] ? s + len + 1 : "");
-	if (!copy)
-		return error("out of memory");
-	comma = strchr(copy, ',');
-	bad = !s[len] || !comma;
-	if (!bad) {
-		*comma = 0;
-		bad = cli_parse_double(copy, &g->p) || cli_parse_double(comma + 1, &g->q) ||
-		      !isfinite(g->p) || !isfinite(g->q);
-	}
-	free(copy);
-	if (!bad && g->kind == CLI_GEN_INTS)
-		bad = g->p != floor(g->p) || g->q != floor(g->q) || g->p > g->q ||
-		      fabs(g->p) > 0x1p40 || fabs(g->q) > 0x1p40;
-	if (!bad && g->kind == CLI_GEN_UNIFORM)
-		bad = !(g->p <= g->q);
-	if (!bad && (g->kind == CLI_GEN_NORMAL || g->kind == CLI_GEN_LOGNORMAL))
-		bad = !(g->q >= 0);
-	if (bad) {
-		error("--gen '%s': expected %s", s, g->kind == CLI_GEN_INTS ? "ints:A,B (integers, "
-		      "A <= B)" : g->kind == CLI_GEN_UNIFORM ? "uniform:A,B (A <= B)" :
-		      g->kind == CLI_GEN_NORMAL ? "normal:MU,SIGMA (SIGMA >= 0)" :
+	} else if (rc && g->kind == FPL__GEN_ONES) {
+		error("--gen '%s': ones takes no parameters", s);
+	} else if (rc) {
+		error("--gen '%s': expected %s", s, g->kind == FPL__GEN_INTS ? "ints:A,B (integers, "
+		      "A <= B)" : g->kind == FPL__GEN_UNIFORM ? "uniform:A,B (A <= B)" :
+		      g->kind == FPL__GEN_NORMAL ? "normal:MU,SIGMA (SIGMA >= 0)" :
 		      "lognormal:MU,SIGMA (SIGMA >= 0)");
-		return -2;
 	}
-	return 0;
+	return rc ? -2 : 0;
 }
 
 int cli_model_option(struct cli_model *mo, int c, const char *arg)

@@ -90,8 +90,8 @@ static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 		if (!x->v || !y->v)
 			return error("out of memory");
 		x->n = y->n = n;
-		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, n);
-		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, y->v, n);
+		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, n);
+		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, y->v, n);
 		return 0;
 	}
 	if (cli_tensor_read(x, opt.afile) || cli_tensor_read(y, opt.bfile))

@@ -115,8 +115,8 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 			return error("out of memory");
 		a->n = na;
 		b->n = nb;
-		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, a->v, na);
-		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, b->v, nb);
+		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, a->v, na);
+		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, b->v, nb);
 		return 0;
 	}
 	if (cli_tensor_read(a, opt.afile) || cli_tensor_read(b, opt.bfile))

@@ -107,7 +107,7 @@ static int inputs(struct cli_tensor *x)
 		x->v = malloc(x->n * sizeof *x->v);
 		if (!x->v)
 			return error("out of memory");
-		cli_gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, x->n);
+		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, x->n);
 		return 0;
 	}
 	if (cli_tensor_read(x, opt.xfile))

@@ -74,45 +74,19 @@ static int parse_double(const char *s, double *v)
 	return !*s || *end || errno == ERANGE ? -1 : 0;
 }
 
-/* N:KIND[:P,Q] */
+/* N:DIST, DIST as util/gen.h parses it */
 static int layer_parse(struct ar_layer *L, const char *s)
 {
-	static const char *const kinds[] = { "ones", "uniform", "normal", "lognormal", "ints" };
-	char buf[256], *kind, *par, *comma;
-	size_t k;
+	char buf[32];
+	const char *colon = strchr(s, ':');
 
-	if (strlen(s) >= sizeof buf)
+	if (!colon || (size_t)(colon - s) >= sizeof buf)
 		return -1;
-	strcpy(buf, s);
-	kind = strchr(buf, ':');
-	if (!kind)
-		return -1;
-	*kind++ = 0;
+	memcpy(buf, s, (size_t)(colon - s));
+	buf[colon - s] = 0;
 	if (parse_u64(buf, &L->n) || !L->n)
 		return -1;
-	par = strchr(kind, ':');
-	if (par)
-		*par++ = 0;
-	for (k = 0; k < 5 && strcmp(kind, kinds[k]); k++)
-		;
-	if (k == 5 || (k == AR_GEN_ONES) != !par)
-		return -1;
-	L->kind = (enum ar_gen_kind)k;
-	L->p = L->q = 0;
-	if (!par)
-		return 0;
-	comma = strchr(par, ',');
-	if (!comma)
-		return -1;
-	*comma++ = 0;
-	if (parse_double(par, &L->p) || parse_double(comma, &L->q) || !isfinite(L->p) ||
-	    !isfinite(L->q))
-		return -1;
-	if (L->kind == AR_GEN_INTS)
-		return L->p == floor(L->p) && L->q == floor(L->q) && L->p <= L->q ? 0 : -1;
-	if (L->kind == AR_GEN_UNIFORM)
-		return L->p <= L->q ? 0 : -1;
-	return L->q >= 0 ? 0 : -1;
+	return fpl__gen_parse(&L->gen, colon + 1) ? -1 : 0;
 }
 
 /* Split a comma list into a copy (*store) and its pieces; the count, or
@@ -438,42 +412,6 @@ void ar_job_print_combo(const struct ar_job *j, size_t a)
 }
 
 /* ----------------------------------------------------------- gradients */
-/* Uniform in [0, 1): the 53 high bits of a draw. */
-static double unit(uint64_t seed, uint64_t stream, uint64_t i)
-{
-	return (double)(fpl_random_draw(seed, stream, i) >> 11) * 0x1p-53;
-}
-
-/* The formulas of cli_gen_fill (src/cli/cli_accum_input.c). */
-static void gen_fill(const struct ar_layer *L, uint64_t seed, uint64_t s, double *x)
-{
-	uint64_t i;
-
-	for (i = 0; i < L->n; i++) {
-		switch (L->kind) {
-		case AR_GEN_UNIFORM:
-			x[i] = L->p + (L->q - L->p) * unit(seed, s, i);
-			break;
-		case AR_GEN_INTS:
-			x[i] = L->p + floor(unit(seed, s, i) * (L->q - L->p + 1));
-			break;
-		case AR_GEN_NORMAL:
-		case AR_GEN_LOGNORMAL: {
-			double u1 = 1 - unit(seed, s, 2 * i);
-			double u2 = unit(seed, s, 2 * i + 1);
-			double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-
-			x[i] = L->p + L->q * z;
-			if (L->kind == AR_GEN_LOGNORMAL)
-				x[i] = exp(x[i]);
-			break;
-		}
-		default:
-			x[i] = 1;
-		}
-	}
-}
-
 /* Node's file: PATTERN with every "{}" replaced by the node number, or
  * piece `node` of FILE,FILE,... (a new string; NULL when none). */
 static char *input_path(const struct ar_job *j, uint32_t node)
@@ -612,7 +550,8 @@ int ar_job_gradient(const struct ar_job *j, size_t l, uint32_t node, double *x)
 {
 	if (j->in)
 		return read_layer(j, l, node, x);
-	gen_fill(&j->layer[l], j->seed, AR_GEN_STREAM + ((uint64_t)(l + 1) << 32) + node, x);
+	fpl__gen_fill(&j->layer[l].gen, j->seed, FPL__GEN_LAYER_STREAM(l, node), x,
+		      (size_t)j->layer[l].n);
 	return 0;
 }
 

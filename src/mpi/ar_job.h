@@ -18,14 +18,14 @@
 #include <fplab/fplab.h>
 #include <fplab/allreduce.h>
 
+#include "util/gen.h"
+
 #define AR_MAX_LIST 64	/* values of one comma list */
 
-/* A generated layer: N values from a distribution. */
-enum ar_gen_kind { AR_GEN_ONES = 0, AR_GEN_UNIFORM, AR_GEN_NORMAL, AR_GEN_LOGNORMAL, AR_GEN_INTS };
+/* A generated layer: N values from a distribution (util/gen.h). */
 struct ar_layer {
 	uint64_t n;
-	enum ar_gen_kind kind;
-	double p, q;
+	struct fpl__gen gen;
 	int keep_fp32;		/* --keep-fp32 names this layer */
 };
 
@@ -71,12 +71,11 @@ void ar_job_state(const struct ar_job *j, fpl_state *st);
 
 /*
  * Node `node`'s values of layer l into x (j->layer[l].n of them):
- * generated, element e from fpl_random_draw(seed, AR_GEN_STREAM + ((l+1)
- * << 32) + node, e) (normal and lognormal: draws 2e and 2e+1, Box-Muller
- * as `fplab dot --gen` does), or read from node's --in file (tensor l).
+ * generated, element e of fpl__gen_fill(gen, seed,
+ * FPL__GEN_LAYER_STREAM(l, node)) -- the generator and stream of `fplab
+ * allreduce --layers` -- or read from node's --in file (tensor l).
  * 0 or -1 (message printed).
  */
-#define AR_GEN_STREAM 0x67656e0000000000ull
 int ar_job_gradient(const struct ar_job *j, size_t l, uint32_t node, double *x);
 
 /* With --in FILE,...: the list must name `nodes` files.  0 or -1. */

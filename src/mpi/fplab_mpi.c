@@ -23,10 +23,9 @@
  *   --layer N:DIST     one per layer, in order: N values per node from
  *                      DIST = ones | uniform:A,B | normal:MU,SIGMA |
  *                      lognormal:MU,SIGMA | ints:A,B; value e of node i
- *                      of layer l is cli_gen_fill(DIST, seed,
- *                      CLI_LAYER_STREAM(l, i)) element e, as
- *                      cli_layers_generate makes it (ar_job.c repeats
- *                      the formulas of cli_gen_fill: keep them equal)
+ *                      of layer l is element e of fpl__gen_fill(DIST,
+ *                      seed, FPL__GEN_LAYER_STREAM(l, i)) (util/gen.h),
+ *                      the generator cli_layers_generate uses
  *   --in PATTERN       instead of --layer: node i reads PATTERN with "{}"
  *                      replaced by i (an .npz/.safetensors/.npy file);
  *                      tensor l is layer l (cmd_allreduce's --inputs)
