@@ -239,21 +239,35 @@ void cli_errstats_merge(struct cli_errstats *to, const struct cli_errstats *from
 		to->abs_max = from->abs_max;
 }
 
-void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
-			const uint64_t count[FPL_NFLAGS])
+void cli_errstats_values(const struct cli_errstats *s, const uint64_t count[FPL_NFLAGS],
+			 uint64_t ev[CLI_ERRSTATS_NEVENTS], double err[CLI_ERRSTATS_NERRORS])
 {
 	double rn = s->rel_n ? (double)s->rel_n : 1, an = s->abs_n ? (double)s->abs_n : 1;
 	int i;
 
 	for (i = 0; i < 6; i++)
-		cli_table_int(t, (long long)count[errstats_flag[i]]);
-	cli_table_int(t, (long long)s->became_zero);
-	cli_table_num(t, s->rel_sum / rn);
-	cli_table_num(t, sqrt(s->rel_sumsq / rn));
-	cli_table_num(t, s->rel_max);
-	cli_table_num(t, s->abs_sum / an);
-	cli_table_num(t, sqrt(s->abs_sumsq / an));
-	cli_table_num(t, s->abs_max);
+		ev[i] = count[errstats_flag[i]];
+	ev[6] = s->became_zero;
+	err[0] = s->rel_sum / rn;
+	err[1] = sqrt(s->rel_sumsq / rn);
+	err[2] = s->rel_max;
+	err[3] = s->abs_sum / an;
+	err[4] = sqrt(s->abs_sumsq / an);
+	err[5] = s->abs_max;
+}
+
+void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
+			const uint64_t count[FPL_NFLAGS])
+{
+	uint64_t ev[CLI_ERRSTATS_NEVENTS];
+	double err[CLI_ERRSTATS_NERRORS];
+	int i;
+
+	cli_errstats_values(s, count, ev, err);
+	for (i = 0; i < CLI_ERRSTATS_NEVENTS; i++)
+		cli_table_int(t, (long long)ev[i]);
+	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++)
+		cli_table_num(t, err[i]);
 }
 
 char *cli_flag_names(char *buf, size_t len, unsigned flags)

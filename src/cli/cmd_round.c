@@ -382,23 +382,18 @@ static const char *const id_cols[] = { "format", "mode", "n" };
 static void print_summary(const struct job *jb)
 {
 	char a[CLI_VALUE_MAX], b[CLI_VALUE_MAX];
-	double v[6];
+	uint64_t ev[CLI_ERRSTATS_NEVENTS];
+	double err[CLI_ERRSTATS_NERRORS];
 	int i;
 
+	cli_errstats_values(&jb->es, jb->ro.st.count, ev, err);
 	fprintf(stderr, "round: %llu values to %s, mode %s\n", (unsigned long long)jb->es.n,
 		jb->ro.fmt.name, fpl_rnd_name(jb->ro.rnd));
-	for (i = 0; i < 6; i++)
-		fprintf(stderr, "  %-14s %llu\n", cli_errstats_cols[i],
-			(unsigned long long)jb->ro.st.count[i == 5 ? 4 : i < 3 ? i : i + 2]);
-	fprintf(stderr, "  %-14s %llu\n", "became_zero", (unsigned long long)jb->es.became_zero);
-	v[0] = jb->es.rel_n ? jb->es.rel_sum / (double)jb->es.rel_n : 0;
-	v[1] = jb->es.rel_n ? sqrt(jb->es.rel_sumsq / (double)jb->es.rel_n) : 0;
-	v[2] = jb->es.rel_max;
-	v[3] = jb->es.abs_n ? jb->es.abs_sum / (double)jb->es.abs_n : 0;
-	v[4] = jb->es.abs_n ? sqrt(jb->es.abs_sumsq / (double)jb->es.abs_n) : 0;
-	v[5] = jb->es.abs_max;
-	for (i = 0; i < 6; i++) {
-		fprintf(stderr, "  %-14s %s", cli_errstats_cols[7 + i], cli_shortest(a, v[i]));
+	for (i = 0; i < CLI_ERRSTATS_NEVENTS; i++)
+		fprintf(stderr, "  %-14s %llu\n", cli_errstats_cols[i], (unsigned long long)ev[i]);
+	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++) {
+		fprintf(stderr, "  %-14s %s", cli_errstats_cols[CLI_ERRSTATS_NEVENTS + i],
+			cli_shortest(a, err[i]));
 		if (i == 2 && jb->es.rel_max > 0)
 			fprintf(stderr, " (at %s)", cli_shortest(b, jb->es.worst));
 		fputc('\n', stderr);
@@ -524,6 +519,12 @@ static int is_null_device(const char *path)
 	       a.st_rdev == b.st_rdev;
 }
 
+/* -o names a file (not stdout). */
+static int output_is_file(void)
+{
+	return opt.output && strcmp(opt.output, "-");
+}
+
 /*
  * Where the values go.  A machine-readable report owns stdout: the values
  * go to -o FILE only.  A sweep has no single result: no values (-o is
@@ -532,7 +533,7 @@ static int is_null_device(const char *path)
  */
 static int want_values(void)
 {
-	int to_file = opt.output && strcmp(opt.output, "-");
+	int to_file = output_is_file();
 
 	if (grid.n > 1) {
 		if (to_file && !is_null_device(opt.output)) {
@@ -644,7 +645,7 @@ int cmd_round(int argc, char **argv)
 		rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
 	}
 	if (!rc && opt.stats)
-		print_report(values && !(opt.output && strcmp(opt.output, "-")));
+		print_report(values && !output_is_file());
 	free(jobs);
 	jobs = NULL;
 	cli_grid_release(&grid);
