@@ -52,6 +52,7 @@ TEST_LIBS   := -lmpfr -lgmp
 KERNEL_OPT := -O3 -fno-math-errno
 # Only the native translation units get ISA flags; the rest is baseline x86-64.
 X86_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl
+X86_AVX2_FLAGS   := -mavx2 -mfma
 
 ifeq ($(V),1)
 Q :=
@@ -95,11 +96,13 @@ KERNEL_SRCS := \
 	src/kernels/array.c \
 	src/kernels/array_ops.c \
 	src/util/parallel.c \
+	src/util/scratch.c \
 	src/util/gen.c
 
 # Native kernels: compiled with ISA flags, selected at run time.
 ifeq ($(NATIVE),1)
 X86_SRCS := \
+	src/kernels/x86/round_avx2.c \
 	src/kernels/x86/round_avx512.c \
 	src/kernels/x86/round_direct.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
@@ -128,6 +131,9 @@ IO_SRCS := \
 
 # Accumulation models: exact accumulator, dot products, GEMM, reductions.
 ACCUM_SRCS := $(sort $(wildcard src/accum/*.c))
+
+# Optimizer steps under a precision policy.
+OPTIM_SRCS := $(sort $(wildcard src/optim/*.c))
 
 # The command line.
 CLI_SRCS := \
@@ -193,7 +199,7 @@ BENCHES := \
 	bgemm \
 
 # ---------------------------------------------------------------- objects
-LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS)
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
@@ -326,7 +332,11 @@ $(FLAGS_STAMP): FORCE
 $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(EXTRA_OPT) -c $< -o $@
+
+# The accumulation chains' scans and conversions are block loops too.
+EXTRA_OPT =
+$(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
@@ -338,10 +348,14 @@ $(BUILD)/src/kernels/%.o: src/kernels/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) -c $< -o $@
 
+# Each native file gets its own ISA: AVX-512 by default, AVX2 for the avx2 set.
+X86_ISA = $(X86_AVX512_FLAGS)
+$(BUILD)/src/kernels/x86/round_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
+
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_AVX512_FLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -389,8 +403,9 @@ FUZZ_TIME ?= 20
 FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
-	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(ACCUM_SRCS)" X86_SRCS="$(X86_SRCS)" IO_SRCS="$(IO_SRCS)" \
-		CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS)" X86_SRCS="$(X86_SRCS)" \
+		IO_SRCS="$(IO_SRCS)" CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" \
+		X86_AVX2_FLAGS="$(X86_AVX2_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)
 
 # bgemm compares with OpenBLAS's sgemm (loaded at run time): installed

@@ -25,6 +25,8 @@
 /* chain_fast.c's path counters (accum_internal.h): ref, exact64, odd64,
  * fma32, ne64. */
 extern uint64_t fpl__acc_path_runs[5];
+/* chain_fma.c: jobs run as one register-blocked binary32 GEMM. */
+extern uint64_t fpl__acc_whole_runs;
 
 static const char *const env_modes[] = { "ref", "", "nosimd" };
 
@@ -276,9 +278,98 @@ static void test_profiles(void)
 	h_note("profiles: fast and reference paths agree");
 }
 
+/*
+ * Inexact untracked (fpl_state.untracked): on every path the outputs are
+ * the reference's bits, flags_out and the counts are the reference's
+ * without inexact, the counter moves the same; binary32 fma models run
+ * as one register-blocked GEMM (fpl__acc_whole_runs), full binary32
+ * inputs included, and overflowing ones fall back to the tiles.
+ */
+static void test_untracked(void)
+{
+	static const char *const mods[][2] = { { "bf16", "fp32" }, { "fp16", "fp32" },
+					       { "fp32", "fp32" }, { "e4m3fn", "fp16" } };
+	static const size_t shapes[][3] = { { 1, 1, 1 }, { 7, 19, 5 }, { 6, 16, 64 },
+					    { 13, 35, 33 }, { 12, 48, 130 }, { 3, 5, 0 } };
+	const unsigned inex = FPL_FLAG_INEXACT;
+	uint64_t whole0 = fpl__acc_whole_runs;
+	size_t mi, si, i, e;
+	int kind, beta, t;
+	h_rng g;
+
+	h_rng_init(&g, 14);
+	for (mi = 0; mi < NELEM(mods); mi++)
+		for (si = 0; si < NELEM(shapes); si++)
+			for (kind = 0; kind < D_COUNT; kind++) {
+				const size_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+				fpl_accum_model m;
+				double *a = malloc((M * K + 1) * sizeof *a);
+				double *b = malloc((K * N + 1) * sizeof *b), *c0 = malloc(M * N * sizeof *c0);
+				result R[2];
+				uint64_t seed = h_rng_next(&g);
+
+				fpl_accum_init(&m);
+				spec(&m.a, &m.a_rnd, mods[mi][0]);
+				m.b = m.a;
+				spec(&m.acc, &m.acc_rnd, mods[mi][1]);
+				beta = (int)(si & 1);
+				for (i = 0; i < M * K; i++)
+					a[i] = gen(&g, &m.a, kind);
+				for (i = 0; i < K * N; i++)
+					b[i] = gen(&g, &m.b, kind);
+				for (i = 0; i < M * N; i++)
+					c0[i] = gen(&g, &m.acc, kind == D_SPECIAL ? D_MODERATE : kind);
+				R[0].c = malloc(M * N * sizeof(double));
+				R[0].fl = malloc(M * N * sizeof(unsigned));
+				R[1].c = malloc(M * N * sizeof(double));
+				R[1].fl = malloc(M * N * sizeof(unsigned));
+				run_env("ref", &m, M, N, K, a, b, c0, beta, 1, seed, &R[0]);
+				for (e = 1; e < NELEM(env_modes); e++)
+					for (t = 1; t <= 2; t++) {
+						int ok;
+						if (*env_modes[e])
+							setenv("FPLAB_ACCUM", env_modes[e], 1);
+						memcpy(R[1].c, c0, M * N * sizeof *c0);
+						fpl_state_init(&R[1].st, seed);
+						R[1].st.threads = t;
+						R[1].st.counter = 1000;
+						R[1].st.untracked = inex;
+						R[1].rc = fpl_accum_gemm(R[1].c, N, &m, beta, M, N, K, a, K, 0, b,
+									 N, 0, R[1].fl, &R[1].st);
+						unsetenv("FPLAB_ACCUM");
+						ok = R[1].rc == R[0].rc;
+						for (i = 0; ok && !R[0].rc && i < M * N; i++)
+							ok = h_same(R[0].c[i], R[1].c[i])
+							     && R[1].fl[i] == (R[0].fl[i] & ~inex);
+						ok = ok && R[1].st.counter == R[0].st.counter
+						     && R[1].st.flags == (R[0].st.flags & ~inex)
+						     && R[1].st.count[0] == 0;
+						for (i = 1; ok && i < FPL_NFLAGS; i++)
+							ok = R[1].st.count[i] == R[0].st.count[i];
+						if (!h_check(ok))
+							h_fail("untracked inexact: %s/%s %zux%zux%zu kind %d beta %d "
+							       "env '%s' %d threads: differs from the reference",
+							       mods[mi][0], mods[mi][1], M, N, K, kind, beta,
+							       env_modes[e], t);
+					}
+				free(R[0].c);
+				free(R[0].fl);
+				free(R[1].c);
+				free(R[1].fl);
+				free(a);
+				free(b);
+				free(c0);
+			}
+	if (!h_check(fpl__acc_whole_runs > whole0))
+		h_fail("untracked inexact: the register-blocked binary32 GEMM never ran");
+	h_note("untracked inexact: same bits, flags and counts less inexact; whole-GEMM runs %llu",
+	       (unsigned long long)(fpl__acc_whole_runs - whole0));
+}
+
 int main(void)
 {
 	h_init("taccum_fast");
+	test_untracked();
 	test_paths();
 	test_profiles();
 	test_random();

@@ -9,7 +9,7 @@
  * without DAZ, comparison (no draw), encode/decode arrays, bad arguments.
  *
  * Run without FPLAB_KERNELS, the program also re-runs itself with
- * FPLAB_KERNELS=ref and FPLAB_KERNELS=avx512 (the latter may skip with 77
+ * FPLAB_KERNELS=ref, avx2 and avx512 (the latter two may skip with 77
  * when the CPU lacks AVX-512), so each kernel set is forced once.
  * The reference here is the scalar engine (tested against MPFR by the
  * other programs); an array kernel must reproduce it exactly.
@@ -524,6 +524,11 @@ int main(void)
 		int rc = child("ref");
 		if (!h_check(rc == 0))
 			h_fail("the run with FPLAB_KERNELS=ref failed (%d)", rc);
+		rc = child("avx2");
+		if (rc == H_SKIP)
+			h_note("FPLAB_KERNELS=avx2: skipped (no AVX2+FMA here)");
+		else if (!h_check(rc == 0))
+			h_fail("the run with FPLAB_KERNELS=avx2 failed (%d)", rc);
 		rc = child("avx512");
 		if (rc == H_SKIP)
 			h_note("FPLAB_KERNELS=avx512: skipped (no AVX-512 here)");

@@ -233,13 +233,17 @@ static void *worker(void *arg)
 
 /* One round of re-selection; the checks hold because this is the only
  * thread that selects. */
-static void reselect(const fpl_cpu_features *cpu0, int avx512_ok)
+static void reselect(const fpl_cpu_features *cpu0, int avx512_ok, int avx2_ok)
 {
 	const char *before, *reason;
 	int rc;
 
 	if (!h_check(fpl_kernels_select("ref") == 0 && !strcmp(fpl_kernels_selected(), "ref")))
 		h_fail("fpl_kernels_select(\"ref\") failed");
+	rc = fpl_kernels_select("avx2");
+	if (!h_check(avx2_ok ? rc == 0 : rc == FPL_EUNSUPPORTED))
+		h_fail("fpl_kernels_select(\"avx2\"): %d, expected %s", rc,
+		       avx2_ok ? "0" : "FPL_EUNSUPPORTED");
 	rc = fpl_kernels_select("avx512");
 	if (!h_check(avx512_ok ? rc == 0 : rc == FPL_EUNSUPPORTED))
 		h_fail("fpl_kernels_select(\"avx512\"): %d, expected %s", rc,
@@ -262,10 +266,11 @@ static void *selector(void *arg)
 	const fpl_cpu_features *c = fpl_cpu();
 	int avx512_ok = strstr(fpl_kernels_compiled(), "avx512") && c->avx512f && c->avx512dq &&
 			c->avx512bw && c->avx512vl && c->fma;
+	int avx2_ok = strstr(fpl_kernels_compiled(), "avx2") && c->avx2 && c->fma;
 	int i;
 
 	for (i = 0; i < 50 || atomic_load(&S->running) > 0; i++)
-		reselect(c, avx512_ok);
+		reselect(c, avx512_ok, avx2_ok);
 	return NULL;
 }
 

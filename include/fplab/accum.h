@@ -279,6 +279,12 @@ FPL_API int fpl_accum_sum(double *r, const fpl_accum_model *m, size_t n, const d
  * are split over st->threads threads; the bits, flags and counts do not
  * depend on it.  A and B may not alias C.  FPL_ENOMEM when the load
  * buffers (m*kk + kk*n doubles) cannot be allocated.
+ * Flags in st->untracked (fplab/state.h) are neither raised nor counted
+ * nor put in flags_out, by these three functions; with inexact
+ * untracked, a binary32-fma model (exact products, IEEE binary32
+ * accumulator in ne, sequential, no output rounding, no flips) on
+ * binary32 data runs as one register-blocked GEMM on the hardware fma:
+ * the same bits, much faster.
  */
 FPL_API int fpl_accum_gemm(double *c, size_t ldc, const fpl_accum_model *mod, int beta,
 			   size_t m, size_t n, size_t kk, const double *a, size_t lda,

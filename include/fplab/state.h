@@ -84,7 +84,19 @@ typedef struct fpl_state {
 	fpl_flip flip;			/* soft errors after rounding */
 	double flip_prob;		/* probability of a flip per rounded result */
 	int threads;			/* array operations: threads to use, 0 or 1 = one */
+	unsigned untracked;		/* FPL_FLAG_* bits the caller does not need; see below */
 } fpl_state;
+
+/*
+ * untracked: 0 (the default) tracks every flag.  The accumulation
+ * functions (fplab/accum.h: fpl_accum_dot, fpl_accum_sum,
+ * fpl_accum_gemm) neither raise nor count the flags set here, loads
+ * included, and leave them out of flags_out; a fast path may then skip
+ * the per-step checks they would cost (FPL_FLAG_INEXACT: the binary32
+ * hardware fma path runs a register-blocked kernel with no exactness
+ * test per step).  The results are the same bits either way.  Other
+ * operations ignore the field.  fpl_state_fork copies it.
+ */
 
 /* Zero flags and counts, set the seed, stream 0, counter 0, sr_bits 32,
  * no flips, one thread. */
@@ -106,8 +118,8 @@ FPL_API int fpl_state_set_sr_bits(fpl_state *st, int bits);
 /*
  * Derive the state of simulated unit `id` (a node, an output element, a
  * layer) from `parent`, with its own random stream:
- *   child->seed = parent->seed; sr_bits, flip, flip_prob and threads are
- *   copied; flags and counts are zero; child->counter = 0; and
+ *   child->seed = parent->seed; sr_bits, flip, flip_prob, threads and
+ *   untracked are copied; flags and counts are zero; child->counter = 0; and
  *   child->stream = a mixing function of (parent->stream, parent->counter,
  *   id), one-to-one in id for a given parent position.
  * So children of one parent position with different ids draw unrelated

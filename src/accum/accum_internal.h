@@ -52,6 +52,8 @@ typedef struct fpl__acc_job {
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
 	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
+	int whole;		/* fma32 path without inexact tracking: the whole
+				 * GEMM in one register-blocked kernel */
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -116,6 +118,13 @@ int fpl__acc_fast_tile(fpl__acc_tile *T, double *res);
  * FPL_ENOMEM.  The tile runner: as fpl__acc_fast_tile. */
 int fpl__acc_fma32_prepare(fpl__acc_job *J);
 int fpl__acc_fma32_tile(fpl__acc_tile *T, double *res);
+/* The whole job (J->whole) in `threads` threads, into out[i*soi + j*soj]
+ * with flags_out (when not NULL) all 0: 1 done, 0 when some output
+ * overflowed (nothing written; the tiles then run), FPL_ENOMEM. */
+/* Jobs completed by fpl__acc_fma32_whole (for tests/taccum_fast.c). */
+extern uint64_t fpl__acc_whole_runs;
+int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrdiff_t soj,
+			 unsigned *flags_out, int threads);
 
 /* chain_ne.c: EXACT64 chains in mode ne, rounded in registers: the
  * chains [k0, k1) of the tile in s[] (step numbers k), flags and counts

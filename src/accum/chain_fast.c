@@ -58,6 +58,7 @@
 #include <fplab/kernels.h>
 
 #include "accum/accum_internal.h"
+#include "util/scratch.h"
 
 #define NT FPL__ACC_TILE
 #define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
@@ -189,8 +190,8 @@ int fpl__acc_fast_plan(fpl__acc_job *J)
 
 void fpl__acc_fast_release(fpl__acc_job *J)
 {
-	free(J->Af);
-	free(J->Bf);
+	fpl__scratch_free(J->Af);
+	fpl__scratch_free(J->Bf);
 	J->Af = J->Bf = NULL;
 }
 

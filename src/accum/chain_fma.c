@@ -44,8 +44,19 @@
  * inexact events of that output, and the output's flag is inexact when
  * it is not zero.  -ffp-contract=off (Makefile) keeps r - c and r - p
  * from being contracted into the fma.
+ *
+ * Without inexact tracking (st->untracked, no output rounding) nothing
+ * is counted, so the products need not be binary32 values: the lsb and
+ * lead conditions alone keep every step free of underflow (a tiny c + p
+ * is still a multiple of 2^-149, hence exact) and of overflow short of
+ * an infinite result.  The job then runs as one GEMM (fma32_whole): a
+ * 6 x 16 register block of outputs, each a vector lane whose chain runs
+ * k ascending from its initial value, over B packed in 16-column panels.
+ * Blocking changes which chains run side by side, never a chain's order,
+ * so the bits are the tiles'.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,10 +65,13 @@
 #define FMA32_X86 1
 #endif
 #include <fenv.h>
+#include <limits.h>
 
 #include <fplab/kernels.h>
 
 #include "accum/accum_internal.h"
+#include "util/parallel.h"
+#include "util/scratch.h"
 
 #define NT FPL__ACC_TILE
 #define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
@@ -112,6 +126,74 @@ static int scan(stats *s, const double *x, size_t n, float *out)
 	return 1;
 }
 
+/*
+ * The whole path's quick scan: x as binary32 into out; 0 when some x is
+ * not a finite binary32 value, else *lo and *hi the leading exponents
+ * (floor(log2|x|)) of the smallest and the largest nonzero |x| (lo =
+ * INT_MAX when all are zero).  A binary32 value has at most 24
+ * significant bits, so its lsb is at least its lead minus 23: a bound
+ * the caller may use in place of scan()'s exact lsb.  Branch-free
+ * minimum and maximum of |x|, so it vectorizes.
+ */
+#ifdef FMA32_X86
+/* The AVX2 part of quick(): the first n - n % 4 values. */
+__attribute__((target("avx2"))) static int quick4(const double *x, size_t n, float *out,
+						   double *mn_out, double *mx_out)
+{
+	const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+	const __m256d fmax = _mm256_set1_pd(0x1.fffffep127), inf = _mm256_set1_pd(INFINITY);
+	const __m256d zero = _mm256_setzero_pd();
+	__m256d mn = inf, mx = zero, bad = zero;
+	double a[4], b[4];
+	size_t i;
+	int k;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		const __m256d v = _mm256_loadu_pd(x + i), av = _mm256_and_pd(v, absm);
+		const __m128 f = _mm256_cvtpd_ps(v);
+		_mm_storeu_ps(out + i, f);
+		bad = _mm256_or_pd(bad, _mm256_cmp_pd(_mm256_cvtps_pd(f), v, _CMP_NEQ_UQ));
+		bad = _mm256_or_pd(bad, _mm256_cmp_pd(av, fmax, _CMP_NLE_UQ));
+		mn = _mm256_min_pd(mn, _mm256_blendv_pd(av, inf, _mm256_cmp_pd(av, zero, _CMP_EQ_OQ)));
+		mx = _mm256_max_pd(mx, av);
+	}
+	_mm256_storeu_pd(a, mn);
+	_mm256_storeu_pd(b, mx);
+	for (k = 0; k < 4; k++) {
+		*mn_out = a[k] < *mn_out ? a[k] : *mn_out;
+		*mx_out = b[k] > *mx_out ? b[k] : *mx_out;
+	}
+	return _mm256_movemask_pd(bad) == 0;
+}
+#endif
+
+static int quick(const double *x, size_t n, float *out, int *lo, int *hi, int simd)
+{
+	double mn = INFINITY, mx = 0;
+	int ok = 1;
+	size_t i = 0;
+
+#ifdef FMA32_X86
+	if (simd) {
+		ok = quick4(x, n, out, &mn, &mx);
+		i = n - n % 4;
+	}
+#else
+	(void)simd;
+#endif
+	for (; i < n; i++) {
+		const double v = x[i], a = fabs(v), az = a == 0 ? INFINITY : a;
+		const float f = (float)v;
+		out[i] = f;
+		ok &= ((double)f == v) & (a <= 0x1.fffffep127);
+		mn = az < mn ? az : mn;
+		mx = a > mx ? a : mx;
+	}
+	*lo = mn == INFINITY ? INT_MAX : ilogb(mn);
+	*hi = mx == 0 ? INT_MIN : ilogb(mx);
+	return ok;
+}
+
 /* Is f IEEE binary32 with every rule the hardware has? */
 static int is_binary32(const fpl_format *f)
 {
@@ -145,15 +227,29 @@ int fpl__acc_fma32_prepare(fpl__acc_job *J)
 		return 0;
 	if (J->C && !scan(&sc, J->C, J->M * J->N, NULL))
 		return 0;
-	J->Af = malloc(nA * sizeof *J->Af);
-	J->Bf = malloc(nB * sizeof *J->Bf);
+	J->Af = fpl__scratch_alloc(nA * sizeof *J->Af);
+	J->Bf = fpl__scratch_alloc(nB * sizeof *J->Bf);
 	if (!J->Af || !J->Bf) {
 		fpl__acc_fast_release(J);
 		return FPL_ENOMEM;
 	}
+	J->whole = (st->untracked & FPL_FLAG_INEXACT) && !m->out_set;
+	if (J->whole) {
+		int la, ha, lb, hb;
+		if (!quick(J->A, nA, J->Af, &la, &ha, J->simd)
+		    || !quick(J->B, nB, J->Bf, &lb, &hb, J->simd)) {
+			fpl__acc_fast_release(J);
+			return 0;
+		}
+		/* no nonzero in A or B: every product is zero */
+		if (la == INT_MAX || lb == INT_MAX || (la - 23 + lb - 23 >= -149 && ha + hb <= 126))
+			return 1;
+		/* the bound was not enough: the exact lsb below decides */
+	}
 	if (!scan(&sa, J->A, nA, J->Af) || !scan(&sb, J->B, nB, J->Bf)
 	    || (sa.bits && sb.bits
-		&& (sa.bits + sb.bits > 24 || sa.lsb + sb.lsb < -149 || sa.lead + sb.lead > 126))) {
+		&& ((!J->whole && sa.bits + sb.bits > 24) || sa.lsb + sb.lsb < -149
+		    || sa.lead + sb.lead > 126))) {
 		fpl__acc_fast_release(J);
 		return 0;
 	}
@@ -238,6 +334,218 @@ FMA32_TARGET static void cols8(const float *a, const float *b, size_t ldb, size_
 	_mm256_storeu_si256((__m256i *)ex, e0);
 }
 #endif
+
+/* ------------------------------------------------------------ whole */
+
+#define MR 6
+#define NR 16
+
+/* c[r*ldc + j] (r < mr, j < NR) = its chain over k < K: b is a K x NR
+ * panel; a[r*lda + k]. */
+static void block_scalar(const float *a, size_t lda, const float *b, size_t K, float *c,
+			 size_t ldc, size_t mr, size_t nr)
+{
+	size_t r, j, k;
+
+	for (r = 0; r < mr; r++)
+		for (j = 0; j < nr; j++) {
+			float s = c[r * ldc + j];
+			for (k = 0; k < K; k++)
+				s = fmaf(a[r * lda + k], b[k * NR + j], s);
+			c[r * ldc + j] = s;
+		}
+}
+
+#ifdef FMA32_X86
+FMA32_TARGET static void block6x16(const float *a, size_t lda, const float *b, size_t K,
+				   float *c, size_t ldc)
+{
+	__m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
+	__m256 c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
+	__m256 c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+	__m256 c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+	__m256 c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
+	__m256 c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
+	const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+	const float *a4 = a + 4 * lda, *a5 = a + 5 * lda;
+	size_t k;
+
+	for (k = 0; k < K; k++) {
+		const __m256 b0 = _mm256_loadu_ps(b + k * NR), b1 = _mm256_loadu_ps(b + k * NR + 8);
+		__m256 av;
+		av = _mm256_broadcast_ss(a0 + k);
+		c00 = _mm256_fmadd_ps(av, b0, c00);
+		c01 = _mm256_fmadd_ps(av, b1, c01);
+		av = _mm256_broadcast_ss(a1 + k);
+		c10 = _mm256_fmadd_ps(av, b0, c10);
+		c11 = _mm256_fmadd_ps(av, b1, c11);
+		av = _mm256_broadcast_ss(a2 + k);
+		c20 = _mm256_fmadd_ps(av, b0, c20);
+		c21 = _mm256_fmadd_ps(av, b1, c21);
+		av = _mm256_broadcast_ss(a3 + k);
+		c30 = _mm256_fmadd_ps(av, b0, c30);
+		c31 = _mm256_fmadd_ps(av, b1, c31);
+		av = _mm256_broadcast_ss(a4 + k);
+		c40 = _mm256_fmadd_ps(av, b0, c40);
+		c41 = _mm256_fmadd_ps(av, b1, c41);
+		av = _mm256_broadcast_ss(a5 + k);
+		c50 = _mm256_fmadd_ps(av, b0, c50);
+		c51 = _mm256_fmadd_ps(av, b1, c51);
+	}
+	_mm256_storeu_ps(c, c00);
+	_mm256_storeu_ps(c + 8, c01);
+	_mm256_storeu_ps(c + ldc, c10);
+	_mm256_storeu_ps(c + ldc + 8, c11);
+	_mm256_storeu_ps(c + 2 * ldc, c20);
+	_mm256_storeu_ps(c + 2 * ldc + 8, c21);
+	_mm256_storeu_ps(c + 3 * ldc, c30);
+	_mm256_storeu_ps(c + 3 * ldc + 8, c31);
+	_mm256_storeu_ps(c + 4 * ldc, c40);
+	_mm256_storeu_ps(c + 4 * ldc + 8, c41);
+	_mm256_storeu_ps(c + 5 * ldc, c50);
+	_mm256_storeu_ps(c + 5 * ldc + 8, c51);
+}
+
+FMA32_TARGET static void block1x16(const float *a, const float *b, size_t K, float *c)
+{
+	__m256 c0 = _mm256_loadu_ps(c), c1 = _mm256_loadu_ps(c + 8);
+	size_t k;
+
+	for (k = 0; k < K; k++) {
+		const __m256 av = _mm256_broadcast_ss(a + k);
+		c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + k * NR), c0);
+		c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + k * NR + 8), c1);
+	}
+	_mm256_storeu_ps(c, c0);
+	_mm256_storeu_ps(c + 8, c1);
+}
+#endif
+
+uint64_t fpl__acc_whole_runs;
+
+typedef struct whole_job {
+	const fpl__acc_job *J;
+	float *C;		/* M x N, initial values in, results out */
+	size_t r0, r1;		/* rows of this thread */
+	int ok;			/* 0: no panel buffer */
+} whole_job;
+
+static void *whole_rows(void *arg)
+{
+	whole_job *w = arg;
+	const fpl__acc_job *J = w->J;
+	const size_t K = J->K, N = J->N;
+	float *panel = malloc((K ? K : 1) * NR * sizeof *panel);
+	size_t j0, i, k, j;
+
+	if (!panel)
+		return NULL;
+	for (j0 = 0; j0 < N; j0 += NR) {
+		size_t nr = N - j0 < NR ? N - j0 : NR;
+		for (k = 0; k < K; k++) {	/* pack B[.., j0..j0+nr), zero-padded */
+			for (j = 0; j < nr; j++)
+				panel[k * NR + j] = J->Bf[k * N + j0 + j];
+			for (; j < NR; j++)
+				panel[k * NR + j] = 0.0f;
+		}
+		for (i = w->r0; i < w->r1;) {
+			const float *a = J->Af + i * K;
+			float *c = w->C + i * N + j0;
+			size_t mr = w->r1 - i < MR ? w->r1 - i : MR;
+#ifdef FMA32_X86
+			if (J->simd && nr == NR && mr == MR) {
+				block6x16(a, K, panel, K, c, N);
+				i += MR;
+				continue;
+			}
+			if (J->simd && nr == NR) {
+				block1x16(a, panel, K, c);
+				i++;
+				continue;
+			}
+#endif
+			block_scalar(a, K, panel, K, c, N, mr, nr);
+			i += mr;
+		}
+	}
+	free(panel);
+	w->ok = 1;
+	return NULL;
+}
+
+int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrdiff_t soj,
+			 unsigned *flags_out, int threads)
+{
+	const size_t M = J->M, N = J->N, blocks = (M + MR - 1) / MR;
+	whole_job w[FPL_MAX_THREADS];
+	pthread_t tid[FPL_MAX_THREADS];
+	int started[FPL_MAX_THREADS] = { 0 }, t, ok = 1;
+	float *C = fpl__scratch_alloc(M * N * sizeof *C);
+	size_t i, j, per;
+
+	if (!C)
+		return FPL_ENOMEM;
+	if (J->C) {
+		for (i = 0; i < M * N; i++)
+			C[i] = (float)J->C[i];
+	} else {
+		memset(C, 0, M * N * sizeof *C);
+	}
+	if (threads > FPL_MAX_THREADS)
+		threads = FPL_MAX_THREADS;
+	if (threads < 1 || (double)M * (double)N * (double)J->K < 1e6)
+		threads = 1;
+	if ((size_t)threads > blocks)
+		threads = blocks ? (int)blocks : 1;
+	per = (blocks + (size_t)threads - 1) / (size_t)threads;
+	for (t = 0; t < threads; t++) {
+		size_t b0 = per * (size_t)t, b1 = per * (size_t)(t + 1);
+		w[t].J = J;
+		w[t].C = C;
+		w[t].r0 = b0 * MR < M ? b0 * MR : M;
+		w[t].r1 = b1 * MR < M ? b1 * MR : M;
+		w[t].ok = 0;
+	}
+	for (t = 1; t < threads; t++)
+		started[t] = pthread_create(&tid[t], NULL, whole_rows, &w[t]) == 0;
+	whole_rows(&w[0]);
+	for (t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			whole_rows(&w[t]);
+	}
+	for (t = 0; t < threads; t++)
+		ok &= w[t].ok;
+	if (!ok) {
+		fpl__scratch_free(C);
+		return FPL_ENOMEM;
+	}
+	{	/* an infinite chain is the only event possible here */
+		int bad = 0;
+		for (i = 0; i < M * N; i++)
+			bad |= !(fabsf(C[i]) <= 0x1.fffffep127f);	/* inf or NaN */
+		if (bad) {
+			fpl__scratch_free(C);
+			return 0;	/* overflowed: the tiles (and the reference) redo it */
+		}
+	}
+	for (i = 0; i < M; i++) {
+		double *o = out + (ptrdiff_t)i * soi;
+		const float *c = C + i * N;
+		if (soj == 1)
+			for (j = 0; j < N; j++)
+				o[j] = (double)c[j];
+		else
+			for (j = 0; j < N; j++)
+				o[(ptrdiff_t)j * soj] = (double)c[j];
+	}
+	if (flags_out)
+		memset(flags_out, 0, M * N * sizeof *flags_out);
+	__atomic_fetch_add(&fpl__acc_whole_runs, 1, __ATOMIC_RELAXED);
+	fpl__scratch_free(C);
+	return 1;
+}
 
 int fpl__acc_fma32_tile(fpl__acc_tile *T, double *res)
 {

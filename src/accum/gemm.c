@@ -7,6 +7,9 @@
  *
  * Before the tiles run, chain_fast.c picks the job's path (the
  * reference, or a fast path that gives the same bits, flags and counts).
+ * A job on the binary32 fma path whose caller does not track inexact
+ * (st->untracked) runs as one register-blocked GEMM instead of tiles.
+ * Flags in st->untracked are dropped here, after every path.
  *
  * The invariant: nothing here decides a draw index but the load ranges;
  * a tile's roundings take theirs from the schedule, so which thread runs
@@ -20,6 +23,7 @@
 
 #include "accum/accum_internal.h"
 #include "util/parallel.h"
+#include "util/scratch.h"
 
 /* One operation as strides: A[i][k] = a[i*sai + k*sak], and so on. */
 typedef struct opdesc {
@@ -61,7 +65,7 @@ static void *work(void *arg)
 			size_t j = T.j0 + jj;
 			d->out[(ptrdiff_t)T.i * d->soi + (ptrdiff_t)j * d->soj] = res[jj];
 			if (d->flags_out)
-				d->flags_out[T.i * J->N + j] = T.fl[jj];
+				d->flags_out[T.i * J->N + j] = T.fl[jj] & ~J->st->untracked;
 		}
 		for (q = 0; q < FPL_NFLAGS; q++)
 			w->cnt[q] += T.cnt[q];
@@ -134,9 +138,9 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	if (size_mul(d->M, d->K, &nA) || size_mul(d->K, d->sum ? 0 : d->N, &nB)
 	    || size_mul(d->M, d->N, &nC) || nA > ((size_t)1 << 58) || nB > ((size_t)1 << 58))
 		return FPL_ERANGE;
-	A = malloc((nA ? nA : 1) * sizeof *A);
-	B = malloc((nB ? nB : 1) * sizeof *B);
-	C = d->c ? malloc((nC ? nC : 1) * sizeof *C) : NULL;
+	A = fpl__scratch_alloc(nA * sizeof *A);
+	B = fpl__scratch_alloc(nB * sizeof *B);
+	C = d->c ? fpl__scratch_alloc(nC * sizeof *C) : NULL;
 	if (!A || !B || (d->c && !C)) {
 		r = FPL_ENOMEM;
 		goto out;
@@ -173,20 +177,25 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	fpl_state_init(&J.plain, 0);
 	if ((r = fpl__acc_fast_plan(&J)))
 		goto out;
-	r = run_tiles(&J, d, st->threads, cnt);
+	r = 0;
+	if (J.path == FPL__ACC_FMA32 && J.whole)
+		r = fpl__acc_fma32_whole(&J, d->out, d->soi, d->soj, d->flags_out, st->threads);
+	r = r < 0 ? r : r ? 0 : run_tiles(&J, d, st->threads, cnt);
 	fpl__acc_fast_release(&J);
 	if (r)
 		goto out;
 	for (i = 0; i < FPL_NFLAGS; i++) {
+		if (st->untracked & (1u << i))
+			continue;
 		st->count[i] += cnt[i];
 		if (cnt[i])
 			st->flags |= 1u << i;
 	}
 	st->counter = c0 + L + S * nC;
 out:
-	free(A);
-	free(B);
-	free(C);
+	fpl__scratch_free(A);
+	fpl__scratch_free(B);
+	fpl__scratch_free(C);
 	return r;
 }
 

@@ -44,6 +44,7 @@ void fpl_state_fork(const fpl_state *parent, fpl_state *child, uint64_t id)
 	child->flip = parent->flip;
 	child->flip_prob = parent->flip_prob;
 	child->threads = parent->threads;
+	child->untracked = parent->untracked;
 	child->stream = fpl__mix64(h ^ (id * 0xa54ff53a5f1d36f1ull));
 }
 

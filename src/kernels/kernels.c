@@ -25,15 +25,52 @@ typedef struct selection {
 	const char *reason;
 } selection;
 
-static const selection sel_ref_forced = { &fpl__kernels_ref, 0, "ref: forced" };
-static const selection sel_ref_auto = { &fpl__kernels_ref, 0,
-					"ref: no faster set is supported here" };
+/*
+ * The registry: every compiled set with its test of the CPU, best first.
+ * The automatic choice is the first usable entry; the reference set is
+ * last and always usable.  A new set is one entry here (and its file).
+ */
+typedef struct kset {
+	const char *name;
+	const fpl_kernels *k;
+	int (*usable)(void);
+	const char *needs;	/* what usable() checks, for messages */
+	selection forced, autosel;
+} kset;
+
+static int always(void)
+{
+	return 1;
+}
+
 #ifdef FPL_HAVE_X86_KERNELS
-static const selection sel_avx512_forced = { &fpl__kernels_avx512, 0, "avx512: forced" };
-static const selection sel_avx512_auto = {
-	&fpl__kernels_avx512, 0, "avx512: cpu and os support avx512f/dq/bw/vl and fma"
-};
+static int avx512_usable(void)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+	return c->avx512f && c->avx512dq && c->avx512bw && c->avx512vl && c->fma;
+}
+
+static int avx2_usable(void)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+	return c->avx2 && c->fma;
+}
 #endif
+
+static const kset sets[] = {
+#ifdef FPL_HAVE_X86_KERNELS
+	{ "avx512", &fpl__kernels_avx512, avx512_usable, "avx512f/dq/bw/vl+fma",
+	  { &fpl__kernels_avx512, 0, "avx512: forced" },
+	  { &fpl__kernels_avx512, 0, "avx512: cpu and os support avx512f/dq/bw/vl and fma" } },
+	{ "avx2", &fpl__kernels_avx2, avx2_usable, "avx2+fma",
+	  { &fpl__kernels_avx2, 0, "avx2: forced" },
+	  { &fpl__kernels_avx2, 0, "avx2: cpu and os support avx2 and fma, not avx-512" } },
+#endif
+	{ "ref", &fpl__kernels_ref, always, "nothing",
+	  { &fpl__kernels_ref, 0, "ref: forced" },
+	  { &fpl__kernels_ref, 0, "ref: no faster set is supported here" } },
+};
+#define NSETS (sizeof sets / sizeof *sets)
 
 /* The failed FPLAB_KERNELS record: written once, inside init(), before it
  * is published; read-only afterwards. */
@@ -43,31 +80,29 @@ static char env_reason[160];
 static const selection *current;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-#ifdef FPL_HAVE_X86_KERNELS
-static int avx512_usable(void)
-{
-	const fpl_cpu_features *c = fpl_cpu();
-	return c->avx512f && c->avx512dq && c->avx512bw && c->avx512vl && c->fma;
-}
-#endif
-
 /* The record for a forced set `name`, or NULL with the error in *rc and
  * its explanation in why[len] (why may be NULL when len is 0). */
 static const selection *select_named(const char *name, int *rc, char *why, size_t len)
 {
-	if (!strcmp(name, "ref"))
-		return &sel_ref_forced;
-	if (!strcmp(name, "avx512")) {
-#ifdef FPL_HAVE_X86_KERNELS
-		if (avx512_usable())
-			return &sel_avx512_forced;
-		snprintf(why, len, "avx512: forced, but the cpu or os lacks avx512f/dq/bw/vl+fma");
-#else
-		snprintf(why, len, "avx512: forced, but not compiled in (NATIVE=0)");
-#endif
+	size_t i;
+
+	for (i = 0; i < NSETS; i++) {
+		if (strcmp(name, sets[i].name))
+			continue;
+		if (sets[i].usable())
+			return &sets[i].forced;
+		snprintf(why, len, "%s: forced, but the cpu or os lacks %s", sets[i].name,
+			 sets[i].needs);
 		*rc = FPL_EUNSUPPORTED;
 		return NULL;
 	}
+#ifndef FPL_HAVE_X86_KERNELS
+	if (!strcmp(name, "avx512") || !strcmp(name, "avx2")) {
+		snprintf(why, len, "%s: forced, but not compiled in (NATIVE=0)", name);
+		*rc = FPL_EUNSUPPORTED;
+		return NULL;
+	}
+#endif
 	snprintf(why, len, "'%.60s': unknown kernel set (known: %s)", name, fpl_kernels_compiled());
 	*rc = FPL_ENOTFOUND;
 	return NULL;
@@ -93,11 +128,10 @@ static void init(void)
 			s = &env_failure;
 		}
 	} else {
-#ifdef FPL_HAVE_X86_KERNELS
-		s = avx512_usable() ? &sel_avx512_auto : &sel_ref_auto;
-#else
-		s = &sel_ref_auto;
-#endif
+		size_t i = 0;
+		while (!sets[i].usable())
+			i++;	/* the last entry, ref, is always usable */
+		s = &sets[i].autosel;
 	}
 	publish(s);
 }
@@ -125,7 +159,7 @@ const fpl_kernels *fpl__kernels_get(int *status)
 const char *fpl_kernels_compiled(void)
 {
 #ifdef FPL_HAVE_X86_KERNELS
-	return "ref avx512";
+	return "ref avx2 avx512";
 #else
 	return "ref";
 #endif

@@ -95,6 +95,7 @@ typedef struct fpl_kernels {
 extern const fpl_kernels fpl__kernels_ref;
 #ifdef FPL_HAVE_X86_KERNELS
 extern const fpl_kernels fpl__kernels_avx512;
+extern const fpl_kernels fpl__kernels_avx2;
 void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
 			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			      fpl_kcounts *out);

@@ -60,7 +60,12 @@ compile() {
 	objs="$objs $o"
 }
 for s in $ENGINE_SRCS; do compile "$s"; done
-for s in $X86_SRCS; do compile "$s" $X86_FLAGS; done
+for s in $X86_SRCS; do
+	case $s in
+	*avx2*) compile "$s" $X86_AVX2_FLAGS ;;
+	*) compile "$s" $X86_FLAGS ;;
+	esac
+done
 for s in $IO_SRCS; do compile "$s" -fsanitize=fuzzer-no-link; done
 lib_objs=$objs
 case " $FUZZ_TARGETS " in
