@@ -135,6 +135,9 @@ ACCUM_SRCS := $(sort $(wildcard src/accum/*.c))
 # Optimizer steps under a precision policy.
 OPTIM_SRCS := $(sort $(wildcard src/optim/*.c))
 
+# Training: data sets, the MLP, policies, the data-parallel loop.
+TRAIN_SRCS := $(sort $(wildcard src/train/*.c))
+
 # The command line.
 CLI_SRCS := \
 	src/cli/main.c \
@@ -158,6 +161,9 @@ CLI_SRCS := \
 	src/cli/cmd_reduce.c \
 	src/cli/cmd_allreduce.c \
 	src/cli/cli_layers.c \
+	src/cli/cmd_optim.c \
+	src/cli/cli_optim_input.c \
+	src/cli/cli_plot.c \
 	src/cli/cmd_models.c
 
 # Test programs: tests/<name>.c, each linked with the harness and the oracle.
@@ -186,6 +192,7 @@ TESTS := \
 	taccerr \
 	treduce \
 	tallreduce \
+	toptim \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -199,7 +206,8 @@ BENCHES := \
 	bgemm \
 
 # ---------------------------------------------------------------- objects
-LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS)
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) \
+	    $(TRAIN_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
@@ -403,7 +411,7 @@ FUZZ_TIME ?= 20
 FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
-	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS)" X86_SRCS="$(X86_SRCS)" \
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
 		IO_SRCS="$(IO_SRCS)" CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" \
 		X86_AVX2_FLAGS="$(X86_AVX2_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)

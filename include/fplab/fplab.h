@@ -25,5 +25,6 @@
 #include <fplab/accum_error.h>
 #include <fplab/reduce.h>
 #include <fplab/allreduce.h>
+#include <fplab/optim.h>
 
 #endif

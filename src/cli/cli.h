@@ -733,4 +733,55 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 
 int cmd_allreduce(int argc, char **argv);
 
+/* ---------------------------- optimizer inputs (cli_optim_input.c) */
+/*
+ * The weights and gradients of `fplab optim`: nt tensors of sizes[j]
+ * elements, initial weights w0[j] (binary64), and per step either
+ * generated gradients (ggen[j] on stream CLI_OPTIM_G_STREAM(j, s) of the
+ * seed) or the gradients of file step s mod nfiles (gp[s * nt + j]).
+ * --spikes: at step s, with probability spike_p (draw s of
+ * CLI_OPTIM_SPIKE_STREAM), every gradient of the step is multiplied by
+ * spike_f.  Step numbers s here are 0-based.
+ */
+#define CLI_OPTIM_MAX_TENSORS 4096
+#define CLI_OPTIM_W_STREAM(j) (((uint64_t)1 << 48) + (uint64_t)(j))
+#define CLI_OPTIM_G_STREAM(j, s) (((uint64_t)2 << 48) + ((uint64_t)(j) << 32) + (uint64_t)(s))
+#define CLI_OPTIM_SPIKE_STREAM ((uint64_t)3 << 48)
+
+struct cli_optim_data {
+	size_t nt, total;		/* tensors, their elements together */
+	size_t *sizes;
+	char (*names)[FPL_TENSOR_NAME_MAX];	/* tensor0.. or the files' names */
+	double **w0;
+	struct fpl__gen *wgen, *ggen;	/* per tensor (generated data) */
+	uint64_t seed;
+	double spike_p, spike_f;
+	size_t nfiles;			/* steps held in files; 0: generated */
+	double **gp;			/* nfiles * nt pointers into bufs */
+	double **bufs;			/* owned buffers */
+	size_t nbufs;
+};
+/* --sizes N[,N...] appended to d; 0, -2 (usage error printed) or -1. */
+int cli_optim_sizes(struct cli_optim_data *d, const char *spec);
+/* --weights and --grads (either may be NULL) for d->nt tensors: GEN[;GEN...],
+ * one for all or one per tensor.  0, -2 (usage error printed) or -1. */
+int cli_optim_gens(struct cli_optim_data *d, const char *weights, const char *grads);
+/* Generated initial weights (d->wgen) under `seed`, which also becomes the
+ * seed of generated gradients and spikes.  0 or -1. */
+int cli_optim_generate_weights(struct cli_optim_data *d, uint64_t seed);
+/* --init FILE: the tensors (and sizes, names) of FILE in file order. */
+int cli_optim_read_init(struct cli_optim_data *d, const char *path);
+/* -g FILE...: one file per step, each holding d's tensors in order (sizes
+ * set from the first file when d has none yet).  0 or -1. */
+int cli_optim_read_steps(struct cli_optim_data *d, const char *const *files, size_t nfiles);
+/* --grad-stack FILE: every tensor has a leading step axis.  0 or -1. */
+int cli_optim_read_stack(struct cli_optim_data *d, const char *path);
+/* Does step s spike?  The true gradients of step s into G[j] (d->sizes[j]
+ * each). */
+int cli_optim_spike(const struct cli_optim_data *d, uint64_t s);
+void cli_optim_grads(const struct cli_optim_data *d, uint64_t s, double *const *G);
+void cli_optim_data_release(struct cli_optim_data *d);
+
+int cmd_optim(int argc, char **argv);
+
 #endif

@@ -30,7 +30,8 @@ void cli_model_init(struct cli_model *mo)
 /* --gen: util/gen.h parses; the messages are the CLI's. */
 static int gen_parse(struct fpl__gen *g, const char *s)
 {
-	static const char *const names[] = { "ones", "uniform", "normal", "lognormal", "ints" };
+	static const char *const names[] = { "ones", "uniform", "normal", "lognormal", "ints",
+					       "loguniform" };
 	int rc = fpl__gen_parse(g, s);
 
 	if (rc == -1) {
@@ -38,13 +39,14 @@ static int gen_parse(struct fpl__gen *g, const char *s)
 		size_t len = strcspn(s, ":");
 
 		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
-		cli_unknown("generator", name, names, 5);
+		cli_unknown("generator", name, names, 6);
 	} else if (rc && g->kind == FPL__GEN_ONES) {
 		error("--gen '%s': ones takes no parameters", s);
 	} else if (rc) {
 		error("--gen '%s': expected %s", s, g->kind == FPL__GEN_INTS ? "ints:A,B (integers, "
 		      "A <= B)" : g->kind == FPL__GEN_UNIFORM ? "uniform:A,B (A <= B)" :
 		      g->kind == FPL__GEN_NORMAL ? "normal:MU,SIGMA (SIGMA >= 0)" :
+		      g->kind == FPL__GEN_LOGUNIFORM ? "loguniform:A,B (-1074 <= A <= B <= 1023)" :
 		      "lognormal:MU,SIGMA (SIGMA >= 0)");
 	}
 	return rc ? -2 : 0;

@@ -33,6 +33,7 @@ const struct cli_command cli_commands[] = {
 	{ "hist", cmd_hist, "underflow/overflow histograms of tensor dumps for a format" },
 	{ "info", cmd_info, "versions, compiler, CPU features and kernel sets" },
 	{ "models", cmd_models, "the orders and hardware profiles of the accumulation models" },
+	{ "optim", cmd_optim, "optimizer steps under precision policies: lost updates, drift" },
 	{ "reduce", cmd_reduce, "sum mean var norm2 softmax logsumexp under an accumulation model" },
 	{ "round", cmd_round, "round numbers from files or stdin into a format" },
 };

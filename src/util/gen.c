@@ -31,15 +31,16 @@ static int number(const char *s, const char *end, double *v)
 
 int fpl__gen_parse(struct fpl__gen *g, const char *s)
 {
-	static const char *const names[] = { "ones", "uniform", "normal", "lognormal", "ints" };
+	static const char *const names[] = { "ones", "uniform", "normal", "lognormal", "ints",
+					       "loguniform" };
 	size_t len = strcspn(s, ":"), i;
 	const char *par, *comma;
 	double p, q;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		if (strlen(names[i]) == len && !strncmp(s, names[i], len))
 			break;
-	if (i == 5)
+	if (i == 6)
 		return -1;
 	g->kind = (enum fpl__gen_kind)(FPL__GEN_ONES + i);
 	g->p = g->q = 0;
@@ -53,6 +54,8 @@ int fpl__gen_parse(struct fpl__gen *g, const char *s)
 					 fabs(p) > 0x1p40 || fabs(q) > 0x1p40))
 		return -2;
 	if (g->kind == FPL__GEN_UNIFORM && !(p <= q))
+		return -2;
+	if (g->kind == FPL__GEN_LOGUNIFORM && !(p <= q && p >= -1074 && q <= 1023))
 		return -2;
 	if ((g->kind == FPL__GEN_NORMAL || g->kind == FPL__GEN_LOGNORMAL) && !(q >= 0))
 		return -2;
@@ -91,6 +94,15 @@ void fpl__gen_fill(const struct fpl__gen *g, uint64_t seed, uint64_t stream, dou
 			x[i] = g->p + g->q * z;
 			if (g->kind == FPL__GEN_LOGNORMAL)
 				x[i] = exp(x[i]);
+			break;
+		}
+		case FPL__GEN_LOGUNIFORM: {
+			/* magnitude 2^(A + (B - A) u) from the 53 high bits of the
+			 * draw, the sign from its lowest bit (not among them) */
+			uint64_t d = fpl_random_draw(seed, s, i);
+			double m = exp2(g->p + (g->q - g->p) * ((double)(d >> 11) * 0x1p-53));
+
+			x[i] = d & 1 ? -m : m;
 			break;
 		}
 		default:

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_optim.c - `fplab optim`: N optimizer steps (fplab/optim.h) on the
+ * same weights and true gradients under several precision policies side
+ * by side and under the FP64 reference, reporting what each policy lost:
+ * updates that vanished, the drift of its weights and master from the
+ * reference's, the loss scale and skipped steps, overflow and underflow
+ * counts, memory per parameter; --svg plots drift and the vanished
+ * fraction against the step.
+ *
+ * Invariant: every run (the reference and each policy) is its own
+ * fpl_optim created from the same initial weights and a fresh state of
+ * the run's seed, and step s hands every run the same true gradients
+ * (cli_optim_grads, a pure function of seed, tensor and step), so a
+ * policy's rows do not depend on which other policies run beside it nor
+ * on --threads (the runs of a step go to threads, each run's bits are
+ * the library's).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fplab/optim.h>
+
+#include "cli/cli.h"
+#include "cli/cli_plot.h"
+
+static const char optim_usage[] =
+	"usage: fplab optim [--optim sgd|adagrad|adam|adamw|lamb] [--lr X]\n"
+	"    [--momentum X] [--dampening X] [--nesterov] [--weight-decay X]\n"
+	"    [--lr-decay X] [--initial-accumulator X] [--betas B1,B2] [--eps X]\n"
+	"    [--policy SPEC]...\n"
+	"    [--loss-scale none|S|dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]]|aps]\n"
+	"    [--steps N] [--every N] [--sizes N,...] [--weights GEN[;GEN...]]\n"
+	"    [--grads GEN[;GEN...]] [--spikes P:F] [--init FILE] [-g FILE]...\n"
+	"    [--grad-stack FILE] [--seed N] [--sr-bits R] [--threads N] [--svg FILE]\n"
+	"    [--tsv|--json|--ndjson]\n";
+
+enum {
+	OPT_OPTIM = CLI_OPT_CMD, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING, OPT_NESTEROV, OPT_WD,
+	OPT_LR_DECAY, OPT_INIT_ACC, OPT_BETAS, OPT_EPS, OPT_POLICY, OPT_LOSS_SCALE, OPT_STEPS,
+	OPT_EVERY, OPT_SIZES, OPT_WEIGHTS, OPT_GRADS, OPT_SPIKES, OPT_INIT, OPT_GRAD_STACK,
+	OPT_SVG
+};
+
+#define MAX_POLICIES 64
+#define MAX_STEP_FILES 65536
+#define SVG_POINTS 2000		/* points per series at most (steps are bucketed) */
+
+static const char *const default_policies[] = {
+	"none:fp16", "fp32-master:fp16", "none:bf16", "split:bf16"
+};
+static const char *const algo_names[] = { "sgd", "adagrad", "adam", "adamw", "lamb" };
+static const char *const master_names[] = { "none", "fp32-master", "split", "kahan",
+					      "stochastic" };
+
+static struct optim_opts {
+	struct cli_round ro;		/* --seed, --sr-bits, --threads */
+	fpl_opt_hyper hyper;
+	/* hyperparameters as given (NULL: the optimizer's default) */
+	const char *lr, *momentum, *dampening, *wd, *lr_decay, *init_acc, *betas, *eps;
+	int nesterov;
+	const char *policy[MAX_POLICIES];
+	size_t npolicy;
+	const char *loss_scale;
+	uint64_t steps, every;
+	int has_steps;
+	const char *sizes, *weights, *grads, *spikes, *init, *stack, *svg;
+	const char **gfiles;
+	size_t ngfiles;
+	enum cli_report report;
+} opt;
+
+/* ------------------------------------------------------------ parsing */
+/* A number option: finite, >= lo (and < hi when hi > lo).  0 or CLI_EXIT_USAGE. */
+static int number(const char *o, const char *s, double lo, double hi, double *out)
+{
+	if (cli_parse_double(s, out) || isnan(*out))
+		return usage_error(optim_usage, "%s '%s' is not a number", o, s);
+	if (!isfinite(*out) || *out < lo || (hi > lo && *out >= hi))
+		return usage_error(optim_usage, hi > lo ? "%s '%s' must be in [%g, %g)"
+				   : "%s '%s' must be a finite number >= %g", o, s, lo, hi);
+	return 0;
+}
+
+/* A count option 1..max.  0 or CLI_EXIT_USAGE. */
+static int count(const char *o, const char *s, uint64_t max, uint64_t *out)
+{
+	if (cli_parse_u64(s, out) || *out < 1 || *out > max)
+		return usage_error(optim_usage, "%s '%s' is not a count 1..%llu", o, s,
+				   (unsigned long long)max);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "seed", required_argument, NULL, CLI_OPT_SEED },
+		{ "sr-bits", required_argument, NULL, CLI_OPT_SR_BITS },
+		{ "threads", required_argument, NULL, CLI_OPT_THREADS },
+		CLI_REPORT_LONGOPTS,
+		{ "optim", required_argument, NULL, OPT_OPTIM },
+		{ "lr", required_argument, NULL, OPT_LR },
+		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
+		{ "dampening", required_argument, NULL, OPT_DAMPENING },
+		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
+		{ "weight-decay", required_argument, NULL, OPT_WD },
+		{ "lr-decay", required_argument, NULL, OPT_LR_DECAY },
+		{ "initial-accumulator", required_argument, NULL, OPT_INIT_ACC },
+		{ "betas", required_argument, NULL, OPT_BETAS },
+		{ "eps", required_argument, NULL, OPT_EPS },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "loss-scale", required_argument, NULL, OPT_LOSS_SCALE },
+		{ "steps", required_argument, NULL, OPT_STEPS },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "sizes", required_argument, NULL, OPT_SIZES },
+		{ "weights", required_argument, NULL, OPT_WEIGHTS },
+		{ "grads", required_argument, NULL, OPT_GRADS },
+		{ "spikes", required_argument, NULL, OPT_SPIKES },
+		{ "init", required_argument, NULL, OPT_INIT },
+		{ "grad", required_argument, NULL, 'g' },
+		{ "grad-stack", required_argument, NULL, OPT_GRAD_STACK },
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	fpl_opt_algo algo = FPL_OPT_SGD;
+	int c, rc;
+
+	memset(&opt, 0, sizeof opt);
+	opt.steps = 1000;
+	optind = 0;
+	cli_round_init(&opt.ro);
+	opt.gfiles = calloc((size_t)argc + 1, sizeof *opt.gfiles);
+	if (!opt.gfiles)
+		return error("out of memory"), CLI_EXIT_FAIL;
+	while ((c = getopt_long(argc, argv, "hg:", longopts, NULL)) != -1) {
+		rc = cli_round_option(&opt.ro, c, optarg);
+		if (rc < 0)
+			return usage_error(optim_usage, NULL);
+		if (rc > 0 || cli_report_option(&opt.report, c))
+			continue;
+		switch (c) {
+		case 'h': return -1;
+		case OPT_OPTIM:
+			if (fpl_opt_algo_parse(optarg, &algo)) {
+				cli_unknown("optimizer", optarg, algo_names, 5);
+				return usage_error(optim_usage, NULL);
+			}
+			break;
+		case OPT_LR: opt.lr = optarg; break;
+		case OPT_MOMENTUM: opt.momentum = optarg; break;
+		case OPT_DAMPENING: opt.dampening = optarg; break;
+		case OPT_NESTEROV: opt.nesterov = 1; break;
+		case OPT_WD: opt.wd = optarg; break;
+		case OPT_LR_DECAY: opt.lr_decay = optarg; break;
+		case OPT_INIT_ACC: opt.init_acc = optarg; break;
+		case OPT_BETAS: opt.betas = optarg; break;
+		case OPT_EPS: opt.eps = optarg; break;
+		case OPT_POLICY:
+			if (opt.npolicy == MAX_POLICIES)
+				return usage_error(optim_usage, "more than %d --policy options",
+						   MAX_POLICIES);
+			opt.policy[opt.npolicy++] = optarg;
+			break;
+		case OPT_LOSS_SCALE: opt.loss_scale = optarg; break;
+		case OPT_STEPS:
+			if (count("--steps", optarg, (uint64_t)1 << 32, &opt.steps))
+				return CLI_EXIT_USAGE;
+			opt.has_steps = 1;
+			break;
+		case OPT_EVERY:
+			if (count("--every", optarg, (uint64_t)1 << 32, &opt.every))
+				return CLI_EXIT_USAGE;
+			break;
+		case OPT_SIZES: opt.sizes = optarg; break;
+		case OPT_WEIGHTS: opt.weights = optarg; break;
+		case OPT_GRADS: opt.grads = optarg; break;
+		case OPT_SPIKES: opt.spikes = optarg; break;
+		case OPT_INIT: opt.init = optarg; break;
+		case 'g': opt.gfiles[opt.ngfiles++] = optarg; break;
+		case OPT_GRAD_STACK: opt.stack = optarg; break;
+		case OPT_SVG: opt.svg = optarg; break;
+		default: return usage_error(optim_usage, NULL);
+		}
+	}
+	if (optind < argc)
+		return usage_error(optim_usage, "unexpected argument '%s'", argv[optind]);
+	fpl_opt_hyper_init(&opt.hyper, algo);
+	return 0;
+}
+
+/* Does option `o` (given when v is set) apply to the chosen optimizer? */
+static int applies(const char *o, int given, int ok, const char *which)
+{
+	if (given && !ok)
+		return usage_error(optim_usage, "%s applies to --optim %s, not %s", o, which,
+				   fpl_opt_algo_name(opt.hyper.algo));
+	return 0;
+}
+
+/* The hyperparameters as given, checked (messages name the option). */
+static int hyper(void)
+{
+	fpl_opt_hyper *h = &opt.hyper;
+	fpl_opt_algo a = h->algo;
+	int adam = a == FPL_OPT_ADAM || a == FPL_OPT_ADAMW || a == FPL_OPT_LAMB;
+
+	if (applies("--momentum", !!opt.momentum, a == FPL_OPT_SGD, "sgd") ||
+	    applies("--dampening", !!opt.dampening, a == FPL_OPT_SGD, "sgd") ||
+	    applies("--nesterov", opt.nesterov, a == FPL_OPT_SGD, "sgd") ||
+	    applies("--lr-decay", !!opt.lr_decay, a == FPL_OPT_ADAGRAD, "adagrad") ||
+	    applies("--initial-accumulator", !!opt.init_acc, a == FPL_OPT_ADAGRAD, "adagrad") ||
+	    applies("--betas", !!opt.betas, adam, "adam, adamw or lamb") ||
+	    applies("--eps", !!opt.eps, a != FPL_OPT_SGD, "adagrad, adam, adamw or lamb"))
+		return CLI_EXIT_USAGE;
+	if ((opt.lr && number("--lr", opt.lr, 0, 0, &h->lr)) ||
+	    (opt.momentum && number("--momentum", opt.momentum, 0, 0, &h->momentum)) ||
+	    (opt.wd && number("--weight-decay", opt.wd, 0, 0, &h->weight_decay)) ||
+	    (opt.lr_decay && number("--lr-decay", opt.lr_decay, 0, 0, &h->lr_decay)) ||
+	    (opt.init_acc && number("--initial-accumulator", opt.init_acc, 0, 0,
+				    &h->initial_accumulator_value)) ||
+	    (opt.eps && number("--eps", opt.eps, 0, 0, &h->eps)))
+		return CLI_EXIT_USAGE;
+	if (opt.dampening && (cli_parse_double(opt.dampening, &h->dampening) ||
+			      !isfinite(h->dampening)))
+		return usage_error(optim_usage, "--dampening '%s' is not a finite number",
+				   opt.dampening);
+	if (opt.betas) {
+		char b1[64];
+		const char *comma = strchr(opt.betas, ',');
+		size_t len = comma ? (size_t)(comma - opt.betas) : 0;
+
+		if (!comma || len >= sizeof b1 || strchr(comma + 1, ','))
+			return usage_error(optim_usage, "--betas '%s' is not B1,B2", opt.betas);
+		snprintf(b1, sizeof b1, "%.*s", (int)len, opt.betas);
+		if (cli_parse_double(b1, &h->beta1) || isnan(h->beta1))
+			return usage_error(optim_usage, "--betas: beta1 '%s' is not a number", b1);
+		if (cli_parse_double(comma + 1, &h->beta2) || isnan(h->beta2))
+			return usage_error(optim_usage, "--betas: beta2 '%s' is not a number",
+					   comma + 1);
+		if (!(h->beta1 >= 0 && h->beta1 < 1))
+			return usage_error(optim_usage, "--betas: beta1 must be in [0, 1)");
+		if (!(h->beta2 >= 0 && h->beta2 < 1))
+			return usage_error(optim_usage, "--betas: beta2 must be in [0, 1)");
+	}
+	h->nesterov = opt.nesterov;
+	if (h->nesterov && (!(h->momentum > 0) || h->dampening != 0))
+		return usage_error(optim_usage, "--nesterov needs --momentum > 0 and --dampening 0");
+	return 0;
+}
+
+/* --loss-scale or a policy's scale=: none|S|dynamic[:I[:G[:B[:N]]]]|aps. */
+static int scaling(const char *o, const char *s, fpl_opt_scaler *sc)
+{
+	static const char *const names[] = { "none", "dynamic", "aps" };
+	char buf[256], *f[6], *save = NULL, *t;
+	int n = 0;
+	double v;
+
+	fpl_opt_scaler_init(sc);
+	if (!strcmp(s, "none"))
+		return 0;
+	if (!strcmp(s, "aps")) {
+		sc->kind = FPL_OPT_SCALE_APS;
+		return 0;
+	}
+	if (!cli_parse_double(s, &v)) {
+		if (!(v > 0) || !isfinite(v))
+			return error("%s '%s': a constant scale must be finite and > 0", o, s), -2;
+		sc->kind = FPL_OPT_SCALE_CONST;
+		sc->scale = v;
+		return 0;
+	}
+	if (strncmp(s, "dynamic", 7) || (s[7] && s[7] != ':')) {
+		char name[64];
+
+		snprintf(name, sizeof name, "%.*s", (int)(strcspn(s, ":") % 63), s);
+		if (!cli_parse_double(name, &v) || strchr("0123456789+-.", name[0]))
+			return error("%s '%s': expected none, a scale S > 0, dynamic[:INIT[:GROWTH"
+				     "[:BACKOFF[:INTERVAL]]]] or aps", o, s), -2;
+		cli_unknown("loss scaling", name, names, 3);
+		return -2;
+	}
+	if (strlen(s) >= sizeof buf || s[strlen(s) - 1] == ':' || strstr(s, "::"))
+		return error("%s '%s': expected dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]]", o,
+			     s), -2;
+	snprintf(buf, sizeof buf, "%s", s);
+	for (t = strtok_r(buf, ":", &save); t && n < 6; t = strtok_r(NULL, ":", &save))
+		f[n++] = t;
+	sc->kind = FPL_OPT_SCALE_DYNAMIC;
+	if (n > 5)
+		return error("%s '%s': dynamic takes at most INIT:GROWTH:BACKOFF:INTERVAL", o, s), -2;
+	if (n > 1 && (cli_parse_double(f[1], &sc->scale) || !(sc->scale > 0) ||
+		      !isfinite(sc->scale)))
+		return error("%s '%s': INIT '%s' must be a finite number > 0", o, s, f[1]), -2;
+	if (n > 2 && (cli_parse_double(f[2], &sc->growth) || !(sc->growth > 1) ||
+		      !isfinite(sc->growth)))
+		return error("%s '%s': GROWTH '%s' must be a finite number > 1", o, s, f[2]), -2;
+	if (n > 3 && (cli_parse_double(f[3], &sc->backoff) || !(sc->backoff > 0) ||
+		      !(sc->backoff < 1)))
+		return error("%s '%s': BACKOFF '%s' must be in (0, 1)", o, s, f[3]), -2;
+	if (n > 4) {
+		uint64_t iv;
+
+		if (cli_parse_u64(f[4], &iv) || iv < 1 || iv > UINT32_MAX)
+			return error("%s '%s': INTERVAL '%s' is not a count 1..%u", o, s, f[4],
+				     UINT32_MAX), -2;
+		sc->interval = (uint32_t)iv;
+	}
+	return 0;
+}
+
+/* One run: a policy (or the reference) and what it has lost so far. */
+struct run {
+	const char *name;	/* the SPEC as written; NULL for the reference */
+	fpl_opt_config cfg;
+	fpl_optim *o;
+	fpl_opt_report rep;	/* of the last step */
+	int rc;			/* of the last step */
+	uint64_t nonzero, vanished, stale, skipped, ovf, unf, gunf;
+	uint64_t bnz, bvan;	/* the current SVG bucket */
+	fpl_opt_memory mem;
+	double *m;		/* the carrier (fpl_optim_master), all tensors */
+	double *drift_s, *vfrac_s;	/* SVG series */
+};
+
+/* A format KEY's value FMT[:MODE] into f (and rnd when a mode is given). */
+static int key_format(const char *spec, const char *key, const char *v, fpl_format *f,
+		      fpl_rnd *rnd)
+{
+	char o[96];
+	int has_mode;
+
+	snprintf(o, sizeof o, "--policy '%s': %s", spec, key);
+	return cli_format_spec(o, v, f, rnd, NULL, &has_mode);
+}
+
+static int key_mode(const char *spec, const char *key, const char *v, fpl_rnd *rnd)
+{
+	if (fpl_rnd_parse(v, rnd))
+		return error("--policy '%s': %s '%s' is not a rounding mode (ne na nz tp tn tz "
+			     "od sp se)", spec, key, v), -2;
+	return 0;
+}
+
+/* KEY=VALUE of policy `spec` into p and sc; 0 or -2. */
+static int policy_key(const char *spec, char *kv, fpl_opt_policy *p, fpl_opt_scaler *sc,
+		      int *has_scale)
+{
+	static const char *const keys[] = { "grad", "grad-rnd", "unscale", "unscale-rnd",
+					     "state", "state-rnd", "arith", "arith-rnd", "master",
+					     "scale" };
+	char *eq = strchr(kv, '='), *v;
+	fpl_rnd ignore;
+
+	if (!eq || eq == kv)
+		return error("--policy '%s': '%s' is not KEY=VALUE", spec, kv), -2;
+	*eq = 0;
+	v = eq + 1;
+	if (!strcmp(kv, "grad"))
+		return key_format(spec, kv, v, &p->grad, &p->grad_rnd);
+	if (!strcmp(kv, "grad-rnd"))
+		return key_mode(spec, kv, v, &p->grad_rnd);
+	if (!strcmp(kv, "unscale"))
+		return key_format(spec, kv, v, &p->unscale, &p->unscale_rnd);
+	if (!strcmp(kv, "unscale-rnd"))
+		return key_mode(spec, kv, v, &p->unscale_rnd);
+	if (!strcmp(kv, "state"))
+		return key_format(spec, kv, v, &p->state, &p->state_rnd);
+	if (!strcmp(kv, "state-rnd"))
+		return key_mode(spec, kv, v, &p->state_rnd);
+	if (!strcmp(kv, "arith"))
+		return key_format(spec, kv, v, &p->arith, &p->arith_rnd);
+	if (!strcmp(kv, "arith-rnd"))
+		return key_mode(spec, kv, v, &p->arith_rnd);
+	if (!strcmp(kv, "master")) {
+		if (p->master != FPL_MASTER_FP32 && p->master != FPL_MASTER_SPLIT)
+			return error("--policy '%s': master= applies to fp32-master and split",
+				     spec), -2;
+		ignore = FPL_RND_NE;
+		return key_format(spec, kv, v, &p->master_fmt, &ignore);
+	}
+	if (!strcmp(kv, "scale")) {
+		char o[96];
+
+		snprintf(o, sizeof o, "--policy '%s': scale", spec);
+		*has_scale = 1;
+		return scaling(o, v, sc);
+	}
+	cli_unknown("policy key", kv, keys, sizeof keys / sizeof *keys);
+	return -2;
+}
+
+/* STRATEGY:FORMAT[:MODE][,KEY=VALUE...] into r's config; 0 or -2. */
+static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
+{
+	char buf[512], *colon, *comma, *kv, *save = NULL;
+	fpl_opt_master m;
+	fpl_format w;
+	fpl_rnd rnd = FPL_RND_NE;
+	int has_mode, has_scale = 0, rc;
+
+	if (strlen(spec) >= sizeof buf)
+		return error("--policy '%.40s...': too long", spec), -2;
+	snprintf(buf, sizeof buf, "%s", spec);
+	colon = strchr(buf, ':');
+	comma = strchr(buf, ',');
+	if (!colon || (comma && comma < colon))
+		return error("--policy '%s': expected STRATEGY:FORMAT[:MODE][,KEY=VALUE...] "
+			     "(STRATEGY one of none fp32-master split kahan stochastic)", spec), -2;
+	*colon = 0;
+	if (fpl_opt_master_parse(buf, &m)) {
+		char o[64];
+
+		snprintf(o, sizeof o, "strategy");
+		cli_unknown(o, buf, master_names, 5);
+		return -2;
+	}
+	if (comma && (!comma[1] || comma[strlen(comma) - 1] == ',' || strstr(comma, ",,")))
+		return error("--policy '%s': an empty KEY=VALUE", spec), -2;
+	if (comma)
+		*comma = 0;
+	if (cli_format_spec("--policy", colon + 1, &w, &rnd, NULL, &has_mode))
+		return -2;
+	rc = fpl_opt_policy_preset(&r->cfg.policy, m, &w);
+	if (rc == FPL_EFORMAT)
+		return error("--policy '%s': split needs a weight format that is the top bits of "
+			     "binary32 (8 exponent bits, fewer than 23 fraction bits: bf16, e8m3...)",
+			     spec), -2;
+	if (rc)
+		return error("--policy '%s': %s", spec, fpl_strerror(rc)), -2;
+	if (has_mode) {
+		if (m == FPL_MASTER_STOCHASTIC) {
+			if (rnd != FPL_RND_SP && rnd != FPL_RND_SE)
+				return error("--policy '%s': stochastic rounds the weight in sp or se, "
+					     "not %s", spec, fpl_rnd_name(rnd)), -2;
+			r->cfg.policy.weight_sr = rnd;
+		} else if (m == FPL_MASTER_SPLIT && rnd != FPL_RND_TZ) {
+			return error("--policy '%s': split stores the truncation of the master "
+				     "(tz), not %s", spec, fpl_rnd_name(rnd)), -2;
+		} else {
+			r->cfg.policy.weight_rnd = rnd;
+		}
+	}
+	r->cfg.scaler = *dflt;
+	for (kv = comma ? strtok_r(comma + 1, ",", &save) : NULL; kv;
+	     kv = strtok_r(NULL, ",", &save))
+		if (policy_key(spec, kv, &r->cfg.policy, &r->cfg.scaler, &has_scale))
+			return -2;
+	r->name = spec;
+	return 0;
+}
+
+/* ------------------------------------------------------------ the run */
+static int make_runs(struct run *runs, size_t nrun, const struct cli_optim_data *d)
+{
+	fpl_state st = opt.ro.st;
+	size_t i;
+	int rc;
+
+	st.counter = 0;
+	for (i = 0; i < nrun; i++) {
+		struct run *r = &runs[i];
+
+		r->cfg.hyper = opt.hyper;
+		r->cfg.threads = opt.ro.st.threads / (int)nrun > 1 ? opt.ro.st.threads / (int)nrun : 1;
+		rc = fpl_optim_create(&r->o, &r->cfg, d->nt, d->sizes,
+				      (const double *const *)d->w0, &st);
+		if (rc)
+			return error("%s: %s", r->name ? r->name : "the FP64 reference",
+				     fpl_strerror(rc));
+		fpl_opt_memory_per_param(&r->cfg, &r->mem);
+		r->m = malloc((d->total + 1) * sizeof *r->m);
+		if (!r->m)
+			return error("out of memory");
+	}
+	return 0;
+}
+
+struct step_job {
+	struct run *runs;
+	size_t lo, hi, stride;
+	const double *const *G;
+};
+
+static void *step_runs(void *arg)
+{
+	struct step_job *j = arg;
+	size_t i;
+
+	for (i = j->lo; i < j->hi; i += j->stride)
+		j->runs[i].rc = fpl_optim_step(j->runs[i].o, j->G, &j->runs[i].rep);
+	return NULL;
+}
+
+/* One step of every run, the runs spread over up to `threads` threads. */
+static int step_all(struct run *runs, size_t nrun, const double *const *G, int threads)
+{
+	pthread_t tid[MAX_POLICIES + 1];
+	struct step_job job[MAX_POLICIES + 1];
+	size_t t, nt = (size_t)threads < nrun ? (size_t)threads : nrun, started = 0;
+
+	if (nt < 1)
+		nt = 1;
+	for (t = 0; t < nt; t++)
+		job[t] = (struct step_job){ runs, t, nrun, nt, G };
+	for (t = 1; t < nt; t++) {
+		if (pthread_create(&tid[t], NULL, step_runs, &job[t]))
+			break;
+		started = t;
+	}
+	for (t = started + 1; t < nt; t++)	/* threads that did not start */
+		step_runs(&job[t]);
+	step_runs(&job[0]);
+	for (t = 1; t <= started; t++)
+		pthread_join(tid[t], NULL);
+	for (t = 0; t < nrun; t++)
+		if (runs[t].rc)
+			return error("step failed (%s): %s", runs[t].name ? runs[t].name
+				     : "the FP64 reference", fpl_strerror(runs[t].rc));
+	return 0;
+}
+
+/* Add a step's report into the run's cumulative counts. */
+static void account(struct run *r)
+{
+	const fpl_opt_report *p = &r->rep;
+
+	r->nonzero += p->nonzero;
+	r->vanished += p->vanished;
+	r->stale += p->stale;
+	r->skipped += (uint64_t)!!p->skipped;
+	r->ovf += p->grad_count[2] + p->update_count[2];
+	r->unf += p->grad_count[1] + p->update_count[1];
+	r->gunf += p->grad_count[1];
+	r->bnz += p->nonzero;
+	r->bvan += p->vanished;
+}
+
+/* ||a - b|| / ||b|| over n values (0 when equal; inf when ||b|| is 0). */
+static double rel_dist(const double *a, const double *b, size_t n)
+{
+	double num = 0, den = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		double e = a[i] - b[i];
+
+		if (a[i] == b[i])
+			e = 0;	/* equal infinities */
+		num += e * e;
+		den += b[i] * b[i];
+	}
+	if (num == 0)
+		return 0;
+	return den == 0 ? INFINITY : sqrt(num / den);
+}
+
+/* The stored weights of all tensors into out. */
+static void weights(const fpl_optim *o, const struct cli_optim_data *d, double *out)
+{
+	size_t j;
+
+	for (j = 0; j < d->nt; j++) {
+		memcpy(out, fpl_optim_weights(o, j), d->sizes[j] * sizeof *out);
+		out += d->sizes[j];
+	}
+}
+
+static void masters(const fpl_optim *o, const struct cli_optim_data *d, double *out)
+{
+	size_t j;
+
+	for (j = 0; j < d->nt; j++) {
+		fpl_optim_master(o, j, out);
+		out += d->sizes[j];
+	}
+}
+
+/* Split: the fraction of stored weights that differ from the master
+ * rounded to nearest even into the weight format (m holds the master). */
+static double split_differs(const struct run *r, const struct cli_optim_data *d)
+{
+	fpl_state st;
+	uint64_t diff = 0;
+	size_t j, i, k = 0;
+
+	fpl_state_init(&st, 0);
+	for (j = 0; j < d->nt; j++) {
+		const double *w = fpl_optim_weights(r->o, j);
+
+		for (i = 0; i < d->sizes[j]; i++, k++) {
+			double ne = fpl_round(&r->cfg.policy.weight, r->m[k], FPL_RND_NE, &st);
+
+			diff += !(ne == w[i] && signbit(ne) == signbit(w[i])) &&
+				!(isnan(ne) && isnan(w[i]));
+		}
+	}
+	return d->total ? (double)diff / (double)d->total : 0;
+}
+
+static const char *const cols[] = {
+	"policy", "optim", "step", "nonzero", "vanished", "vanished_frac", "stale_frac", "drift",
+	"master_drift", "scale", "skipped", "overflow", "underflow", "grad_underflow",
+	"bytes_per_param", "weight_bytes", "master_bytes", "state_bytes", "split_rne_differs"
+};
+#define NCOLS (sizeof cols / sizeof *cols)
+
+static double frac(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+/* One report row of run r after step `step` (ref: the reference run,
+ * its weights in wref; w a scratch buffer). */
+static void row(struct cli_table *t, struct run *r, uint64_t step, const double *wref,
+		double *w, const struct cli_optim_data *d)
+{
+	cli_table_str(t, r->name);
+	cli_table_str(t, fpl_opt_algo_name(opt.hyper.algo));
+	cli_table_int(t, (long long)step);
+	cli_table_int(t, (long long)r->nonzero);
+	cli_table_int(t, (long long)r->vanished);
+	cli_table_num(t, frac(r->vanished, r->nonzero));
+	cli_table_num(t, frac(r->stale, r->nonzero));
+	weights(r->o, d, w);
+	cli_table_num(t, rel_dist(w, wref, d->total));
+	masters(r->o, d, r->m);
+	cli_table_num(t, rel_dist(r->m, wref, d->total));
+	cli_table_num(t, r->rep.scale);
+	cli_table_int(t, (long long)r->skipped);
+	cli_table_int(t, (long long)r->ovf);
+	cli_table_int(t, (long long)r->unf);
+	cli_table_int(t, (long long)r->gunf);
+	cli_table_num(t, r->mem.total);
+	cli_table_num(t, r->mem.weight);
+	cli_table_num(t, r->mem.master);
+	cli_table_num(t, r->mem.state);
+	if (r->cfg.policy.master == FPL_MASTER_SPLIT)
+		cli_table_num(t, split_differs(r, d));
+	else
+		cli_table_str(t, t->kind == CLI_REPORT_TEXT ? "-" : "");
+}
+
+/* --svg: drift (log) and the per-step vanished fraction against the step. */
+static int write_svg(struct run *runs, size_t nrun, size_t npts, const double *x,
+		     const struct cli_optim_data *d)
+{
+	struct cli_plot_series *ds = calloc(nrun, sizeof *ds), *vs = calloc(nrun, sizeof *vs);
+	struct cli_plot_panel p[2];
+	struct cli_plot pl;
+	struct cli_output o;
+	char title[160], sub[256];
+	size_t i;
+	int rc;
+
+	if (!ds || !vs) {
+		free(ds);
+		free(vs);
+		return error("out of memory");
+	}
+	for (i = 1; i < nrun; i++) {
+		ds[i - 1] = (struct cli_plot_series){ runs[i].name, NULL, runs[i].drift_s, npts };
+		vs[i - 1] = (struct cli_plot_series){ runs[i].name, NULL, runs[i].vfrac_s, npts };
+	}
+	p[0] = (struct cli_plot_panel){ "drift ||w - w_ref|| / ||w_ref||", 1, NAN, NAN, ds,
+					nrun - 1 };
+	p[1] = (struct cli_plot_panel){ "vanished updates (fraction of the step's)", 0, 0, NAN, vs,
+					nrun - 1 };
+	snprintf(title, sizeof title, "fplab optim: %s, lr %g, %llu steps",
+		 fpl_opt_algo_name(opt.hyper.algo), opt.hyper.lr, (unsigned long long)opt.steps);
+	snprintf(sub, sizeof sub, "%zu parameters in %zu tensor%s; drift of the stored weights "
+		 "from the FP64 reference run%s", d->total, d->nt, d->nt == 1 ? "" : "s",
+		 npts < opt.steps ? "; a point per bucket of steps" : "");
+	pl = (struct cli_plot){ title, sub, "step", x, npts, p, 2 };
+	if (cli_output_open(&o, opt.svg)) {
+		free(ds);
+		free(vs);
+		return -1;
+	}
+	cli_plot_svg(o.fp, &pl);
+	rc = cli_output_close(&o, 1);
+	free(ds);
+	free(vs);
+	return rc;
+}
+
+/* The sources and sizes of the data; 0, -2 (usage) or -1. */
+static int load(struct cli_optim_data *d)
+{
+	int rc = 0;
+
+	memset(d, 0, sizeof *d);
+	if (opt.init && opt.sizes)
+		return error("--sizes and --init both give the tensor sizes: give one"), -2;
+	if (opt.init && opt.weights)
+		return error("--weights and --init both give the initial weights: give one"), -2;
+	if ((opt.ngfiles || opt.stack) && opt.grads)
+		return error("--grads generates gradients; -g and --grad-stack read them: give "
+			     "one source"), -2;
+	if (opt.ngfiles && opt.stack)
+		return error("-g and --grad-stack are two gradient sources: give one"), -2;
+	if (opt.init)
+		rc = cli_optim_read_init(d, opt.init);
+	else if (opt.sizes)
+		rc = cli_optim_sizes(d, opt.sizes);
+	else if (!opt.ngfiles && !opt.stack)
+		rc = cli_optim_sizes(d, "10000");
+	if (!rc && opt.ngfiles)
+		rc = cli_optim_read_steps(d, opt.gfiles, opt.ngfiles);
+	else if (!rc && opt.stack)
+		rc = cli_optim_read_stack(d, opt.stack);
+	else if (!rc)
+		rc = cli_optim_gens(d, NULL, opt.grads ? opt.grads : "loguniform:-14,-5");
+	if (!rc && !opt.init)
+		rc = cli_optim_gens(d, opt.weights ? opt.weights : "loguniform:-16,-4", NULL);
+	if (!rc && !opt.init)
+		rc = cli_optim_generate_weights(d, opt.ro.st.seed);
+	if (rc)
+		return rc;
+	d->seed = opt.ro.st.seed;
+	if (!rc && opt.spikes) {
+		char p[64];
+		const char *c = strchr(opt.spikes, ':');
+
+		if (!c || (size_t)(c - opt.spikes) >= sizeof p)
+			return error("--spikes '%s' is not P:F", opt.spikes), -2;
+		snprintf(p, sizeof p, "%.*s", (int)(c - opt.spikes), opt.spikes);
+		if (cli_parse_double(p, &d->spike_p) || !(d->spike_p >= 0 && d->spike_p <= 1))
+			return error("--spikes '%s': P must be a probability in [0, 1]", opt.spikes),
+			       -2;
+		if (cli_parse_double(c + 1, &d->spike_f) || isnan(d->spike_f))
+			return error("--spikes '%s': F '%s' is not a number", opt.spikes, c + 1), -2;
+	}
+	if (!rc && !opt.has_steps && d->nfiles)
+		opt.steps = d->nfiles;
+	return rc;
+}
+
+/* The runs: the reference first, then every policy. */
+static int policies(struct run **out, size_t *n)
+{
+	const char *const *specs = opt.npolicy ? opt.policy : default_policies;
+	size_t np = opt.npolicy ? opt.npolicy : 4, i;
+	fpl_opt_scaler dflt;
+	struct run *r = calloc(np + 1, sizeof *r);
+
+	*out = r;
+	*n = np + 1;
+	if (!r)
+		return error("out of memory");
+	fpl_opt_scaler_init(&dflt);
+	if (opt.loss_scale && scaling("--loss-scale", opt.loss_scale, &dflt))
+		return -2;
+	fpl_opt_policy_reference(&r[0].cfg.policy);
+	fpl_opt_scaler_init(&r[0].cfg.scaler);
+	for (i = 0; i < np; i++)
+		if (policy(specs[i], &r[i + 1], &dflt))
+			return -2;
+	return 0;
+}
+
+static void free_runs(struct run *runs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; runs && i < n; i++) {
+		fpl_optim_free(runs[i].o);
+		free(runs[i].m);
+		free(runs[i].drift_s);
+		free(runs[i].vfrac_s);
+	}
+	free(runs);
+}
+
+/* Every step: rows every --every steps and at the last, SVG buckets. */
+static int simulate(struct run *runs, size_t nrun, const struct cli_optim_data *d)
+{
+	double **G = calloc(d->nt, sizeof *G), *wref = malloc((d->total + 1) * sizeof *wref);
+	double *w = malloc((d->total + 1) * sizeof *w), *x = NULL;
+	uint64_t bucket = opt.steps > SVG_POINTS ? (opt.steps + SVG_POINTS - 1) / SVG_POINTS : 1;
+	size_t npts = 0, i, j;
+	struct cli_table t;
+	uint64_t s;
+	int rc = 0;
+
+	for (j = 0; G && j < d->nt; j++)
+		if (!(G[j] = malloc((d->sizes[j] + 1) * sizeof *G[j])))
+			rc = -1;
+	if (!G || !wref || !w || rc)
+		rc = error("out of memory");
+	if (!rc && opt.svg) {
+		size_t cap = (size_t)((opt.steps + bucket - 1) / bucket) + 1;
+
+		x = malloc(cap * sizeof *x);
+		for (i = 0; i < nrun && x; i++) {
+			runs[i].drift_s = malloc(cap * sizeof *runs[i].drift_s);
+			runs[i].vfrac_s = malloc(cap * sizeof *runs[i].vfrac_s);
+			if (!runs[i].drift_s || !runs[i].vfrac_s)
+				break;
+		}
+		if (!x || i < nrun)
+			rc = error("out of memory");
+	}
+	cli_table_begin(&t, stdout, opt.report, cols, (int)NCOLS);
+	cli_progress_start("optim", (size_t)opt.steps);
+	for (s = 0; s < opt.steps && !rc; s++) {
+		int last = s + 1 == opt.steps, report = last || (opt.every && (s + 1) % opt.every == 0);
+		int point = x && ((s + 1) % bucket == 0 || last);
+
+		cli_optim_grads(d, s, G);
+		rc = step_all(runs, nrun, (const double *const *)G, opt.ro.st.threads);
+		if (rc)
+			break;
+		for (i = 0; i < nrun; i++)
+			account(&runs[i]);
+		if (report || point)
+			weights(runs[0].o, d, wref);
+		if (point) {
+			x[npts] = (double)(s + 1);
+			for (i = 1; i < nrun; i++) {
+				weights(runs[i].o, d, w);
+				runs[i].drift_s[npts] = rel_dist(w, wref, d->total);
+				runs[i].vfrac_s[npts] = runs[i].bnz ? (double)runs[i].bvan /
+					(double)runs[i].bnz : NAN;
+				runs[i].bnz = runs[i].bvan = 0;
+			}
+			npts++;
+		}
+		if (report)
+			for (i = 1; i < nrun; i++)
+				row(&t, &runs[i], s + 1, wref, w, d);
+		cli_progress_step((size_t)(s + 1));
+	}
+	cli_progress_end();
+	cli_table_end(&t);
+	if (!rc && opt.svg)
+		rc = write_svg(runs, nrun, npts, x, d);
+	for (j = 0; G && j < d->nt; j++)
+		free(G[j]);
+	free(G);
+	free(wref);
+	free(w);
+	free(x);
+	return rc;
+}
+
+int cmd_optim(int argc, char **argv)
+{
+	struct cli_optim_data d;
+	struct run *runs = NULL;
+	size_t nrun = 0;
+	int rc;
+
+	memset(&d, 0, sizeof d);
+	rc = parse_args(argc, argv);
+	if (rc < 0) {
+		free(opt.gfiles);
+		return usage_help(optim_usage);
+	}
+	if (!rc)
+		rc = hyper();
+	if (!rc && policies(&runs, &nrun))
+		rc = usage_error(optim_usage, NULL);
+	if (!rc && !opt.ro.has_threads) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		opt.ro.st.threads = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
+	}
+	if (!rc && opt.ngfiles > MAX_STEP_FILES)
+		rc = usage_error(optim_usage, "more than %d -g files", MAX_STEP_FILES);
+	if (!rc) {
+		int lr = load(&d);
+
+		rc = lr == -2 ? usage_error(optim_usage, NULL) : lr ? CLI_EXIT_FAIL : 0;
+	}
+	if (!rc && make_runs(runs, nrun, &d))
+		rc = CLI_EXIT_FAIL;
+	if (!rc && simulate(runs, nrun, &d))
+		rc = CLI_EXIT_FAIL;
+	free_runs(runs, nrun);
+	cli_optim_data_release(&d);
+	free(opt.gfiles);
+	return rc;
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - names, defaults, presets and validation of fplab/optim.h:
+ * the optimizer and strategy names, PyTorch's hyperparameter defaults,
+ * the precision policy a strategy implies, the FP64 reference, the
+ * scaler's defaults, the memory per parameter, and the checks
+ * fpl_optim_create makes before it allocates anything.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <fplab/error.h>
+#include <fplab/optim.h>
+
+#include "optim/optim_internal.h"
+
+static const char *const algo_names[FPL_OPT_COUNT] = {
+	"sgd", "adagrad", "adam", "adamw", "lamb"
+};
+
+static const char *const master_names[FPL_MASTER_COUNT] = {
+	"none", "fp32-master", "split", "kahan", "stochastic"
+};
+
+const char *fpl_opt_algo_name(fpl_opt_algo a)
+{
+	return (unsigned)a < FPL_OPT_COUNT ? algo_names[a] : "?";
+}
+
+int fpl_opt_algo_parse(const char *s, fpl_opt_algo *out)
+{
+	int i;
+
+	if (!s || !out)
+		return FPL_EINVAL;
+	for (i = 0; i < FPL_OPT_COUNT; i++)
+		if (!strcmp(s, algo_names[i])) {
+			*out = (fpl_opt_algo)i;
+			return 0;
+		}
+	return FPL_ENOTFOUND;
+}
+
+const char *fpl_opt_master_name(fpl_opt_master m)
+{
+	return (unsigned)m < FPL_MASTER_COUNT ? master_names[m] : "?";
+}
+
+int fpl_opt_master_parse(const char *s, fpl_opt_master *out)
+{
+	int i;
+
+	if (!s || !out)
+		return FPL_EINVAL;
+	for (i = 0; i < FPL_MASTER_COUNT; i++)
+		if (!strcmp(s, master_names[i])) {
+			*out = (fpl_opt_master)i;
+			return 0;
+		}
+	return FPL_ENOTFOUND;
+}
+
+void fpl_opt_hyper_init(fpl_opt_hyper *h, fpl_opt_algo algo)
+{
+	if (!h)
+		return;
+	memset(h, 0, sizeof *h);
+	h->algo = algo;
+	h->beta1 = 0.9;
+	h->beta2 = 0.999;
+	switch (algo) {
+	case FPL_OPT_ADAGRAD:
+		h->lr = 1e-2;
+		h->eps = 1e-10;
+		break;
+	case FPL_OPT_ADAM:
+		h->lr = 1e-3;
+		h->eps = 1e-8;
+		break;
+	case FPL_OPT_ADAMW:
+		h->lr = 1e-3;
+		h->eps = 1e-8;
+		h->weight_decay = 1e-2;
+		break;
+	case FPL_OPT_LAMB:
+		h->lr = 1e-3;
+		h->eps = 1e-6;
+		break;
+	default:
+		h->lr = 1e-3;
+		break;
+	}
+}
+
+/* A weight format whose codes are the top bits of binary32's. */
+int opt__split_ok(const fpl_format *w)
+{
+	return w->e == 8 && w->m >= 0 && w->m < 23 && w->bias == 127
+	       && w->subnormal == FPL_SUB_YES && !w->daz && w->specials == FPL_SPEC_IEEE
+	       && !w->emax_limit_set && w->explim;
+}
+
+static int is_binary32(const fpl_format *f)
+{
+	return f->e == 8 && f->m == 23 && f->bias == 127 && f->subnormal == FPL_SUB_YES
+	       && !f->daz && f->specials == FPL_SPEC_IEEE && !f->emax_limit_set && f->explim;
+}
+
+int fpl_opt_policy_preset(fpl_opt_policy *p, fpl_opt_master master, const fpl_format *weight)
+{
+	fpl_format f32;
+
+	if (!p || !weight || (unsigned)master >= FPL_MASTER_COUNT)
+		return FPL_EINVAL;
+	if (master == FPL_MASTER_SPLIT && !opt__split_ok(weight))
+		return FPL_EFORMAT;
+	fpl_format_ieee(&f32, 8, 23);
+	memset(p, 0, sizeof *p);
+	p->master = master;
+	p->weight = *weight;
+	p->weight_rnd = FPL_RND_NE;
+	p->weight_sr = FPL_RND_SP;
+	p->master_fmt = f32;
+	p->grad = *weight;
+	p->grad_rnd = p->unscale_rnd = p->state_rnd = p->arith_rnd = FPL_RND_NE;
+	if (master == FPL_MASTER_FP32 || master == FPL_MASTER_SPLIT)
+		p->unscale = p->state = p->arith = f32;
+	else
+		p->unscale = p->state = p->arith = *weight;
+	return 0;
+}
+
+void fpl_opt_policy_reference(fpl_opt_policy *p)
+{
+	fpl_format f64;
+
+	if (!p)
+		return;
+	fpl_format_ieee(&f64, 11, 52);
+	memset(p, 0, sizeof *p);
+	p->master = FPL_MASTER_NONE;
+	p->weight = p->master_fmt = p->grad = p->unscale = p->state = p->arith = f64;
+	p->weight_rnd = p->grad_rnd = p->unscale_rnd = p->state_rnd = p->arith_rnd = FPL_RND_NE;
+	p->weight_sr = FPL_RND_SP;
+}
+
+void fpl_opt_scaler_init(fpl_opt_scaler *s)
+{
+	if (!s)
+		return;
+	memset(s, 0, sizeof *s);
+	s->kind = FPL_OPT_SCALE_NONE;
+	s->scale = 65536;
+	s->growth = 2;
+	s->backoff = 0.5;
+	s->interval = 2000;
+}
+
+void fpl_opt_config_init(fpl_opt_config *c)
+{
+	if (!c)
+		return;
+	memset(c, 0, sizeof *c);
+	fpl_opt_hyper_init(&c->hyper, FPL_OPT_SGD);
+	fpl_opt_policy_reference(&c->policy);
+	fpl_opt_scaler_init(&c->scaler);
+	c->threads = 1;
+}
+
+int opt__nstate(const fpl_opt_hyper *h)
+{
+	switch (h->algo) {
+	case FPL_OPT_SGD: return h->momentum != 0;
+	case FPL_OPT_ADAGRAD: return 1;
+	default: return 2;
+	}
+}
+
+static double bytes(const fpl_format *f)
+{
+	return (double)((f->nbits + 7) / 8);
+}
+
+void fpl_opt_memory_per_param(const fpl_opt_config *c, fpl_opt_memory *m)
+{
+	const fpl_opt_policy *p;
+
+	if (!m)
+		return;
+	memset(m, 0, sizeof *m);
+	if (!c)
+		return;
+	p = &c->policy;
+	m->weight = bytes(&p->weight);
+	switch (p->master) {
+	case FPL_MASTER_FP32: m->master = bytes(&p->master_fmt); break;
+	case FPL_MASTER_SPLIT: m->master = (double)(p->master_fmt.nbits - p->weight.nbits) / 8; break;
+	case FPL_MASTER_KAHAN: m->master = bytes(&p->weight); break;
+	default: m->master = 0; break;
+	}
+	m->state = opt__nstate(&c->hyper) * bytes(&p->state);
+	m->total = m->weight + m->master + m->state;
+}
+
+/* x finite and >= 0 */
+static int nonneg(double x)
+{
+	return isfinite(x) && x >= 0;
+}
+
+static int beta_ok(double b)
+{
+	return b >= 0 && b < 1;
+}
+
+static int hyper_ok(const fpl_opt_hyper *h)
+{
+	if ((unsigned)h->algo >= FPL_OPT_COUNT || !nonneg(h->lr) || !nonneg(h->weight_decay))
+		return 0;
+	switch (h->algo) {
+	case FPL_OPT_SGD:
+		if (!nonneg(h->momentum) || !isfinite(h->dampening))
+			return 0;
+		if (h->nesterov && (!(h->momentum > 0) || h->dampening != 0))
+			return 0;
+		return 1;
+	case FPL_OPT_ADAGRAD:
+		return nonneg(h->lr_decay) && nonneg(h->initial_accumulator_value) && nonneg(h->eps);
+	default:
+		return beta_ok(h->beta1) && beta_ok(h->beta2) && nonneg(h->eps);
+	}
+}
+
+/* A format descriptor that fpl_format_finish accepts as it is. */
+static int format_ok(const fpl_format *f)
+{
+	fpl_format g = *f;
+
+	return fpl_format_finish(&g) == 0 && g.nbits == f->nbits && g.emin == f->emin
+	       && g.emax == f->emax;
+}
+
+static int rnd_ok(fpl_rnd r)
+{
+	return (unsigned)r < FPL_RND_COUNT;
+}
+
+static int scaler_ok(const fpl_opt_scaler *s)
+{
+	switch (s->kind) {
+	case FPL_OPT_SCALE_NONE:
+	case FPL_OPT_SCALE_APS:
+		return 1;
+	case FPL_OPT_SCALE_CONST:
+		return isfinite(s->scale) && s->scale > 0;
+	case FPL_OPT_SCALE_DYNAMIC:
+		return isfinite(s->scale) && s->scale > 0 && isfinite(s->growth) && s->growth > 1
+		       && s->backoff > 0 && s->backoff < 1 && s->interval >= 1;
+	default:
+		return 0;
+	}
+}
+
+int opt__validate(const fpl_opt_config *c)
+{
+	const fpl_opt_policy *p = &c->policy;
+
+	if (!hyper_ok(&c->hyper) || !scaler_ok(&c->scaler) || c->threads < 0)
+		return FPL_EINVAL;
+	if ((unsigned)p->master >= FPL_MASTER_COUNT || !rnd_ok(p->weight_rnd)
+	    || !rnd_ok(p->grad_rnd) || !rnd_ok(p->unscale_rnd) || !rnd_ok(p->state_rnd)
+	    || !rnd_ok(p->arith_rnd))
+		return FPL_EINVAL;
+	if (p->master == FPL_MASTER_STOCHASTIC && !fpl_rnd_is_stochastic(p->weight_sr))
+		return FPL_EINVAL;
+	if (!format_ok(&p->weight) || !format_ok(&p->grad) || !format_ok(&p->unscale)
+	    || !format_ok(&p->state) || !format_ok(&p->arith))
+		return FPL_EFORMAT;
+	if ((p->master == FPL_MASTER_FP32 || p->master == FPL_MASTER_SPLIT)
+	    && !format_ok(&p->master_fmt))
+		return FPL_EFORMAT;
+	if (p->master == FPL_MASTER_SPLIT && (!opt__split_ok(&p->weight)
+					      || !is_binary32(&p->master_fmt)))
+		return FPL_EFORMAT;
+	return 0;
+}

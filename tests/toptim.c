@@ -1,0 +1,980 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/toptim.c - optimizer steps (fplab/optim.h).
+ *
+ * Expected values never come from the code under test:
+ *  - every optimizer in the FP64 reference policy against literals
+ *    computed by a Python mirror of PyTorch's formulas (plain floats, op
+ *    by op as the header writes them; LAMB's fma norms through
+ *    fractions.Fraction), 3 elements, 3 steps, bit for bit;
+ *  - sgd (momentum, dampening, nesterov, weight decay) and adam in fp16
+ *    and bf16 for the strategies none, fp32-master, kahan and stochastic
+ *    against a straight-line model over the public scalar operations
+ *    (fpl_round, fpl_mul, fpl_add, fpl_sub, fpl_div, fpl_sqrt, fpl_fma)
+ *    on the tensor's fork, the counter set to each rounding's draw index
+ *    (one array of n draws per formula step, in the header's order), bit
+ *    for bit with flag counts; the same model in binary64 on specials
+ *    and extreme values checks the reference's C fast path;
+ *  - stochastic: the same bits on 1 and 2 threads, other bits for another
+ *    seed, and the mean of many sp updates within 6 sigma of the exact one;
+ *  - Split SGD: 500 momentum steps on 4096 parameters, split:bf16's
+ *    recombined master equal to fp32-master:bf16's bit for bit, its stored
+ *    weight the master's top 16 bits, fp32-master's ne copy different in
+ *    some elements (the fraction is printed);
+ *  - vanishing by hand (w = 1, u = 2^-12 in fp16), Kahan's 2^k steps;
+ *  - loss scaling by hand: constant S keeps a gradient below fp16's
+ *    smallest subnormal, dynamic scale history, APS shifts;
+ *  - memory per parameter by hand; bad configurations' status codes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <fplab/optim.h>
+
+#include "harness.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static fpl_format fmt(const char *name)
+{
+	fpl_format f;
+	if (fpl_format_lookup(&f, name))
+		h_fail("no format %s", name);
+	return f;
+}
+
+static fpl_optim *make(const fpl_opt_config *c, size_t n, const double *w0, uint64_t seed)
+{
+	fpl_state st;
+	fpl_optim *o = NULL;
+	const double *W[1] = { w0 };
+	int r;
+
+	fpl_state_init(&st, seed);
+	r = fpl_optim_create(&o, c, 1, &n, W, &st);
+	if (!h_check(r == 0))
+		h_fail("fpl_optim_create: %d", r);
+	return o;
+}
+
+static int step1(fpl_optim *o, const double *g, fpl_opt_report *rep)
+{
+	const double *G[1] = { g };
+	int r = fpl_optim_step(o, G, rep);
+	if (!h_check(r == 0))
+		h_fail("fpl_optim_step: %d", r);
+	return r;
+}
+
+/* ------------------------------------------------------------ FP64 by hand */
+
+static void test_reference(void)
+{
+	static const double w0[3] = { 0.5, -1.25, 2.0 };
+	static const double G[3][3] = { { 0.1, -0.3, 0.7 }, { 0.2, -0.3, 0.5 }, { 0.3, 0.25, -0.4 } };
+	/* python3 mirror of the header's formulas (PyTorch's, foreach=False):
+	 *  sgd:     d = g + wd*w; b = d (t=1) else mu*b + (1-damp)*d;
+	 *           d = d + mu*b (nesterov) or b; w = w - lr*d
+	 *  adagrad: clr = lr/(1+(t-1)*lr_decay); s = s + d*d;
+	 *           w = w - clr*(d/(sqrt(s)+eps))
+	 *  adam:    m = m + (1-b1)*(d-m); v = b2*v + ((1-b2)*d)*d;
+	 *           w = w - (lr/(1-b1**t))*(m/(sqrt(v)/sqrt(1-b2**t)+eps))
+	 *  adamw:   w = fma(-(lr*wd), w, w) first, then adam with wd = 0
+	 *  lamb:    r = (m/bc1)/(sqrt(v/bc2)+eps); q = r + wd*w;
+	 *           trust = sqrt(sum fma)/sqrt(sum fma); w = w - (lr*trust)*q */
+	static const double want[8][3] = {
+		/* sgd lr 0.1 */ { 0x1.c28f5c28f5c28p-2, -0x1.370a3d70a3d70p+0, 0x1.eb851eb851eb8p+0 },
+		/* sgd lr 0.05 momentum 0.9 dampening 0.1 */ { 0x1.d2ca57a786c22p-2, -0x1.31e83e425aee7p+0, 0x1.e161e4f765fd9p+0 },
+		/* sgd lr 0.05 momentum 0.9 nesterov */ { 0x1.b5753a3ec02f2p-2, -0x1.2e77c45cbbc2bp+0, 0x1.d99210385c67ep+0 },
+		/* sgd lr 0.1 momentum 0.5 weight_decay 0.01 */ { 0x1.ae8469a9086edp-2, -0x1.2c1cab81f969ep+0, 0x1.d592953adc974p+0 },
+		/* adagrad lr 0.1 lr_decay 0.01 iav 0.1 wd 0.02 eps 1e-10 */ { 0x1.6ad390cfefce6p-2, -0x1.286bfa9a66a3fp+0, 0x1.e32e07d3e0a64p+0 },
+		/* adam lr 0.01 wd 0.05 betas 0.9 0.999 eps 1e-8 */ { 0x1.e1d6f00f8e6c2p-2, -0x1.399697f82f894p+0, 0x1.f988f99509fc3p+0 },
+		/* adamw lr 0.01 wd 0.1 betas 0.9 0.999 eps 1e-8 */ { 0x1.e08fffa0ecb25p-2, -0x1.390e040ba3ddbp+0, 0x1.f85879d1c34ffp+0 },
+		/* lamb lr 0.01 wd 0.1 betas 0.9 0.999 eps 1e-6 */ { 0x1.d285b6a0e0333p-2, -0x1.36a3420c2a0f9p+0, 0x1.f5848ca8040f0p+0 },
+	};
+	int k, s, i;
+
+	for (k = 0; k < 8; k++) {
+		fpl_opt_config c;
+		fpl_optim *o;
+		fpl_opt_report rep;
+		const double *w;
+
+		fpl_opt_config_init(&c);
+		switch (k) {
+		case 0: c.hyper.lr = 0.1; break;
+		case 1: c.hyper.lr = 0.05; c.hyper.momentum = 0.9; c.hyper.dampening = 0.1; break;
+		case 2: c.hyper.lr = 0.05; c.hyper.momentum = 0.9; c.hyper.nesterov = 1; break;
+		case 3: c.hyper.lr = 0.1; c.hyper.momentum = 0.5; c.hyper.weight_decay = 0.01; break;
+		case 4:
+			fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAGRAD);
+			c.hyper.lr = 0.1; c.hyper.lr_decay = 0.01;
+			c.hyper.initial_accumulator_value = 0.1; c.hyper.weight_decay = 0.02;
+			break;
+		case 5:
+			fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAM);
+			c.hyper.lr = 0.01; c.hyper.weight_decay = 0.05;
+			break;
+		case 6:
+			fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAMW);
+			c.hyper.lr = 0.01; c.hyper.weight_decay = 0.1;
+			break;
+		default:
+			fpl_opt_hyper_init(&c.hyper, FPL_OPT_LAMB);
+			c.hyper.lr = 0.01; c.hyper.weight_decay = 0.1;
+			break;
+		}
+		o = make(&c, 3, w0, 1);
+		if (!o)
+			continue;
+		for (s = 0; s < 3; s++)
+			step1(o, G[s], &rep);
+		w = fpl_optim_weights(o, 0);
+		for (i = 0; i < 3; i++)
+			if (!h_check(h_same(w[i], want[k][i])))
+				h_fail("reference case %d element %d: want %a got %a", k, i,
+				       want[k][i], w[i]);
+		h_check(rep.t == 3 && rep.params == 3 && rep.nonzero == 3 && rep.vanished == 0);
+		fpl_optim_free(o);
+	}
+}
+
+/* ------------------------------------------------------------ the scalar model */
+
+enum { M_ROUND, M_ADD, M_SUB, M_MUL, M_DIV, M_SQRT, M_FMA };
+
+typedef struct mdl {
+	fpl_opt_config c;
+	fpl_state st;
+	uint64_t ctr;
+	size_t n;
+	double *w, *M, *cc, *s1, *s2, *t1, *t2, *t3, *d, *u, *g;
+	uint64_t t;
+} mdl;
+
+/* z[i] = op(a[i], b[i], c[i]) (NULL b or c: the constant kb, kc), element i
+ * with draw ctr + i; then ctr += n. */
+static void mop(mdl *m, int op, const fpl_format *f, fpl_rnd r, double *z, const double *a,
+		const double *b, double kb, const double *c, double kc)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		double x = a[i], y = b ? b[i] : kb, v = c ? c[i] : kc;
+		m->st.counter = m->ctr + i;
+		switch (op) {
+		case M_ROUND: z[i] = fpl_round(f, x, r, &m->st); break;
+		case M_ADD: z[i] = fpl_add(f, x, y, r, &m->st); break;
+		case M_SUB: z[i] = fpl_sub(f, x, y, r, &m->st); break;
+		case M_MUL: z[i] = fpl_mul(f, x, y, r, &m->st); break;
+		case M_DIV: z[i] = fpl_div(f, x, y, r, &m->st); break;
+		case M_SQRT: z[i] = fpl_sqrt(f, x, r, &m->st); break;
+		default: z[i] = fpl_fma(f, x, y, v, r, &m->st); break;
+		}
+	}
+	m->ctr += m->n;
+}
+
+/* constant times array: c*a, with the constant first as the library writes it */
+static void mconst(mdl *m, int op, const fpl_format *f, fpl_rnd r, double *z, double k,
+		   const double *a)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		m->st.counter = m->ctr + i;
+		z[i] = op == M_MUL ? fpl_mul(f, k, a[i], r, &m->st) : fpl_div(f, a[i], k, r, &m->st);
+	}
+	m->ctr += m->n;
+}
+
+static double *dup0(size_t n)
+{
+	return calloc(n, sizeof(double));
+}
+
+static void mdl_init(mdl *m, const fpl_opt_config *c, size_t n, const double *w0, uint64_t seed)
+{
+	const fpl_opt_policy *p = &c->policy;
+	fpl_state parent;
+
+	memset(m, 0, sizeof *m);
+	m->c = *c;
+	m->n = n;
+	fpl_state_init(&parent, seed);
+	fpl_state_fork(&parent, &m->st, 0);
+	m->w = dup0(n); m->M = dup0(n); m->cc = dup0(n); m->s1 = dup0(n); m->s2 = dup0(n);
+	m->t1 = dup0(n); m->t2 = dup0(n); m->t3 = dup0(n); m->d = dup0(n); m->u = dup0(n);
+	m->g = dup0(n);
+	if (p->master == FPL_MASTER_FP32) {
+		mop(m, M_ROUND, &p->master_fmt, FPL_RND_NE, m->M, w0, NULL, 0, NULL, 0);
+		mop(m, M_ROUND, &p->weight, p->weight_rnd, m->w, m->M, NULL, 0, NULL, 0);
+	} else {
+		mop(m, M_ROUND, &p->weight, p->weight_rnd, m->w, w0, NULL, 0, NULL, 0);
+	}
+}
+
+static void mdl_free(mdl *m)
+{
+	free(m->w); free(m->M); free(m->cc); free(m->s1); free(m->s2);
+	free(m->t1); free(m->t2); free(m->t3); free(m->d); free(m->u); free(m->g);
+}
+
+/* One step, no loss scaling: the header's formulas, written again. */
+static void mdl_step(mdl *m, const double *G)
+{
+	const fpl_opt_policy *p = &m->c.policy;
+	const fpl_opt_hyper *h = &m->c.hyper;
+	const fpl_format *A = &p->arith, *S = &p->state, *W = &p->weight;
+	fpl_rnd ar = p->arith_rnd, sr = p->state_rnd, wr = p->weight_rnd;
+	double *wc = p->master == FPL_MASTER_FP32 ? m->M : m->w;
+	size_t i, n = m->n;
+
+	m->t++;
+	mop(m, M_ROUND, &p->grad, p->grad_rnd, m->t1, G, NULL, 0, NULL, 0);	/* cast, S = 1 */
+	mop(m, M_DIV, &p->unscale, p->unscale_rnd, m->g, m->t1, NULL, 1, NULL, 0);
+	memcpy(m->d, m->g, n * sizeof *m->d);
+	if (h->weight_decay != 0) {
+		mconst(m, M_MUL, A, ar, m->t1, h->weight_decay, wc);
+		mop(m, M_ADD, A, ar, m->d, m->g, m->t1, 0, NULL, 0);
+	}
+	if (h->algo == FPL_OPT_SGD) {
+		if (h->momentum != 0) {
+			if (m->t == 1) {
+				mop(m, M_ROUND, S, sr, m->s1, m->d, NULL, 0, NULL, 0);
+			} else {
+				mconst(m, M_MUL, A, ar, m->t1, h->momentum, m->s1);
+				mconst(m, M_MUL, A, ar, m->t2, 1 - h->dampening, m->d);
+				mop(m, M_ADD, A, ar, m->t1, m->t1, m->t2, 0, NULL, 0);
+				mop(m, M_ROUND, S, sr, m->s1, m->t1, NULL, 0, NULL, 0);
+			}
+			if (h->nesterov) {
+				mconst(m, M_MUL, A, ar, m->t1, h->momentum, m->s1);
+				mop(m, M_ADD, A, ar, m->d, m->d, m->t1, 0, NULL, 0);
+			} else {
+				memcpy(m->d, m->s1, n * sizeof *m->d);
+			}
+		}
+		mconst(m, M_MUL, A, ar, m->u, h->lr, m->d);
+	} else {	/* adam */
+		double bc1 = 1 - pow(h->beta1, (double)m->t), bc2s = sqrt(1 - pow(h->beta2, (double)m->t));
+		mop(m, M_SUB, A, ar, m->t1, m->d, m->s1, 0, NULL, 0);
+		mconst(m, M_MUL, A, ar, m->t1, 1 - h->beta1, m->t1);
+		mop(m, M_ADD, A, ar, m->t1, m->s1, m->t1, 0, NULL, 0);
+		mop(m, M_ROUND, S, sr, m->s1, m->t1, NULL, 0, NULL, 0);
+		mconst(m, M_MUL, A, ar, m->t1, h->beta2, m->s2);
+		mconst(m, M_MUL, A, ar, m->t2, 1 - h->beta2, m->d);
+		mop(m, M_MUL, A, ar, m->t2, m->t2, m->d, 0, NULL, 0);
+		mop(m, M_ADD, A, ar, m->t1, m->t1, m->t2, 0, NULL, 0);
+		mop(m, M_ROUND, S, sr, m->s2, m->t1, NULL, 0, NULL, 0);
+		mop(m, M_SQRT, A, ar, m->t1, m->s2, NULL, 0, NULL, 0);
+		mconst(m, M_DIV, A, ar, m->t1, bc2s, m->t1);
+		mop(m, M_ADD, A, ar, m->t1, m->t1, NULL, h->eps, NULL, 0);
+		mop(m, M_DIV, A, ar, m->t1, m->s1, m->t1, 0, NULL, 0);
+		mconst(m, M_MUL, A, ar, m->u, h->lr / bc1, m->t1);
+	}
+	switch (p->master) {
+	case FPL_MASTER_FP32:
+		mop(m, M_SUB, &p->master_fmt, FPL_RND_NE, m->M, m->M, m->u, 0, NULL, 0);
+		mop(m, M_ROUND, W, wr, m->w, m->M, NULL, 0, NULL, 0);
+		break;
+	case FPL_MASTER_KAHAN:
+		for (i = 0; i < n; i++)
+			m->t3[i] = -m->u[i];
+		mop(m, M_SUB, W, wr, m->t1, m->t3, m->cc, 0, NULL, 0);	/* y */
+		mop(m, M_ADD, W, wr, m->t2, m->w, m->t1, 0, NULL, 0);	/* s */
+		mop(m, M_SUB, W, wr, m->t3, m->t2, m->w, 0, NULL, 0);
+		mop(m, M_SUB, W, wr, m->cc, m->t3, m->t1, 0, NULL, 0);
+		memcpy(m->w, m->t2, n * sizeof *m->w);
+		break;
+	case FPL_MASTER_STOCHASTIC:
+		mop(m, M_SUB, W, p->weight_sr, m->w, m->w, m->u, 0, NULL, 0);
+		break;
+	default:
+		mop(m, M_SUB, W, wr, m->w, m->w, m->u, 0, NULL, 0);
+		break;
+	}
+}
+
+/* sgd and adam, fp16 and bf16, four strategies, against the model. */
+static void test_model(void)
+{
+	static const char *const fmts[] = { "fp16", "bf16" };
+	static const fpl_opt_master ms[] = { FPL_MASTER_NONE, FPL_MASTER_FP32, FPL_MASTER_KAHAN,
+					     FPL_MASTER_STOCHASTIC };
+	enum { N = 64, STEPS = 4 };
+	double w0[N], G[STEPS][N], *got = malloc(N * sizeof *got);
+	h_rng rng;
+	int fi, mi, ai, s;
+	size_t i;
+
+	h_rng_init(&rng, 11);
+	for (i = 0; i < N; i++) {
+		w0[i] = h_rng_value(&rng, -3, 1, 30, 0);
+		for (s = 0; s < STEPS; s++)
+			G[s][i] = h_rng_value(&rng, -12, 2, 40, 0);
+	}
+	w0[0] = 0;
+	G[0][1] = 0;
+	for (fi = 0; fi < 2; fi++)
+		for (mi = 0; mi < 4; mi++)
+			for (ai = 0; ai < 4; ai++) {
+				fpl_format f = fmt(fmts[fi]);
+				fpl_opt_config c;
+				fpl_optim *o;
+				mdl m;
+				uint64_t cnt[FPL_NFLAGS];
+				int bad = 0, k;
+
+				fpl_opt_config_init(&c);
+				if (ai == 3)
+					fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAM);
+				c.hyper.lr = 0.01;
+				if (ai == 1) {
+					c.hyper.momentum = 0.9;
+					c.hyper.dampening = 0.25;
+					c.hyper.weight_decay = 0.01;
+				} else if (ai == 2) {
+					c.hyper.momentum = 0.5;
+					c.hyper.nesterov = 1;
+				} else if (ai == 3) {
+					c.hyper.weight_decay = 0.1;
+					c.hyper.eps = 1e-3;
+				}
+				fpl_opt_policy_preset(&c.policy, ms[mi], &f);
+				if (ms[mi] == FPL_MASTER_STOCHASTIC) {	/* every draw's place checked */
+					c.policy.weight_sr = fi ? FPL_RND_SE : FPL_RND_SP;
+					c.policy.arith_rnd = c.policy.state_rnd = FPL_RND_SP;
+					c.policy.grad_rnd = FPL_RND_SE;
+				}
+				o = make(&c, N, w0, 99);
+				if (!o)
+					continue;
+				mdl_init(&m, &c, N, w0, 99);
+				for (s = 0; s < STEPS; s++) {
+					step1(o, G[s], NULL);
+					mdl_step(&m, G[s]);
+				}
+				fpl_optim_master(o, 0, got);
+				for (i = 0; i < N; i++) {
+					double wm = ms[mi] == FPL_MASTER_FP32 ? m.M[i] : m.w[i];
+					if (!h_same(fpl_optim_weights(o, 0)[i], m.w[i]) || !h_same(got[i], wm))
+						bad++;
+				}
+				fpl_optim_flags(o, NULL, cnt);
+				for (k = 0; k < FPL_NFLAGS; k++)
+					if (cnt[k] != m.st.count[k])
+						bad++;
+				if (!h_check(bad == 0))
+					h_fail("model: %s %s case %d: %d mismatches", fmts[fi],
+					       fpl_opt_master_name(ms[mi]), ai, bad);
+				mdl_free(&m);
+				fpl_optim_free(o);
+			}
+	free(got);
+}
+
+/* The reference's C fast path against the scalar engine (the model) on
+ * values that send lanes to the engine: specials, tiny and huge. */
+static void test_fast64(void)
+{
+	enum { N = 48, STEPS = 3 };
+	static const double sp[] = { 0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, 0x1p-1000,
+				     0x1p-960, 0x1p1000, 0x1.fffffffffffffp1023, -0x1p-1022,
+				     3.0, 1e-300, 1e300 };
+	double w0[N], G[STEPS][N];
+	h_rng rng;
+	int ai, s, k;
+	size_t i;
+
+	h_rng_init(&rng, 12);
+	for (i = 0; i < N; i++) {
+		int wide = i < 30;	/* then values of a normal training run */
+		w0[i] = i < 14 ? sp[(i + 5) % 14]
+			: wide ? h_rng_value(&rng, -1000, 1000, 53, 0) : h_rng_value(&rng, -8, 2, 53, 0);
+		for (s = 0; s < STEPS; s++)
+			G[s][i] = i < 14 && s == 0 ? sp[i]
+				  : wide ? h_rng_value(&rng, -1060, 1020, 53, 0)
+				  : h_rng_value(&rng, -20, 0, 53, 0);
+	}
+	for (ai = 0; ai < 2; ai++) {
+		fpl_opt_config c;
+		fpl_optim *o;
+		mdl m;
+		uint64_t cnt[FPL_NFLAGS];
+		int bad = 0;
+
+		fpl_opt_config_init(&c);
+		if (ai) {
+			fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAM);
+			c.hyper.weight_decay = 0.5;
+		} else {
+			c.hyper.momentum = 0.9;
+			c.hyper.weight_decay = 3;
+			c.hyper.lr = 0x1p-3;
+		}
+		o = make(&c, N, w0, 5);
+		if (!o)
+			continue;
+		mdl_init(&m, &c, N, w0, 5);
+		for (s = 0; s < STEPS; s++) {
+			step1(o, G[s], NULL);
+			mdl_step(&m, G[s]);
+		}
+		for (i = 0; i < N; i++)
+			if (!h_same(fpl_optim_weights(o, 0)[i], m.w[i])) {
+				if (bad++ < 3)
+					h_fail("fast64 case %d element %zu: want %a got %a", ai, i,
+					       m.w[i], fpl_optim_weights(o, 0)[i]);
+			}
+		fpl_optim_flags(o, NULL, cnt);
+		for (k = 0; k < FPL_NFLAGS; k++)
+			if (cnt[k] != m.st.count[k]) {
+				bad++;
+				h_fail("fast64 case %d flag %s: want %llu got %llu", ai, fpl_flag_name(k),
+				       (unsigned long long)m.st.count[k], (unsigned long long)cnt[k]);
+			}
+		h_check(bad == 0);
+		mdl_free(&m);
+		fpl_optim_free(o);
+	}
+}
+
+/* ------------------------------------------------------------ stochastic */
+
+static void run_adam(const char *f, int threads, uint64_t seed, size_t n, double *out)
+{
+	fpl_format wf = fmt(f);
+	fpl_opt_config c;
+	fpl_optim *o;
+	double *w0 = malloc(n * sizeof *w0), *g = malloc(n * sizeof *g);
+	h_rng rng;
+	size_t i;
+	int s;
+
+	h_rng_init(&rng, 21);
+	for (i = 0; i < n; i++)
+		w0[i] = h_rng_value(&rng, -4, 0, 24, 0);
+	fpl_opt_config_init(&c);
+	fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAMW);
+	fpl_opt_policy_preset(&c.policy, FPL_MASTER_STOCHASTIC, &wf);
+	c.policy.arith_rnd = c.policy.state_rnd = FPL_RND_SP;
+	c.threads = threads;
+	o = make(&c, n, w0, seed);
+	for (s = 0; o && s < 3; s++) {
+		for (i = 0; i < n; i++)
+			g[i] = h_rng_value(&rng, -10, 0, 24, 0);
+		step1(o, g, NULL);
+	}
+	if (o)
+		memcpy(out, fpl_optim_weights(o, 0), n * sizeof *out);
+	fpl_optim_free(o);
+	free(w0);
+	free(g);
+}
+
+static void test_stochastic(void)
+{
+	size_t n = 1u << 17, i, diff = 0, same = 1;
+	double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+	fpl_format f16 = fmt("fp16");
+	fpl_opt_config cf;
+	fpl_optim *o;
+	enum { M = 4096 };
+	double w0[M], g[M], mean = 0, want = 1 - 0x1p-12, sd = 0x1p-12 / 64;
+
+	run_adam("fp16", 1, 3, n, a);
+	run_adam("fp16", 2, 3, n, b);
+	run_adam("fp16", 1, 4, n, c);
+	for (i = 0; i < n; i++) {
+		same &= h_same(a[i], b[i]);
+		diff += !h_same(a[i], c[i]);
+	}
+	if (!h_check(same))
+		h_fail("stochastic adamw: 1 and 2 threads differ");
+	if (!h_check(diff > n / 100))
+		h_fail("stochastic adamw: another seed changes only %zu of %zu", diff, n);
+	/* w = 1, u = 2^-12 exactly: sp gives 1 - 2^-11 or 1 with probability
+	 * 1/2 each (fp16's spacing below 1 is 2^-11), so the mean of M
+	 * elements is 1 - 2^-12 with standard deviation 2^-12/sqrt(M). */
+	for (i = 0; i < M; i++) {
+		w0[i] = 1;
+		g[i] = 1;
+	}
+	fpl_opt_config_init(&cf);
+	cf.hyper.lr = 0x1p-12;
+	fpl_opt_policy_preset(&cf.policy, FPL_MASTER_STOCHASTIC, &f16);
+	o = make(&cf, M, w0, 8);
+	if (o) {
+		step1(o, g, NULL);
+		for (i = 0; i < M; i++)
+			mean += fpl_optim_weights(o, 0)[i];
+		mean /= M;
+		if (!h_check(fabs(mean - want) < 6 * sd))
+			h_fail("stochastic mean %a, want %a within %a", mean, want, 6 * sd);
+	}
+	fpl_optim_free(o);
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* ------------------------------------------------------------ split */
+
+static uint32_t f32bits(double x)
+{
+	float f = (float)x;
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static void test_split(void)
+{
+	size_t n = 4096, i, differ = 0;
+	int steps = h_sanitized() ? 100 : 500, s, bad = 0;
+	fpl_format bf = fmt("bf16");
+	fpl_opt_config c;
+	fpl_optim *sp, *fm;
+	double *w0 = malloc(n * sizeof *w0), *g = malloc(n * sizeof *g);
+	double *ms = malloc(n * sizeof *ms), *mf = malloc(n * sizeof *mf);
+	fpl_opt_report rs, rf;
+	h_rng rng;
+
+	h_rng_init(&rng, 31);
+	for (i = 0; i < n; i++)
+		w0[i] = h_rng_value(&rng, -6, 1, 53, 0);
+	fpl_opt_config_init(&c);
+	c.hyper.lr = 0.01;
+	c.hyper.momentum = 0.9;
+	fpl_opt_policy_preset(&c.policy, FPL_MASTER_SPLIT, &bf);
+	sp = make(&c, n, w0, 1);
+	fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &bf);
+	fm = make(&c, n, w0, 1);
+	for (s = 0; sp && fm && s < steps; s++) {
+		for (i = 0; i < n; i++)
+			g[i] = h_rng_value(&rng, -14, -2, 53, 0);
+		step1(sp, g, &rs);
+		step1(fm, g, &rf);
+	}
+	if (sp && fm) {
+		const double *ws = fpl_optim_weights(sp, 0), *wf = fpl_optim_weights(fm, 0);
+
+		fpl_optim_master(sp, 0, ms);
+		fpl_optim_master(fm, 0, mf);
+		for (i = 0; i < n; i++) {
+			bad += !h_same(ms[i], mf[i]);
+			bad += f32bits(ws[i]) != (f32bits(ms[i]) & 0xffff0000u);
+			differ += !h_same(ws[i], wf[i]);
+		}
+		if (!h_check(bad == 0))
+			h_fail("split: %d mismatches against fp32-master", bad);
+		if (!h_check(differ > 0))
+			h_fail("split: fp32-master's ne copy never differs from the truncation");
+		h_note("split:bf16 vs fp32-master:bf16 after %d steps: masters equal, stored bf16 "
+		       "differs in %.3f of %zu elements; stale %llu and %llu", steps,
+		       (double)differ / (double)n, n, (unsigned long long)rs.stale,
+		       (unsigned long long)rf.stale);
+	}
+	fpl_optim_free(sp);
+	fpl_optim_free(fm);
+	free(w0); free(g); free(ms); free(mf);
+}
+
+/* ------------------------------------------------------------ vanishing */
+
+static void test_vanish(void)
+{
+	fpl_format f16 = fmt("fp16");
+	static const fpl_opt_master ms[3] = { FPL_MASTER_NONE, FPL_MASTER_FP32, FPL_MASTER_KAHAN };
+	double w0[1] = { 1 }, g[1] = { 1 }, m[1];
+	int k, s;
+
+	for (k = 0; k < 3; k++) {
+		fpl_opt_config c;
+		fpl_optim *o;
+		fpl_opt_report r;
+
+		fpl_opt_config_init(&c);
+		c.hyper.lr = 0x1p-12;	/* u = 2^-12: 1 - 2^-12 is fp16's tie, even is 1 */
+		fpl_opt_policy_preset(&c.policy, ms[k], &f16);
+		o = make(&c, 1, w0, 1);
+		if (!o)
+			continue;
+		step1(o, g, &r);
+		fpl_optim_master(o, 0, m);
+		if (k == 0)
+			h_check(r.nonzero == 1 && r.vanished == 1 && r.stale == 0
+				&& fpl_optim_weights(o, 0)[0] == 1);
+		if (k == 1)	/* the master moves, the fp16 copy does not */
+			h_check(r.nonzero == 1 && r.vanished == 0 && r.stale == 1
+				&& m[0] == 1 - 0x1p-12 && fpl_optim_weights(o, 0)[0] == 1);
+		if (k == 2) {	/* w stays, c = 2^-12 holds the update */
+			if (!h_check(r.nonzero == 1 && r.vanished == 0 && fpl_optim_weights(o, 0)[0] == 1))
+				h_fail("kahan step 1: vanished %llu w %a", (unsigned long long)r.vanished,
+				       fpl_optim_weights(o, 0)[0]);
+			/* every second step moves w by 2^-11: after 2^8 steps 1 - 2^-4 */
+			for (s = 1; s < 256; s++)
+				step1(o, g, &r);
+			if (!h_check(fpl_optim_weights(o, 0)[0] == 1 - 0x1p-4))
+				h_fail("kahan after 256 steps: %a", fpl_optim_weights(o, 0)[0]);
+		}
+		if (k == 0) {
+			for (s = 1; s < 256; s++)
+				step1(o, g, &r);
+			h_check(fpl_optim_weights(o, 0)[0] == 1 && r.vanished == 1);
+		}
+		fpl_optim_free(o);
+	}
+}
+
+/* ------------------------------------------------------------ loss scaling */
+
+static void test_scaling(void)
+{
+	fpl_format f16 = fmt("fp16");
+	fpl_opt_config c;
+	fpl_optim *o;
+	fpl_opt_report r;
+	double w0[2] = { 0x1p-20, 1 }, g[2], m[2];
+	int k, s;
+
+	/* constant S: 2^-30 is below fp16's 2^-24; with S = 1024 it is 2^-20,
+	 * a subnormal of fp16, unscaled exactly into binary32 */
+	for (k = 0; k < 2; k++) {
+		fpl_opt_config_init(&c);
+		c.hyper.lr = 1;
+		fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &f16);
+		c.scaler.kind = FPL_OPT_SCALE_CONST;
+		c.scaler.scale = k ? 1024 : 1;
+		o = make(&c, 2, w0, 1);
+		if (!o)
+			continue;
+		g[0] = 0x1p-30;
+		g[1] = 0.5;
+		step1(o, g, &r);
+		fpl_optim_master(o, 0, m);
+		if (k == 0 && !h_check(r.nonzero == 1 && m[0] == 0x1p-20 && r.grad_count[1] == 1
+				       && r.scale == 1))
+			h_fail("S = 1: nonzero %llu master %a underflows %llu",
+			       (unsigned long long)r.nonzero, m[0], (unsigned long long)r.grad_count[1]);
+		if (k == 1 && !h_check(r.nonzero == 2 && m[0] == 0x1p-20 - 0x1p-30 && r.grad_count[1] == 0
+				       && r.scale == 1024 && r.next_scale == 1024))
+			h_fail("S = 1024: nonzero %llu master %a", (unsigned long long)r.nonzero, m[0]);
+		fpl_optim_free(o);
+	}
+
+	/* dynamic: S0 = 1024, interval 3; step 3's gradient 100 overflows fp16
+	 * when scaled (102400 > 65504): skipped, S halves, the tracker restarts;
+	 * three clean steps later S doubles.  A NaN gradient skips too. */
+	{
+		static const double gv[8] = { 1, 1, 100, 1, 1, 1, 1, NAN };
+		static const double used[8] = { 1024, 1024, 1024, 512, 512, 512, 1024, 1024 };
+		static const double next[8] = { 1024, 1024, 512, 512, 512, 1024, 1024, 512 };
+		static const int skip[8] = { 0, 0, 1, 0, 0, 0, 0, 1 };
+		static const uint64_t t[8] = { 1, 2, 2, 3, 4, 5, 6, 6 };
+		double before;
+
+		fpl_opt_config_init(&c);
+		c.hyper.lr = 0x1p-4;
+		fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &f16);
+		fpl_opt_scaler_init(&c.scaler);
+		c.scaler.kind = FPL_OPT_SCALE_DYNAMIC;
+		c.scaler.scale = 1024;
+		c.scaler.interval = 3;
+		o = make(&c, 2, w0, 1);
+		for (s = 0; o && s < 8; s++) {
+			g[0] = gv[s];
+			g[1] = 0.5;
+			fpl_optim_master(o, 0, m);
+			before = m[1];
+			if (!h_check(fpl_optim_scale(o) == used[s]))
+				h_fail("dynamic step %d: scale %g want %g", s, fpl_optim_scale(o), used[s]);
+			step1(o, g, &r);
+			fpl_optim_master(o, 0, m);
+			if (!h_check(r.skipped == skip[s] && r.scale == used[s] && r.next_scale == next[s]
+				     && r.t == t[s] && (m[1] == before) == skip[s]
+				     && r.nonfinite == (uint64_t)skip[s] && r.params == (skip[s] ? 0 : 2)))
+				h_fail("dynamic step %d: skipped %d scale %g next %g t %llu", s, r.skipped,
+				       r.scale, r.next_scale, (unsigned long long)r.t);
+		}
+		fpl_optim_free(o);
+	}
+
+	/* step_scaled with gradients the test scaled (fpl_mul into fp16 by
+	 * fpl_optim_scale) gives fpl_optim_step's bits */
+	{
+		fpl_optim *o2;
+		fpl_state tmp;
+		double gs[2], m2[2];
+		int bad = 0;
+
+		fpl_opt_config_init(&c);
+		fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAM);
+		fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &f16);
+		c.scaler.kind = FPL_OPT_SCALE_DYNAMIC;
+		c.scaler.scale = 4096;
+		c.scaler.interval = 2;
+		o = make(&c, 2, w0, 1);
+		o2 = make(&c, 2, w0, 1);
+		fpl_state_init(&tmp, 0);
+		for (s = 0; o && o2 && s < 6; s++) {
+			const double *GS[1] = { gs };
+			g[0] = s == 2 ? 40 : 0.01 * (s + 1);
+			g[1] = -3e-6;
+			for (k = 0; k < 2; k++)
+				gs[k] = fpl_mul(&f16, g[k], fpl_optim_scale(o2), FPL_RND_NE, &tmp);
+			step1(o, g, &r);
+			h_check(fpl_optim_step_scaled(o2, GS, NULL) == 0);
+			fpl_optim_master(o, 0, m);
+			fpl_optim_master(o2, 0, m2);
+			bad += !h_same(m[0], m2[0]) || !h_same(m[1], m2[1])
+			       || fpl_optim_scale(o) != fpl_optim_scale(o2);
+		}
+		/* 4096: steps 1, 2 grow it to 8192; step 3 (40*8192 > 65504) backs
+		 * off to 4096; steps 4, 5 grow it to 8192; step 6 counts one */
+		if (!h_check(bad == 0 && fpl_optim_scale(o) == 8192))
+			h_fail("step_scaled: %d mismatches, scale %g", bad, fpl_optim_scale(o));
+		fpl_optim_free(o);
+		fpl_optim_free(o2);
+	}
+
+	/* APS: fp16's max 65504 < 2^16.  max|G| = 3: 3*2^14 = 49152 < 65504 <
+	 * 3*2^15, k = 14; max|G| = 0.001: 2^25 * 0.001 = 33554.4 < 65504 <
+	 * 2^26 * 0.001, k = 25.  A constant-scaled step_scaled is refused. */
+	{
+		static const double gmax[2] = { 3, 0.001 }, want[2] = { 0x1p14, 0x1p25 };
+		const double *G[1] = { g };
+
+		for (k = 0; k < 2; k++) {
+			fpl_opt_config_init(&c);
+			fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &f16);
+			c.scaler.kind = FPL_OPT_SCALE_APS;
+			o = make(&c, 2, w0, 1);
+			if (!o)
+				continue;
+			g[0] = -gmax[k];
+			g[1] = gmax[k] / 4;
+			step1(o, g, &r);
+			if (!h_check(r.scale == want[k] && r.next_scale == 1 && fpl_optim_scale(o) == 1))
+				h_fail("aps %g: scale %a want %a", gmax[k], r.scale, want[k]);
+			h_check(fpl_optim_step_scaled(o, G, &r) == FPL_EINVAL);
+			fpl_optim_free(o);
+		}
+	}
+}
+
+/* ------------------------------------------------------------ memory, errors */
+
+static void test_memory(void)
+{
+	static const struct {
+		fpl_opt_master m;
+		const char *f;
+		fpl_opt_algo a;
+		double mom, want;
+	} T[] = {
+		{ FPL_MASTER_NONE, "fp16", FPL_OPT_SGD, 0, 2 },		/* 2 */
+		{ FPL_MASTER_FP32, "bf16", FPL_OPT_ADAM, 0, 14 },	/* 2 + 4 + 2*4 */
+		{ FPL_MASTER_SPLIT, "bf16", FPL_OPT_SGD, 0.9, 8 },	/* 2 + 2 + 4 */
+		{ FPL_MASTER_KAHAN, "fp16", FPL_OPT_ADAM, 0, 8 },	/* 2 + 2 + 2*2 */
+		{ FPL_MASTER_STOCHASTIC, "bf16", FPL_OPT_ADAGRAD, 0, 4 },	/* 2 + 0 + 2 */
+		{ FPL_MASTER_NONE, "e4m3fn", FPL_OPT_LAMB, 0, 3 },	/* 1 + 0 + 2*1 */
+		{ FPL_MASTER_FP32, "fp16", FPL_OPT_SGD, 0.9, 10 },	/* 2 + 4 + 4 */
+	};
+	fpl_opt_config c;
+	fpl_opt_memory m;
+	size_t i;
+
+	for (i = 0; i < sizeof T / sizeof T[0]; i++) {
+		fpl_format f = fmt(T[i].f);
+		fpl_opt_config_init(&c);
+		fpl_opt_hyper_init(&c.hyper, T[i].a);
+		c.hyper.momentum = T[i].mom;
+		fpl_opt_policy_preset(&c.policy, T[i].m, &f);
+		fpl_opt_memory_per_param(&c, &m);
+		if (!h_check(m.total == T[i].want && m.total == m.weight + m.master + m.state))
+			h_fail("memory %s:%s %s: %g want %g", fpl_opt_master_name(T[i].m), T[i].f,
+			       fpl_opt_algo_name(T[i].a), m.total, T[i].want);
+	}
+	fpl_opt_config_init(&c);	/* reference adam: 8 + 0 + 16 */
+	fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAM);
+	fpl_opt_memory_per_param(&c, &m);
+	h_check(m.total == 24 && m.weight == 8 && m.master == 0 && m.state == 16);
+}
+
+static int create_rc(const fpl_opt_config *c)
+{
+	fpl_optim *o = (fpl_optim *)&o;
+	double w[1] = { 1 };
+	const double *W[1] = { w };
+	size_t n = 1;
+	fpl_state st;
+	int r;
+
+	fpl_state_init(&st, 1);
+	r = fpl_optim_create(&o, c, 1, &n, W, &st);
+	if (r && !h_check(o == NULL))
+		h_fail("create failed with %d but *out is not NULL", r);
+	fpl_optim_free(o);
+	return r;
+}
+
+static void test_errors(void)
+{
+	fpl_format f16 = fmt("fp16"), bf = fmt("bf16");
+	fpl_opt_config c, b;
+	fpl_opt_policy p;
+	fpl_optim *o;
+	fpl_state st;
+	fpl_opt_algo a;
+	fpl_opt_master m;
+	size_t n1 = 1, n0 = 0;
+	double w[1] = { 1 }, out[1];
+	const double *W[1] = { w }, *NW[1] = { NULL };
+	int i;
+
+	for (i = 0; i < FPL_OPT_COUNT; i++)
+		h_check(fpl_opt_algo_parse(fpl_opt_algo_name((fpl_opt_algo)i), &a) == 0 && (int)a == i);
+	for (i = 0; i < FPL_MASTER_COUNT; i++)
+		h_check(fpl_opt_master_parse(fpl_opt_master_name((fpl_opt_master)i), &m) == 0
+			&& (int)m == i);
+	h_check(!strcmp(fpl_opt_master_name(FPL_MASTER_FP32), "fp32-master"));
+	h_check(fpl_opt_algo_parse("rmsprop", &a) == FPL_ENOTFOUND);
+	h_check(fpl_opt_master_parse("fp16", &m) == FPL_ENOTFOUND);
+	h_check(fpl_opt_policy_preset(&p, FPL_MASTER_SPLIT, &f16) == FPL_EFORMAT);
+	h_check(fpl_opt_policy_preset(&p, FPL_MASTER_COUNT, &f16) == FPL_EINVAL);
+	h_check(fpl_opt_policy_preset(NULL, FPL_MASTER_NONE, &f16) == FPL_EINVAL);
+	h_check(fpl_opt_policy_preset(&p, FPL_MASTER_SPLIT, &bf) == 0);
+
+	fpl_opt_config_init(&b);
+	h_check(create_rc(&b) == 0);
+	fpl_state_init(&st, 1);
+	h_check(fpl_optim_create(NULL, &b, 1, &n1, W, &st) == FPL_EINVAL);
+	h_check(fpl_optim_create(&o, NULL, 1, &n1, W, &st) == FPL_EINVAL && !o);
+	h_check(fpl_optim_create(&o, &b, 1, &n1, W, NULL) == FPL_EINVAL && !o);
+	h_check(fpl_optim_create(&o, &b, 1, NULL, W, &st) == FPL_EINVAL && !o);
+	h_check(fpl_optim_create(&o, &b, 1, &n1, NW, &st) == FPL_EINVAL && !o);
+	/* an empty optimizer and an empty tensor step fine */
+	h_check(fpl_optim_create(&o, &b, 0, NULL, NULL, &st) == 0 && o);
+	h_check(fpl_optim_step(o, NULL, NULL) == 0 && fpl_optim_weights(o, 0) == NULL);
+	h_check(fpl_optim_master(o, 0, out) == FPL_EINVAL);
+	fpl_optim_free(o);
+	h_check(fpl_optim_create(&o, &b, 1, &n0, NW, &st) == 0 && o);
+	h_check(fpl_optim_step(o, NW, NULL) == 0);
+	fpl_optim_free(o);
+	h_check(fpl_optim_create(&o, &b, 1, &n1, W, &st) == 0 && o);
+	h_check(fpl_optim_step(o, NULL, NULL) == FPL_EINVAL && fpl_optim_step(o, NW, NULL) == FPL_EINVAL);
+	h_check(fpl_optim_step(NULL, W, NULL) == FPL_EINVAL);
+	h_check(fpl_optim_master(o, 1, out) == FPL_EINVAL && fpl_optim_weights(o, 1) == NULL);
+	fpl_optim_free(o);
+	fpl_optim_free(NULL);
+
+#define BAD(code, stmt) do { c = b; stmt; if (!h_check(create_rc(&c) == (code))) \
+	h_fail("bad config (%s) does not give %s", #stmt, #code); } while (0)
+	BAD(FPL_EINVAL, c.hyper.lr = -1);
+	BAD(FPL_EINVAL, c.hyper.lr = NAN);
+	BAD(FPL_EINVAL, c.hyper.weight_decay = -0.5);
+	BAD(FPL_EINVAL, c.hyper.momentum = -0.1);
+	BAD(FPL_EINVAL, c.hyper.nesterov = 1);
+	BAD(FPL_EINVAL, (c.hyper.nesterov = 1, c.hyper.momentum = 0.9, c.hyper.dampening = 0.1));
+	BAD(FPL_EINVAL, c.hyper.algo = FPL_OPT_COUNT);
+	BAD(FPL_EINVAL, (fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAM), c.hyper.beta1 = 1));
+	BAD(FPL_EINVAL, (fpl_opt_hyper_init(&c.hyper, FPL_OPT_LAMB), c.hyper.beta2 = -0.1));
+	BAD(FPL_EINVAL, (fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAMW), c.hyper.eps = -1));
+	BAD(FPL_EINVAL, (fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAGRAD), c.hyper.lr_decay = -1));
+	BAD(FPL_EINVAL, (fpl_opt_hyper_init(&c.hyper, FPL_OPT_ADAGRAD),
+			 c.hyper.initial_accumulator_value = -1));
+	BAD(FPL_EINVAL, c.policy.master = FPL_MASTER_COUNT);
+	BAD(FPL_EINVAL, c.policy.arith_rnd = FPL_RND_COUNT);
+	BAD(FPL_EINVAL, c.policy.grad_rnd = (fpl_rnd)-1);
+	BAD(FPL_EINVAL, (fpl_opt_policy_preset(&c.policy, FPL_MASTER_STOCHASTIC, &f16),
+			 c.policy.weight_sr = FPL_RND_NE));
+	BAD(FPL_EFORMAT, (fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &f16),
+			  c.policy.master = FPL_MASTER_SPLIT));
+	BAD(FPL_EFORMAT, (fpl_opt_policy_preset(&c.policy, FPL_MASTER_SPLIT, &bf),
+			  c.policy.master_fmt = f16));
+	BAD(FPL_EFORMAT, c.policy.arith.m = 60);
+	BAD(FPL_EINVAL, c.scaler.kind = (fpl_opt_scaling)9);
+	BAD(FPL_EINVAL, (c.scaler.kind = FPL_OPT_SCALE_CONST, c.scaler.scale = 0));
+	BAD(FPL_EINVAL, (c.scaler.kind = FPL_OPT_SCALE_CONST, c.scaler.scale = INFINITY));
+	BAD(FPL_EINVAL, (c.scaler.kind = FPL_OPT_SCALE_DYNAMIC, c.scaler.growth = 1));
+	BAD(FPL_EINVAL, (c.scaler.kind = FPL_OPT_SCALE_DYNAMIC, c.scaler.backoff = 1));
+	BAD(FPL_EINVAL, (c.scaler.kind = FPL_OPT_SCALE_DYNAMIC, c.scaler.interval = 0));
+	BAD(FPL_EINVAL, c.threads = -1);
+	BAD(0, (fpl_opt_policy_preset(&c.policy, FPL_MASTER_SPLIT, &bf),
+		c.scaler.kind = FPL_OPT_SCALE_DYNAMIC));
+#undef BAD
+}
+
+/* ------------------------------------------------------------ speed */
+
+static void test_speed(void)
+{
+	static const fpl_opt_master ms[2] = { FPL_MASTER_NONE, FPL_MASTER_FP32 };
+	size_t n = 10000, i;
+	int steps = h_sanitized() ? 20 : 1000, k, s;
+	fpl_format f16 = fmt("fp16");
+	double *w0 = malloc(n * sizeof *w0), *g = malloc(n * sizeof *g);
+	h_rng rng;
+
+	h_rng_init(&rng, 41);
+	for (i = 0; i < n; i++) {
+		w0[i] = h_rng_value(&rng, -4, 0, 53, 0);
+		g[i] = h_rng_value(&rng, -10, -2, 53, 0);
+	}
+	for (k = 0; k < 3; k++) {
+		fpl_opt_config c;
+		fpl_optim *o;
+		double t0;
+
+		fpl_opt_config_init(&c);
+		c.hyper.lr = 0.01;
+		if (k < 2)
+			fpl_opt_policy_preset(&c.policy, ms[k], &f16);
+		o = make(&c, n, w0, 1);
+		if (!o)
+			continue;
+		t0 = now();
+		for (s = 0; s < steps; s++)
+			step1(o, g, NULL);
+		h_note("%d sgd steps on %zu parameters, %s: %.3f s", steps, n,
+		       k < 2 ? (k ? "fp32-master:fp16" : "none:fp16") : "fp64 reference",
+		       now() - t0);
+		fpl_optim_free(o);
+	}
+	free(w0);
+	free(g);
+}
+
+int main(void)
+{
+	double t;
+
+	h_init("toptim");
+	t = now();
+	test_errors();
+	test_memory();
+	test_reference();
+	test_vanish();
+	test_scaling();
+	h_note("by hand: %.2f s", now() - t);
+	t = now();
+	test_model();
+	test_fast64();
+	h_note("models: %.2f s", now() - t);
+	t = now();
+	test_stochastic();
+	test_split();
+	h_note("stochastic and split: %.2f s", now() - t);
+	test_speed();
+	return h_done();
+}
