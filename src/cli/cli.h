@@ -491,6 +491,8 @@ void cli_table_begin(struct cli_table *t, FILE *fp, enum cli_report kind,
 void cli_table_str(struct cli_table *t, const char *s);
 void cli_table_num(struct cli_table *t, double x);
 void cli_table_int(struct cli_table *t, long long v);
+/* A cell without a value: "-" in text, empty in TSV, null in JSON. */
+void cli_table_none(struct cli_table *t);
 void cli_table_end(struct cli_table *t);
 
 /*

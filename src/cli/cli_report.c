@@ -126,6 +126,11 @@ void cli_table_int(struct cli_table *t, long long v)
 	table_cell(t, buf, 0);
 }
 
+void cli_table_none(struct cli_table *t)
+{
+	table_cell(t, t->kind == CLI_REPORT_TEXT ? "-" : t->kind == CLI_REPORT_TSV ? "" : "null", 0);
+}
+
 void cli_table_end(struct cli_table *t)
 {
 	size_t i, *width;

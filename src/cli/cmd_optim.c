@@ -642,7 +642,7 @@ static void row(struct cli_table *t, struct run *r, uint64_t step, const double 
 	if (r->cfg.policy.master == FPL_MASTER_SPLIT)
 		cli_table_num(t, split_differs(r, d));
 	else
-		cli_table_str(t, t->kind == CLI_REPORT_TEXT ? "-" : "");
+		cli_table_none(t);
 }
 
 /* --svg: drift (log) and the per-step vanished fraction against the step. */

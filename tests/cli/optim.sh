@@ -129,7 +129,7 @@ fplab optim --steps 4 --every 2 --sizes 30 --ndjson >o.nd
 if command -v jq >/dev/null 2>&1; then
 	expect_out "json rows" "8" jq length o.json
 	expect_out "ndjson rows" "8" eval "jq -s length o.nd"
-	expect_out "json split cell" "number string" eval "jq -r '[.[] | select(.step == 4)] | (.[3].split_rne_differs | type), (.[0].split_rne_differs | type)' o.json | paste -sd ' ' -"
+	expect_out "json split cell" "number null" eval "jq -r '[.[] | select(.step == 4)] | (.[3].split_rne_differs | type), (.[0].split_rne_differs | type)' o.json | paste -sd ' ' -"
 else
 	checks=$((checks + 1))
 	python3 -m json.tool o.json >/dev/null || fail "invalid JSON"
