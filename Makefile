@@ -193,6 +193,7 @@ TESTS := \
 	treduce \
 	tallreduce \
 	toptim \
+	tdataset \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -264,6 +265,37 @@ $(DEPS_STAMP):
 		fi; \
 	fi
 	$(Q)touch $@
+
+# ------------------------------------------------- Fashion-MNIST (optional)
+# `fplab train`'s data set is Debian's dataset-fashion-mnist (IDX files
+# under /usr/share/datasets/fashion-mnist).  make check and make
+# experiments install it once (stamp build/.deps-data) as root with
+# apt-get; otherwise the command is printed, and the tests and
+# experiments that need it skip with a message.  `make deps-data` tries
+# again.
+DATA_PKGS  := dataset-fashion-mnist
+DATA_DIR   := /usr/share/datasets/fashion-mnist
+DATA_STAMP := build/.deps-data
+
+define data_install
+	mkdir -p build; \
+	if [ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "fplab: installing $(DATA_PKGS) (Fashion-MNIST, for fplab train)"; \
+		( apt-get install -y -q $(DATA_PKGS) || { apt-get update -q && apt-get install -y -q $(DATA_PKGS); } ) \
+			>build/apt-data.log 2>&1 || echo "fplab: apt-get failed, see build/apt-data.log"; \
+	else \
+		echo "fplab: Fashion-MNIST missing (its tests and experiments skip); run: sudo apt-get install -y $(DATA_PKGS)"; \
+	fi
+endef
+
+.PHONY: deps-data
+deps-data:
+	@$(data_install)
+	@touch $(DATA_STAMP)
+$(DATA_STAMP):
+	@$(data_install)
+	@touch $@
 
 # ------------------------------------------------------ Open MPI (optional)
 # fplab-mpi, the helper that `fplab allreduce --mpi` runs under mpirun
@@ -394,11 +426,11 @@ demo: all
 # The experiments beside their papers (each under a minute): every
 # experiments/*.sh but the demo.
 .PHONY: experiments
-experiments: $(FPLAB)
+experiments: $(FPLAB) | $(DATA_STAMP)
 	@for e in $(filter-out experiments/demo.sh,$(sort $(wildcard experiments/*.sh))); do \
 		echo "== $$e"; sh $$e $(FPLAB) || exit 1; echo; done
 
-check: all $(TEST_BINS) $(MPI_SIM)
+check: all $(TEST_BINS) $(MPI_SIM) | $(DATA_STAMP)
 	@BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
 check-long: all $(TEST_BINS) fuzz
@@ -419,7 +451,7 @@ fuzz: | $(DEPS_STAMP)
 # bgemm compares with OpenBLAS's sgemm (loaded at run time): installed
 # here as root, like deps; otherwise the command is printed and the
 # ratios are skipped.
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) | $(DATA_STAMP)
 	@if ! ls /usr/lib/*/libopenblas.so.0 /usr/lib/libopenblas.so.0 >/dev/null 2>&1; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing libopenblas-dev (bench baseline)"; \

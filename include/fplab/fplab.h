@@ -26,5 +26,6 @@
 #include <fplab/reduce.h>
 #include <fplab/allreduce.h>
 #include <fplab/optim.h>
+#include <fplab/dataset.h>
 
 #endif
