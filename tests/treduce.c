@@ -830,9 +830,70 @@ static void test_hand(void)
 	}
 }
 
+/* reduce.c's switch: exp and log through MPFR only. */
+extern int fpl__reduce_mpfr_only;
+
+/*
+ * exp and log's binary64 shortcut against MPFR alone (reduce.c): softmax
+ * and logsumexp of pairs and triples of values of the format, over the
+ * whole range (subnormals, values whose exp overflows or underflows the
+ * format), every mode, stochastic ones included: the same outputs,
+ * flags, counts and counter.
+ */
+static void test_shortcut(void)
+{
+	static const char *accs[] = { "fp16", "bf16", "e5m2", "e4m3fn", "fp32", "fp16+ftz",
+				      "e4m3fn+sat", "fp64" };
+	h_rng g;
+	size_t a, it, iters = h_scale(400, 4000);
+	int mo, op;
+
+	h_rng_init(&g, 21);
+	for (a = 0; a < sizeof accs / sizeof *accs; a++)
+		for (mo = 0; mo < FPL_RND_COUNT; mo++)
+			for (it = 0; it < iters; it++) {
+				fpl_accum_model m;
+				fpl_state s1, s2;
+				double x[3], o1[3], o2[3];
+				size_t n = 2 + h_rng_below(&g, 2), k;
+				int ok, q;
+
+				fpl_accum_init(&m);
+				if (fpl_accum_parse_spec(accs[a], &m.acc, &m.acc_rnd, NULL))
+					h_fail("no format %s", accs[a]);
+				m.a = m.acc;
+				m.acc_rnd = (fpl_rnd)mo;
+				for (k = 0; k < n; k++) {
+					double v = h_rng_value(&g, m.acc.emin - m.acc.m - 1, m.acc.emax < 12 ?
+							       m.acc.emax + 1 : 12, 53, 0);
+					fpl_state t;
+					fpl_state_init(&t, 1);
+					x[k] = fpl_round(&m.acc, v, FPL_RND_NE, &t);
+				}
+				op = h_rng_below(&g, 2) ? FPL_REDUCE_SOFTMAX : FPL_REDUCE_LOGSUMEXP;
+				fpl_state_init(&s1, h_rng_next(&g));
+				s2 = s1;
+				fpl__reduce_mpfr_only = 1;
+				ok = fpl_reduce(o1, (fpl_reduce_op)op, 0, &m, n, x, 1, &s1) == 0;
+				fpl__reduce_mpfr_only = 0;
+				ok = ok && fpl_reduce(o2, (fpl_reduce_op)op, 0, &m, n, x, 1, &s2) == 0;
+				ok = ok && s1.flags == s2.flags && s1.counter == s2.counter;
+				for (q = 0; q < FPL_NFLAGS; q++)
+					ok = ok && s1.count[q] == s2.count[q];
+				for (k = 0; k < fpl_reduce_outputs((fpl_reduce_op)op, n); k++)
+					ok = ok && same_out(o1[k], o2[k]);
+				if (!h_check(ok))
+					h_fail("exp/log shortcut: %s %s %s of %zu values (%a, %a): %a vs "
+					       "MPFR %a", fpl_reduce_name((fpl_reduce_op)op), accs[a],
+					       fpl_rnd_name((fpl_rnd)mo), n, x[0], x[1], o2[0], o1[0]);
+			}
+	h_note("exp and log: the binary64 shortcut equals MPFR in every mode");
+}
+
 int main(void)
 {
 	h_init("treduce");
+	test_shortcut();
 	test_hand();
 	test_reference();
 	test_model();

@@ -139,6 +139,10 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
 double fpl__acc_fused_group(const fpl_accum_model *m, double *ops, size_t nt,
 			    const fpl_state *st, uint64_t idx, unsigned *fl);
 
+/* reduce.c: 1 makes exp and log always go through MPFR (tests compare
+ * the shortcut with it); 0 by default. */
+extern int fpl__reduce_mpfr_only;
+
 /* f = the catalogue format `name` (model.c). */
 void fpl__acc_fmt(fpl_format *f, const char *name);
 

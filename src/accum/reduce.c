@@ -21,7 +21,11 @@
  * range) and restored; beyond |x| = 2^40 the result is handed over as a
  * number far above every format (x > 0) or as a deep underflow (x < 0),
  * which round exactly as the real number does (round_parts.c's FAR).
+ * A shortcut decides most roundings into narrow formats without MPFR
+ * (expolog_fast); it gives the same bits and flags or declines.
  */
+#include <fenv.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,6 +273,52 @@ static void mp_end(ctx *c)
  * negative number (-inf included) is invalid; log(+inf) = +inf; a NaN
  * propagates (a signaling one raises invalid).
  */
+int fpl__reduce_mpfr_only;
+
+/*
+ * The binary64 shortcut: y = exp(x) or log(x) from the C library, whose
+ * error in round-to-nearest is below one binary64 ulp (glibc documents
+ * about 0.51), so the exact value lies strictly between lo and hi, four
+ * binary64 ulps below and above y.  For a fixed draw every mode of the
+ * engine rounds monotonically (a larger real never gives a smaller
+ * result), so when lo and hi round to the same result with the same
+ * flags, both with inexact, every real between them does too, the exact
+ * value included: its result is theirs, and so are its flags (it is
+ * inexact, since e^x and log x are not binary64 numbers for x != 0 and
+ * x != 1, excluded here, and tininess and overflow are monotone in the
+ * magnitude, equal at both ends).  Otherwise (a result near a rounding
+ * boundary, or a format too wide for 8 ulps of binary64 to fit in one of
+ * its rounding intervals) it declines and MPFR decides.  Flips, a
+ * rounding mode other than nearest in the C environment, and results
+ * that are not normal binary64 numbers decline too.  1 when decided.
+ */
+static int expolog_fast(ctx *c, int is_log, double x, uint64_t idx, double *r, unsigned *fl)
+{
+	const fpl_format *f = &c->m.acc;
+	unsigned fl_lo = 0, fl_hi = 0;
+	double y, lo, hi, rl, rh;
+	int i;
+
+	if (fpl__reduce_mpfr_only || (c->st->flip != FPL_FLIP_NONE && c->st->flip_prob > 0)
+	    || (is_log ? x == 1 : x == 0) || fegetround() != FE_TONEAREST)
+		return 0;
+	y = is_log ? log(x) : exp(x);
+	lo = hi = y;
+	for (i = 0; i < 4; i++) {
+		lo = nextafter(lo, -INFINITY);
+		hi = nextafter(hi, INFINITY);
+	}
+	if (!isnormal(lo) || !isnormal(hi) || (lo < 0) != (hi < 0))
+		return 0;
+	rl = fpl__round_ix(f, lo, c->m.acc_rnd, c->st, idx, &fl_lo);
+	rh = fpl__round_ix(f, hi, c->m.acc_rnd, c->st, idx, &fl_hi);
+	if (fpl__bits(rl) != fpl__bits(rh) || fl_lo != fl_hi || !(fl_lo & FPL_FLAG_INEXACT))
+		return 0;
+	*r = rl;
+	*fl = fl_lo;
+	return 1;
+}
+
 static double expolog(ctx *c, int is_log, double x, uint64_t d)
 {
 	const fpl_format *f = &c->m.acc;
@@ -294,6 +344,9 @@ static double expolog(ctx *c, int is_log, double x, uint64_t d)
 			hi = 1ull << 63, e = (int64_t)1 << 50;
 		r = fpl__round_parts_ix(f, 0, x > 0 ? e : 0, hi, 0, 1, c->m.acc_rnd, c->st,
 					idx, &fl);
+		note(c, fl);
+		return r;
+	} else if (expolog_fast(c, is_log, x, idx, &r, &fl)) {
 		note(c, fl);
 		return r;
 	} else {
