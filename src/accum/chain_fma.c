@@ -464,6 +464,25 @@ static void *whole_rows(void *arg)
 				continue;
 			}
 #endif
+#ifdef FMA32_X86
+			if (J->simd) {	/* a narrow panel: through a padded copy */
+				float t[MR * NR];
+				size_t r, q;
+				memset(t, 0, sizeof t);
+				for (r = 0; r < mr; r++)
+					memcpy(t + r * NR, c + r * N, nr * sizeof *t);
+				if (mr == MR)
+					block6x16(a, K, panel, K, t, NR);
+				else
+					for (r = 0; r < mr; r++)
+						block1x16(a + r * K, panel, K, t + r * NR);
+				for (r = 0; r < mr; r++)
+					for (q = 0; q < nr; q++)
+						c[r * N + q] = t[r * NR + q];
+				i += mr;
+				continue;
+			}
+#endif
 			block_scalar(a, K, panel, K, c, N, mr, nr);
 			i += mr;
 		}
