@@ -97,6 +97,7 @@ KERNEL_SRCS := \
 	src/kernels/array_ops.c \
 	src/util/parallel.c \
 	src/util/scratch.c \
+	src/util/errmsg.c \
 	src/util/gen.c
 
 # Native kernels: compiled with ISA flags, selected at run time.

@@ -628,6 +628,9 @@ struct cli_tensor {
 	uint64_t shape[FPL_TENSOR_MAXDIM];
 };
 int cli_tensor_read(struct cli_tensor *t, const char *spec);
+/* Tensor `name` of `path` (path:name), or the whole file when name is
+ * NULL (a text file); as cli_tensor_read. */
+int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name);
 void cli_tensor_release(struct cli_tensor *t);
 
 /* One report row of an accumulation run. */

@@ -57,6 +57,22 @@ static int select_tensor(struct cli_reader *r, const char *path, const char *nam
 	return 0;
 }
 
+int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name)
+{
+	char *spec;
+	int rc;
+
+	if (!name)
+		return cli_tensor_read(t, path);
+	spec = malloc(strlen(path) + strlen(name) + 2);
+	if (!spec)
+		return error("out of memory");
+	sprintf(spec, "%s:%s", path, name);
+	rc = cli_tensor_read(t, spec);
+	free(spec);
+	return rc;
+}
+
 int cli_tensor_read(struct cli_tensor *t, const char *arg)
 {
 	struct cli_reader r;

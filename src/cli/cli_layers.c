@@ -169,23 +169,6 @@ static int list_tensors(const char *path, fpl_tensor_file **tf, size_t *n)
 	return 0;
 }
 
-/* Tensor `name` of `path` (NULL: the whole text file) into t. */
-static int read_one(struct cli_tensor *t, const char *path, const char *name)
-{
-	char *spec;
-	int rc;
-
-	if (!name)
-		return cli_tensor_read(t, path);
-	spec = malloc(strlen(path) + strlen(name) + 2);
-	if (!spec)
-		return error("out of memory");
-	sprintf(spec, "%s:%s", path, name);
-	rc = cli_tensor_read(t, spec);
-	free(spec);
-	return rc;
-}
-
 int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_t nfiles)
 {
 	fpl_tensor_file *tf = NULL;
@@ -222,7 +205,7 @@ int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_
 			struct cli_layer *l = &ls->l[k];
 			struct cli_tensor t;
 
-			if (read_one(&t, files[i], tensors ? l->name : NULL))
+			if (cli_tensor_read_member(&t, files[i], tensors ? l->name : NULL))
 				return -1;
 			if (!i) {
 				l->n = t.n;
@@ -286,7 +269,7 @@ int cli_layers_read_stacked(struct cli_layers *ls, const char *path, uint32_t no
 		struct cli_layer *l = &ls->l[k];
 		struct cli_tensor t;
 
-		if (read_one(&t, path, l->name))
+		if (cli_tensor_read_member(&t, path, l->name))
 			return -1;
 		/* C order: node i's slice is contiguous */
 		l->n = t.n / nodes;

@@ -235,23 +235,6 @@ static int list_file(const char *what, const char *path, size_t *n, fpl_tensor_i
 	return 0;
 }
 
-/* Tensor `name` of path (NULL: a text file, whole) into t. */
-static int read_tensor(struct cli_tensor *t, const char *path, const char *name)
-{
-	char *spec;
-	int rc;
-
-	if (!name)
-		return cli_tensor_read(t, path);
-	spec = malloc(strlen(path) + strlen(name) + 2);
-	if (!spec)
-		return error("out of memory");
-	sprintf(spec, "%s:%s", path, name);
-	rc = cli_tensor_read(t, spec);
-	free(spec);
-	return rc;
-}
-
 int cli_optim_read_init(struct cli_optim_data *d, const char *path)
 {
 	fpl_tensor_info *info;
@@ -272,7 +255,7 @@ int cli_optim_read_init(struct cli_optim_data *d, const char *path)
 
 		if (!text)
 			snprintf(d->names[j], sizeof d->names[j], "%s", info[j].name);
-		if (read_tensor(&t, path, text ? NULL : info[j].name)) {
+		if (cli_tensor_read_member(&t, path, text ? NULL : info[j].name)) {
 			free(info);
 			return -1;
 		}
@@ -336,7 +319,7 @@ int cli_optim_read_steps(struct cli_optim_data *d, const char *const *files, siz
 		for (j = 0; j < n; j++) {
 			struct cli_tensor t;
 
-			if (read_tensor(&t, files[s], text ? NULL : info[j].name)) {
+			if (cli_tensor_read_member(&t, files[s], text ? NULL : info[j].name)) {
 				free(info);
 				return -1;
 			}
@@ -422,7 +405,7 @@ int cli_optim_read_stack(struct cli_optim_data *d, const char *path)
 			free(info);
 			return -1;
 		}
-		if (read_tensor(&t, path, info[j].name)) {
+		if (cli_tensor_read_member(&t, path, info[j].name)) {
 			free(info);
 			return -1;
 		}

@@ -67,17 +67,6 @@ FPL_API size_t fpl_dtype_size(fpl_dtype t)
 	}
 }
 
-int io_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return status;
-}
-
 int io_mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
 {
 	if (__builtin_mul_overflow(a, b, out))

@@ -18,6 +18,8 @@
 #include <fplab/number.h>
 #include <fplab/tensor.h>
 
+#include "util/errmsg.h"
+
 struct zip;
 
 /* One tensor of a file, with where its bytes are. */
@@ -88,9 +90,8 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 		 char *err, size_t errlen);
 
 /* ------------------------------------------------------------ messages */
-/* snprintf into err (if not NULL) and return status. */
-int io_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/* snprintf into err (if not NULL) and return status (util/errmsg.h). */
+#define io_fail fpl__fail
 
 /* ------------------------------------------------------------ dtypes */
 /* Decode n elements of dtype t (byte order be) from src. */

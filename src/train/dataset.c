@@ -17,17 +17,6 @@
 
 #include "train/dataset_internal.h"
 
-int ds_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return status;
-}
-
 void ds_set_classes(fpl_dataset *ds)
 {
 	int32_t m = 1;

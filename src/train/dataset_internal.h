@@ -18,14 +18,15 @@
 #include <fplab/dataset.h>
 #include <fplab/tensor.h>
 
+#include "util/errmsg.h"
+
 /* Largest number of feature elements (n*d) a data set may hold. */
 #define DS_MAX_ELEMS ((uint64_t)1 << 31)
 /* Labels are in 0..DS_MAX_LABEL. */
 #define DS_MAX_LABEL 65535
 
 /* snprintf into err (when errlen > 0) and return status. */
-int ds_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+#define ds_fail fpl__fail
 
 /* ds->classes = 1 + the largest of ds->y[0..n) (at least 2). */
 void ds_set_classes(fpl_dataset *ds);
