@@ -24,7 +24,12 @@
  *  - vanishing by hand (w = 1, u = 2^-12 in fp16), Kahan's 2^k steps;
  *  - loss scaling by hand: constant S keeps a gradient below fp16's
  *    smallest subnormal, dynamic scale history, APS shifts;
- *  - memory per parameter by hand; bad configurations' status codes.
+ *  - memory per parameter by hand; bad configurations' status codes;
+ *  - FPLAB_OPTIM=ref (the engine for every array operation) against the
+ *    default (the binary64 C fast path where it applies): the same
+ *    weights, masters and flag counts for the FP64 reference, a
+ *    binary64-arithmetic fp16 policy and fp32-master:bf16 with Adam on
+ *    values from subnormal to huge; an unknown FPLAB_OPTIM is an error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -444,6 +449,95 @@ static void test_fast64(void)
 			}
 		h_check(bad == 0);
 		mdl_free(&m);
+		fpl_optim_free(o);
+	}
+}
+
+/* ------------------------------------------------------------ FPLAB_OPTIM */
+
+/* Steps of one configuration; weights, master and counts into out. */
+static int run_env(const fpl_opt_config *c, size_t n, const double *w0, double (*G)[64],
+		   int steps, double *w, double *M, uint64_t cnt[FPL_NFLAGS])
+{
+	fpl_optim *o = make(c, n, w0, 21);
+	int s;
+
+	if (!o)
+		return -1;
+	for (s = 0; s < steps; s++)
+		step1(o, G[s], NULL);
+	memcpy(w, fpl_optim_weights(o, 0), n * sizeof *w);
+	fpl_optim_master(o, 0, M);
+	fpl_optim_flags(o, NULL, cnt);
+	fpl_optim_free(o);
+	return 0;
+}
+
+static void test_env(void)
+{
+	enum { N = 64, STEPS = 4 };
+	double w0[N], G[STEPS][N], w[2][N], M[2][N];
+	uint64_t cnt[2][FPL_NFLAGS];
+	fpl_format bf = fmt("bf16"), f16 = fmt("fp16"), f64 = fmt("fp64");
+	h_rng rng;
+	int k, e, s;
+	size_t i;
+
+	h_rng_init(&rng, 13);
+	for (i = 0; i < N; i++) {
+		int wide = i % 4 == 0;
+		w0[i] = wide ? h_rng_value(&rng, -140, 120, 53, 0) : h_rng_value(&rng, -6, 1, 53, 0);
+		for (s = 0; s < STEPS; s++)
+			G[s][i] = wide ? h_rng_value(&rng, -1060, 1000, 53, 0)
+				       : h_rng_value(&rng, -20, 0, 53, 0);
+	}
+	G[0][1] = 0;
+	G[1][2] = INFINITY;
+	G[2][3] = NAN;
+	for (k = 0; k < 3; k++) {
+		fpl_opt_config c;
+		int bad = 0;
+
+		fpl_opt_config_init(&c);
+		fpl_opt_hyper_init(&c.hyper, k == 1 ? FPL_OPT_SGD : FPL_OPT_ADAM);
+		c.hyper.weight_decay = 0.01;
+		if (k == 1) {
+			c.hyper.momentum = 0.9;
+			fpl_opt_policy_preset(&c.policy, FPL_MASTER_NONE, &f16);
+			c.policy.arith = c.policy.state = c.policy.unscale = f64;
+		} else if (k == 2) {
+			fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &bf);
+		}
+		for (e = 0; e < 2; e++) {
+			if (e)
+				setenv("FPLAB_OPTIM", "ref", 1);
+			run_env(&c, N, w0, G, STEPS, w[e], M[e], cnt[e]);
+			unsetenv("FPLAB_OPTIM");
+		}
+		for (i = 0; i < N; i++)
+			if (!h_same(w[0][i], w[1][i]) || !h_same(M[0][i], M[1][i])) {
+				if (bad++ < 3)
+					h_fail("FPLAB_OPTIM case %d element %zu: ref %a/%a, fast %a/%a",
+					       k, i, w[1][i], M[1][i], w[0][i], M[0][i]);
+			}
+		for (s = 0; s < FPL_NFLAGS; s++)
+			if (cnt[0][s] != cnt[1][s])
+				bad++;
+		if (!h_check(bad == 0))
+			h_fail("FPLAB_OPTIM case %d: %d mismatches", k, bad);
+	}
+	{
+		fpl_opt_config c;
+		fpl_optim *o;
+		const double *Gp[1] = { G[0] };
+		size_t n = N;
+
+		fpl_opt_config_init(&c);
+		o = make(&c, n, w0, 1);
+		setenv("FPLAB_OPTIM", "bogus", 1);
+		if (o)
+			h_check(fpl_optim_step(o, Gp, NULL) == FPL_ENOTFOUND);
+		unsetenv("FPLAB_OPTIM");
 		fpl_optim_free(o);
 	}
 }
@@ -970,6 +1064,7 @@ int main(void)
 	t = now();
 	test_model();
 	test_fast64();
+	test_env();
 	h_note("models: %.2f s", now() - t);
 	t = now();
 	test_stochastic();

@@ -3,9 +3,11 @@
  * arith.c - the array operations of a step: the engine's fpl_*_array,
  * or, for plain IEEE binary64 in ne with no flips, the same operations
  * in C double arithmetic (the FP64 reference and the binary64 parts of
- * any policy run at memory speed).
+ * any policy run at memory speed).  FPLAB_OPTIM=ref in the environment
+ * forces the engine ("" or "auto": the fast path; anything else: the
+ * operations fail with FPL_ENOTFOUND, no silent fallback).
  *
- * Why the fast path gives the engine's bits, flags and counts:
+ * Why the binary64 fast path gives the engine's bits, flags and counts:
  *  - binary64 +, -, *, / and sqrt in round-to-nearest-even are exact IEEE
  *    operations in C (the build has -ffp-contract=off and no fast-math),
  *    and the engine rounds the exact result once into binary64 in ne: the
@@ -23,10 +25,26 @@
  *    so no split overflows and every partial product and the error term
  *    are multiples of ulp(a)ulp(b) >= 2^-1064, representable), and r*b ==
  *    a (r*r == a for a root) checked with the same TwoProduct.
+ *
+ * There is no binary32 fast path: the engine's fp32 array operations run
+ * the kernel set's SIMD kernels (AVX-512 or AVX2: round-to-odd in
+ * binary64, then one rounding), and an exact C path at the baseline ISA
+ * (TwoSum/TwoProduct, round-to-odd, a (float) conversion per lane) measured
+ * 3 to 4 times slower per element than them.
+ * The fast path needs the C environment in round-to-nearest with no
+ * flush-to-zero or denormals-are-zero (MXCSR on x86); otherwise the
+ * engine runs.
  * The counter advances by n as the array functions advance it.
  */
+#include <fenv.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define ARITH_X86 1
+#endif
 
 #include <fplab/array.h>
 #include <fplab/error.h>
@@ -42,6 +60,32 @@ int opt__fast64(const fpl_format *f, fpl_rnd rnd, const fpl_state *st)
 	       && f->e == 11 && f->m == 52 && f->bias == 1023 && f->subnormal == FPL_SUB_YES
 	       && !f->daz && f->specials == FPL_SPEC_IEEE && f->overflow == FPL_OVF_INF
 	       && !f->emax_limit_set;
+}
+
+/* FPLAB_OPTIM: "" or "auto" (0), "ref" (1: the engine); else an error.
+ * Read on every call (no global state; one getenv per array). */
+static int optim_env(int *ref)
+{
+	const char *e = getenv("FPLAB_OPTIM");
+
+	if (!e || !*e || !strcmp(e, "auto"))
+		*ref = 0;
+	else if (!strcmp(e, "ref"))
+		*ref = 1;
+	else
+		return FPL_ENOTFOUND;
+	return 0;
+}
+
+/* C arithmetic is IEEE round-to-nearest-even with gradual underflow. */
+static int env_ok(void)
+{
+#ifdef ARITH_X86
+	unsigned csr = _mm_getcsr();
+	if (csr & ((1u << 15) | (1u << 6) | (3u << 13)))
+		return 0;
+#endif
+	return fegetround() == FE_TONEAREST;
 }
 
 const double *opt__bcast(double *k, double c, size_t n)
@@ -155,8 +199,6 @@ static int fast(int op, const fpl_format *f, fpl_state *st, double *z, const dou
 	uint64_t inexact = 0;
 	size_t i;
 
-	if (n && (!z || !a || (op != OP_SQRT && op != OP_ROUND && !b)))
-		return FPL_EINVAL;
 	for (i = 0; i < n; i++) {
 		double r, bi = b ? b[i] : 0;
 		int ix;
@@ -178,51 +220,95 @@ static int fast(int op, const fpl_format *f, fpl_state *st, double *z, const dou
 	return 0;
 }
 
+/* The fast path for f, or 0 for the engine; or a negative status. */
+static int path(const fpl_format *f, fpl_rnd rnd, const fpl_state *st)
+{
+	int ref, rc;
+
+	if ((rc = optim_env(&ref)) != 0)
+		return rc;
+	if (ref || !env_ok())
+		return 0;
+	return opt__fast64(f, rnd, st);
+}
+
+/* op through the path for f: 1 done (*rc its status), 0 for the engine. */
+static int dispatch(int op, const fpl_format *f, fpl_rnd rnd, fpl_state *st, double *z,
+		    const double *a, const double *b, size_t n, int *rc)
+{
+	int p = path(f, rnd, st);
+
+	if (p < 0) {
+		*rc = p;
+		return 1;
+	}
+	if (!p)
+		return 0;
+	if (n && (!z || !a || (op != OP_SQRT && op != OP_ROUND && !b))) {
+		*rc = FPL_EINVAL;
+		return 1;
+	}
+	*rc = fast(op, f, st, z, a, b, n);
+	return 1;
+}
+
 int opt__add(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	     const double *b, size_t n)
 {
-	if (opt__fast64(f, r, st))
-		return fast(OP_ADD, f, st, z, a, b, n);
+	int rc;
+
+	if (dispatch(OP_ADD, f, r, st, z, a, b, n, &rc))
+		return rc;
 	return fpl_add_array(f, z, a, b, n, r, st);
 }
 
 int opt__sub(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	     const double *b, size_t n)
 {
-	if (opt__fast64(f, r, st))
-		return fast(OP_SUB, f, st, z, a, b, n);
+	int rc;
+
+	if (dispatch(OP_SUB, f, r, st, z, a, b, n, &rc))
+		return rc;
 	return fpl_sub_array(f, z, a, b, n, r, st);
 }
 
 int opt__mul(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	     const double *b, size_t n)
 {
-	if (opt__fast64(f, r, st))
-		return fast(OP_MUL, f, st, z, a, b, n);
+	int rc;
+
+	if (dispatch(OP_MUL, f, r, st, z, a, b, n, &rc))
+		return rc;
 	return fpl_mul_array(f, z, a, b, n, r, st);
 }
 
 int opt__div(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	     const double *b, size_t n)
 {
-	if (opt__fast64(f, r, st))
-		return fast(OP_DIV, f, st, z, a, b, n);
+	int rc;
+
+	if (dispatch(OP_DIV, f, r, st, z, a, b, n, &rc))
+		return rc;
 	return fpl_div_array(f, z, a, b, n, r, st);
 }
 
 int opt__sqrt(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	      size_t n)
 {
-	if (opt__fast64(f, r, st))
-		return fast(OP_SQRT, f, st, z, a, NULL, n);
+	int rc;
+
+	if (dispatch(OP_SQRT, f, r, st, z, a, NULL, n, &rc))
+		return rc;
 	return fpl_sqrt_array(f, z, a, n, r, st);
 }
 
 int opt__round(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	       size_t n)
 {
-	if (opt__fast64(f, r, st))
-		return fast(OP_ROUND, f, st, z, a, NULL, n);
+	int rc;
+
+	if (dispatch(OP_ROUND, f, r, st, z, a, NULL, n, &rc))
+		return rc;
 	return fpl_round_array(f, z, a, n, r, st);
 }
 
@@ -231,5 +317,9 @@ int opt__round(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const d
 int opt__fma(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
 	     const double *b, const double *c, size_t n)
 {
+	int ref, rc;
+
+	if ((rc = optim_env(&ref)) != 0)
+		return rc;
 	return fpl_fma_array(f, z, a, b, c, n, r, st);
 }

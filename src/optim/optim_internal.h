@@ -64,10 +64,13 @@ struct fpl_optim {
 /*
  * z = a op b (c) over n elements rounded into f in rnd with st: exactly
  * fpl_*_array (same bits, flags, counts, counter advance), computed in
- * plain C when f is plain IEEE binary64, rnd ne and st has no flips
- * (exact IEEE operations; inexact detected by error-free transforms, any
- * other lane handed to the engine).  The _k variants take a constant for
- * b, broadcast through the scratch buffer k (nmax elements).
+ * plain C when f is plain IEEE binary64, rnd ne, st has no flips and
+ * the C environment rounds to nearest without FTZ/DAZ (exact IEEE
+ * operations; inexact detected by error-free transforms, any other lane
+ * handed to the engine), unless FPLAB_OPTIM is "ref" (an FPLAB_OPTIM
+ * other than "", "auto" or "ref": FPL_ENOTFOUND).  The _k variants take
+ * a constant for b, broadcast through the scratch buffer k (nmax
+ * elements).
  */
 int opt__fast64(const fpl_format *f, fpl_rnd rnd, const fpl_state *st);
 int opt__add(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const double *a,
