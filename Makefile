@@ -195,6 +195,7 @@ TESTS := \
 	tallreduce \
 	toptim \
 	tdataset \
+	ttrain \
 
 TEST_SUPPORT := \
 	tests/harness.c \

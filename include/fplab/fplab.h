@@ -27,5 +27,6 @@
 #include <fplab/allreduce.h>
 #include <fplab/optim.h>
 #include <fplab/dataset.h>
+#include <fplab/train.h>
 
 #endif

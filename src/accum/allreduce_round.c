@@ -35,7 +35,7 @@ void fpl_ar_config_init(fpl_ar_config *cfg)
 	cfg->algo = FPL_AR_RING;
 	cfg->nodes = 1;
 	cfg->group = 1;
-	fpl_format_ieee(&cfg->comm, 8, 23);
+	fpl_format_lookup(&cfg->comm, "fp32");	/* binary32, by its catalogue name */
 	cfg->acc = cfg->comm;
 	cfg->comm_rnd = FPL_RND_NE;
 	cfg->acc_rnd = FPL_RND_NE;

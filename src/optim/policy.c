@@ -114,7 +114,8 @@ int fpl_opt_policy_preset(fpl_opt_policy *p, fpl_opt_master master, const fpl_fo
 		return FPL_EINVAL;
 	if (master == FPL_MASTER_SPLIT && !opt__split_ok(weight))
 		return FPL_EFORMAT;
-	fpl_format_ieee(&f32, 8, 23);
+	if (fpl_format_lookup(&f32, "fp32"))	/* binary32, by its catalogue name */
+		return FPL_EFORMAT;
 	memset(p, 0, sizeof *p);
 	p->master = master;
 	p->weight = *weight;

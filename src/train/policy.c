@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - training precision policies (fplab/train.h): the presets,
+ * fpl_train_policy_set (one `key = value` line of a policy file or a CLI
+ * override) and fpl_train_policy_describe (the policy as such lines).
+ *
+ * The invariant: describe writes every key in a spelling that set reads
+ * back into the same policy (formats by name and switches, modes by
+ * their two letters, numbers with 17 significant digits), so describe
+ * followed by fpl_train_policy_load is the identity on everything but
+ * the name.  A key's value is checked whole before anything changes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fplab/error.h>
+
+#include "train/train_internal.h"
+#include "util/errmsg.h"
+
+static const char *const preset_names[] = {
+	"fp32", "bf16-mixed", "fp16-mixed", "fp16-pure", "fp8-e4m3", "aps-e4m3-comm", NULL
+};
+
+const char *const *fpl_train_presets(void)
+{
+	return preset_names;
+}
+
+#define fail fpl__fail
+
+static void fmt(fpl_format *f, const char *name)
+{
+	fpl_format_lookup(f, name);	/* catalogue names: cannot fail */
+}
+
+/* A GEMM model: inputs a (A) and b (B) rounded in ne, exact products,
+ * accumulator acc in acc_rnd, sequential. */
+static void gemm_model(fpl_accum_model *m, const char *a, const char *b, const char *acc,
+		       fpl_rnd acc_rnd)
+{
+	fpl_accum_init(m);
+	fmt(&m->a, a);
+	fmt(&m->b, b);
+	fmt(&m->acc, acc);
+	m->acc_rnd = acc_rnd;
+}
+
+static void fp32_policy(fpl_train_policy *p)
+{
+	fpl_format f32;
+
+	memset(p, 0, sizeof *p);
+	fpl_accum_init(&p->fwd);	/* fp32-fma with the inputs rounded into fp32 */
+	p->bwd = p->fwd;
+	fpl_accum_init(&p->red);
+	fmt(&p->act, "fp32");
+	p->grad = p->act;
+	p->act_rnd = p->grad_rnd = FPL_RND_NE;
+	fmt(&f32, "fp32");
+	fpl_opt_policy_preset(&p->opt, FPL_MASTER_NONE, &f32);
+	fpl_opt_scaler_init(&p->scaler);
+	fpl_ar_config_init(&p->comm);
+	p->comm_fp32 = 0;
+}
+
+/* bf16-mixed and fp16-mixed: low-precision GEMM inputs, act and grad,
+ * an fp32 accumulator, master and reduction. */
+static void mixed_policy(fpl_train_policy *p, const char *low)
+{
+	fpl_format w;
+
+	fp32_policy(p);
+	gemm_model(&p->fwd, low, low, "fp32", FPL_RND_NE);
+	p->bwd = p->fwd;
+	fmt(&p->act, low);
+	p->grad = p->act;
+	fmt(&w, low);
+	fpl_opt_policy_preset(&p->opt, FPL_MASTER_FP32, &w);
+}
+
+int fpl_train_policy_preset(fpl_train_policy *p, const char *name)
+{
+	fpl_train_policy t;
+	fpl_format w;
+
+	if (!p || !name)
+		return FPL_EINVAL;
+	if (!strcmp(name, "fp32")) {
+		fp32_policy(&t);
+	} else if (!strcmp(name, "bf16-mixed")) {
+		mixed_policy(&t, "bf16");
+	} else if (!strcmp(name, "fp16-mixed")) {
+		mixed_policy(&t, "fp16");
+		t.scaler.kind = FPL_OPT_SCALE_DYNAMIC;
+	} else if (!strcmp(name, "fp16-pure")) {
+		fp32_policy(&t);
+		gemm_model(&t.fwd, "fp16", "fp16", "fp16", FPL_RND_NE);
+		t.bwd = t.fwd;
+		t.red = t.fwd;
+		fmt(&t.act, "fp16");
+		t.grad = t.act;
+		fpl_opt_policy_preset(&t.opt, FPL_MASTER_NONE, &t.act);
+		fmt(&t.comm.comm, "fp16");
+		t.comm.acc = t.comm.comm;
+	} else if (!strcmp(name, "fp8-e4m3")) {
+		fp32_policy(&t);
+		gemm_model(&t.fwd, "e4m3fn", "e4m3fn", "e8m13", FPL_RND_TZ);
+		fpl_accum_parse_order(&t.fwd, "blocked:128:fp32");
+		t.bwd = t.fwd;
+		fmt(&t.bwd.a, "e5m2");
+		fmt(&t.act, "e4m3fn");
+		fmt(&t.grad, "e5m2");
+		fmt(&w, "bf16");
+		fpl_opt_policy_preset(&t.opt, FPL_MASTER_FP32, &w);
+	} else if (!strcmp(name, "aps-e4m3-comm")) {
+		fp32_policy(&t);
+		fmt(&t.comm.comm, "e4m3fn");
+		t.comm.acc = t.comm.comm;
+		t.comm.scaling = FPL_AR_SCALE_APS;
+		t.comm_fp32 = FPL_TRAIN_COMM_FP32_LAST;
+	} else {
+		return FPL_ENOTFOUND;
+	}
+	/* the optimizer receives the backward pass's gradients */
+	t.opt.grad = t.grad;
+	t.opt.grad_rnd = t.grad_rnd;
+	snprintf(t.name, sizeof t.name, "%s", name);
+	*p = t;
+	return 0;
+}
+
+/* ------------------------------------------------------------ values */
+
+/* FORMAT[:MODE] (":given" where given is not NULL). */
+static int spec(const char *key, const char *v, fpl_format *f, fpl_rnd *r, int *given,
+		char *err, size_t errlen)
+{
+	int rc = fpl_accum_parse_spec(v, f, r, given);
+
+	if (rc == FPL_ENOTFOUND)
+		return fail(err, errlen, FPL_EPARSE, "%s: unknown format in '%s'", key, v);
+	if (rc == FPL_EFORMAT)
+		return fail(err, errlen, FPL_EPARSE, "%s: impossible format '%s'", key, v);
+	if (rc)
+		return fail(err, errlen, FPL_EPARSE,
+			    "%s: expected FORMAT[+daz][+ftz][+nosub][+sat][:MODE%s], got '%s'", key,
+			    given ? "|:given" : "", v);
+	return 0;
+}
+
+/* A whole number in [lo, hi]. */
+static int number_u(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A finite binary64 number (correctly rounded by strtod). */
+static int number_d(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*s || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The model's pieces, as the CLI spells them. */
+static int model_piece(fpl_accum_model *m, const char *key, const char *opt, const char *v,
+		       char *err, size_t errlen)
+{
+	int given = 0, rc;
+
+	if (!strcmp(opt, "-f") || !strcmp(opt, "in")) {
+		if ((rc = spec(key, v, &m->a, &m->a_rnd, &given, err, errlen)))
+			return rc;
+		m->b = m->a;
+		m->b_rnd = m->a_rnd;
+		m->a_load = m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	} else if (!strcmp(opt, "--a-format") || !strcmp(opt, "a")) {
+		if ((rc = spec(key, v, &m->a, &m->a_rnd, &given, err, errlen)))
+			return rc;
+		m->a_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	} else if (!strcmp(opt, "--b-format") || !strcmp(opt, "b")) {
+		if ((rc = spec(key, v, &m->b, &m->b_rnd, &given, err, errlen)))
+			return rc;
+		m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	} else if (!strcmp(opt, "--prod") || !strcmp(opt, "prod")) {
+		if (!strcmp(v, "exact"))
+			m->prod_exact = 1;
+		else if ((rc = spec(key, v, &m->prod, &m->prod_rnd, NULL, err, errlen)))
+			return rc;
+		else
+			m->prod_exact = 0;
+	} else if (!strcmp(opt, "--acc") || !strcmp(opt, "acc")) {
+		return spec(key, v, &m->acc, &m->acc_rnd, NULL, err, errlen);
+	} else if (!strcmp(opt, "--order") || !strcmp(opt, "order")) {
+		rc = fpl_accum_parse_order(m, v);
+		if (rc)
+			return fail(err, errlen, FPL_EPARSE,
+				    "%s: bad order '%s' (sequential, pairwise[:L], blocked:B[:FMT], "
+				    "kahan, neumaier, fused:F[:W[:tz|ne]], pairs, evenodd[:B])", key, v);
+	} else if (!strcmp(opt, "--out-format") || !strcmp(opt, "out")) {
+		if (!strcmp(v, "none")) {
+			m->out_set = 0;
+		} else {
+			if ((rc = spec(key, v, &m->out, &m->out_rnd, NULL, err, errlen)))
+				return rc;
+			m->out_set = 1;
+		}
+	} else if (!strcmp(opt, "--profile") || !strcmp(opt, "profile")) {
+		if (fpl_accum_profile(m, v))
+			return fail(err, errlen, FPL_EPARSE, "%s: unknown profile '%s'", key, v);
+	} else {
+		return fail(err, errlen, FPL_EPARSE, "%s: unknown model option '%s'", key, opt);
+	}
+	return 0;
+}
+
+/* A whole model: options over fpl_accum_init's defaults. */
+static int model_value(fpl_accum_model *m, const char *key, const char *value, char *err,
+		       size_t errlen)
+{
+	fpl_accum_model t;
+	char buf[512], *tok[64], *save = NULL, *s;
+	size_t n = 0, i;
+	int rc;
+
+	if (strlen(value) >= sizeof buf)
+		return fail(err, errlen, FPL_EPARSE, "%s: value too long", key);
+	strcpy(buf, value);
+	for (s = strtok_r(buf, " \t", &save); s; s = strtok_r(NULL, " \t", &save)) {
+		if (n == sizeof tok / sizeof *tok)
+			return fail(err, errlen, FPL_EPARSE, "%s: too many words", key);
+		tok[n++] = s;
+	}
+	if (n == 0)
+		return fail(err, errlen, FPL_EPARSE, "%s: empty model", key);
+	fpl_accum_init(&t);
+	for (i = 0; i < n; i += 2) {
+		if (i + 1 == n)
+			return fail(err, errlen, FPL_EPARSE, "%s: '%s' needs a value", key, tok[i]);
+		if ((rc = model_piece(&t, key, tok[i], tok[i + 1], err, errlen)))
+			return rc;
+	}
+	if (fpl_accum_check(&t, NULL))
+		return fail(err, errlen, FPL_EPARSE, "%s: the model is not usable", key);
+	*m = t;
+	return 0;
+}
+
+static int loss_scale(fpl_opt_scaler *sc, const char *key, const char *v, char *err,
+		      size_t errlen)
+{
+	fpl_opt_scaler t;
+	double x;
+
+	fpl_opt_scaler_init(&t);
+	if (!strcmp(v, "none")) {
+		*sc = t;
+		return 0;
+	}
+	if (!strncmp(v, "dynamic", 7) && (v[7] == 0 || v[7] == ':')) {
+		char buf[256], *f[5], *s;
+		size_t n = 0;
+		unsigned long iv;
+
+		t.kind = FPL_OPT_SCALE_DYNAMIC;
+		if (strlen(v) >= sizeof buf)
+			goto bad;
+		strcpy(buf, v);
+		/* fields may be empty only at the end: "dynamic:1024" */
+		for (s = buf; s && n < 5; n++) {
+			f[n] = s;
+			s = strchr(s, ':');
+			if (s)
+				*s++ = 0;
+		}
+		if (s)
+			goto bad;
+		if ((n > 1 && (number_d(f[1], &t.scale) || !(t.scale > 0)))
+		    || (n > 2 && (number_d(f[2], &t.growth) || !(t.growth > 1)))
+		    || (n > 3 && (number_d(f[3], &t.backoff) || !(t.backoff > 0 && t.backoff < 1)))
+		    || (n > 4 && number_u(f[4], 1, 0xffffffffu, &iv)))
+			goto bad;
+		if (n > 4)
+			t.interval = (uint32_t)iv;
+		*sc = t;
+		return 0;
+	}
+	if (!number_d(v, &x) && x > 0) {
+		t.kind = FPL_OPT_SCALE_CONST;
+		t.scale = x;
+		*sc = t;
+		return 0;
+	}
+bad:
+	return fail(err, errlen, FPL_EPARSE,
+		    "%s: expected none, S > 0 or dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]] "
+		    "(INIT > 0, GROWTH > 1, 0 < BACKOFF < 1, INTERVAL >= 1), got '%s'", key, v);
+}
+
+static int comm_fp32(uint32_t *mask, const char *key, const char *v, char *err, size_t errlen)
+{
+	char buf[256], *s, *save = NULL;
+	uint32_t m = 0;
+
+	if (!strcmp(v, "none")) {
+		*mask = 0;
+		return 0;
+	}
+	if (!strcmp(v, "all")) {
+		*mask = FPL_TRAIN_COMM_FP32_ALL;
+		return 0;
+	}
+	if (strlen(v) >= sizeof buf || !*v || v[strlen(v) - 1] == ',')
+		goto bad;
+	strcpy(buf, v);
+	for (s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+		unsigned long l;
+
+		if (!strcmp(s, "last"))
+			m |= FPL_TRAIN_COMM_FP32_LAST;
+		else if (!number_u(s, 1, FPL_TRAIN_MAX_LAYERS, &l))
+			m |= 1u << (l - 1);
+		else
+			goto bad;
+	}
+	*mask = m;
+	return 0;
+bad:
+	return fail(err, errlen, FPL_EPARSE,
+		    "%s: expected none, last, all or a comma list of layers 1..%d (and last), "
+		    "got '%s'", key, FPL_TRAIN_MAX_LAYERS, v);
+}
+
+static int comm_scale(fpl_ar_config *c, const char *key, const char *v, char *err,
+		      size_t errlen)
+{
+	double s;
+
+	if (!strcmp(v, "none")) {
+		c->scaling = FPL_AR_SCALE_NONE;
+		c->loss_scale = 1;
+	} else if (!strcmp(v, "aps")) {
+		c->scaling = FPL_AR_SCALE_APS;
+		c->loss_scale = 1;
+	} else if (!strncmp(v, "loss:", 5) && !number_d(v + 5, &s) && s > 0) {
+		c->scaling = FPL_AR_SCALE_LOSS;
+		c->loss_scale = s;
+	} else {
+		return fail(err, errlen, FPL_EPARSE, "%s: expected none, loss:S (S > 0) or aps, "
+			    "got '%s'", key, v);
+	}
+	return 0;
+}
+
+static int algo(fpl_ar_config *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	unsigned long g = 1;
+	fpl_ar_algo a;
+
+	if (!strncmp(v, "hier:", 5)) {
+		if (number_u(v + 5, 1, 0xffffffffu, &g))
+			goto bad;
+		a = FPL_AR_HIER;
+	} else if (!strcmp(v, "hier") || fpl_ar_algo_parse(v, &a)) {
+		goto bad;
+	}
+	c->algo = a;
+	c->group = (uint32_t)g;
+	return 0;
+bad:
+	return fail(err, errlen, FPL_EPARSE,
+		    "%s: expected sequential, ring, tree or hier:G (G >= 1), got '%s'", key, v);
+}
+
+/* The optimizer keys. */
+static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *err,
+		   size_t errlen)
+{
+	fpl_opt_policy *o = &t->opt;
+	fpl_rnd r = FPL_RND_NE;
+	fpl_format f;
+	int rc;
+
+	if (!strcmp(key, "master")) {
+		fpl_opt_master m;
+
+		if (fpl_opt_master_parse(v, &m))
+			return fail(err, errlen, FPL_EPARSE, "master: expected none, fp32-master, "
+				    "split, kahan or stochastic, got '%s'", v);
+		fpl_rnd wr = o->weight_rnd, ws = o->weight_sr;
+
+		f = o->weight;	/* the preset rewrites *o: not an alias of it */
+		if (fpl_opt_policy_preset(o, m, &f))
+			return fail(err, errlen, FPL_EPARSE, "master: %s needs a weight format that "
+				    "is binary32's top bits (bf16); weight is %s", v, o->weight.name);
+		o->weight_rnd = wr;	/* the weight's own modes stay */
+		o->weight_sr = ws;
+		o->grad = t->grad;
+		o->grad_rnd = t->grad_rnd;
+		return 0;
+	}
+	if (!strcmp(key, "weight-sr")) {
+		if (fpl_rnd_parse(v, &r) || !fpl_rnd_is_stochastic(r))
+			return fail(err, errlen, FPL_EPARSE, "weight-sr: expected sp or se, got '%s'",
+				    v);
+		o->weight_sr = r;
+		return 0;
+	}
+	if (!strcmp(key, "master-format")) {
+		if ((rc = spec(key, v, &f, &r, NULL, err, errlen)))
+			return rc;
+		if (r != FPL_RND_NE)
+			return fail(err, errlen, FPL_EPARSE, "master-format: the master is rounded "
+				    "in ne, got '%s'", v);
+		o->master_fmt = f;
+		return 0;
+	}
+	if (!strcmp(key, "weight"))
+		return spec(key, v, &o->weight, &o->weight_rnd, NULL, err, errlen);
+	if (!strcmp(key, "state"))
+		return spec(key, v, &o->state, &o->state_rnd, NULL, err, errlen);
+	if (!strcmp(key, "arith"))
+		return spec(key, v, &o->arith, &o->arith_rnd, NULL, err, errlen);
+	if (!strcmp(key, "unscale"))
+		return spec(key, v, &o->unscale, &o->unscale_rnd, NULL, err, errlen);
+	return 1;	/* not an optimizer key */
+}
+
+static int model_key(fpl_train_policy *t, const char *key, const char *v, char *err,
+		     size_t errlen)
+{
+	fpl_accum_model *m, c;
+	const char *dot = strchr(key, '.');
+	size_t len = dot ? (size_t)(dot - key) : strlen(key);
+	int rc;
+
+	if (len == 3 && !strncmp(key, "fwd", 3))
+		m = &t->fwd;
+	else if (len == 3 && !strncmp(key, "bwd", 3))
+		m = &t->bwd;
+	else if (len == 3 && !strncmp(key, "red", 3))
+		m = &t->red;
+	else
+		return 1;
+	if (!dot)
+		return model_value(m, key, v, err, errlen);
+	if (!strcmp(dot + 1, "in") || !strcmp(dot + 1, "a") || !strcmp(dot + 1, "b")
+	    || !strcmp(dot + 1, "prod") || !strcmp(dot + 1, "acc") || !strcmp(dot + 1, "order")
+	    || !strcmp(dot + 1, "out") || !strcmp(dot + 1, "profile")) {
+		c = *m;
+		if ((rc = model_piece(&c, key, dot + 1, v, err, errlen)))
+			return rc;
+		if (fpl_accum_check(&c, NULL))
+			return fail(err, errlen, FPL_EPARSE, "%s: the model is not usable", key);
+		*m = c;
+		return 0;
+	}
+	return 1;
+}
+
+int fpl_train_policy_set(fpl_train_policy *p, const char *key, const char *value, char *err,
+			 size_t errlen)
+{
+	fpl_train_policy t;
+	int rc;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (!p || !key || !value)
+		return fail(err, errlen, FPL_EINVAL, "no policy, key or value");
+	t = *p;
+	if ((rc = model_key(&t, key, value, err, errlen)) <= 0
+	    || (rc = opt_key(&t, key, value, err, errlen)) <= 0) {
+		/* done above */
+	} else if (!strcmp(key, "act")) {
+		rc = spec(key, value, &t.act, &t.act_rnd, NULL, err, errlen);
+	} else if (!strcmp(key, "grad")) {
+		rc = spec(key, value, &t.grad, &t.grad_rnd, NULL, err, errlen);
+		t.opt.grad = t.grad;
+		t.opt.grad_rnd = t.grad_rnd;
+	} else if (!strcmp(key, "loss-scale")) {
+		rc = loss_scale(&t.scaler, key, value, err, errlen);
+	} else if (!strcmp(key, "comm")) {
+		rc = spec(key, value, &t.comm.comm, &t.comm.comm_rnd, NULL, err, errlen);
+	} else if (!strcmp(key, "comm-acc")) {
+		rc = spec(key, value, &t.comm.acc, &t.comm.acc_rnd, NULL, err, errlen);
+	} else if (!strcmp(key, "comm-scale")) {
+		rc = comm_scale(&t.comm, key, value, err, errlen);
+	} else if (!strcmp(key, "algo")) {
+		rc = algo(&t.comm, key, value, err, errlen);
+	} else if (!strcmp(key, "comm-fp32")) {
+		rc = comm_fp32(&t.comm_fp32, key, value, err, errlen);
+	} else {
+		return fail(err, errlen, FPL_ENOTFOUND, "unknown key '%s'", key);
+	}
+	if (rc)
+		return rc;
+	*p = t;
+	return 0;
+}
+
+/* ------------------------------------------------------------ describing */
+
+typedef struct sbuf {
+	char *p;
+	size_t size, len;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(sbuf *b, const char *fmt_, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt_);
+	n = vsnprintf(b->p && b->len < b->size ? b->p + b->len : NULL,
+		      b->p && b->len < b->size ? b->size - b->len : 0, fmt_, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n;
+}
+
+/* NAME[+switches]:MODE, as fpl_accum_parse_spec reads it. */
+static void put_spec(sbuf *b, const char *key, const fpl_format *f, fpl_rnd r)
+{
+	fpl_accum_model m;
+	char buf[256];
+
+	/* fpl_accum_describe spells formats with their switches: borrow it
+	 * through a model whose A format is f (the first "-f X:MODE" word) */
+	fpl_accum_init(&m);
+	m.a = m.b = *f;
+	m.a_rnd = m.b_rnd = r;
+	m.prod_exact = 0;	/* never a profile */
+	if (fpl_accum_describe(&m, buf, sizeof buf) == 0 && !strncmp(buf, "-f ", 3))
+		put(b, "%s = %.*s\n", key, (int)strcspn(buf + 3, " "), buf + 3);
+	else
+		put(b, "%s = %s:%s\n", key, f->name, fpl_rnd_name(r));
+}
+
+static void put_model(sbuf *b, const char *key, const fpl_accum_model *m)
+{
+	char buf[512];
+
+	if (fpl_accum_describe(m, buf, sizeof buf))
+		buf[0] = 0;
+	put(b, "%s = %s\n", key, buf);
+}
+
+static void put_comm_fp32(sbuf *b, uint32_t m)
+{
+	int l, first = 1;
+
+	put(b, "comm-fp32 = ");
+	if (m == 0) {
+		put(b, "none\n");
+		return;
+	}
+	if (m == FPL_TRAIN_COMM_FP32_ALL) {
+		put(b, "all\n");
+		return;
+	}
+	for (l = 1; l <= FPL_TRAIN_MAX_LAYERS; l++)
+		if (m & (1u << (l - 1))) {
+			put(b, "%s%d", first ? "" : ",", l);
+			first = 0;
+		}
+	if (m & FPL_TRAIN_COMM_FP32_LAST)
+		put(b, "%slast", first ? "" : ",");
+	put(b, "\n");
+}
+
+size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t size)
+{
+	sbuf b = { buf, size, 0 };
+	const fpl_opt_policy *o;
+	const fpl_opt_scaler *s;
+
+	if (buf && size)
+		buf[0] = 0;
+	if (!p)
+		return 0;
+	o = &p->opt;
+	s = &p->scaler;
+	put(&b, "# fplab-train policy %s\n", p->name[0] ? p->name : "(unnamed)");
+	put_model(&b, "fwd", &p->fwd);
+	put_model(&b, "bwd", &p->bwd);
+	put_model(&b, "red", &p->red);
+	put_spec(&b, "act", &p->act, p->act_rnd);
+	put_spec(&b, "grad", &p->grad, p->grad_rnd);
+	/* weight, then master (which derives the formats of the next keys
+	 * from the weight format) */
+	put_spec(&b, "weight", &o->weight, o->weight_rnd);
+	put(&b, "weight-sr = %s\n", fpl_rnd_name(o->weight_sr));
+	put(&b, "master = %s\n", fpl_opt_master_name(o->master));
+	put_spec(&b, "master-format", &o->master_fmt, FPL_RND_NE);
+	put_spec(&b, "state", &o->state, o->state_rnd);
+	put_spec(&b, "arith", &o->arith, o->arith_rnd);
+	put_spec(&b, "unscale", &o->unscale, o->unscale_rnd);
+	if (s->kind == FPL_OPT_SCALE_CONST)
+		put(&b, "loss-scale = %.17g\n", s->scale);
+	else if (s->kind == FPL_OPT_SCALE_DYNAMIC)
+		put(&b, "loss-scale = dynamic:%.17g:%.17g:%.17g:%u\n", s->scale, s->growth,
+		    s->backoff, (unsigned)s->interval);
+	else
+		put(&b, "loss-scale = none\n");
+	put_spec(&b, "comm", &p->comm.comm, p->comm.comm_rnd);
+	put_spec(&b, "comm-acc", &p->comm.acc, p->comm.acc_rnd);
+	if (p->comm.scaling == FPL_AR_SCALE_LOSS)
+		put(&b, "comm-scale = loss:%.17g\n", p->comm.loss_scale);
+	else
+		put(&b, "comm-scale = %s\n", p->comm.scaling == FPL_AR_SCALE_APS ? "aps" : "none");
+	if (p->comm.algo == FPL_AR_HIER)
+		put(&b, "algo = hier:%u\n", (unsigned)p->comm.group);
+	else
+		put(&b, "algo = %s\n", fpl_ar_algo_name(p->comm.algo));
+	put_comm_fp32(&b, p->comm_fp32);
+	return b.len;
+}
