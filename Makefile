@@ -164,6 +164,8 @@ CLI_SRCS := \
 	src/cli/cli_layers.c \
 	src/cli/cmd_optim.c \
 	src/cli/cli_optim_input.c \
+	src/cli/cmd_train.c \
+	src/cli/cli_train_io.c \
 	src/cli/cli_plot.c \
 	src/cli/cmd_models.c
 
@@ -207,6 +209,7 @@ BENCHES := \
 	barith \
 	bhist \
 	bgemm \
+	btrain \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) \

@@ -789,4 +789,47 @@ void cli_optim_data_release(struct cli_optim_data *d);
 
 int cmd_optim(int argc, char **argv);
 
+/* ------------------------------ training data and model (cli_train_io.c) */
+/*
+ * The data of `fplab train`.  --data SRC: fashion-mnist (the default; from
+ * --data-dir DIR or FPL_FASHION_MNIST_DIR), generated[:N[:D[:C]]] (Gaussian
+ * blobs, fpl_dataset_generate under the run's seed; defaults below) or
+ * FEATURES,LABELS (tensor files, each PATH or PATH:NAME for an .npz member
+ * or a .safetensors tensor).  The test set: --test-data fashion-mnist,
+ * FEATURES,LABELS or none; without it Fashion-MNIST's own test set, for a
+ * generated set its continuation (examples N.. of the same generator:
+ * --test-limit of them, else N/4), for files none.  The limits keep the
+ * first examples (0: all).
+ */
+#define CLI_TRAIN_GEN_N 2048
+#define CLI_TRAIN_GEN_D 16
+#define CLI_TRAIN_GEN_C 4
+struct cli_train_data {
+	fpl_dataset train, test;
+	int has_test;
+	char desc[4200], test_desc[4200];	/* for the SVG's subtitle */
+};
+/* 0, -1 (runtime error: a file, the data set missing) or -2 (usage error);
+ * the message is printed. */
+int cli_train_load(struct cli_train_data *d, const char *data, const char *data_dir,
+		   const char *test_data, size_t train_limit, size_t test_limit, uint64_t seed);
+void cli_train_data_release(struct cli_train_data *d);
+
+/* One policy's final weights for -o: tensors PREFIX/W1, PREFIX/b1, ...
+ * (no prefix: W1, b1, ...), W_l of shape (sizes[l], sizes[l-1]). */
+struct cli_train_model {
+	const char *prefix;
+	size_t nsizes;
+	size_t sizes[FPL_TRAIN_MAX_LAYERS + 1];
+	double *w[FPL_TRAIN_MAX_LAYERS], *b[FPL_TRAIN_MAX_LAYERS];
+	int f32;			/* stored as F32 (the weight format fits), else F64 */
+};
+/* Is every value of f a binary32 value? */
+int cli_train_fits_f32(const fpl_format *f);
+/* The models as one .safetensors file into o (opened by cli_output_open),
+ * then commit it (or discard it on error).  0 or -1 (message printed). */
+int cli_train_write_model(struct cli_output *o, const struct cli_train_model *m, size_t nm);
+
+int cmd_train(int argc, char **argv);
+
 #endif

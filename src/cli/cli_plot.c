@@ -234,6 +234,14 @@ static void series(FILE *fp, const struct cli_plot *pl, const struct cli_plot_se
 	size_t i, run = 0;
 	double lx = 0, ly = 0;
 
+	if (pl->markers) {
+		for (i = 0; i < s->n; i++)
+			if (isfinite(x[i]) && isfinite(s->y[i]) && (!ay->log || s->y[i] > 0))
+				fprintf(fp, "<circle class=\"marker\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" "
+					"fill=\"%s\"/>\n", ax_pos(ax, x[i]), ax_pos(ay, s->y[i]),
+					width + 1.0, palette[c % 10]);
+	}
+
 	fprintf(fp, "<g class=\"series\" data-name=\"");
 	xml(fp, s->name);
 	fprintf(fp, "\" fill=\"none\" stroke-width=\"%.2f\" stroke-linejoin=\"round\" ", width);
@@ -315,8 +323,11 @@ void cli_plot_svg(FILE *fp, const struct cli_plot *pl)
 			xhi = hi > xhi ? hi : xhi;
 		}
 	}
-	if (have_x)
+	if (have_x) {
 		ax_fit(&ax, xlo, xhi, 0);
+		if (pl->x_whole && ax.step < 1)
+			ax.step = 1;
+	}
 	ax.lo = have_x ? xlo : 0;
 	ax.hi = have_x ? (xhi > xlo ? xhi : xlo + 1) : 1;
 	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

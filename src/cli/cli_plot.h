@@ -43,6 +43,8 @@ struct cli_plot {
 	size_t n;
 	const struct cli_plot_panel *p;
 	size_t np;
+	int x_whole;		/* 1: x counts something (epochs): ticks at whole numbers */
+	int markers;		/* 1: a dot at every point (few points per series) */
 };
 
 /*

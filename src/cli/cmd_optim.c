@@ -675,7 +675,7 @@ static int write_svg(struct run *runs, size_t nrun, size_t npts, const double *x
 	snprintf(sub, sizeof sub, "%zu parameters in %zu tensor%s; drift of the stored weights "
 		 "from the FP64 reference run%s", d->total, d->nt, d->nt == 1 ? "" : "s",
 		 npts < opt.steps ? "; a point per bucket of steps" : "");
-	pl = (struct cli_plot){ title, sub, "step", x, npts, p, 2 };
+	pl = (struct cli_plot){ title, sub, "step", x, npts, p, 2, 1, 0 };
 	if (cli_output_open(&o, opt.svg)) {
 		free(ds);
 		free(vs);

@@ -36,6 +36,7 @@ const struct cli_command cli_commands[] = {
 	{ "optim", cmd_optim, "optimizer steps under precision policies: lost updates, drift" },
 	{ "reduce", cmd_reduce, "sum mean var norm2 softmax logsumexp under an accumulation model" },
 	{ "round", cmd_round, "round numbers from files or stdin into a format" },
+	{ "train", cmd_train, "train an MLP under precision policies, data-parallel: loss, accuracy" },
 };
 const size_t cli_ncommands = sizeof cli_commands / sizeof *cli_commands;
 
