@@ -164,6 +164,7 @@ CLI_SRCS := \
 	src/cli/cli_layers.c \
 	src/cli/cmd_optim.c \
 	src/cli/cli_optim_input.c \
+	src/cli/cli_hyper.c \
 	src/cli/cmd_train.c \
 	src/cli/cli_train_io.c \
 	src/cli/cli_plot.c \

@@ -25,6 +25,8 @@
  *  - loss scaling by hand: constant S keeps a gradient below fp16's
  *    smallest subnormal, dynamic scale history, APS shifts;
  *  - memory per parameter by hand; bad configurations' status codes;
+ *  - fpl_opt_scaler_parse on good spellings (fields by hand) and bad ones
+ *    (status and a word of the message), *sc untouched on error;
  *  - FPLAB_OPTIM=ref (the engine for every array operation) against the
  *    default (the binary64 C fast path where it applies): the same
  *    weights, masters and flag counts for the FP64 reference, a
@@ -1009,6 +1011,76 @@ static void test_errors(void)
 #undef BAD
 }
 
+/* ------------------------------------------------------------ scaler spelling */
+
+/* s parses into kind k, scale, growth, backoff, interval (by hand). */
+static void scaler_ok(const char *s, fpl_opt_scaling k, double scale, double growth,
+		      double backoff, uint32_t interval)
+{
+	fpl_opt_scaler sc;
+	char err[256];
+	int r = fpl_opt_scaler_parse(&sc, s, err, sizeof err);
+
+	if (!h_check(r == 0 && sc.kind == k && sc.scale == scale && sc.growth == growth &&
+		     sc.backoff == backoff && sc.interval == interval))
+		h_fail("fpl_opt_scaler_parse('%s'): %d (%s) kind %d %g %g %g %u", s, r, err,
+		       (int)sc.kind, sc.scale, sc.growth, sc.backoff, (unsigned)sc.interval);
+}
+
+/* s fails with status code, err containing `word`, sc unchanged. */
+static void scaler_bad(const char *s, int code, const char *word)
+{
+	fpl_opt_scaler sc, before;
+	char err[256];
+	int r;
+
+	memset(&sc, 0x5a, sizeof sc);
+	before = sc;
+	r = fpl_opt_scaler_parse(&sc, s, err, sizeof err);
+	if (!h_check(r == code && strstr(err, word) && !memcmp(&sc, &before, sizeof sc)))
+		h_fail("fpl_opt_scaler_parse('%s'): %d, want %d; '%s' lacks '%s'", s, r, code,
+		       err, word);
+}
+
+static void test_scaler_parse(void)
+{
+	fpl_opt_scaler sc;
+
+	scaler_ok("none", FPL_OPT_SCALE_NONE, 65536, 2, 0.5, 2000);
+	scaler_ok("aps", FPL_OPT_SCALE_APS, 65536, 2, 0.5, 2000);
+	scaler_ok("1024", FPL_OPT_SCALE_CONST, 1024, 2, 0.5, 2000);
+	scaler_ok("0x1p-3", FPL_OPT_SCALE_CONST, 0.125, 2, 0.5, 2000);
+	scaler_ok("dynamic", FPL_OPT_SCALE_DYNAMIC, 65536, 2, 0.5, 2000);
+	scaler_ok("dynamic:128", FPL_OPT_SCALE_DYNAMIC, 128, 2, 0.5, 2000);
+	scaler_ok("dynamic:128:4:0.25:10", FPL_OPT_SCALE_DYNAMIC, 128, 4, 0.25, 10);
+	scaler_ok("dynamic:1:1.5:0.75:4294967295", FPL_OPT_SCALE_DYNAMIC, 1, 1.5, 0.75,
+		  4294967295u);
+	scaler_bad("0", FPL_EPARSE, "constant scale");
+	scaler_bad("-3", FPL_EPARSE, "constant scale");
+	scaler_bad("inf", FPL_EPARSE, "constant scale");
+	scaler_bad("", FPL_EPARSE, "expected none");
+	scaler_bad("5x", FPL_EPARSE, "expected none");
+	scaler_bad("1024:2", FPL_EPARSE, "expected none");
+	scaler_bad("none:1", FPL_EPARSE, "expected none");
+	scaler_bad("dynamik", FPL_ENOTFOUND, "unknown loss scaling 'dynamik'");
+	scaler_bad("static:5", FPL_ENOTFOUND, "unknown loss scaling 'static'");
+	scaler_bad("dynamicx", FPL_ENOTFOUND, "'dynamicx'");
+	scaler_bad("dynamic:", FPL_EPARSE, "expected dynamic");
+	scaler_bad("dynamic::2", FPL_EPARSE, "expected dynamic");
+	scaler_bad("dynamic:0", FPL_EPARSE, "INIT '0'");
+	scaler_bad("dynamic:1e999", FPL_EPARSE, "INIT");
+	scaler_bad("dynamic:1:1", FPL_EPARSE, "GROWTH '1'");
+	scaler_bad("dynamic:1:2:1", FPL_EPARSE, "BACKOFF '1'");
+	scaler_bad("dynamic:1:2:0", FPL_EPARSE, "BACKOFF");
+	scaler_bad("dynamic:1:2:0.5:0", FPL_EPARSE, "INTERVAL '0'");
+	scaler_bad("dynamic:1:2:0.5:+5", FPL_EPARSE, "INTERVAL");
+	scaler_bad("dynamic:1:2:0.5:4294967296", FPL_EPARSE, "INTERVAL");
+	scaler_bad("dynamic:1:2:0.5:1:9", FPL_EPARSE, "at most");
+	h_check(fpl_opt_scaler_parse(NULL, "none", NULL, 0) == FPL_EINVAL);
+	h_check(fpl_opt_scaler_parse(&sc, NULL, NULL, 0) == FPL_EINVAL);
+	h_check(fpl_opt_scaler_parse(&sc, "bad", NULL, 0) == FPL_ENOTFOUND);
+}
+
 /* ------------------------------------------------------------ speed */
 
 static void test_speed(void)
@@ -1060,6 +1132,7 @@ int main(void)
 	test_reference();
 	test_vanish();
 	test_scaling();
+	test_scaler_parse();
 	h_note("by hand: %.2f s", now() - t);
 	t = now();
 	test_model();

@@ -228,6 +228,22 @@ typedef struct fpl_opt_scaler {
  * defaults, used when kind is set to dynamic). */
 FPL_API void fpl_opt_scaler_init(fpl_opt_scaler *s);
 
+/* The loss scaling spelled s into *sc:
+ *   none                 no scaling
+ *   S                    a constant S, a finite number > 0
+ *   dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]]
+ *                        GradScaler, the fields not given at
+ *                        fpl_opt_scaler_init's defaults: INIT finite > 0,
+ *                        GROWTH finite > 1, BACKOFF in (0, 1), INTERVAL a
+ *                        decimal count 1..2^32-1; no field is empty
+ *   aps                  per tensor 2^k from max|G|
+ * Numbers are strtod's (no leading space; hexadecimal floats too).
+ * Returns 0, FPL_EINVAL (NULL sc or s), FPL_ENOTFOUND (a word other than
+ * none, dynamic and aps before the first ':') or FPL_EPARSE, with a
+ * one-line message in err (when errlen > 0) that quotes s and does not
+ * name an option; *sc is unchanged on error. */
+FPL_API int fpl_opt_scaler_parse(fpl_opt_scaler *sc, const char *s, char *err, size_t errlen);
+
 typedef struct fpl_opt_config {
 	fpl_opt_hyper hyper;
 	fpl_opt_policy policy;

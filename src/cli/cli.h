@@ -738,6 +738,59 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 
 int cmd_allreduce(int argc, char **argv);
 
+/* ----------------------- optimizer hyperparameters (cli_hyper.c) */
+/*
+ * --optim, --lr, --momentum, --dampening, --nesterov, --weight-decay,
+ * --lr-decay, --initial-accumulator, --betas and --eps, shared by
+ * `fplab optim` and `fplab train`.  Put CLI_HYPER_LONGOPTS into the
+ * getopt_long table, start from cli_hyper_init(), hand every option code
+ * to cli_hyper_option(), and after parsing set *out to the defaults for
+ * h->algo and call cli_hyper_finish().
+ */
+enum {
+	CLI_OPT_OPTIM = 0x10c0,
+	CLI_OPT_LR,
+	CLI_OPT_MOMENTUM,
+	CLI_OPT_DAMPENING,
+	CLI_OPT_NESTEROV,
+	CLI_OPT_WEIGHT_DECAY,
+	CLI_OPT_LR_DECAY,
+	CLI_OPT_INIT_ACC,
+	CLI_OPT_BETAS,
+	CLI_OPT_EPS
+};
+
+#define CLI_HYPER_LONGOPTS \
+	{ "optim", required_argument, NULL, CLI_OPT_OPTIM }, \
+	{ "lr", required_argument, NULL, CLI_OPT_LR }, \
+	{ "momentum", required_argument, NULL, CLI_OPT_MOMENTUM }, \
+	{ "dampening", required_argument, NULL, CLI_OPT_DAMPENING }, \
+	{ "nesterov", no_argument, NULL, CLI_OPT_NESTEROV }, \
+	{ "weight-decay", required_argument, NULL, CLI_OPT_WEIGHT_DECAY }, \
+	{ "lr-decay", required_argument, NULL, CLI_OPT_LR_DECAY }, \
+	{ "initial-accumulator", required_argument, NULL, CLI_OPT_INIT_ACC }, \
+	{ "betas", required_argument, NULL, CLI_OPT_BETAS }, \
+	{ "eps", required_argument, NULL, CLI_OPT_EPS }
+
+/* The options as given (NULL, 0: not given, the optimizer's default). */
+struct cli_hyper {
+	fpl_opt_algo algo;		/* --optim; sgd unless given */
+	const char *lr, *momentum, *dampening, *weight_decay, *lr_decay, *init_acc, *betas, *eps;
+	int nesterov;
+};
+
+void cli_hyper_init(struct cli_hyper *h);
+/* 1 handled, 0 not a hyperparameter option, -2 usage error (an unknown
+ * --optim; message printed): the caller adds its usage. */
+int cli_hyper_option(struct cli_hyper *h, int c, const char *arg);
+/* The options given into *out, which holds the defaults for h->algo
+ * (fpl_opt_hyper_init's or the command's own): each option must apply to
+ * h->algo, the numbers finite and >= 0 (--dampening any finite number,
+ * each beta in [0, 1)), --nesterov needs momentum > 0 and dampening 0.
+ * 0 or CLI_EXIT_USAGE (usage_error with `usage`, the message naming the
+ * option). */
+int cli_hyper_finish(const struct cli_hyper *h, fpl_opt_hyper *out, const char *usage);
+
 /* ---------------------------- optimizer inputs (cli_optim_input.c) */
 /*
  * The weights and gradients of `fplab optim`: nt tensors of sizes[j]

@@ -39,9 +39,7 @@ static const char optim_usage[] =
 	"    [--tsv|--json|--ndjson]\n";
 
 enum {
-	OPT_OPTIM = CLI_OPT_CMD, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING, OPT_NESTEROV, OPT_WD,
-	OPT_LR_DECAY, OPT_INIT_ACC, OPT_BETAS, OPT_EPS, OPT_POLICY, OPT_LOSS_SCALE, OPT_STEPS,
-	OPT_EVERY, OPT_SIZES, OPT_WEIGHTS, OPT_GRADS, OPT_SPIKES, OPT_INIT, OPT_GRAD_STACK,
+	OPT_POLICY = CLI_OPT_CMD, OPT_LOSS_SCALE, OPT_STEPS, OPT_EVERY, OPT_SIZES, OPT_WEIGHTS, OPT_GRADS, OPT_SPIKES, OPT_INIT, OPT_GRAD_STACK,
 	OPT_SVG
 };
 
@@ -52,16 +50,13 @@ enum {
 static const char *const default_policies[] = {
 	"none:fp16", "fp32-master:fp16", "none:bf16", "split:bf16"
 };
-static const char *const algo_names[] = { "sgd", "adagrad", "adam", "adamw", "lamb" };
 static const char *const master_names[] = { "none", "fp32-master", "split", "kahan",
 					      "stochastic" };
 
 static struct optim_opts {
 	struct cli_round ro;		/* --seed, --sr-bits, --threads */
+	struct cli_hyper hy;		/* --optim and the hyperparameters as given */
 	fpl_opt_hyper hyper;
-	/* hyperparameters as given (NULL: the optimizer's default) */
-	const char *lr, *momentum, *dampening, *wd, *lr_decay, *init_acc, *betas, *eps;
-	int nesterov;
 	const char *policy[MAX_POLICIES];
 	size_t npolicy;
 	const char *loss_scale;
@@ -74,17 +69,6 @@ static struct optim_opts {
 } opt;
 
 /* ------------------------------------------------------------ parsing */
-/* A number option: finite, >= lo (and < hi when hi > lo).  0 or CLI_EXIT_USAGE. */
-static int number(const char *o, const char *s, double lo, double hi, double *out)
-{
-	if (cli_parse_double(s, out) || isnan(*out))
-		return usage_error(optim_usage, "%s '%s' is not a number", o, s);
-	if (!isfinite(*out) || *out < lo || (hi > lo && *out >= hi))
-		return usage_error(optim_usage, hi > lo ? "%s '%s' must be in [%g, %g)"
-				   : "%s '%s' must be a finite number >= %g", o, s, lo, hi);
-	return 0;
-}
-
 /* A count option 1..max.  0 or CLI_EXIT_USAGE. */
 static int count(const char *o, const char *s, uint64_t max, uint64_t *out)
 {
@@ -101,16 +85,7 @@ static int parse_args(int argc, char **argv)
 		{ "sr-bits", required_argument, NULL, CLI_OPT_SR_BITS },
 		{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 		CLI_REPORT_LONGOPTS,
-		{ "optim", required_argument, NULL, OPT_OPTIM },
-		{ "lr", required_argument, NULL, OPT_LR },
-		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
-		{ "dampening", required_argument, NULL, OPT_DAMPENING },
-		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
-		{ "weight-decay", required_argument, NULL, OPT_WD },
-		{ "lr-decay", required_argument, NULL, OPT_LR_DECAY },
-		{ "initial-accumulator", required_argument, NULL, OPT_INIT_ACC },
-		{ "betas", required_argument, NULL, OPT_BETAS },
-		{ "eps", required_argument, NULL, OPT_EPS },
+		CLI_HYPER_LONGOPTS,
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "loss-scale", required_argument, NULL, OPT_LOSS_SCALE },
 		{ "steps", required_argument, NULL, OPT_STEPS },
@@ -126,39 +101,26 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	fpl_opt_algo algo = FPL_OPT_SGD;
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
 	opt.steps = 1000;
 	optind = 0;
 	cli_round_init(&opt.ro);
+	cli_hyper_init(&opt.hy);
 	opt.gfiles = calloc((size_t)argc + 1, sizeof *opt.gfiles);
 	if (!opt.gfiles)
 		return error("out of memory"), CLI_EXIT_FAIL;
 	while ((c = getopt_long(argc, argv, "hg:", longopts, NULL)) != -1) {
 		rc = cli_round_option(&opt.ro, c, optarg);
+		if (!rc)
+			rc = cli_hyper_option(&opt.hy, c, optarg);
 		if (rc < 0)
 			return usage_error(optim_usage, NULL);
 		if (rc > 0 || cli_report_option(&opt.report, c))
 			continue;
 		switch (c) {
 		case 'h': return -1;
-		case OPT_OPTIM:
-			if (fpl_opt_algo_parse(optarg, &algo)) {
-				cli_unknown("optimizer", optarg, algo_names, 5);
-				return usage_error(optim_usage, NULL);
-			}
-			break;
-		case OPT_LR: opt.lr = optarg; break;
-		case OPT_MOMENTUM: opt.momentum = optarg; break;
-		case OPT_DAMPENING: opt.dampening = optarg; break;
-		case OPT_NESTEROV: opt.nesterov = 1; break;
-		case OPT_WD: opt.wd = optarg; break;
-		case OPT_LR_DECAY: opt.lr_decay = optarg; break;
-		case OPT_INIT_ACC: opt.init_acc = optarg; break;
-		case OPT_BETAS: opt.betas = optarg; break;
-		case OPT_EPS: opt.eps = optarg; break;
 		case OPT_POLICY:
 			if (opt.npolicy == MAX_POLICIES)
 				return usage_error(optim_usage, "more than %d --policy options",
@@ -188,129 +150,24 @@ static int parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error(optim_usage, "unexpected argument '%s'", argv[optind]);
-	fpl_opt_hyper_init(&opt.hyper, algo);
 	return 0;
 }
 
-/* Does option `o` (given when v is set) apply to the chosen optimizer? */
-static int applies(const char *o, int given, int ok, const char *which)
-{
-	if (given && !ok)
-		return usage_error(optim_usage, "%s applies to --optim %s, not %s", o, which,
-				   fpl_opt_algo_name(opt.hyper.algo));
-	return 0;
-}
-
-/* The hyperparameters as given, checked (messages name the option). */
-static int hyper(void)
-{
-	fpl_opt_hyper *h = &opt.hyper;
-	fpl_opt_algo a = h->algo;
-	int adam = a == FPL_OPT_ADAM || a == FPL_OPT_ADAMW || a == FPL_OPT_LAMB;
-
-	if (applies("--momentum", !!opt.momentum, a == FPL_OPT_SGD, "sgd") ||
-	    applies("--dampening", !!opt.dampening, a == FPL_OPT_SGD, "sgd") ||
-	    applies("--nesterov", opt.nesterov, a == FPL_OPT_SGD, "sgd") ||
-	    applies("--lr-decay", !!opt.lr_decay, a == FPL_OPT_ADAGRAD, "adagrad") ||
-	    applies("--initial-accumulator", !!opt.init_acc, a == FPL_OPT_ADAGRAD, "adagrad") ||
-	    applies("--betas", !!opt.betas, adam, "adam, adamw or lamb") ||
-	    applies("--eps", !!opt.eps, a != FPL_OPT_SGD, "adagrad, adam, adamw or lamb"))
-		return CLI_EXIT_USAGE;
-	if ((opt.lr && number("--lr", opt.lr, 0, 0, &h->lr)) ||
-	    (opt.momentum && number("--momentum", opt.momentum, 0, 0, &h->momentum)) ||
-	    (opt.wd && number("--weight-decay", opt.wd, 0, 0, &h->weight_decay)) ||
-	    (opt.lr_decay && number("--lr-decay", opt.lr_decay, 0, 0, &h->lr_decay)) ||
-	    (opt.init_acc && number("--initial-accumulator", opt.init_acc, 0, 0,
-				    &h->initial_accumulator_value)) ||
-	    (opt.eps && number("--eps", opt.eps, 0, 0, &h->eps)))
-		return CLI_EXIT_USAGE;
-	if (opt.dampening && (cli_parse_double(opt.dampening, &h->dampening) ||
-			      !isfinite(h->dampening)))
-		return usage_error(optim_usage, "--dampening '%s' is not a finite number",
-				   opt.dampening);
-	if (opt.betas) {
-		char b1[64];
-		const char *comma = strchr(opt.betas, ',');
-		size_t len = comma ? (size_t)(comma - opt.betas) : 0;
-
-		if (!comma || len >= sizeof b1 || strchr(comma + 1, ','))
-			return usage_error(optim_usage, "--betas '%s' is not B1,B2", opt.betas);
-		snprintf(b1, sizeof b1, "%.*s", (int)len, opt.betas);
-		if (cli_parse_double(b1, &h->beta1) || isnan(h->beta1))
-			return usage_error(optim_usage, "--betas: beta1 '%s' is not a number", b1);
-		if (cli_parse_double(comma + 1, &h->beta2) || isnan(h->beta2))
-			return usage_error(optim_usage, "--betas: beta2 '%s' is not a number",
-					   comma + 1);
-		if (!(h->beta1 >= 0 && h->beta1 < 1))
-			return usage_error(optim_usage, "--betas: beta1 must be in [0, 1)");
-		if (!(h->beta2 >= 0 && h->beta2 < 1))
-			return usage_error(optim_usage, "--betas: beta2 must be in [0, 1)");
-	}
-	h->nesterov = opt.nesterov;
-	if (h->nesterov && (!(h->momentum > 0) || h->dampening != 0))
-		return usage_error(optim_usage, "--nesterov needs --momentum > 0 and --dampening 0");
-	return 0;
-}
-
-/* --loss-scale or a policy's scale=: none|S|dynamic[:I[:G[:B[:N]]]]|aps. */
+/* --loss-scale or a policy's scale= (o names it): fpl_opt_scaler_parse's
+ * spelling, an unknown word with a suggestion.  0 or -2. */
 static int scaling(const char *o, const char *s, fpl_opt_scaler *sc)
 {
 	static const char *const names[] = { "none", "dynamic", "aps" };
-	char buf[256], *f[6], *save = NULL, *t;
-	int n = 0;
-	double v;
+	char err[512], name[64];
+	int rc = fpl_opt_scaler_parse(sc, s, err, sizeof err);
 
-	fpl_opt_scaler_init(sc);
-	if (!strcmp(s, "none"))
-		return 0;
-	if (!strcmp(s, "aps")) {
-		sc->kind = FPL_OPT_SCALE_APS;
-		return 0;
-	}
-	if (!cli_parse_double(s, &v)) {
-		if (!(v > 0) || !isfinite(v))
-			return error("%s '%s': a constant scale must be finite and > 0", o, s), -2;
-		sc->kind = FPL_OPT_SCALE_CONST;
-		sc->scale = v;
-		return 0;
-	}
-	if (strncmp(s, "dynamic", 7) || (s[7] && s[7] != ':')) {
-		char name[64];
-
+	if (rc == FPL_ENOTFOUND) {
 		snprintf(name, sizeof name, "%.*s", (int)(strcspn(s, ":") % 63), s);
-		if (!cli_parse_double(name, &v) || strchr("0123456789+-.", name[0]))
-			return error("%s '%s': expected none, a scale S > 0, dynamic[:INIT[:GROWTH"
-				     "[:BACKOFF[:INTERVAL]]]] or aps", o, s), -2;
 		cli_unknown("loss scaling", name, names, 3);
-		return -2;
+	} else if (rc) {
+		error("%s %s", o, err);
 	}
-	if (strlen(s) >= sizeof buf || s[strlen(s) - 1] == ':' || strstr(s, "::"))
-		return error("%s '%s': expected dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]]", o,
-			     s), -2;
-	snprintf(buf, sizeof buf, "%s", s);
-	for (t = strtok_r(buf, ":", &save); t && n < 6; t = strtok_r(NULL, ":", &save))
-		f[n++] = t;
-	sc->kind = FPL_OPT_SCALE_DYNAMIC;
-	if (n > 5)
-		return error("%s '%s': dynamic takes at most INIT:GROWTH:BACKOFF:INTERVAL", o, s), -2;
-	if (n > 1 && (cli_parse_double(f[1], &sc->scale) || !(sc->scale > 0) ||
-		      !isfinite(sc->scale)))
-		return error("%s '%s': INIT '%s' must be a finite number > 0", o, s, f[1]), -2;
-	if (n > 2 && (cli_parse_double(f[2], &sc->growth) || !(sc->growth > 1) ||
-		      !isfinite(sc->growth)))
-		return error("%s '%s': GROWTH '%s' must be a finite number > 1", o, s, f[2]), -2;
-	if (n > 3 && (cli_parse_double(f[3], &sc->backoff) || !(sc->backoff > 0) ||
-		      !(sc->backoff < 1)))
-		return error("%s '%s': BACKOFF '%s' must be in (0, 1)", o, s, f[3]), -2;
-	if (n > 4) {
-		uint64_t iv;
-
-		if (cli_parse_u64(f[4], &iv) || iv < 1 || iv > UINT32_MAX)
-			return error("%s '%s': INTERVAL '%s' is not a count 1..%u", o, s, f[4],
-				     UINT32_MAX), -2;
-		sc->interval = (uint32_t)iv;
-	}
-	return 0;
+	return rc ? -2 : 0;
 }
 
 /* One run: a policy (or the reference) and what it has lost so far. */
@@ -861,8 +718,10 @@ int cmd_optim(int argc, char **argv)
 		free(opt.gfiles);
 		return usage_help(optim_usage);
 	}
-	if (!rc)
-		rc = hyper();
+	if (!rc) {
+		fpl_opt_hyper_init(&opt.hyper, opt.hy.algo);
+		rc = cli_hyper_finish(&opt.hy, &opt.hyper, optim_usage);
+	}
 	if (!rc && policies(&runs, &nrun))
 		rc = usage_error(optim_usage, NULL);
 	if (!rc && !opt.ro.has_threads) {

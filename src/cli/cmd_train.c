@@ -39,9 +39,7 @@ static const char train_usage[] =
 	"    [--svg FILE] [--tsv|--json|--ndjson]\n";
 
 enum {
-	OPT_LAYERS = CLI_OPT_CMD, OPT_EPOCHS, OPT_BATCH, OPT_EVERY, OPT_OPTIM, OPT_LR,
-	OPT_MOMENTUM, OPT_DAMPENING, OPT_NESTEROV, OPT_WD, OPT_LR_DECAY, OPT_INIT_ACC, OPT_BETAS,
-	OPT_EPS, OPT_POLICY, OPT_SET, OPT_DUMP, OPT_DATA, OPT_DATA_DIR, OPT_TEST_DATA,
+	OPT_LAYERS = CLI_OPT_CMD, OPT_EPOCHS, OPT_BATCH, OPT_EVERY, OPT_POLICY, OPT_SET, OPT_DUMP, OPT_DATA, OPT_DATA_DIR, OPT_TEST_DATA,
 	OPT_TRAIN_LIMIT, OPT_TEST_LIMIT, OPT_NODES, OPT_ALGO, OPT_GROUP, OPT_COMM, OPT_COMM_ACC,
 	OPT_SCALE, OPT_FP32, OPT_SEED, OPT_THREADS, OPT_SVG
 };
@@ -49,7 +47,6 @@ enum {
 #define MAX_POLICIES 64
 #define MAX_SETS 256
 
-static const char *const algo_names[] = { "sgd", "adagrad", "adam", "adamw", "lamb" };
 /* fpl_train_policy_set's keys, for suggestions */
 static const char *const policy_keys[] = {
 	"fwd", "bwd", "red", "fwd.in", "fwd.a", "fwd.b", "fwd.prod", "fwd.acc", "fwd.order",
@@ -64,10 +61,7 @@ static struct train_opts {
 	const char *layers;
 	uint64_t epochs, batch, every, seed, train_limit, test_limit;
 	long threads;			/* 0: every online processor */
-	int has_optim;
-	fpl_opt_algo algo;
-	const char *lr, *momentum, *dampening, *wd, *lr_decay, *init_acc, *betas, *eps;
-	int nesterov;
+	struct cli_hyper hy;		/* --optim and the hyperparameters as given */
 	const char *policy[MAX_POLICIES];
 	size_t npolicy;
 	const char *set[MAX_SETS];
@@ -98,16 +92,7 @@ static int parse_args(int argc, char **argv)
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "every", required_argument, NULL, OPT_EVERY },
-		{ "optim", required_argument, NULL, OPT_OPTIM },
-		{ "lr", required_argument, NULL, OPT_LR },
-		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
-		{ "dampening", required_argument, NULL, OPT_DAMPENING },
-		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
-		{ "weight-decay", required_argument, NULL, OPT_WD },
-		{ "lr-decay", required_argument, NULL, OPT_LR_DECAY },
-		{ "initial-accumulator", required_argument, NULL, OPT_INIT_ACC },
-		{ "betas", required_argument, NULL, OPT_BETAS },
-		{ "eps", required_argument, NULL, OPT_EPS },
+		CLI_HYPER_LONGOPTS,
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "policy-dump", no_argument, NULL, OPT_DUMP },
@@ -130,17 +115,20 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c;
+	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
 	opt.epochs = 1;
 	opt.batch = 128;
 	opt.seed = 1;
 	opt.nodes = 1;
-	opt.algo = FPL_OPT_SGD;
+	cli_hyper_init(&opt.hy);
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		if (cli_report_option(&opt.report, c))
+		rc = cli_hyper_option(&opt.hy, c, optarg);
+		if (rc < 0)
+			return usage_error(train_usage, NULL);
+		if (rc > 0 || cli_report_option(&opt.report, c))
 			continue;
 		switch (c) {
 		case 'h': return -1;
@@ -158,22 +146,6 @@ static int parse_args(int argc, char **argv)
 			if (count("--every", optarg, (uint64_t)1 << 40, &opt.every))
 				return CLI_EXIT_USAGE;
 			break;
-		case OPT_OPTIM:
-			if (fpl_opt_algo_parse(optarg, &opt.algo)) {
-				cli_unknown("optimizer", optarg, algo_names, 5);
-				return usage_error(train_usage, NULL);
-			}
-			opt.has_optim = 1;
-			break;
-		case OPT_LR: opt.lr = optarg; break;
-		case OPT_MOMENTUM: opt.momentum = optarg; break;
-		case OPT_DAMPENING: opt.dampening = optarg; break;
-		case OPT_NESTEROV: opt.nesterov = 1; break;
-		case OPT_WD: opt.wd = optarg; break;
-		case OPT_LR_DECAY: opt.lr_decay = optarg; break;
-		case OPT_INIT_ACC: opt.init_acc = optarg; break;
-		case OPT_BETAS: opt.betas = optarg; break;
-		case OPT_EPS: opt.eps = optarg; break;
 		case OPT_POLICY:
 			if (opt.npolicy == MAX_POLICIES)
 				return usage_error(train_usage, "more than %d --policy options",
@@ -228,75 +200,18 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* A number option: finite and >= 0.  0 or CLI_EXIT_USAGE. */
-static int number(const char *o, const char *s, double *out)
-{
-	if (cli_parse_double(s, out) || isnan(*out))
-		return usage_error(train_usage, "%s '%s' is not a number", o, s);
-	if (!isfinite(*out) || *out < 0)
-		return usage_error(train_usage, "%s '%s' must be a finite number >= 0", o, s);
-	return 0;
-}
-
-static int applies(const char *o, int given, int ok, const char *which)
-{
-	if (given && !ok)
-		return usage_error(train_usage, "%s applies to --optim %s, not %s", o, which,
-				   fpl_opt_algo_name(opt.algo));
-	return 0;
-}
-
 /* The optimizer: sgd lr 0.1 momentum 0.9 (fpl_train_config_init) unless
  * --optim names another, then PyTorch's defaults; the options as given. */
 static int hyper(fpl_opt_hyper *h)
 {
-	fpl_opt_algo a = opt.algo;
-	int adam = a == FPL_OPT_ADAM || a == FPL_OPT_ADAMW || a == FPL_OPT_LAMB;
 	fpl_train_config c;
 
 	fpl_train_config_init(&c);
-	if (a == FPL_OPT_SGD)
+	if (opt.hy.algo == FPL_OPT_SGD)
 		*h = c.hyper;
 	else
-		fpl_opt_hyper_init(h, a);
-	if (applies("--momentum", !!opt.momentum, a == FPL_OPT_SGD, "sgd") ||
-	    applies("--dampening", !!opt.dampening, a == FPL_OPT_SGD, "sgd") ||
-	    applies("--nesterov", opt.nesterov, a == FPL_OPT_SGD, "sgd") ||
-	    applies("--lr-decay", !!opt.lr_decay, a == FPL_OPT_ADAGRAD, "adagrad") ||
-	    applies("--initial-accumulator", !!opt.init_acc, a == FPL_OPT_ADAGRAD, "adagrad") ||
-	    applies("--betas", !!opt.betas, adam, "adam, adamw or lamb") ||
-	    applies("--eps", !!opt.eps, a != FPL_OPT_SGD, "adagrad, adam, adamw or lamb"))
-		return CLI_EXIT_USAGE;
-	if ((opt.lr && number("--lr", opt.lr, &h->lr)) ||
-	    (opt.momentum && number("--momentum", opt.momentum, &h->momentum)) ||
-	    (opt.wd && number("--weight-decay", opt.wd, &h->weight_decay)) ||
-	    (opt.lr_decay && number("--lr-decay", opt.lr_decay, &h->lr_decay)) ||
-	    (opt.init_acc && number("--initial-accumulator", opt.init_acc,
-				    &h->initial_accumulator_value)) ||
-	    (opt.eps && number("--eps", opt.eps, &h->eps)))
-		return CLI_EXIT_USAGE;
-	if (opt.dampening && (cli_parse_double(opt.dampening, &h->dampening) ||
-			      !isfinite(h->dampening)))
-		return usage_error(train_usage, "--dampening '%s' is not a finite number",
-				   opt.dampening);
-	if (opt.betas) {
-		char b1[64];
-		const char *comma = strchr(opt.betas, ',');
-		size_t len = comma ? (size_t)(comma - opt.betas) : 0;
-
-		if (!comma || len >= sizeof b1 || strchr(comma + 1, ','))
-			return usage_error(train_usage, "--betas '%s' is not B1,B2", opt.betas);
-		snprintf(b1, sizeof b1, "%.*s", (int)len, opt.betas);
-		if (cli_parse_double(b1, &h->beta1) || !(h->beta1 >= 0 && h->beta1 < 1) ||
-		    cli_parse_double(comma + 1, &h->beta2) || !(h->beta2 >= 0 && h->beta2 < 1))
-			return usage_error(train_usage, "--betas '%s': each beta must be in [0, 1)",
-					   opt.betas);
-	}
-	if (opt.nesterov)
-		h->nesterov = 1;
-	if (h->nesterov && (!(h->momentum > 0) || h->dampening != 0))
-		return usage_error(train_usage, "--nesterov needs --momentum > 0 and --dampening 0");
-	return 0;
+		fpl_opt_hyper_init(h, opt.hy.algo);
+	return cli_hyper_finish(&opt.hy, h, train_usage);
 }
 
 /* --layers N-N-...: 0 or CLI_EXIT_USAGE. */
@@ -478,7 +393,7 @@ static int policies(struct pol **out, size_t *np)
 		snprintf(p[i].name, sizeof p[i].name, "%s", p[i].p.name);
 		for (j = 0; j < i; j++)	/* a name given twice: NAME-K, K its position */
 			if (!strcmp(p[j].p.name, p[i].p.name)) {
-				snprintf(p[i].name, sizeof p[i].name, "%.60s-%zu", p[i].p.name, i + 1);
+				snprintf(p[i].name, sizeof p[i].name, "%.56s-%zu", p[i].p.name, i + 1);
 				break;
 			}
 	}

@@ -3,16 +3,21 @@
  * policy.c - names, defaults, presets and validation of fplab/optim.h:
  * the optimizer and strategy names, PyTorch's hyperparameter defaults,
  * the precision policy a strategy implies, the FP64 reference, the
- * scaler's defaults, the memory per parameter, and the checks
- * fpl_optim_create makes before it allocates anything.
+ * scaler's defaults and spelling, the memory per parameter, and the
+ * checks fpl_optim_create makes before it allocates anything.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fplab/error.h>
 #include <fplab/optim.h>
 
 #include "optim/optim_internal.h"
+#include "util/errmsg.h"
 
 static const char *const algo_names[FPL_OPT_COUNT] = {
 	"sgd", "adagrad", "adam", "adamw", "lamb"
@@ -155,6 +160,92 @@ void fpl_opt_scaler_init(fpl_opt_scaler *s)
 	s->growth = 2;
 	s->backoff = 0.5;
 	s->interval = 2000;
+}
+
+/* A number as strtod reads it, whole, no leading space (inf and nan
+ * pass: the callers' range checks reject them).  0 or -1. */
+static int scaler_num(const char *s, double *out)
+{
+	char *end;
+
+	if (!*s || isspace((unsigned char)*s))
+		return -1;
+	*out = strtod(s, &end);
+	return *end ? -1 : 0;
+}
+
+/* dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]] (s starts "dynamic"). */
+static int scaler_dynamic(fpl_opt_scaler *t, const char *s, char *err, size_t errlen)
+{
+	char buf[256], *f[6], *save = NULL, *p, *end;
+	size_t n = 0, len = strlen(s);
+	unsigned long long iv;
+
+	if (len >= sizeof buf || s[len - 1] == ':' || strstr(s, "::"))
+		return fpl__fail(err, errlen, FPL_EPARSE, "'%s': expected dynamic[:INIT[:GROWTH"
+				 "[:BACKOFF[:INTERVAL]]]]", s);
+	memcpy(buf, s, len + 1);
+	for (p = strtok_r(buf, ":", &save); p && n < 6; p = strtok_r(NULL, ":", &save))
+		f[n++] = p;
+	t->kind = FPL_OPT_SCALE_DYNAMIC;
+	if (n > 5)
+		return fpl__fail(err, errlen, FPL_EPARSE, "'%s': dynamic takes at most "
+				 "INIT:GROWTH:BACKOFF:INTERVAL", s);
+	if (n > 1 && (scaler_num(f[1], &t->scale) || !(t->scale > 0) || !isfinite(t->scale)))
+		return fpl__fail(err, errlen, FPL_EPARSE, "'%s': INIT '%s' must be a finite "
+				 "number > 0", s, f[1]);
+	if (n > 2 && (scaler_num(f[2], &t->growth) || !(t->growth > 1) || !isfinite(t->growth)))
+		return fpl__fail(err, errlen, FPL_EPARSE, "'%s': GROWTH '%s' must be a finite "
+				 "number > 1", s, f[2]);
+	if (n > 3 && (scaler_num(f[3], &t->backoff) || !(t->backoff > 0) || !(t->backoff < 1)))
+		return fpl__fail(err, errlen, FPL_EPARSE, "'%s': BACKOFF '%s' must be in (0, 1)",
+				 s, f[3]);
+	if (n > 4) {
+		errno = 0;
+		iv = isdigit((unsigned char)f[4][0]) ? strtoull(f[4], &end, 10) : 0;
+		if (!iv || errno || *end || iv > UINT32_MAX)
+			return fpl__fail(err, errlen, FPL_EPARSE, "'%s': INTERVAL '%s' is not a "
+					 "count 1..%lu", s, f[4], (unsigned long)UINT32_MAX);
+		t->interval = (uint32_t)iv;
+	}
+	return 0;
+}
+
+int fpl_opt_scaler_parse(fpl_opt_scaler *sc, const char *s, char *err, size_t errlen)
+{
+	fpl_opt_scaler t;
+	char name[64];
+	double v;
+	int rc;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (!sc || !s)
+		return fpl__fail(err, errlen, FPL_EINVAL, "no scaler or spelling");
+	fpl_opt_scaler_init(&t);
+	if (!strcmp(s, "aps"))
+		t.kind = FPL_OPT_SCALE_APS;
+	else if (!scaler_num(s, &v)) {
+		if (!(v > 0) || !isfinite(v))
+			return fpl__fail(err, errlen, FPL_EPARSE, "'%s': a constant scale must be "
+					 "finite and > 0", s);
+		t.kind = FPL_OPT_SCALE_CONST;
+		t.scale = v;
+	} else if (!strncmp(s, "dynamic", 7) && (!s[7] || s[7] == ':')) {
+		if ((rc = scaler_dynamic(&t, s, err, errlen)))
+			return rc;
+	} else if (strcmp(s, "none")) {
+		/* the word before any ':': unknown, or a malformed spelling */
+		snprintf(name, sizeof name, "%.*s", (int)(strcspn(s, ":") % 63), s);
+		if (!scaler_num(name, &v) || strchr("0123456789+-.", name[0]) ||
+		    !strcmp(name, "none") || !strcmp(name, "aps"))
+			return fpl__fail(err, errlen, FPL_EPARSE, "'%s': expected none, a scale "
+					 "S > 0, dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]] or aps",
+					 s);
+		return fpl__fail(err, errlen, FPL_ENOTFOUND, "unknown loss scaling '%s'", name);
+	}
+	*sc = t;
+	return 0;
 }
 
 void fpl_opt_config_init(fpl_opt_config *c)

@@ -269,52 +269,17 @@ static int model_value(fpl_accum_model *m, const char *key, const char *value, c
 	return 0;
 }
 
+/* The loss scaling of fpl_opt_scaler_parse but aps (per tensor scaling
+ * is fplab optim's; the trainer's all-reduce has comm-scale = aps). */
 static int loss_scale(fpl_opt_scaler *sc, const char *key, const char *v, char *err,
 		      size_t errlen)
 {
 	fpl_opt_scaler t;
-	double x;
 
-	fpl_opt_scaler_init(&t);
-	if (!strcmp(v, "none")) {
+	if (!fpl_opt_scaler_parse(&t, v, NULL, 0) && t.kind != FPL_OPT_SCALE_APS) {
 		*sc = t;
 		return 0;
 	}
-	if (!strncmp(v, "dynamic", 7) && (v[7] == 0 || v[7] == ':')) {
-		char buf[256], *f[5], *s;
-		size_t n = 0;
-		unsigned long iv;
-
-		t.kind = FPL_OPT_SCALE_DYNAMIC;
-		if (strlen(v) >= sizeof buf)
-			goto bad;
-		strcpy(buf, v);
-		/* fields may be empty only at the end: "dynamic:1024" */
-		for (s = buf; s && n < 5; n++) {
-			f[n] = s;
-			s = strchr(s, ':');
-			if (s)
-				*s++ = 0;
-		}
-		if (s)
-			goto bad;
-		if ((n > 1 && (number_d(f[1], &t.scale) || !(t.scale > 0)))
-		    || (n > 2 && (number_d(f[2], &t.growth) || !(t.growth > 1)))
-		    || (n > 3 && (number_d(f[3], &t.backoff) || !(t.backoff > 0 && t.backoff < 1)))
-		    || (n > 4 && number_u(f[4], 1, 0xffffffffu, &iv)))
-			goto bad;
-		if (n > 4)
-			t.interval = (uint32_t)iv;
-		*sc = t;
-		return 0;
-	}
-	if (!number_d(v, &x) && x > 0) {
-		t.kind = FPL_OPT_SCALE_CONST;
-		t.scale = x;
-		*sc = t;
-		return 0;
-	}
-bad:
 	return fail(err, errlen, FPL_EPARSE,
 		    "%s: expected none, S > 0 or dynamic[:INIT[:GROWTH[:BACKOFF[:INTERVAL]]]] "
 		    "(INIT > 0, GROWTH > 1, 0 < BACKOFF < 1, INTERVAL >= 1), got '%s'", key, v);
