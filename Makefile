@@ -98,6 +98,7 @@ KERNEL_SRCS := \
 	src/util/parallel.c \
 	src/util/scratch.c \
 	src/util/errmsg.c \
+	src/util/sbuf.c \
 	src/util/gen.c
 
 # Native kernels: compiled with ISA flags, selected at run time.

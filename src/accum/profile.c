@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "accum/accum_internal.h"
+#include "util/sbuf.h"
 
 /* Primary fields equal (the name aside). */
 static int same_format(const fpl_format *x, const fpl_format *y)
@@ -98,76 +99,56 @@ static int which_profile(const fpl_accum_model *m)
 
 /* ---------------------------------------------------------- describing */
 
-typedef struct sbuf {
-	char *p;
-	size_t size, len;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(sbuf *b, const char *fmt_, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt_);
-	n = vsnprintf(b->p + (b->len < b->size ? b->len : b->size),
-		      b->len < b->size ? b->size - b->len : 0, fmt_, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n;
-}
-
 /* NAME[+switches], the switches being those that differ from the
  * catalogue's NAME ("+custom" for differences a switch cannot say). */
-static void put_format(sbuf *b, const fpl_format *f)
+static void put_format(fpl__sbuf *b, const fpl_format *f)
 {
 	fpl_format c;
 
-	put(b, "%s", f->name);
+	fpl__sbuf_put(b, "%s", f->name);
 	if (fpl_format_lookup(&c, f->name))
 		return;
 	if (f->daz && !c.daz) {
-		put(b, "+daz");
+		fpl__sbuf_put(b, "+daz");
 		c.daz = 1;
 	}
 	if (f->subnormal != c.subnormal) {
-		put(b, f->subnormal == FPL_SUB_FTZ ? "+ftz" : f->subnormal == FPL_SUB_NO_ROUND
+		fpl__sbuf_put(b, f->subnormal == FPL_SUB_FTZ ? "+ftz" : f->subnormal == FPL_SUB_NO_ROUND
 			? "+nosub" : "+custom");
 		c.subnormal = f->subnormal;
 	}
 	if (f->overflow == FPL_OVF_SATURATE && c.overflow != FPL_OVF_SATURATE) {
-		put(b, "+sat");
+		fpl__sbuf_put(b, "+sat");
 		c.overflow = FPL_OVF_SATURATE;
 	}
 	if (!same_format(&c, f))
-		put(b, "+custom");
+		fpl__sbuf_put(b, "+custom");
 }
 
-static void put_spec(sbuf *b, const fpl_format *f, fpl_rnd r, int given)
+static void put_spec(fpl__sbuf *b, const fpl_format *f, fpl_rnd r, int given)
 {
 	put_format(b, f);
-	put(b, ":%s", given ? "given" : fpl_rnd_name(r));
+	fpl__sbuf_put(b, ":%s", given ? "given" : fpl_rnd_name(r));
 }
 
-static void put_order(sbuf *b, const fpl_accum_model *m)
+static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 {
-	put(b, "%s", fpl_accum_order_name(m->order));
+	fpl__sbuf_put(b, "%s", fpl_accum_order_name(m->order));
 	switch (m->order) {
 	case FPL_ORDER_PAIRWISE:
-		put(b, ":%zu", m->leaf);
+		fpl__sbuf_put(b, ":%zu", m->leaf);
 		break;
 	case FPL_ORDER_EVENODD:
-		put(b, ":%zu", m->block);
+		fpl__sbuf_put(b, ":%zu", m->block);
 		break;
 	case FPL_ORDER_BLOCKED:
-		put(b, ":%zu:", m->block);
+		fpl__sbuf_put(b, ":%zu:", m->block);
 		put_format(b, &m->promo);
 		break;
 	case FPL_ORDER_FUSED:
-		put(b, ":%zu", m->block);
+		fpl__sbuf_put(b, ":%zu", m->block);
 		if (m->fused_w)
-			put(b, ":%d:%s", m->fused_w, fpl_rnd_name(m->fused_rnd));
+			fpl__sbuf_put(b, ":%d:%s", m->fused_w, fpl_rnd_name(m->fused_rnd));
 		break;
 	default:
 		break;
@@ -176,7 +157,7 @@ static void put_order(sbuf *b, const fpl_accum_model *m)
 
 int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 {
-	sbuf b = { buf, size, 0 };
+	fpl__sbuf b = { buf, size, 0 };
 	int p;
 
 	if (!m || !buf || size == 0)
@@ -184,28 +165,28 @@ int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 	buf[0] = 0;
 	p = which_profile(m);
 	if (p >= 0) {
-		put(&b, "--profile %s", profiles[p].name);
+		fpl__sbuf_put(&b, "--profile %s", profiles[p].name);
 	} else {
 		int ab = same_format(&m->a, &m->b) && !strcmp(m->a.name, m->b.name)
 			 && m->a_load == m->b_load
 			 && (m->a_load == FPL_LOAD_GIVEN || m->a_rnd == m->b_rnd);
-		put(&b, ab ? "-f " : "--a-format ");
+		fpl__sbuf_put(&b, ab ? "-f " : "--a-format ");
 		put_spec(&b, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
 		if (!ab) {
-			put(&b, " --b-format ");
+			fpl__sbuf_put(&b, " --b-format ");
 			put_spec(&b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
 		}
-		put(&b, " --prod ");
+		fpl__sbuf_put(&b, " --prod ");
 		if (m->prod_exact)
-			put(&b, "exact");
+			fpl__sbuf_put(&b, "exact");
 		else
 			put_spec(&b, &m->prod, m->prod_rnd, 0);
-		put(&b, " --acc ");
+		fpl__sbuf_put(&b, " --acc ");
 		put_spec(&b, &m->acc, m->acc_rnd, 0);
-		put(&b, " --order ");
+		fpl__sbuf_put(&b, " --order ");
 		put_order(&b, m);
 		if (m->out_set) {
-			put(&b, " --out-format ");
+			fpl__sbuf_put(&b, " --out-format ");
 			put_spec(&b, &m->out, m->out_rnd, 0);
 		}
 	}

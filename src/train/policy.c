@@ -21,6 +21,7 @@
 
 #include "train/train_internal.h"
 #include "util/errmsg.h"
+#include "util/sbuf.h"
 
 static const char *const preset_names[] = {
 	"fp32", "bf16-mixed", "fp16-mixed", "fp16-pure", "fp8-e4m3", "aps-e4m3-comm", NULL
@@ -489,28 +490,8 @@ int fpl_train_policy_set(fpl_train_policy *p, const char *key, const char *value
 
 /* ------------------------------------------------------------ describing */
 
-typedef struct sbuf {
-	char *p;
-	size_t size, len;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(sbuf *b, const char *fmt_, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt_);
-	n = vsnprintf(b->p && b->len < b->size ? b->p + b->len : NULL,
-		      b->p && b->len < b->size ? b->size - b->len : 0, fmt_, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n;
-}
-
 /* NAME[+switches]:MODE, as fpl_accum_parse_spec reads it. */
-static void put_spec(sbuf *b, const char *key, const fpl_format *f, fpl_rnd r)
+static void put_spec(fpl__sbuf *b, const char *key, const fpl_format *f, fpl_rnd r)
 {
 	fpl_accum_model m;
 	char buf[256];
@@ -522,46 +503,46 @@ static void put_spec(sbuf *b, const char *key, const fpl_format *f, fpl_rnd r)
 	m.a_rnd = m.b_rnd = r;
 	m.prod_exact = 0;	/* never a profile */
 	if (fpl_accum_describe(&m, buf, sizeof buf) == 0 && !strncmp(buf, "-f ", 3))
-		put(b, "%s = %.*s\n", key, (int)strcspn(buf + 3, " "), buf + 3);
+		fpl__sbuf_put(b, "%s = %.*s\n", key, (int)strcspn(buf + 3, " "), buf + 3);
 	else
-		put(b, "%s = %s:%s\n", key, f->name, fpl_rnd_name(r));
+		fpl__sbuf_put(b, "%s = %s:%s\n", key, f->name, fpl_rnd_name(r));
 }
 
-static void put_model(sbuf *b, const char *key, const fpl_accum_model *m)
+static void put_model(fpl__sbuf *b, const char *key, const fpl_accum_model *m)
 {
 	char buf[512];
 
 	if (fpl_accum_describe(m, buf, sizeof buf))
 		buf[0] = 0;
-	put(b, "%s = %s\n", key, buf);
+	fpl__sbuf_put(b, "%s = %s\n", key, buf);
 }
 
-static void put_comm_fp32(sbuf *b, uint32_t m)
+static void put_comm_fp32(fpl__sbuf *b, uint32_t m)
 {
 	int l, first = 1;
 
-	put(b, "comm-fp32 = ");
+	fpl__sbuf_put(b, "comm-fp32 = ");
 	if (m == 0) {
-		put(b, "none\n");
+		fpl__sbuf_put(b, "none\n");
 		return;
 	}
 	if (m == FPL_TRAIN_COMM_FP32_ALL) {
-		put(b, "all\n");
+		fpl__sbuf_put(b, "all\n");
 		return;
 	}
 	for (l = 1; l <= FPL_TRAIN_MAX_LAYERS; l++)
 		if (m & (1u << (l - 1))) {
-			put(b, "%s%d", first ? "" : ",", l);
+			fpl__sbuf_put(b, "%s%d", first ? "" : ",", l);
 			first = 0;
 		}
 	if (m & FPL_TRAIN_COMM_FP32_LAST)
-		put(b, "%slast", first ? "" : ",");
-	put(b, "\n");
+		fpl__sbuf_put(b, "%slast", first ? "" : ",");
+	fpl__sbuf_put(b, "\n");
 }
 
 size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t size)
 {
-	sbuf b = { buf, size, 0 };
+	fpl__sbuf b = { buf, size, 0 };
 	const fpl_opt_policy *o;
 	const fpl_opt_scaler *s;
 
@@ -571,7 +552,7 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 		return 0;
 	o = &p->opt;
 	s = &p->scaler;
-	put(&b, "# fplab-train policy %s\n", p->name[0] ? p->name : "(unnamed)");
+	fpl__sbuf_put(&b, "# fplab-train policy %s\n", p->name[0] ? p->name : "(unnamed)");
 	put_model(&b, "fwd", &p->fwd);
 	put_model(&b, "bwd", &p->bwd);
 	put_model(&b, "red", &p->red);
@@ -580,29 +561,29 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 	/* weight, then master (which derives the formats of the next keys
 	 * from the weight format) */
 	put_spec(&b, "weight", &o->weight, o->weight_rnd);
-	put(&b, "weight-sr = %s\n", fpl_rnd_name(o->weight_sr));
-	put(&b, "master = %s\n", fpl_opt_master_name(o->master));
+	fpl__sbuf_put(&b, "weight-sr = %s\n", fpl_rnd_name(o->weight_sr));
+	fpl__sbuf_put(&b, "master = %s\n", fpl_opt_master_name(o->master));
 	put_spec(&b, "master-format", &o->master_fmt, FPL_RND_NE);
 	put_spec(&b, "state", &o->state, o->state_rnd);
 	put_spec(&b, "arith", &o->arith, o->arith_rnd);
 	put_spec(&b, "unscale", &o->unscale, o->unscale_rnd);
 	if (s->kind == FPL_OPT_SCALE_CONST)
-		put(&b, "loss-scale = %.17g\n", s->scale);
+		fpl__sbuf_put(&b, "loss-scale = %.17g\n", s->scale);
 	else if (s->kind == FPL_OPT_SCALE_DYNAMIC)
-		put(&b, "loss-scale = dynamic:%.17g:%.17g:%.17g:%u\n", s->scale, s->growth,
+		fpl__sbuf_put(&b, "loss-scale = dynamic:%.17g:%.17g:%.17g:%u\n", s->scale, s->growth,
 		    s->backoff, (unsigned)s->interval);
 	else
-		put(&b, "loss-scale = none\n");
+		fpl__sbuf_put(&b, "loss-scale = none\n");
 	put_spec(&b, "comm", &p->comm.comm, p->comm.comm_rnd);
 	put_spec(&b, "comm-acc", &p->comm.acc, p->comm.acc_rnd);
 	if (p->comm.scaling == FPL_AR_SCALE_LOSS)
-		put(&b, "comm-scale = loss:%.17g\n", p->comm.loss_scale);
+		fpl__sbuf_put(&b, "comm-scale = loss:%.17g\n", p->comm.loss_scale);
 	else
-		put(&b, "comm-scale = %s\n", p->comm.scaling == FPL_AR_SCALE_APS ? "aps" : "none");
+		fpl__sbuf_put(&b, "comm-scale = %s\n", p->comm.scaling == FPL_AR_SCALE_APS ? "aps" : "none");
 	if (p->comm.algo == FPL_AR_HIER)
-		put(&b, "algo = hier:%u\n", (unsigned)p->comm.group);
+		fpl__sbuf_put(&b, "algo = hier:%u\n", (unsigned)p->comm.group);
 	else
-		put(&b, "algo = %s\n", fpl_ar_algo_name(p->comm.algo));
+		fpl__sbuf_put(&b, "algo = %s\n", fpl_ar_algo_name(p->comm.algo));
 	put_comm_fp32(&b, p->comm_fp32);
 	return b.len;
 }
