@@ -94,6 +94,21 @@ int h_sanitized(void)
 #endif
 }
 
+double h_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+fpl_format h_format(const char *name)
+{
+	fpl_format f;
+	if (fpl_format_lookup(&f, name))
+		h_fail("no format %s", name);
+	return f;
+}
+
 static double elapsed(void)
 {
 	struct timespec t;

@@ -57,6 +57,11 @@ double h_from_bits(uint64_t u);
 const char *h_flags(unsigned fl, char *buf, size_t len);
 /* One line describing a format's primary fields, into buf. */
 const char *h_format_desc(const fpl_format *f, char *buf, size_t len);
+/* The catalogue format `name` (a failed check when there is none). */
+fpl_format h_format(const char *name);
+
+/* Seconds on the monotonic clock (for timing notes). */
+double h_now(void);
 
 /*
  * Compare one scalar result with the expected one; on a mismatch report

@@ -40,21 +40,6 @@
 
 #include "harness.h"
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static fpl_format fmt(const char *name)
-{
-	fpl_format f;
-	if (fpl_format_lookup(&f, name))
-		h_fail("no format %s", name);
-	return f;
-}
-
 /* ------------------------------------------------------------ schedules, by the header */
 
 typedef struct rlist {
@@ -386,7 +371,7 @@ static void reference(refout *R, const fpl_ar_config *cfg0, const grads *G, cons
 	int k = 0;
 
 	if (cfg.keep_fp32) {
-		cfg.comm = fmt("fp32");
+		cfg.comm = h_format("fp32");
 		cfg.acc = cfg.comm;
 		cfg.comm_rnd = cfg.acc_rnd = FPL_RND_NE;
 		cfg.scaling = FPL_AR_SCALE_NONE;
@@ -665,8 +650,8 @@ static void test_reference(void)
 					c.algo = (fpl_ar_algo)a;
 					c.nodes = P;
 					c.group = Gs;
-					c.comm = fmt(comms[ci][0]);
-					c.acc = fmt(comms[ci][1]);
+					c.comm = h_format(comms[ci][0]);
+					c.acc = h_format(comms[ci][1]);
 					c.comm_rnd = modes[h_rng_below(&r, 5)];
 					c.acc_rnd = modes[h_rng_below(&r, 5)];
 					c.scaling = (fpl_ar_scaling)h_rng_below(&r, 3);
@@ -715,7 +700,7 @@ static void test_exact64(void)
 				c.algo = (fpl_ar_algo)a;
 				c.nodes = P;
 				c.group = Gs;
-				c.comm = fmt("fp64");
+				c.comm = h_format("fp64");
 				c.acc = c.comm;
 				c.comm_rnd = modes[h_rng_below(&r, 6)];
 				c.acc_rnd = modes[h_rng_below(&r, 6)];
@@ -766,17 +751,17 @@ static void test_threads(void)
 			c.algo = algos[a];
 			c.nodes = 8;
 			c.group = 4;
-			c.comm = fmt("e5m2");
-			c.acc = fmt("bf16");
+			c.comm = h_format("e5m2");
+			c.acc = h_format("bf16");
 			c.comm_rnd = FPL_RND_SP;
 			c.acc_rnd = FPL_RND_SE;
 			c.scaling = FPL_AR_SCALE_APS;
 			c.threads = k + 1;
 			out[k] = malloc(n * sizeof *out[k]);
 			fpl_state_init(&st, h_seed());
-			t[k] = now();
+			t[k] = h_now();
 			h_check(fpl_allreduce(out[k], &rep[k], &c, G.g, n, &st) == 0);
-			t[k] = now() - t[k];
+			t[k] = h_now() - t[k];
 		}
 		for (int k = 1; k < 3; k++)
 			if (!h_check(!memcmp(out[0], out[k], n * sizeof(double))
@@ -799,7 +784,7 @@ static void test_aps_shift(void)
 
 	fpl_ar_config_init(&c);
 	c.scaling = FPL_AR_SCALE_APS;
-	c.comm = fmt("e5m2");	/* max 57344 = 1.75 * 2^15 */
+	c.comm = h_format("e5m2");	/* max 57344 = 1.75 * 2^15 */
 	c.nodes = 1;
 	h_check(fpl_ar_aps_shift(&c, 1.0) == 15);	/* 2^15 < 57344 <= 2^16 */
 	h_check(fpl_ar_aps_shift(&c, -1.0) == 15);
@@ -811,7 +796,7 @@ static void test_aps_shift(void)
 	h_check(fpl_ar_aps_shift(&c, 0.0) == 0);
 	h_check(fpl_ar_aps_shift(&c, INFINITY) == 0);
 	h_check(fpl_ar_aps_shift(&c, NAN) == 0);
-	c.comm = fmt("e4m3fn");	/* max 448 = 1.75 * 2^8 */
+	c.comm = h_format("e4m3fn");	/* max 448 = 1.75 * 2^8 */
 	c.nodes = 256;
 	h_check(fpl_ar_aps_shift(&c, 0x1p-20) == 20);	/* 2^(k-12) < 448 */
 	h_check(fpl_ar_aps_shift(&c, 0x1p-1074) == 1074);	/* 2^(k-1066) < 448 */
@@ -827,7 +812,7 @@ static void test_aps_shift(void)
 		static const char *const f[] = { "e5m2", "e4m3fn", "fp16", "bf16", "fp64", "e2m1" };
 		double m = h_rng_value(&r, -1074, 1023, 53, 0);
 		int want, got;
-		c.comm = fmt(f[h_rng_below(&r, 6)]);
+		c.comm = h_format(f[h_rng_below(&r, 6)]);
 		c.nodes = (uint32_t)(1 + h_rng_below(&r, k % 2 ? 1024 : 0xffffffffu));
 		want = ref_shift(c.nodes, m, c.comm.max);
 		got = fpl_ar_aps_shift(&c, m);
@@ -858,8 +843,8 @@ static void run1(fpl_ar_report *rep, fpl_ar_algo a, uint32_t G, const char *comm
 	c.algo = a;
 	c.nodes = g->P;
 	c.group = G;
-	c.comm = fmt(comm);
-	c.acc = fmt(acc);
+	c.comm = h_format(comm);
+	c.acc = h_format(acc);
 	c.scaling = sc;
 	c.threads = h_threads();
 	fpl_state_init(&st, 1);
@@ -880,17 +865,17 @@ static void test_facts(void)
 	h_rng_init(&r, 0xfac7);
 	grads_alloc(&G, 256, n);
 	fill(&G, &r, 0, 1e-3);
-	t = now();
+	t = h_now();
 	run1(&ring, FPL_AR_RING, 1, "e5m2", "e5m2", FPL_AR_SCALE_NONE, &G, out);
 	h_note("256 nodes x %zu, e5m2, normal(0, 1e-3): ring avg_rel %.4f l1_rel %.4f max %.4g (%u steps, %llu bytes, %.2f s)",
 	       n, ring.avg_rel, ring.l1_rel, ring.max_rel, ring.steps, (unsigned long long)ring.bytes_sent,
-	       now() - t);
+	       h_now() - t);
 	for (size_t k = 0; k < sizeof groups / sizeof *groups; k++) {
-		t = now();
+		t = h_now();
 		run1(&rep, FPL_AR_HIER, groups[k], "e5m2", "e5m2", FPL_AR_SCALE_NONE, &G, out);
 		h_note("  hier:%-2u avg_rel %.4f l1_rel %.4f max %.4g (%u steps, %llu bytes, %.2f s)", groups[k],
 		       rep.avg_rel, rep.l1_rel, rep.max_rel, rep.steps, (unsigned long long)rep.bytes_sent,
-		       now() - t);
+		       h_now() - t);
 		if (groups[k] == 16)
 			hier = rep;
 	}
@@ -1015,18 +1000,18 @@ int main(void)
 	double t;
 
 	h_init("tallreduce");
-	t = now();
+	t = h_now();
 	test_errors();
 	test_schedules();
-	h_note("schedules: %.2f s", now() - t);
-	t = now();
+	h_note("schedules: %.2f s", h_now() - t);
+	t = h_now();
 	test_aps_shift();
 	test_exact64();
 	test_reference();
-	h_note("reference and exactness: %.2f s", now() - t);
-	t = now();
+	h_note("reference and exactness: %.2f s", h_now() - t);
+	t = h_now();
 	test_threads();
 	test_facts();
-	h_note("threads and facts: %.2f s", now() - t);
+	h_note("threads and facts: %.2f s", h_now() - t);
 	return h_done();
 }

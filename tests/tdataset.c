@@ -373,13 +373,6 @@ static int gunzip_prefix(const char *path, unsigned char *out, size_t want)
 	return ok ? 0 : -1;
 }
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void test_fashion_missing(void)
 {
 	char err[512];
@@ -418,9 +411,9 @@ static void test_fashion(void)
 	for (int test = 0; test < 2; test++) {
 		const char *what = test ? "fashion-mnist test" : "fashion-mnist train";
 		size_t n = test ? 10000 : 60000;
-		double t0 = now();
+		double t0 = h_now();
 		int rc = fpl_dataset_fashion_mnist(&ds, NULL, test, 0, err, sizeof err);
-		double t = now() - t0;
+		double t = h_now() - t0;
 		h_note("%s: loaded in %.3f s", what, t);
 		CHECK(rc == 0, "%s: %s", what, err);
 		if (rc)

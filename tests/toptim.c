@@ -43,21 +43,6 @@
 
 #include "harness.h"
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static fpl_format fmt(const char *name)
-{
-	fpl_format f;
-	if (fpl_format_lookup(&f, name))
-		h_fail("no format %s", name);
-	return f;
-}
-
 static fpl_optim *make(const fpl_opt_config *c, size_t n, const double *w0, uint64_t seed)
 {
 	fpl_state st;
@@ -334,7 +319,7 @@ static void test_model(void)
 	for (fi = 0; fi < 2; fi++)
 		for (mi = 0; mi < 4; mi++)
 			for (ai = 0; ai < 4; ai++) {
-				fpl_format f = fmt(fmts[fi]);
+				fpl_format f = h_format(fmts[fi]);
 				fpl_opt_config c;
 				fpl_optim *o;
 				mdl m;
@@ -480,7 +465,7 @@ static void test_env(void)
 	enum { N = 64, STEPS = 4 };
 	double w0[N], G[STEPS][N], w[2][N], M[2][N];
 	uint64_t cnt[2][FPL_NFLAGS];
-	fpl_format bf = fmt("bf16"), f16 = fmt("fp16"), f64 = fmt("fp64");
+	fpl_format bf = h_format("bf16"), f16 = h_format("fp16"), f64 = h_format("fp64");
 	h_rng rng;
 	int k, e, s;
 	size_t i;
@@ -548,7 +533,7 @@ static void test_env(void)
 
 static void run_adam(const char *f, int threads, uint64_t seed, size_t n, double *out)
 {
-	fpl_format wf = fmt(f);
+	fpl_format wf = h_format(f);
 	fpl_opt_config c;
 	fpl_optim *o;
 	double *w0 = malloc(n * sizeof *w0), *g = malloc(n * sizeof *g);
@@ -581,7 +566,7 @@ static void test_stochastic(void)
 {
 	size_t n = 1u << 17, i, diff = 0, same = 1;
 	double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
-	fpl_format f16 = fmt("fp16");
+	fpl_format f16 = h_format("fp16");
 	fpl_opt_config cf;
 	fpl_optim *o;
 	enum { M = 4096 };
@@ -637,7 +622,7 @@ static void test_split(void)
 {
 	size_t n = 4096, i, differ = 0;
 	int steps = h_sanitized() ? 100 : 500, s, bad = 0;
-	fpl_format bf = fmt("bf16");
+	fpl_format bf = h_format("bf16");
 	fpl_opt_config c;
 	fpl_optim *sp, *fm;
 	double *w0 = malloc(n * sizeof *w0), *g = malloc(n * sizeof *g);
@@ -689,7 +674,7 @@ static void test_split(void)
 
 static void test_vanish(void)
 {
-	fpl_format f16 = fmt("fp16");
+	fpl_format f16 = h_format("fp16");
 	static const fpl_opt_master ms[3] = { FPL_MASTER_NONE, FPL_MASTER_FP32, FPL_MASTER_KAHAN };
 	double w0[1] = { 1 }, g[1] = { 1 }, m[1];
 	int k, s;
@@ -736,7 +721,7 @@ static void test_vanish(void)
 
 static void test_scaling(void)
 {
-	fpl_format f16 = fmt("fp16");
+	fpl_format f16 = h_format("fp16");
 	fpl_opt_config c;
 	fpl_optim *o;
 	fpl_opt_report r;
@@ -891,7 +876,7 @@ static void test_memory(void)
 	size_t i;
 
 	for (i = 0; i < sizeof T / sizeof T[0]; i++) {
-		fpl_format f = fmt(T[i].f);
+		fpl_format f = h_format(T[i].f);
 		fpl_opt_config_init(&c);
 		fpl_opt_hyper_init(&c.hyper, T[i].a);
 		c.hyper.momentum = T[i].mom;
@@ -926,7 +911,7 @@ static int create_rc(const fpl_opt_config *c)
 
 static void test_errors(void)
 {
-	fpl_format f16 = fmt("fp16"), bf = fmt("bf16");
+	fpl_format f16 = h_format("fp16"), bf = h_format("bf16");
 	fpl_opt_config c, b;
 	fpl_opt_policy p;
 	fpl_optim *o;
@@ -1088,7 +1073,7 @@ static void test_speed(void)
 	static const fpl_opt_master ms[2] = { FPL_MASTER_NONE, FPL_MASTER_FP32 };
 	size_t n = 10000, i;
 	int steps = h_sanitized() ? 20 : 1000, k, s;
-	fpl_format f16 = fmt("fp16");
+	fpl_format f16 = h_format("fp16");
 	double *w0 = malloc(n * sizeof *w0), *g = malloc(n * sizeof *g);
 	h_rng rng;
 
@@ -1109,12 +1094,12 @@ static void test_speed(void)
 		o = make(&c, n, w0, 1);
 		if (!o)
 			continue;
-		t0 = now();
+		t0 = h_now();
 		for (s = 0; s < steps; s++)
 			step1(o, g, NULL);
 		h_note("%d sgd steps on %zu parameters, %s: %.3f s", steps, n,
 		       k < 2 ? (k ? "fp32-master:fp16" : "none:fp16") : "fp64 reference",
-		       now() - t0);
+		       h_now() - t0);
 		fpl_optim_free(o);
 	}
 	free(w0);
@@ -1126,23 +1111,23 @@ int main(void)
 	double t;
 
 	h_init("toptim");
-	t = now();
+	t = h_now();
 	test_errors();
 	test_memory();
 	test_reference();
 	test_vanish();
 	test_scaling();
 	test_scaler_parse();
-	h_note("by hand: %.2f s", now() - t);
-	t = now();
+	h_note("by hand: %.2f s", h_now() - t);
+	t = h_now();
 	test_model();
 	test_fast64();
 	test_env();
-	h_note("models: %.2f s", now() - t);
-	t = now();
+	h_note("models: %.2f s", h_now() - t);
+	t = h_now();
 	test_stochastic();
 	test_split();
-	h_note("stochastic and split: %.2f s", now() - t);
+	h_note("stochastic and split: %.2f s", h_now() - t);
 	test_speed();
 	return h_done();
 }
