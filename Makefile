@@ -106,7 +106,8 @@ ifeq ($(NATIVE),1)
 X86_SRCS := \
 	src/kernels/x86/round_avx2.c \
 	src/kernels/x86/round_avx512.c \
-	src/kernels/x86/round_direct.c
+	src/kernels/x86/round_direct.c \
+	src/kernels/x86/round_direct_avx2.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
@@ -398,6 +399,7 @@ $(BUILD)/src/kernels/%.o: src/kernels/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 # Each native file gets its own ISA: AVX-512 by default, AVX2 for the avx2 set.
 X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/kernels/x86/round_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/kernels/x86/round_direct_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)

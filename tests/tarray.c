@@ -14,6 +14,7 @@
  * The reference here is the scalar engine (tested against MPFR by the
  * other programs); an array kernel must reproduce it exactly.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,13 +168,15 @@ static void fill_in_range(const fpl_format *f, double *x, size_t n, h_rng *rng)
 	}
 }
 
+static size_t g_f32_off;	/* one_f32: the input starts this many floats into its buffer */
+
 /* fpl_round_array_f32 against fpl_round on the same values as binary32,
  * optionally in place (y == x), the output n % 8 floats into its buffer. */
 static void one_f32(const fpl_format *f, fpl_rnd r, size_t n, int threads, int alias,
 		    const double *x)
 {
-	float *xf = malloc((n + 1) * sizeof *xf), *buf = malloc((n + 8) * sizeof *buf);
-	float *y = alias ? xf : buf + n % 8;
+	float *xbuf = malloc((n + 8) * sizeof *xbuf), *buf = malloc((n + 8) * sizeof *buf);
+	float *xf = xbuf + g_f32_off % 8, *y = alias ? xf : buf + n % 8;
 	double *want = malloc((n + 1) * sizeof *want);
 	fpl_state ss, sa;
 	size_t j;
@@ -204,7 +207,7 @@ static void one_f32(const fpl_format *f, fpl_rnd r, size_t n, int threads, int a
 	if (!h_check(same_state(&ss, &sa)))
 		h_fail("round_array_f32 %s %s n=%zu threads=%d: state differs (flags %#x/%#x)",
 		       f->name, fpl_rnd_name(r), n, threads, sa.flags, ss.flags);
-	free(xf);
+	free(xbuf);
 	free(buf);
 	free(want);
 }
@@ -281,6 +284,120 @@ static void in_range(h_rng *rng)
 	}
 	free(x);
 	h_note("in-range arrays done");
+}
+
+/*
+ * The direct kernels' common case and its edges (x86/round_direct*.c):
+ * arrays of values in the normal range (ties and near-ties), where whole
+ * vectors take the fast path, with a rare lane from a table of edge
+ * values (zeros, the smallest normal and just below it, subnormals of the
+ * format and of binary32/binary64, max, the midpoint above it and the
+ * next value, inf, NaN) scattered at random, so that a rare lane lands in
+ * every position of a vector and next to fast vectors; every mode,
+ * several sr_bits (32 is the binary32 kernels' special case), lengths
+ * 0..40 and a few larger ones, inputs starting 0..7 elements into their
+ * buffer (binary32 too), one and two threads (a split in mid-vector).
+ * Expected values come from the scalar engine.
+ */
+static void fill_hot(const fpl_format *f, double *x, size_t n, h_rng *rng, unsigned rare)
+{
+	const double ulp_max = ldexp(1.0, f->emax - f->m);
+	const double edge[] = {
+		0.0, -0.0, f->min_normal, -f->min_normal, f->min_normal * (1 - 0x1p-24),
+		f->min_normal / 2 * 3, ldexp(1.0, f->emin - f->m), ldexp(1.0, f->emin - f->m - 1),
+		ldexp(3.0, f->emin - f->m - 2), 0x1p-149, -0x1p-140, 0x1p-1074, -0x1p-1060,
+		f->max, -f->max, f->max + ulp_max / 2, -(f->max + ulp_max / 2),
+		f->max + ulp_max / 4, f->max + ulp_max, h_from_bits(0x7ff0000000000000ull),
+		h_from_bits(0xfff0000000000000ull), h_from_bits(0x7ff8000000000000ull),
+		0x1p100, -0x1p-100,
+	};
+	size_t j, ne = sizeof edge / sizeof *edge;
+
+	for (j = 0; j < n; j++) {
+		if (h_rng_below(rng, rare) == 0) {
+			x[j] = edge[h_rng_below(rng, ne)];
+		} else if (h_rng_below(rng, rare) == 0) {
+			/* below the smallest quantum Q by up to 2^-40: sp's deep
+			 * lanes, whose T lies in the lost bits */
+			int e = f->emin - f->m - 1 - (int)h_rng_below(rng, 40);
+			x[j] = h_rng_value(rng, e, e, 24, 0);
+		} else {
+			uint64_t k = h_rng_below(rng, 4);
+			int bits = k < 2 ? f->m + 2 : k < 3 ? f->m + 3 : 24;
+			x[j] = h_rng_value(rng, f->emin, f->emax, bits > 53 ? 53 : bits, 0);
+		}
+	}
+}
+
+static void direct_paths(h_rng *rng)
+{
+	static const char *const names[] = { "bf16", "fp16", "e4m3fn", "e5m2", "e4m3fnuz",
+					     "e5m2fnuz", "e3m2", "e2m3", "e2m1", "e3m4", "e5m0",
+					     "tf32", "fp32" };
+	static const int srb[] = { 32, 5, 17 };
+	size_t n = 4133, ni, len, big = (1u << 20) + 21;
+	double *x = malloc(big * sizeof *x);
+	unsigned ni2;
+
+	for (ni = 0; ni < sizeof names / sizeof *names; ni++) {
+		fpl_format f;
+		int r, f32, k;
+		if (!h_check(fpl_format_lookup(&f, names[ni]) == 0)) {
+			h_fail("direct_paths: no format %s", names[ni]);
+			continue;
+		}
+		f32 = fits_f32(&f);
+		for (ni2 = 0; ni2 < 2; ni2++) {
+			fill_hot(&f, x, n + 8, rng, ni2 ? 7 : 300);
+			for (r = 0; r < FPL_RND_COUNT; r++) {
+				for (k = 0; k < (r == FPL_RND_SP ? 3 : 1); k++) {
+					g_sr_bits = srb[k];
+					g_f32_off = (size_t)(r + k) % 8;
+					one(&f, A_ROUND, (fpl_rnd)r, n, 1 + r % 2, 0, x + (r + k) % 4, x, x);
+					one(&f, A_ROUND, (fpl_rnd)r, n - 1, 1, 1, x, x, x);
+					if (f32) {
+						one_f32(&f, (fpl_rnd)r, n, 1 + r % 2, 0, x + k);
+						one_f32(&f, (fpl_rnd)r, n - 3, 1, 1, x);
+					}
+				}
+				g_sr_bits = 0;
+				for (len = 0; len <= 40; len++) {
+					g_f32_off = len % 8;
+					one(&f, A_ROUND, (fpl_rnd)r, len, 1 + (int)(len % 2), 0, x + len % 3,
+					    x, x);
+					if (f32)
+						one_f32(&f, (fpl_rnd)r, len, 1 + (int)(len % 2), (int)(len % 3 == 0),
+							x + len % 5);
+				}
+			}
+		}
+		g_f32_off = 0;
+		/* sp on lanes just below 2^-8 Q: T' is M shifted right (its
+		 * lost bits included), and each lane rounds up with a
+		 * probability about 2^-8.5, so 20000 of them see T' exactly */
+		if (f.subnormal == FPL_SUB_YES) {
+			size_t q, nd = 20000;
+			for (q = 0; q < nd; q++)
+				x[q] = h_rng_value(rng, f.emin - f.m - 9, f.emin - f.m - 9, 24, 0);
+			for (k = 0; k < 2; k++) {
+				g_sr_bits = srb[k];
+				one(&f, A_ROUND, FPL_RND_SP, nd, 1, 0, x, x, x);
+				if (f32)
+					one_f32(&f, FPL_RND_SP, nd, 1, 0, x);
+			}
+			g_sr_bits = 0;
+		}
+		if (ni % 3 == 0) {	/* streaming stores, misaligned output */
+			fill_hot(&f, x, big, rng, 1000);
+			one(&f, A_ROUND, ni % 2 ? FPL_RND_SP : FPL_RND_NE, big, 2, 0, x, x, x);
+			if (f32) {
+				one_f32(&f, FPL_RND_SP, big, 1, 0, x);
+				one_f32(&f, FPL_RND_NE, big - 1, 2, 0, x);
+			}
+		}
+	}
+	free(x);
+	h_note("direct-path arrays done");
 }
 
 static void f32_arrays(const char *name, int fits, h_rng *rng)
@@ -577,6 +694,7 @@ int main(void)
 	}
 	h_note("double arrays done");
 	in_range(&rng);
+	direct_paths(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);
 	f32_arrays("e4m3fn", 1, &rng);

@@ -15,10 +15,10 @@
  *    original operands with the same draw index idx0 + j;
  *  - blocks are written through a scratch buffer, so y may alias x.
  * Plain rounding, when the kernel set has a direct kernel (AVX-512:
- * x86/round_direct.c), skips the blocks: the kernel reads x and writes z
- * in registers and calls back into the scalar engine for the lanes it
- * cannot do, with the same index, before it stores their vector (the
- * same obligations, argued in that file).
+ * x86/round_direct.c; AVX2: x86/round_direct_avx2.c), skips the blocks:
+ * the kernel reads x and writes z in registers and calls back into the
+ * scalar engine for the lanes it cannot do, with the same index, before
+ * it stores their vector (the same obligations, argued in that file).
  * Random draws depend only on the element index, never on the thread.
  */
 #include <math.h>

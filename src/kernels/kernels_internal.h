@@ -99,6 +99,9 @@ extern const fpl_kernels fpl__kernels_avx2;
 void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
 			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			      fpl_kcounts *out);
+void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
+			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
+			    fpl_kcounts *out);
 #endif
 
 /* The table in use (kernels.c); NULL when FPLAB_KERNELS named a set that

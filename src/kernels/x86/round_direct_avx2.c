@@ -1,0 +1,891 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86/round_direct_avx2.c - rounding a binary64 or binary32 array into a
+ * format with AVX2 intrinsics, straight from x to z (the avx2 set's
+ * KERNEL_ROUND_DIRECT; x86/round_direct.c is the AVX-512 twin).
+ *
+ * The arithmetic is round_direct.c's, whose header comment (and
+ * kernel_body.h's) argues why it rounds like the scalar engine: with a
+ * the magnitude bits and s the number of encoding bits below the kept
+ * lsb, adding the mode's increment to a and clearing the low s bits
+ * rounds, a carry moving into the next binade; tiny lanes (gradual
+ * underflow) are scaled to the fixed-point range Y = M >> (emin_b -
+ * max(be, 1)) with a sticky bit and rounded with the same constant
+ * shift.  What AVX2 lacks is emulated:
+ *  - unsigned 64-bit compares: x <u y is (x ^ 2^63) <s (y ^ 2^63), and
+ *    x ^ 2^63 = x + 2^63 (mod 2^64), so "0 < a < min" is one add and one
+ *    signed compare of a + (2^63 - 1) with (min - 1) ^ 2^63, and "r - zs
+ *    > max - zs" one add of 2^63 - zs and one compare;
+ *  - 64-bit multiplies (fpl__draw's splitmix64 by a constant k): lo*kl +
+ *    ((lo*kh + hi*kl) << 32), one vpmuludq and one vpmulld for both
+ *    cross products; sp and se read only the top 32 bits of a draw, so
+ *    the second multiply and the last xorshift compute only the high
+ *    words (kd_mix);
+ *  - masks: all-ones lanes; tp and tn select by the sign bit of x itself
+ *    (vblendvpd);
+ *  - cvtepu64_pd for the scaled tiny results K <= 2^52: the bits K +
+ *    bits(2^52) are the double 2^52 + K, exact, from which 2^52 is
+ *    subtracted exactly.
+ *
+ * binary32 arrays (the format fits binary32, so its values and its
+ * normal-range rounding are binary32's): eight 32-bit lanes on the float
+ * bits, s32 = 23 - m.  The binary64 encoding of a float value is its
+ * binary32 encoding with the exponent rebiased and 29 zero bits appended,
+ * so the kept bits, the half bit, the lost bits and sp's T (the R bits
+ * below the kept lsb, zero below the float's last bit) are the same bits:
+ * the same increments round the same way.  sp adds the top R bits of
+ * the draw, aligned under the kept lsb, and truncates (kd_pick's comment
+ * says why that is T + r >= 2^R).  Where T reaches into the lost bits of
+ * a scaled tiny lane (kf_tfast), sp compares T + r >= 2^R as a carry out
+ * of 32 bits instead: T' = T 2^(32-R), r' = r 2^(32-R), and T + r >= 2^R
+ * iff T' + r' wraps, that is iff max_epu32(T' + r', T') != T' + r'.
+ * A vector with a lane that
+ * is zero-or-normal and not above max after rounding is done there; a
+ * vector with tiny lanes by kf_tfast, the scaled arithmetic in 32-bit
+ * lanes (its comment); any other vector (an overflow, inf, NaN, an fnuz
+ * zero, a tiny lane kf_tfast cannot do) is widened exactly to two binary64
+ * vectors and done by the binary64 code, whose results are values of the
+ * format and narrow exactly.
+ *
+ * Tininess after rounding: the scalar engine asks whether x rounded to
+ * precision p with an unbounded exponent, same mode and draw, is below
+ * 2^emin.  Only |x| in [2^(emin-1), 2^emin) can reach 2^emin, and for a
+ * normal x that rounding is the normal range's arithmetic on the raw
+ * bits (constant shift), so a tiny lane underflows iff it is inexact and
+ * that result is below min (round_direct.c sends the lanes reaching
+ * 2^emin to the scalar engine instead; with N(0, 1) data in e2m1 that is
+ * one lane in seven).  When x's binade below 2^emin is not normal in the
+ * lane type (emin = -1022, or -126 for binary32 lanes) those lanes still
+ * go to the scalar engine.
+ *
+ * Overflowing lanes go to the scalar engine here (round_direct.c does
+ * them in the kernel); they are rare in data that fits the format.
+ *
+ * Draws are fpl__draw(key, idx) of the element index, so no result
+ * depends on the blocking; counts are the scalar engine's: normal lanes
+ * never underflow (r >= tr >= 2^emin) and never overflow (r <= max was
+ * checked); the lanes given to slow() are counted there.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/kernels_internal.h"
+
+#define KD_INLINE static inline __attribute__((always_inline))
+#define KD_GOLDEN 0x9e3779b97f4a7c15ull	/* fpl__draw's index step */
+
+/* Loop invariants, broadcast once per call: binary64 lanes. */
+typedef struct kd_c {
+	__m256i one, absm, imp, frac, emin_b, magic;
+	__m256i q, mask, half, halfm1, klor;
+	__m128i s, ssh;				/* shift counts s, 64 - s */
+	__m256i rmask;				/* sp: the top R bits of a draw */
+	__m256i minm1x;				/* (min - 1) ^ 2^63 */
+	__m256i biaszs, maxzsx;			/* 2^63 - zs, (max - zs) ^ 2^63 */
+	__m256i min;
+	__m256i lanes_g, step;			/* k * golden in lane k; 4 * golden */
+	__m256d two52, unit;
+	uint64_t key;
+	int tiny_before, sub_ok, uok;		/* uok: emin_b >= 2 (kd_full) */
+} kd_c;
+
+/* The same for binary32 lanes. */
+typedef struct kf_c {
+	__m256i absm, q, mask, half, halfm1, klor, one;
+	__m256i minm1x, biaszs, maxzsx;		/* as kd_c, 32-bit */
+	__m256i rmask;				/* sp: the top R bits of a word */
+	__m256i glo, ghi, step;			/* draw offsets: lanes 0,1,4,5 and 2,3,6,7; 8 * golden */
+	__m256i frac, imp, emin_b, min, lalv;	/* tiny lanes (kf_tfast) */
+	__m256 unit;				/* 2^(emin-23) when tk */
+	__m128i s, lal;				/* s32, 32 - s32 */
+	int ok;					/* s32 >= 1: the 32-bit path applies */
+	int tok, tk, tiny_before;		/* kf_tfast applies; K scales by unit */
+	int uok;				/* emin > -126 (kf_tfast) */
+} kf_c;
+
+/* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
+ * hi*kl) << 32), the two cross products in one vpmulld by ks, the
+ * constant with its halves swapped (kl in the high words). */
+KD_INLINE __m256i kd_mul64(__m256i x, __m256i kl, __m256i ks)
+{
+	__m256i t = _mm256_mullo_epi32(x, ks);	/* lo*kh in the low, hi*kl in the high word */
+	__m256i hi = _mm256_add_epi64(_mm256_slli_epi64(t, 32),
+				      _mm256_and_si256(t, _mm256_set1_epi64x((long long)0xffffffff00000000ull)));
+	return _mm256_add_epi64(_mm256_mul_epu32(x, kl), hi);
+}
+
+/* splitmix64's finalizer (fpl__mix64) on four lanes: kd_mix1, then the
+ * second multiply and the last xorshift. */
+#define KD_K2L 0x133111eb
+#define KD_K2S 0x133111eb94d049bbll
+KD_INLINE __m256i kd_mix1(__m256i z)
+{
+	z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
+	z = kd_mul64(z, _mm256_set1_epi64x(0x1ce4e5b9), _mm256_set1_epi64x(0x1ce4e5b9bf58476dll));
+	return _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
+}
+
+/* The draws' high words (the low words are garbage: sp reads the top R
+ * <= 32 bits, se the top bit): the high word of x*k is hi(lo*kl) + lo*kh
+ * + hi*kl (mod 2^32), added in 32-bit lanes (no carry from the low
+ * word), and that of z ^ (z >> 31) is h ^ (h >> 31). */
+KD_INLINE __m256i kd_mix(__m256i z)
+{
+	__m256i a = kd_mix1(z), t = _mm256_mullo_epi32(a, _mm256_set1_epi64x(KD_K2S));
+	__m256i h = _mm256_add_epi32(_mm256_add_epi32(_mm256_mul_epu32(a, _mm256_set1_epi64x(KD_K2L)),
+						      t),
+				     _mm256_slli_epi64(t, 32));
+	return _mm256_xor_si256(h, _mm256_srli_epi64(h, 31));
+}
+
+/* The high words of the draws of two kd_base vectors za (lanes 0,1,4,5)
+ * and zb (lanes 2,3,6,7), packed in lane order (as kd_mix). */
+KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb)
+{
+	const __m256i kl = _mm256_set1_epi64x(KD_K2L), ks = _mm256_set1_epi64x(KD_K2S);
+	__m256i a = kd_mix1(za), b = kd_mix1(zb);
+	__m256i ta = _mm256_mullo_epi32(a, ks), tb = _mm256_mullo_epi32(b, ks);
+	__m256i va = _mm256_add_epi32(_mm256_mul_epu32(a, kl), ta);	/* hi(lo*kl) + hi*kl */
+	__m256i vb = _mm256_add_epi32(_mm256_mul_epu32(b, kl), tb);
+	__m256i h = _mm256_add_epi32(
+		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(va), _mm256_castsi256_ps(vb),
+						      _MM_SHUFFLE(3, 1, 3, 1))),
+		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ta), _mm256_castsi256_ps(tb),
+						      _MM_SHUFFLE(2, 0, 2, 0))));	/* + lo*kh */
+	return _mm256_xor_si256(h, _mm256_srli_epi32(h, 31));
+}
+
+/* The splitmix state of fpl__draw(key, idx + k) in lane k (offsets g:
+ * k * golden): kd_mix of it is the draw. */
+KD_INLINE __m256i kd_base(uint64_t key, uint64_t idx, __m256i g)
+{
+	return _mm256_add_epi64(_mm256_set1_epi64x((long long)(key + (idx + 1) * KD_GOLDEN)), g);
+}
+
+/* fpl__draw(key, idx + k)'s high word in lane k. */
+KD_INLINE __m256i kd_draw(uint64_t key, uint64_t idx, __m256i g)
+{
+	return kd_mix(kd_base(key, idx, g));
+}
+
+KD_INLINE __m256i kd_blend(__m256i a, __m256i b, __m256i m)
+{
+	return _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b),
+						    _mm256_castsi256_pd(m)));
+}
+
+/* kb_pick on four binary64 lanes: a the magnitudes, u the inputs (their
+ * sign bits choose for tp and tn), kl the kept lsb, d the draws. */
+KD_INLINE __m256i kd_pick(const kd_c *c, fpl_rnd rnd, __m256i a, __m256i u, __m256i kl,
+			  __m256i d)
+{
+	const __m256i tr = _mm256_andnot_si256(c->mask, a);
+	const __m256i zero = _mm256_setzero_si256();
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		return _mm256_andnot_si256(c->mask,
+					   _mm256_add_epi64(_mm256_add_epi64(a, kl), c->halfm1));
+	case FPL_RND_NA:
+		return _mm256_andnot_si256(c->mask, _mm256_add_epi64(a, c->half));
+	case FPL_RND_NZ:
+		return _mm256_andnot_si256(c->mask, _mm256_add_epi64(a, c->halfm1));
+	case FPL_RND_TP:
+		return kd_blend(_mm256_andnot_si256(c->mask, _mm256_add_epi64(a, c->mask)), tr, u);
+	case FPL_RND_TN:
+		return kd_blend(tr, _mm256_andnot_si256(c->mask, _mm256_add_epi64(a, c->mask)), u);
+	case FPL_RND_OD: {
+		/* up: inexact and kept lsb 0 */
+		__m256i ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero);
+		__m256i up = _mm256_andnot_si256(ex, _mm256_cmpeq_epi64(kl, zero));
+		return _mm256_or_si256(tr, _mm256_and_si256(up, c->q));
+	}
+	case FPL_RND_SP:
+		/* T + r >= 2^R, r the top R bits of the draw, iff a + (r
+		 * 2^(s-R)) carries into the kept bits (the low bits of a
+		 * below T, if any, cannot push an integer sum over 2^R), and
+		 * for s < R iff a + floor(r 2^(s-R)) does (T's low R - s bits
+		 * are zero): both are a + ((d & top R bits) >> (64 - s)),
+		 * added and truncated like the other modes */
+		return _mm256_andnot_si256(c->mask,
+					   _mm256_add_epi64(a, _mm256_srl_epi64(_mm256_and_si256(d, c->rmask),
+										c->ssh)));
+	case FPL_RND_SE: {
+		__m256i ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero);
+		__m256i up = _mm256_sll_epi64(_mm256_srli_epi64(d, 63), c->s);
+		return _mm256_add_epi64(tr, _mm256_andnot_si256(ex, up));
+	}
+	default:	/* tz */
+		return tr;
+	}
+}
+
+/* The kept lsb: bit s of a, or 1 where klor (s = 52: the implicit bit). */
+KD_INLINE __m256i kd_kl(const kd_c *c, __m256i a, __m256i klor)
+{
+	return _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi64(a, c->s), c->one), klor);
+}
+
+/* Lanes of a needing more than the normal range: 0 < a < min, or whose
+ * rounded r is above max or a special zero. */
+KD_INLINE __m256i kd_odd_lanes(const kd_c *c, __m256i a, __m256i r)
+{
+	/* a + (2^63 - 1) = (a - 1) ^ 2^63: 0 < a < min as a signed compare */
+	return _mm256_or_si256(_mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm)),
+			       _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx));
+}
+
+/* The counters: per-lane counts of inexact and underflowing lanes among
+ * those done here (a lane adds 1 by subtracting an all-ones mask). */
+typedef struct kd_acc {
+	__m256i inexact, under;
+	__m256i tiny;		/* tiny lanes seen by branch-free vectors */
+	size_t special;
+} kd_acc;
+
+/* The lanes spc of r recomputed by the scalar engine from u (the call's
+ * element j + lane), which counts their flags. */
+static __attribute__((noinline)) __m256i kd_scalar(__m256i r, __m256i u, __m256i spc, size_t j,
+						   kd_acc *acc, fpl_kslow slow, void *ctx)
+{
+	double in[4], res[4];
+	unsigned m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(spc));
+
+	_mm256_storeu_pd(in, _mm256_castsi256_pd(u));
+	_mm256_storeu_pd(res, _mm256_castsi256_pd(r));
+	while (m) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+		res[i] = slow(ctx, j + i, in[i]);
+		acc->special++;
+		m &= m - 1;
+	}
+	return _mm256_castpd_si256(_mm256_loadu_pd(res));
+}
+
+/*
+ * One binary64 vector with every case: the lanes in `live` (all-ones
+ * lanes) of u, element j of the call (draw index idx).  Tiny lanes are
+ * scaled when the format allows it (round_direct.c's kd_tiny); lanes
+ * above max, inf, NaN, fnuz zeros and the other tiny lanes go to slow()
+ * before the vector is returned.
+ */
+KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, size_t j,
+			   uint64_t idx, kd_acc *acc, fpl_kslow slow, void *ctx, int bf)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i a = _mm256_and_si256(u, c->absm), sign = _mm256_andnot_si256(c->absm, u);
+	__m256i a0 = a, d = zero, sticky = zero, spc = zero, under = zero, klor, r, inexact, bad;
+	__m256i tiny = _mm256_and_si256(_mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm)),
+					live);
+	/* bf: branch-free, as if there were tiny lanes (the blends by tiny
+	 * then change nothing in the others) */
+	int any_tiny = bf || !_mm256_testz_si256(tiny, tiny);
+
+	if (any_tiny && c->sub_ok) {
+		/* Y = M >> (emin_b - max(be, 1)), the lost bits as sticky */
+		__m256i be = _mm256_srli_epi64(a, 52), fr = _mm256_and_si256(a, c->frac);
+		__m256i be0 = _mm256_cmpeq_epi64(be, zero);
+		__m256i M = _mm256_or_si256(fr, _mm256_andnot_si256(be0, c->imp));
+		__m256i sh = _mm256_sub_epi64(c->emin_b, _mm256_sub_epi64(be, be0));
+		__m256i lost = _mm256_sub_epi64(_mm256_sllv_epi64(c->one, sh), c->one);
+		sticky = _mm256_andnot_si256(_mm256_cmpeq_epi64(_mm256_and_si256(M, lost), zero),
+					     tiny);
+		a = kd_blend(a, _mm256_srlv_epi64(M, sh), tiny);
+		if (rnd != FPL_RND_SP)
+			a = _mm256_or_si256(a, _mm256_and_si256(sticky, c->one));
+	}
+	if (rnd == FPL_RND_SP || rnd == FPL_RND_SE)
+		d = kd_draw(c->key, idx, c->lanes_g);
+	klor = _mm256_andnot_si256(tiny, c->klor);
+	r = kd_pick(c, rnd, a, u, kd_kl(c, a, klor), d);
+	inexact = _mm256_or_si256(
+		_mm256_andnot_si256(_mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero), live),
+		sticky);
+	if (any_tiny) {
+		if (c->sub_ok) {
+			/* K 2^s units of 2^(emin-52), K <= 2^52: exact */
+			__m256d k = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(r, c->magic)),
+						  c->two52);
+			__m256i tu = tiny;
+			r = kd_blend(r, _mm256_castpd_si256(_mm256_mul_pd(k, c->unit)), tiny);
+			/* tininess after rounding: is x rounded to precision p
+			 * with an unbounded exponent (same mode and draw) below
+			 * 2^emin?  That is the normal range's arithmetic on the
+			 * raw bits (a binary64 normal when emin_b >= 2: only
+			 * |x| >= 2^(emin-1) can reach 2^emin).  Otherwise the
+			 * lanes that reach 2^emin go to the scalar engine. */
+			if (!c->tiny_before && c->uok)
+				tu = _mm256_and_si256(tiny, _mm256_cmpgt_epi64(
+					c->min, kd_pick(c, rnd, a0, u, kd_kl(c, a0, c->klor), d)));
+			else if (!c->tiny_before)
+				spc = _mm256_andnot_si256(_mm256_cmpgt_epi64(c->min, r), tiny);
+			under = _mm256_and_si256(inexact, tu);
+		} else {
+			spc = tiny;
+		}
+	}
+	bad = _mm256_and_si256(_mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx), live);
+	spc = _mm256_or_si256(spc, bad);
+	r = _mm256_or_si256(r, sign);
+	if (!_mm256_testz_si256(spc, spc)) {
+		r = kd_scalar(r, u, spc, j, acc, slow, ctx);
+		inexact = _mm256_andnot_si256(spc, inexact);
+		under = _mm256_andnot_si256(spc, under);
+	}
+	acc->inexact = _mm256_sub_epi64(acc->inexact, inexact);
+	acc->under = _mm256_sub_epi64(acc->under, under);
+	if (bf)
+		acc->tiny = _mm256_sub_epi64(acc->tiny, tiny);
+	return r;
+}
+
+/* Lanes 0..k-1 live, as all-ones binary64 lanes. */
+KD_INLINE __m256i kd_live(size_t k)
+{
+	return _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)k), _mm256_set_epi64x(3, 2, 1, 0));
+}
+
+/* Elements j..j+k-1 (k < 4) of a binary64 call, through a small buffer. */
+static void kd_part64(const kd_c *c, fpl_rnd rnd, double *z, const double *x, size_t j, size_t k,
+		      uint64_t idx0, kd_acc *acc, fpl_kslow slow, void *ctx)
+{
+	double b[4] = { 0, 0, 0, 0 };
+	__m256i r;
+
+	memcpy(b, x + j, k * sizeof *b);
+	r = kd_full(c, rnd, _mm256_castpd_si256(_mm256_loadu_pd(b)), kd_live(k), j, idx0 + j, acc,
+		    slow, ctx, 0);
+	_mm256_storeu_pd(b, _mm256_castsi256_pd(r));
+	memcpy(z + j, b, k * sizeof *b);
+}
+
+/* Eight binary32 lanes (k of them live) through the binary64 code. */
+KD_INLINE __m256 kd_wide8(const kd_c *c, fpl_rnd rnd, __m256 v, size_t k, size_t j, uint64_t idx,
+		       kd_acc *acc, fpl_kslow slow, void *ctx)
+{
+	__m256i lo = _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+	__m256i hi = _mm256_castpd_si256(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+
+	lo = kd_full(c, rnd, lo, kd_live(k < 4 ? k : 4), j, idx, acc, slow, ctx, 0);
+	if (k > 4)
+		hi = kd_full(c, rnd, hi, kd_live(k - 4), j + 4, idx + 4, acc, slow, ctx, 0);
+	return _mm256_set_m128(_mm256_cvtpd_ps(_mm256_castsi256_pd(hi)),
+			       _mm256_cvtpd_ps(_mm256_castsi256_pd(lo)));
+}
+
+/* Elements j..j+k-1 (k < 8) of a binary32 call. */
+static void kd_part32(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size_t j, size_t k,
+		      uint64_t idx0, kd_acc *acc, fpl_kslow slow, void *ctx)
+{
+	float b[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+
+	memcpy(b, x + j, k * sizeof *b);
+	_mm256_storeu_ps(b, kd_wide8(c, rnd, _mm256_loadu_ps(b), k, j, idx0 + j, acc, slow, ctx));
+	memcpy(z + j, b, k * sizeof *b);
+}
+
+/* The common binary64 vector: normal or zero lanes whose results are not
+ * above max.  Returns the results, or sets *odd when some lane is not
+ * such (the caller then uses kd_full). */
+KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i zb, __m256i *ex,
+			    int *odd)
+{
+	__m256i a = _mm256_and_si256(u, c->absm), d = _mm256_setzero_si256(), r;
+
+	if (rnd == FPL_RND_SP || rnd == FPL_RND_SE)
+		d = kd_mix(zb);
+	r = kd_pick(c, rnd, a, u, kd_kl(c, a, c->klor), d);
+	{
+		__m256i o = kd_odd_lanes(c, a, r);
+		*odd = !_mm256_testz_si256(o, o);
+	}
+	*ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), _mm256_setzero_si256());
+	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+}
+
+/* kb_pick on eight binary32 lanes: a the magnitudes (or scaled tiny
+ * ones), kl the kept lsb, dh the high words of the draws, T the fraction
+ * below the kept lsb left-aligned in 32 bits (sp: T' of the header). */
+KD_INLINE __m256i kf_pick(const kf_c *f, fpl_rnd rnd, __m256i a, __m256i u, __m256i kl,
+			  __m256i dh, __m256i T)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	const __m256i tr = _mm256_andnot_si256(f->mask, a);
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		return _mm256_andnot_si256(f->mask,
+					   _mm256_add_epi32(_mm256_add_epi32(a, kl), f->halfm1));
+	case FPL_RND_NA:
+		return _mm256_andnot_si256(f->mask, _mm256_add_epi32(a, f->half));
+	case FPL_RND_NZ:
+		return _mm256_andnot_si256(f->mask, _mm256_add_epi32(a, f->halfm1));
+	case FPL_RND_TP:
+		return _mm256_castps_si256(_mm256_blendv_ps(
+			_mm256_castsi256_ps(_mm256_andnot_si256(f->mask, _mm256_add_epi32(a, f->mask))),
+			_mm256_castsi256_ps(tr), _mm256_castsi256_ps(u)));
+	case FPL_RND_TN:
+		return _mm256_castps_si256(_mm256_blendv_ps(
+			_mm256_castsi256_ps(tr),
+			_mm256_castsi256_ps(_mm256_andnot_si256(f->mask, _mm256_add_epi32(a, f->mask))),
+			_mm256_castsi256_ps(u)));
+	case FPL_RND_OD: {
+		__m256i ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), zero);
+		__m256i up = _mm256_andnot_si256(ex, _mm256_cmpeq_epi32(kl, zero));
+		return _mm256_or_si256(tr, _mm256_and_si256(up, f->q));
+	}
+	case FPL_RND_SP: {
+		/* T' + r' wraps iff T + r >= 2^R (header comment) */
+		__m256i sum = _mm256_add_epi32(T, dh);
+		__m256i nc = _mm256_cmpeq_epi32(_mm256_max_epu32(sum, T), sum);
+		return _mm256_add_epi32(tr, _mm256_andnot_si256(nc, f->q));
+	}
+	case FPL_RND_SE: {
+		__m256i ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), zero);
+		__m256i up = _mm256_sll_epi32(_mm256_srli_epi32(dh, 31), f->s);
+		return _mm256_add_epi32(tr, _mm256_andnot_si256(ex, up));
+	}
+	default:	/* tz */
+		return tr;
+	}
+}
+
+/* The draws' high words of lanes j..j+7 (sp: their top R bits). */
+KD_INLINE __m256i kf_dh(const kf_c *f, fpl_rnd rnd, int r32, __m256i zlo, __m256i zhi)
+{
+	__m256i dh;
+	if (rnd != FPL_RND_SP && rnd != FPL_RND_SE)
+		return _mm256_setzero_si256();
+	dh = kd_mix_hi8(zlo, zhi);
+	return rnd == FPL_RND_SP && !r32 ? _mm256_and_si256(dh, f->rmask) : dh;
+}
+
+/* The common binary32 vector (as kd_fast64): zero or normal lanes whose
+ * results are not above max; *odd when some lane is not such.  R = 32
+ * (r32): T' = a << (32 - s32), the bits above rest shifted out; else the
+ * top R bits of that. */
+KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
+			  __m256i zhi, __m256i *ex, int *odd)
+{
+	__m256i a = _mm256_and_si256(u, f->absm), r, o, kl;
+
+	if (rnd == FPL_RND_SP) {
+		/* kd_pick's sp: a + ((r' & top R bits) >> (32 - s32)), the
+		 * float having no bits below T's top s32 */
+		r = _mm256_andnot_si256(f->mask,
+					_mm256_add_epi32(a, _mm256_srl_epi32(kf_dh(f, rnd, r32, zlo, zhi),
+									     f->lal)));
+	} else {
+		kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
+		r = kf_pick(f, rnd, a, u, kl, kf_dh(f, rnd, r32, zlo, zhi), _mm256_setzero_si256());
+	}
+	o = _mm256_or_si256(_mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm)),
+			    _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx));
+	*odd = !_mm256_testz_si256(o, o);
+	*ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), _mm256_setzero_si256());
+	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+}
+
+/*
+ * A binary32 vector with tiny lanes done in place, branch-free (f->tok):
+ * the scaled arithmetic of the header comment in 32-bit lanes.  With M
+ * the 24-bit significand and be the biased exponent of x, Y = M >> sh,
+ * sh = emin_b32 - max(be, 1), is floor(|x| 2^s32 / Q) (Q = 2^(emin-m)),
+ * the lost bits a sticky bit (s32 >= 2: below the half bit).  sp reads T'
+ * straight from M: the bits of M below its kept lsb (bit s32 + sh) left-
+ * aligned, M << (32 - s32 - sh) or M >> (s32 + sh - 32), exact, whatever
+ * R.  The result K (<= 2^23, a multiple of 2^s32) is K 2^(emin-23): the
+ * float bits K when emin = -126, else K times that power of two, a
+ * normal float (f->tk: emin - 23 >= -126) and a normal product (K 2^(emin
+ * - 23) >= Q >= 2^-126), so exact.  Tiny lanes that reach 2^emin (tininess
+ * after rounding), results above max and fnuz zeros make *odd.  inex,
+ * under: the inexact and underflowing lanes; tiny: the tiny lanes.
+ */
+KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
+			   __m256i zhi, __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i a = _mm256_and_si256(u, f->absm), T = zero, r, o, kl, k, at, inexact, dh;
+	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
+	__m256i sh = _mm256_sub_epi32(f->emin_b, _mm256_sub_epi32(be, be0));
+	__m256i lost = _mm256_sub_epi32(_mm256_sllv_epi32(f->one, sh), f->one);
+	__m256i sticky = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(M, lost), zero),
+					     tiny);
+
+	at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a),
+						  _mm256_castsi256_ps(_mm256_srlv_epi32(M, sh)),
+						  _mm256_castsi256_ps(tiny)));
+	if (rnd == FPL_RND_SP) {
+		__m256i src = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a),
+								   _mm256_castsi256_ps(M),
+								   _mm256_castsi256_ps(tiny)));
+		__m256i shl = _mm256_sub_epi32(f->lalv, _mm256_and_si256(sh, tiny));
+		T = _mm256_or_si256(_mm256_sllv_epi32(src, shl),
+				    _mm256_srlv_epi32(src, _mm256_sub_epi32(zero, shl)));
+		if (!r32)
+			T = _mm256_and_si256(T, f->rmask);
+	} else {
+		at = _mm256_or_si256(at, _mm256_and_si256(sticky, f->one));
+	}
+	kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(at, f->s), f->one),
+			     _mm256_andnot_si256(tiny, f->klor));
+	dh = kf_dh(f, rnd, r32, zlo, zhi);
+	r = kf_pick(f, rnd, at, u, kl, dh, T);
+	inexact = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(at, f->mask),
+								      zero),
+						   _mm256_set1_epi32(-1)),
+				  sticky);
+	k = f->tk ? _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(r), f->unit)) : r;
+	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(k),
+						 _mm256_castsi256_ps(tiny)));
+	o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
+	if (!f->tiny_before && f->uok) {
+		/* tininess after rounding as in kd_full: the normal
+		 * arithmetic on the raw bits (binary32 normals: emin > -126) */
+		__m256i T0 = zero, ru;
+		if (rnd == FPL_RND_SP) {
+			T0 = _mm256_sll_epi32(a, f->lal);
+			if (!r32)
+				T0 = _mm256_and_si256(T0, f->rmask);
+		}
+		ru = kf_pick(f, rnd, a, u,
+			     _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor),
+			     dh, T0);
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, ru));
+	} else if (!f->tiny_before) {	/* r >= min: a positive float's bits */
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
+	}
+	*odd = !_mm256_testz_si256(o, o);
+	*inex = inexact;
+	*under = _mm256_and_si256(inexact, tiny);
+	*tinyp = tiny;
+	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+}
+
+static uint32_t kd_fbits(double v)
+{
+	float x = (float)v;
+	uint32_t b;
+	memcpy(&b, &x, sizeof b);
+	return b;
+}
+
+static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
+{
+	uint64_t s = p->s, R = p->sr_bits, s32 = s - 29;
+	int emin = (int)p->emin_b - 1023, m = 52 - (int)s;
+	double dmin, dmax;
+	uint32_t min32, max32, zs = (uint32_t)p->zero_special;
+
+	c->one = _mm256_set1_epi64x(1);
+	c->absm = _mm256_set1_epi64x(0x7fffffffffffffffll);
+	c->imp = _mm256_set1_epi64x(1ll << 52);
+	c->frac = _mm256_set1_epi64x(0x000fffffffffffffll);
+	c->emin_b = _mm256_set1_epi64x((long long)p->emin_b);
+	c->magic = _mm256_set1_epi64x(0x4330000000000000ll);
+	c->q = _mm256_set1_epi64x((long long)(1ull << s));
+	c->mask = _mm256_set1_epi64x((long long)((1ull << s) - 1));
+	c->half = _mm256_set1_epi64x((long long)(1ull << (s - 1)));
+	c->halfm1 = _mm256_set1_epi64x((long long)((1ull << (s - 1)) - 1));
+	c->klor = _mm256_set1_epi64x(s == 52);
+	c->s = _mm_cvtsi64_si128((long long)s);
+	c->ssh = _mm_cvtsi64_si128((long long)(64 - s));
+	c->rmask = _mm256_set1_epi64x((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
+	c->minm1x = _mm256_set1_epi64x((long long)((p->min_bits - 1) ^ 0x8000000000000000ull));
+	c->biaszs = _mm256_set1_epi64x((long long)(0x8000000000000000ull - p->zero_special));
+	c->maxzsx = _mm256_set1_epi64x(
+		(long long)((p->max_bits - p->zero_special) ^ 0x8000000000000000ull));
+	c->min = _mm256_set1_epi64x((long long)p->min_bits);
+	c->lanes_g = _mm256_set_epi64x((long long)(3 * KD_GOLDEN), (long long)(2 * KD_GOLDEN),
+				       (long long)KD_GOLDEN, 0);
+	c->step = _mm256_set1_epi64x((long long)(4 * KD_GOLDEN));
+	c->two52 = _mm256_set1_pd(0x1p52);
+	c->unit = _mm256_set1_pd(ldexp(1.0, (int)p->emin_b - 1023 - 52));
+	c->key = p->key;
+	c->tiny_before = (int)p->tiny_before;
+	/* scaled tiny lanes need the sticky bit below the half bit (s >= 2)
+	 * and, for sp, all R bits of T among the s they keep */
+	c->sub_ok = p->sub_fast && s >= 2 && (rnd != FPL_RND_SP || R <= s);
+	c->uok = p->emin_b >= 2;
+
+	/* binary32 lanes: only when called for a format that fits binary32
+	 * (s >= 29); min and max are then binary32 values */
+	f->ok = s >= 30 && s <= 52;
+	f->tok = 0;
+	if (!f->ok)
+		return;
+	memcpy(&dmin, &p->min_bits, sizeof dmin);
+	memcpy(&dmax, &p->max_bits, sizeof dmax);
+	min32 = kd_fbits(dmin);
+	max32 = kd_fbits(dmax);
+	f->absm = _mm256_set1_epi32(0x7fffffff);
+	f->one = _mm256_set1_epi32(1);
+	f->q = _mm256_set1_epi32((int)(1u << s32));
+	f->mask = _mm256_set1_epi32((int)((1u << s32) - 1));
+	f->half = _mm256_set1_epi32((int)(1u << (s32 - 1)));
+	f->halfm1 = _mm256_set1_epi32((int)((1u << (s32 - 1)) - 1));
+	f->klor = _mm256_set1_epi32(s32 == 23);
+	f->minm1x = _mm256_set1_epi32((int)((min32 - 1) ^ 0x80000000u));
+	f->biaszs = _mm256_set1_epi32((int)(0x80000000u - zs));
+	f->maxzsx = _mm256_set1_epi32((int)((max32 - zs) ^ 0x80000000u));
+	f->rmask = _mm256_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
+	f->glo = _mm256_set_epi64x((long long)(5 * KD_GOLDEN), (long long)(4 * KD_GOLDEN),
+				   (long long)KD_GOLDEN, 0);
+	f->ghi = _mm256_set_epi64x((long long)(7 * KD_GOLDEN), (long long)(6 * KD_GOLDEN),
+				   (long long)(3 * KD_GOLDEN), (long long)(2 * KD_GOLDEN));
+	f->step = _mm256_set1_epi64x((long long)(8 * KD_GOLDEN));
+	f->s = _mm_cvtsi64_si128((long long)s32);
+	f->lal = _mm_cvtsi64_si128((long long)(32 - s32));
+	f->lalv = _mm256_set1_epi32((int)(32 - s32));
+	f->frac = _mm256_set1_epi32(0x7fffff);
+	f->imp = _mm256_set1_epi32(0x800000);
+	f->emin_b = _mm256_set1_epi32(emin + 127);
+	f->min = _mm256_set1_epi32((int)min32);
+	f->tiny_before = (int)p->tiny_before;
+	/* kf_tfast: gradual underflow, the sticky bit below the half bit,
+	 * and K 2^(emin-23) exact as the bits K or a normal product */
+	f->tk = emin > -126;
+	f->uok = emin > -126;
+	f->unit = _mm256_set1_ps(f->tk && emin - 23 >= -126 ? ldexpf(1.0f, emin - 23) : 0.0f);
+	f->tok = p->sub_fast && s32 >= 2 && emin >= -126
+		 && (!f->tk || (emin - 23 >= -126 && emin - m >= -126));
+}
+
+/* Sum of four 64-bit lanes. */
+static uint64_t kd_hsum64(__m256i v)
+{
+	uint64_t t[4];
+	_mm256_storeu_si256((__m256i *)t, v);
+	return t[0] + t[1] + t[2] + t[3];
+}
+
+/* Sum of eight 32-bit lanes. */
+static int64_t kd_sum32(__m256i v)
+{
+	int32_t t[8];
+	int64_t s = 0;
+	int i;
+	_mm256_storeu_si256((__m256i *)t, v);
+	for (i = 0; i < 8; i++)
+		s += t[i];
+	return s;
+}
+
+/*
+ * The loops run in spans of KD_SPAN vectors, each in one of two modes:
+ * the fast vectors with a branch to the full code for a vector with a
+ * rare lane, or (when tiny lanes are allowed for and frequent: KD_TON
+ * such vectors in the last span) branch-free vectors that do tiny lanes
+ * in place, until a span has fewer than KD_TOFF tiny lanes.  Both give
+ * the same bits and counts; only the speed differs.  (With N(0, 1) data
+ * e4m3fn has a tiny lane in one vector in twenty and stays with the
+ * branch; e3m2, e2m3 and e2m1, in more than half, are faster without.)
+ */
+#define KD_SPAN 64
+#define KD_TON 24
+#define KD_TOFF 16
+
+KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
+			size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+{
+	const __m256i ones = _mm256_set1_epi64x(-1);
+	size_t j = 0, hot = 0;
+	uint64_t exact = 0;
+	int tmode = 0;
+
+	if (stream && ((uintptr_t)z & 31)) {
+		size_t h = (32 - ((uintptr_t)z & 31)) / 8;
+		if (h > n)
+			h = n;
+		kd_part64(c, rnd, z, x, 0, h, idx0, acc, slow, ctx);
+		j = h;
+	}
+	while (j + 4 <= n) {
+		size_t nv = (n - j) / 4 > KD_SPAN ? KD_SPAN : (n - j) / 4, end = j + 4 * nv, nodd = 0;
+		if (!tmode) {
+			__m256i ex_acc = _mm256_setzero_si256(), zb = kd_base(c->key, idx0 + j, c->lanes_g);
+			for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
+				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
+				int odd;
+				r = kd_fast64(c, rnd, u, zb, &ex, &odd);
+				if (__builtin_expect(odd, 0)) {
+					r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 0);
+					nodd++;
+				} else {
+					ex_acc = _mm256_sub_epi64(ex_acc, ex);
+					hot++;
+				}
+				if (stream)
+					_mm256_stream_si256((__m256i *)(z + j), r);
+				else
+					_mm256_storeu_si256((__m256i *)(z + j), r);
+			}
+			exact += kd_hsum64(ex_acc);
+			tmode = c->sub_ok && nodd >= KD_TON;
+		} else {
+			uint64_t t0 = kd_hsum64(acc->tiny);
+			for (; j < end; j += 4) {
+				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
+				__m256i r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 1);
+				if (stream)
+					_mm256_stream_si256((__m256i *)(z + j), r);
+				else
+					_mm256_storeu_si256((__m256i *)(z + j), r);
+			}
+			tmode = kd_hsum64(acc->tiny) - t0 >= KD_TOFF;
+		}
+	}
+	if (j < n)
+		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
+	acc->inexact = _mm256_add_epi64(acc->inexact,
+					_mm256_set_epi64x(0, 0, 0, (long long)(4 * hot - exact)));
+}
+
+KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int stream, float *z,
+			const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
+			kd_acc *acc)
+{
+	size_t j = 0;
+	int64_t inexact = 0, under = 0;
+	int tmode = 0;
+
+	if (stream && ((uintptr_t)z & 31)) {
+		size_t h = (32 - ((uintptr_t)z & 31)) / 4;
+		if (h > n)
+			h = n;
+		kd_part32(c, rnd, z, x, 0, h, idx0, acc, slow, ctx);
+		j = h;
+	}
+	while (j + 8 <= n) {
+		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv, nodd = 0;
+		__m256i zlo = kd_base(c->key, idx0 + j, f->glo), zhi = kd_base(c->key, idx0 + j, f->ghi);
+		__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc, ti_acc = ex_acc, in_acc = ex_acc;
+		if (!tmode) {
+			size_t hot = 0;
+			for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
+			     zhi = _mm256_add_epi64(zhi, f->step)) {
+				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
+				__m256i ex = _mm256_setzero_si256(), r = ex;
+				int odd = 1;
+				if (f->ok)
+					r = kf_fast(f, rnd, r32, u, zlo, zhi, &ex, &odd);
+				if (__builtin_expect(odd, 0)) {
+					__m256i inex, un, ti;
+					if (f->tok)
+						r = kf_tfast(f, rnd, r32, u, zlo, zhi, &inex, &un, &ti, &odd);
+					if (odd) {
+						r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u),
+										 8, j, idx0 + j, acc, slow, ctx));
+					} else {
+						in_acc = _mm256_sub_epi32(in_acc, inex);
+						un_acc = _mm256_sub_epi32(un_acc, un);
+					}
+					nodd++;
+				} else {
+					ex_acc = _mm256_add_epi32(ex_acc, ex);	/* minus exact lanes */
+					hot++;
+				}
+				if (stream)
+					_mm256_stream_si256((__m256i *)(z + j), r);
+				else
+					_mm256_storeu_si256((__m256i *)(z + j), r);
+			}
+			inexact += (int64_t)(8 * hot) + kd_sum32(ex_acc) + kd_sum32(in_acc);
+			under += kd_sum32(un_acc);
+			tmode = f->tok && nodd >= KD_TON;
+		} else {
+			for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
+			     zhi = _mm256_add_epi64(zhi, f->step)) {
+				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
+				__m256i inex, un, ti, r;
+				int odd;
+				r = kf_tfast(f, rnd, r32, u, zlo, zhi, &inex, &un, &ti, &odd);
+				if (__builtin_expect(odd, 0)) {
+					r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u), 8,
+									 j, idx0 + j, acc, slow, ctx));
+				} else {
+					in_acc = _mm256_sub_epi32(in_acc, inex);
+					un_acc = _mm256_sub_epi32(un_acc, un);
+				}
+				ti_acc = _mm256_sub_epi32(ti_acc, ti);
+				if (stream)
+					_mm256_stream_si256((__m256i *)(z + j), r);
+				else
+					_mm256_storeu_si256((__m256i *)(z + j), r);
+			}
+			inexact += kd_sum32(in_acc);
+			under += kd_sum32(un_acc);
+			tmode = kd_sum32(ti_acc) >= KD_TOFF;
+		}
+	}
+	if (j < n)
+		kd_part32(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
+}
+
+KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
+		      const void *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
+		      fpl_kcounts *out)
+{
+	kd_c c;
+	kf_c f;
+	kd_acc acc;
+
+	kd_setup(&c, &f, p, rnd);
+	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
+	acc.special = 0;
+	if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
+		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
+	else if (f32)
+		kd_run32(&c, &f, rnd, 0, stream, z, x, n, idx0, slow, ctx, &acc);
+	else
+		kd_run64(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+	if (stream)
+		_mm_sfence();
+	out->special = acc.special;
+	out->overflow = out->saturated = 0;	/* overflows go to slow(), counted there */
+	out->tiny = 0;
+	out->inexact = (size_t)kd_hsum64(acc.inexact);
+	out->underflow = (size_t)kd_hsum64(acc.under);
+}
+
+/* One loop per mode, element type and store kind: all constant inside. */
+#define KD_CASE(M) \
+	case M: \
+		if (f32 && stream) \
+			kd_run(p, M, 1, 1, z, x, n, idx0, slow, ctx, out); \
+		else if (f32) \
+			kd_run(p, M, 0, 1, z, x, n, idx0, slow, ctx, out); \
+		else if (stream) \
+			kd_run(p, M, 1, 0, z, x, n, idx0, slow, ctx, out); \
+		else \
+			kd_run(p, M, 0, 0, z, x, n, idx0, slow, ctx, out); \
+		return
+
+void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
+			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
+			    fpl_kcounts *out)
+{
+	/* streaming needs element alignment to reach vector alignment */
+	stream = stream && ((uintptr_t)z & (f32 ? 3 : 7)) == 0;
+	switch (p->rnd) {
+	KD_CASE(FPL_RND_NE);
+	KD_CASE(FPL_RND_NA);
+	KD_CASE(FPL_RND_NZ);
+	KD_CASE(FPL_RND_TP);
+	KD_CASE(FPL_RND_TN);
+	KD_CASE(FPL_RND_TZ);
+	KD_CASE(FPL_RND_OD);
+	KD_CASE(FPL_RND_SP);
+	KD_CASE(FPL_RND_SE);
+	default:
+		out->special = out->tiny = out->inexact = out->underflow = 0;
+		out->overflow = out->saturated = 0;
+		return;
+	}
+}
