@@ -53,6 +53,9 @@ KERNEL_OPT := -O3 -fno-math-errno
 # Only the native translation units get ISA flags; the rest is baseline x86-64.
 X86_AVX512_FLAGS := -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl
 X86_AVX2_FLAGS   := -mavx2 -mfma
+X86_F16C_FLAGS   := -mavx -mf16c
+X86_BF16_FLAGS   := $(X86_AVX512_FLAGS) -mavx512bf16
+X86_AMX_FLAGS    := $(X86_BF16_FLAGS) -mamx-tile -mamx-bf16
 
 ifeq ($(V),1)
 Q :=
@@ -107,12 +110,21 @@ X86_SRCS := \
 	src/kernels/x86/round_avx2.c \
 	src/kernels/x86/round_avx512.c \
 	src/kernels/x86/round_direct.c \
-	src/kernels/x86/round_direct_avx2.c
+	src/kernels/x86/round_direct_avx2.c \
+	src/native/x86/cvt_f16c.c \
+	src/native/x86/gemm_fma32.c \
+	src/native/x86/cvt_avx512bf16.c \
+	src/native/x86/gemm_avx512bf16.c \
+	src/native/x86/gemm_amx.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
 NATIVE_DEFS :=
 endif
+
+# The native kernel registry (fplab/native.h): portable; the kernels are
+# in X86_SRCS above.
+NATIVE_SRCS := src/native/native.c
 
 # Tensor I/O (npy, npz, safetensors, raw, text).
 IO_SRCS := \
@@ -158,6 +170,8 @@ CLI_SRCS := \
 	src/cli/cli_model.c \
 	src/cli/cli_accum_input.c \
 	src/cli/cli_accum.c \
+	src/cli/cli_native.c \
+	src/cli/cli_round_native.c \
 	src/cli/cli_progress.c \
 	src/cli/cmd_dot.c \
 	src/cli/cmd_gemm.c \
@@ -177,6 +191,7 @@ TESTS := \
 	tswitch \
 	tround16 \
 	tnative \
+	tnative_kernels \
 	tarith8 \
 	twide \
 	tarray \
@@ -215,8 +230,8 @@ BENCHES := \
 	btrain \
 
 # ---------------------------------------------------------------- objects
-LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(IO_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) \
-	    $(TRAIN_SRCS)
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(ACCUM_SRCS) \
+	    $(OPTIM_SRCS) $(TRAIN_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
@@ -400,8 +415,18 @@ $(BUILD)/src/kernels/%.o: src/kernels/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/kernels/x86/round_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/kernels/x86/round_direct_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/native/x86/cvt_f16c.o: X86_ISA = $(X86_F16C_FLAGS)
+$(BUILD)/src/native/x86/gemm_fma32.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/native/x86/cvt_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
+$(BUILD)/src/native/x86/gemm_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
+$(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
+
+$(BUILD)/src/native/x86/%.o: src/native/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
@@ -452,7 +477,7 @@ FUZZ_TIME ?= 20
 FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
-	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
 		IO_SRCS="$(IO_SRCS)" CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" \
 		X86_AVX2_FLAGS="$(X86_AVX2_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)

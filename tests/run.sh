@@ -10,7 +10,9 @@
 # line per test as it starts ("start NAME") and one as it ends, then
 # exactly one summary line "N passed, N failed" (with
 # ", N skipped (names)" when some were skipped); exits 1 on any failure.
-# A failing test's output is kept in $BUILD/tests/NAME.log and shown.
+# A failing test's output is kept in $BUILD/tests/NAME.log and shown; a
+# passing test's lines "NAME: skip ..." (parts it could not run here) are
+# shown under its PASS line.
 # POSIX sh.
 
 BUILD=${BUILD:-build/rel}
@@ -28,7 +30,9 @@ failnames=
 # record NAME STATUS SECONDS
 record() {
 	case $2 in
-	0) passed=$((passed + 1)); printf 'PASS  %-28s %4ss\n' "$1" "$3" ;;
+	0) passed=$((passed + 1)); printf 'PASS  %-28s %4ss\n' "$1" "$3"
+	   # parts a passing test skipped (a CPU feature missing) stay visible
+	   grep -E '^[^ ]+: skip ' "$logdir/$1.log" 2>/dev/null | sed 's/^/      /' ;;
 	77) skipped=$((skipped + 1)); skipnames="$skipnames $1"
 	    printf 'SKIP  %-28s %4ss  (%s)\n' "$1" "$3" \
 		"$(grep -i 'skip' "$logdir/$1.log" 2>/dev/null | tail -n 1 | cut -c1-80)" ;;

@@ -242,7 +242,8 @@ static uint64_t ref_steps(const fpl_accum_model *m, size_t K, int sum)
 	case FPL_ORDER_KAHAN: return P + 4 * K + 1;
 	case FPL_ORDER_NEUMAIER: return P + 4 * K + 2;
 	case FPL_ORDER_FUSED: return P + ceil_div(K, m->block) + 1;
-	case FPL_ORDER_PAIRS: return P + 2 * ceil_div(K, 2) + 1;
+	case FPL_ORDER_PAIRS:
+		return P + 2 * ceil_div(K, 2) + (m->pair_block ? ceil_div(K, m->pair_block) : 0) + 1;
 	case FPL_ORDER_EVENODD: return P + K + 2 * ceil_div(K, m->block) + 1;
 	default: return 0;
 	}
@@ -319,17 +320,29 @@ static double ref_output(ref *R, const double *c0v)
 			s = fused_ref(R, s, k, k + m->block < K ? k + m->block : K,
 				      R->P + k / m->block);
 		break;
-	case FPL_ORDER_PAIRS:
-		for (k = 0; k < K; k += 2) {
-			uint64_t q = R->P + k;	/* pair k/2: steps P + 2i, P + 2i + 1 */
-			if (k + 1 < K)
-				s = plus(R, k + 1, s, q);
-			else
-				s = R->exact ? r_fma(R, 0.0, 0.0, s, q)
-					     : r_add(R, &m->acc, s, 0.0, q);
-			s = plus(R, k, s, q + 1);
+	case FPL_ORDER_PAIRS: {
+		/* pairs:B: each block of B terms its own chain from +0, then
+		 * S = S + block in promo, step P + 2*ceil(K/2) + block index */
+		size_t B = m->pair_block ? m->pair_block : K + 2, k0;
+		for (k0 = 0; k0 < K; k0 += B) {
+			size_t e = k0 + B < K ? k0 + B : K;
+			double v = m->pair_block ? 0.0 : s;
+			for (k = k0; k < e; k += 2) {
+				uint64_t q = R->P + k;	/* pair k/2: steps P + 2i, P + 2i + 1 */
+				if (k + 1 < K)
+					v = plus(R, k + 1, v, q);
+				else
+					v = R->exact ? r_fma(R, 0.0, 0.0, v, q)
+						     : r_add(R, &m->acc, v, 0.0, q);
+				v = plus(R, k, v, q + 1);
+			}
+			/* beta = 0: block 0 is R itself, no addition */
+			s = m->pair_block && (k0 || c0v) ? r_add(R, &m->promo, s, v,
+								 R->P + 2 * ceil_div(K, 2) + k0 / B)
+							 : v;
 		}
 		break;
+	}
 	case FPL_ORDER_EVENODD:
 		for (k = 0; k < K; k += m->block) {
 			size_t j, e = k + m->block < K ? k + m->block : K;
@@ -377,7 +390,7 @@ static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_TZ, FPL_RND_TP, FPL_RND_OD,
 static const char *orders[] = { "sequential", "pairwise", "pairwise:4", "blocked:8",
 				"blocked:5:fp16", "kahan", "neumaier", "fused:4",
 				"fused:3:12", "fused:5:8:ne", "fused:64", "pairs",
-				"evenodd:8", "evenodd" };
+				"pairs:4", "pairs:6:fp16", "evenodd:8", "evenodd" };
 #define N_ORDERS (sizeof orders / sizeof *orders)
 
 static void spec(fpl_format *f, const char *s)
@@ -429,7 +442,7 @@ static void check_case(const fpl_accum_model *m, int kind, size_t M, size_t N, s
 		for (i = 0; i < K * ldb + N * ldb; i++)
 			b[i] = fpl_round(&m->b, b[i], FPL_RND_NE, &tmp);
 		for (i = 0; i < M * ldc; i++)
-			c[i] = c_in[i] = fpl_round(m->order == FPL_ORDER_BLOCKED ? &m->promo : &m->acc,
+			c[i] = c_in[i] = fpl_round((m->order == FPL_ORDER_BLOCKED || (m->order == FPL_ORDER_PAIRS && m->pair_block)) ? &m->promo : &m->acc,
 						   c[i], FPL_RND_NE, &tmp);
 	}
 	fpl_state_init(&st, h_rng_next(g));
@@ -466,7 +479,7 @@ static void check_case(const fpl_accum_model *m, int kind, size_t M, size_t N, s
 		}
 	L = M * K + (sum ? 0 : K * N) + M * N;
 	for (i = 0; beta && i < M * N; i++) {
-		const fpl_format *sf = m->order == FPL_ORDER_BLOCKED ? &m->promo : &m->acc;
+		const fpl_format *sf = (m->order == FPL_ORDER_BLOCKED || (m->order == FPL_ORDER_PAIRS && m->pair_block)) ? &m->promo : &m->acc;
 		rs.counter = c0 + M * K + (sum ? 0 : K * N) + i;
 		Cl[i] = m->a_load == FPL_LOAD_GIVEN ? c_in[(i / N) * ldc + i % N]
 			: fpl_round(sf, c_in[(i / N) * ldc + i % N], m->acc_rnd, &rs);
@@ -830,6 +843,56 @@ static void test_bf16_profiles(void)
 		fpl_accum_dot(&r, &m, 2, a, 1, b, 1, NULL, NULL, &st);
 		if (!h_check(h_same(r, n1)))
 			h_fail("avx512bf16 NaN priority: want %a got %a", n1, r);
+	}
+	{	/* onednn-bf16, K = 1024: two blocks of 512, each a chain from +0,
+		 * added in fp32.  Block 0 = 1; block 1 = 2^-24 + 2^-24 = 2^-23
+		 * exactly; R = 1 + 2^-23.  One chain (avx512bf16) adds 2^-24 to 1
+		 * twice, a tie each time: 1. */
+		static double a[1024], b[1024];
+		fpl_accum_model od;
+		size_t i;
+		for (i = 0; i < 1024; i++)
+			a[i] = b[i] = 0;
+		a[0] = b[0] = 1;
+		a[512] = a[513] = 0x1p-24;
+		b[512] = b[513] = 1;
+		fpl_accum_profile(&od, "onednn-bf16");
+		fpl_accum_dot(&r, &od, 1024, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1 + 0x1p-23))
+			h_fail("onednn-bf16 two blocks: want 1+2^-23 got %a", r);
+		fpl_accum_dot(&r, &m, 1024, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1))
+			h_fail("avx512bf16 one chain: want 1 got %a", r);
+		/* the block sum is IEEE fp32, not flushed: block 0 = 2^-125,
+		 * block 1 = -1.5 * 2^-126, R = 2^-127 (a subnormal) */
+		a[0] = 1;
+		b[0] = 0x1p-125;
+		a[512] = -1.5;
+		b[512] = 0x1p-126;
+		a[513] = 0;
+		fpl_accum_dot(&r, &od, 1024, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 0x1p-127))
+			h_fail("onednn-bf16 subnormal block sum: want 2^-127 got %a", r);
+		/* a chain that FTZ leaves at -0 stays -0 with beta = 0 (no
+		 * +0 + block): K = 2, the even product -2^-140 is flushed */
+		{
+			double a2[2] = { -0x1p-70, 0 }, b2[2] = { 0x1p-70, 0 };
+			fpl_accum_dot(&r, &od, 2, a2, 1, b2, 1, NULL, NULL, &st);
+			if (!h_check(h_same(r, -0.0)))
+				h_fail("onednn-bf16 flushed chain: want -0 got %a", r);
+		}
+		/* K <= 512: one chain, the avx512bf16 profile's bits */
+		for (i = 0; i < 512; i++) {
+			a[i] = fpl_round(&od.a, sin((double)i) * 3, FPL_RND_NE, &st);
+			b[i] = fpl_round(&od.a, cos((double)i * 7) / 5, FPL_RND_NE, &st);
+		}
+		{
+			double r2;
+			fpl_accum_dot(&r, &od, 512, a, 1, b, 1, NULL, NULL, &st);
+			fpl_accum_dot(&r2, &m, 512, a, 1, b, 1, NULL, NULL, &st);
+			if (!h_check(h_same(r, r2)))
+				h_fail("onednn-bf16 K = 512: want the one chain's %a got %a", r2, r);
+		}
 	}
 	{	/* amx: C = -0 with zero products gives +0 */
 		double a[3] = { 0, -0.0, 0 }, b[3] = { 1, 1, -1 };

@@ -632,9 +632,9 @@ int main(void)
 	if (!do16 && !dobf)
 		h_skip("this CPU has neither F16C nor AVX512_BF16");
 	if (!do16)
-		h_note("no F16C here: the fp16 comparisons (VCVTPS2PH, VCVTPH2PS) do not run");
+		h_note("skip the fp16 comparisons (VCVTPS2PH, VCVTPH2PS): this CPU lacks f16c");
 	if (!dobf)
-		h_note("no AVX512_BF16 here: the bf16 comparisons (VCVTNEPS2BF16) do not run");
+		h_note("skip the bf16 comparisons (VCVTNEPS2BF16): this CPU lacks avx512_bf16");
 
 	mx = _mm_getcsr();
 	if ((mx & 0xffc0u) != MXCSR_DEFAULT)

@@ -78,14 +78,26 @@
  *                  (high) element first.  An odd K is padded with a +0
  *                  pair element (a_K = b_K = +0), as a zero-padded buffer
  *                  is: fma(+0, +0, S) returns S but turns -0 into +0.
+ *  pairs:B[:FMT]   the same chains over blocks of B (even) terms [jB,
+ *                  jB+B), each from +0 in acc (only the last block can be
+ *                  odd, and is padded as above); the block results are
+ *                  added in order in promo (default fp32, mode acc_rnd):
+ *                  R = C + block 0 (beta = 1) or R = block 0 (beta = 0,
+ *                  no addition, so a -0 that FTZ left in the chain
+ *                  stays), then R = R + block j for j >= 1: a GEMM that
+ *                  splits K into blocks of VDPBF16PS chains and adds the
+ *                  block results (oneDNN, profile onednn-bf16).  With
+ *                  beta = 0 and K <= B this is the one chain of pairs.
  *  evenodd[:B]     TDPBF16PS's tile chain, per block of B (default 32) k
  *                  values [jB, jB+B): an even chain over the k with k-jB
  *                  even and an odd chain over the others, each from +0 in
  *                  ascending k, then u = even + odd, then S = S + u (NaN
  *                  priority: S first).  A last, shorter block runs its
- *                  chains over the k it has: the same as zero-padding it,
- *                  since a chain from +0 under RNE never holds -0 and
- *                  fma(+0, +0, x) = x for every other x.
+ *                  chains over the k it has.  That is padding it with
+ *                  terms whose product is -0 (a = -0, b = +0: fma(-0, +0,
+ *                  x) = x for every x), not with +0 products: under FTZ a
+ *                  chain can hold -0 (a tiny negative result flushed),
+ *                  which fma(+0, +0, -0) would turn into +0.
  * Output: when out_set, the result is rounded once into `out` in out_rnd
  * (fpl_round: no DAZ); otherwise it is left as it is (in acc, or in
  * promo for blocked).
@@ -111,7 +123,9 @@
  *   neumaier: u, (s - u) or (t - u), + t or + s, c + v of term k are steps
  *     P + 4k + 0..3, s + c is step P + 4K;
  *   fused: group j is step P + j;
- *   pairs: the odd element of pair i is step P + 2i, the even one P+2i+1;
+ *   pairs: the odd element of pair i is step P + 2i, the even one P+2i+1
+ *     (i counted over all of K); pairs:B: R + block j is step
+ *     P + 2*ceil(K/2) + j (unused for j = 0 when beta = 0);
  *   evenodd: even + odd of block j is step P + K + 2j, S + u is
  *     P + K + 2j + 1;
  *   the output rounding is step S - 1 (the last).
@@ -182,7 +196,8 @@ typedef struct fpl_accum_model {
 	fpl_accum_order order;
 	size_t leaf;			/* pairwise: L >= 1 */
 	size_t block;			/* blocked: B; fused: F; evenodd: B (>= 1) */
-	fpl_format promo;		/* blocked: promotion format */
+	size_t pair_block;		/* pairs: 0 = one chain, else B (even) */
+	fpl_format promo;		/* blocked, pairs:B: promotion format */
 	int fused_w;			/* fused: 0 = exact, else W in 1..64 */
 	fpl_rnd fused_rnd;		/* fused alignment: FPL_RND_TZ or FPL_RND_NE */
 	int out_set;			/* 1: round the result into out */
@@ -192,7 +207,7 @@ typedef struct fpl_accum_model {
 
 /*
  * Defaults: A = B = fp32 rounded in ne, exact products (prod = fp32, ne),
- * acc fp32 ne, sequential, leaf 1, block 128, promo fp32, fused exact (W
+ * acc fp32 ne, sequential, leaf 1, block 128, pair_block 0, promo fp32, fused exact (W
  * 0, tz), no output rounding.  Returns 0 or FPL_EINVAL (m NULL).
  */
 FPL_API int fpl_accum_init(fpl_accum_model *m);
@@ -200,7 +215,7 @@ FPL_API int fpl_accum_init(fpl_accum_model *m);
 /*
  * Set the order from its spelling: "sequential", "pairwise[:L]",
  * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne]]",
- * "pairs", "evenodd[:B]".  Only the order fields change.  Returns 0,
+ * "pairs[:B[:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
  * FPL_ENOTFOUND (unknown order or format) or FPL_EPARSE (bad number,
  * missing B/F, W outside 1..64, mode other than tz/ne), m unchanged then.
  */
@@ -217,8 +232,8 @@ FPL_API int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int
 
 /*
  * Replace the whole model by a named profile: "fp32-fma", "fp32-mul-add",
- * "avx512bf16", "amx-bf16" (fpl_accum_profiles lists them).  0 or
- * FPL_ENOTFOUND (m unchanged).
+ * "avx512bf16", "amx-bf16", "onednn-bf16" (fpl_accum_profiles lists
+ * them).  0 or FPL_ENOTFOUND (m unchanged).
  */
 FPL_API int fpl_accum_profile(fpl_accum_model *m, const char *name);
 
@@ -245,7 +260,7 @@ FPL_API int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 /*
  * Is the model usable?  0, or FPL_EINVAL (a mode out of range, leaf or
  * block 0, fused W above 64 or fused mode not tz/ne, stochastic mode
- * with st->sr_bits outside 1..32 when st is not NULL) or FPL_EFORMAT (a
+ * with st->sr_bits outside 1..32 when st is not NULL, an odd pair_block) or FPL_EFORMAT (a
  * format fpl_format_finish rejects).
  */
 FPL_API int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st);

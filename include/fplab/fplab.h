@@ -17,6 +17,7 @@
 #include <fplab/array.h>
 #include <fplab/codec.h>
 #include <fplab/kernels.h>
+#include <fplab/native.h>
 #include <fplab/number.h>
 #include <fplab/tensor.h>
 #include <fplab/hist.h>

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 typedef struct fpl_cpu_features {
-	int avx2, fma;			/* CPUID and OS support (YMM state) */
+	int avx2, fma, f16c;		/* CPUID and OS support (YMM state) */
 	int avx512f, avx512dq, avx512bw, avx512vl;	/* and ZMM/opmask state */
 	int avx512_bf16, avx512_fp16;
 	int amx_tile, amx_bf16;		/* CPUID only; tile data needs a permission request */

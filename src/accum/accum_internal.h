@@ -146,10 +146,16 @@ extern int fpl__reduce_mpfr_only;
 /* f = the catalogue format `name` (model.c). */
 void fpl__acc_fmt(fpl_format *f, const char *name);
 
-/* The running-sum format: promo for blocked, acc otherwise. */
+/* Does the model add block results in promo (blocked, pairs:B)? */
+static inline int fpl__acc_promotes(const fpl_accum_model *m)
+{
+	return m->order == FPL_ORDER_BLOCKED || (m->order == FPL_ORDER_PAIRS && m->pair_block);
+}
+
+/* The running-sum format: promo for blocked and pairs:B, acc otherwise. */
 static inline const fpl_format *fpl__acc_sum_format(const fpl_accum_model *m)
 {
-	return m->order == FPL_ORDER_BLOCKED ? &m->promo : &m->acc;
+	return fpl__acc_promotes(m) ? &m->promo : &m->acc;
 }
 
 #endif

@@ -49,9 +49,10 @@
  * is counted, so the products need not be binary32 values: the lsb and
  * lead conditions alone keep every step free of underflow (a tiny c + p
  * is still a multiple of 2^-149, hence exact) and of overflow short of
- * an infinite result.  The job then runs as one GEMM (fma32_whole): a
- * 6 x 16 register block of outputs, each a vector lane whose chain runs
- * k ascending from its initial value, over B packed in 16-column panels.
+ * an infinite result.  The job then runs as one GEMM (fma32_whole): with
+ * AVX2 the native kernel fma32 (native/x86/gemm_fma32.c: 6 x 16 register
+ * blocks, each output a vector lane whose chain runs k ascending from its
+ * initial value), else the same blocking in portable fmaf loops.
  * Blocking changes which chains run side by side, never a chain's order,
  * so the bits are the tiles'.
  */
@@ -70,6 +71,7 @@
 #include <fplab/kernels.h>
 
 #include "accum/accum_internal.h"
+#include "native/native_internal.h"
 #include "util/parallel.h"
 #include "util/scratch.h"
 
@@ -356,71 +358,6 @@ static void block_scalar(const float *a, size_t lda, const float *b, size_t K, f
 		}
 }
 
-#ifdef FMA32_X86
-FMA32_TARGET static void block6x16(const float *a, size_t lda, const float *b, size_t K,
-				   float *c, size_t ldc)
-{
-	__m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
-	__m256 c10 = _mm256_loadu_ps(c + ldc), c11 = _mm256_loadu_ps(c + ldc + 8);
-	__m256 c20 = _mm256_loadu_ps(c + 2 * ldc), c21 = _mm256_loadu_ps(c + 2 * ldc + 8);
-	__m256 c30 = _mm256_loadu_ps(c + 3 * ldc), c31 = _mm256_loadu_ps(c + 3 * ldc + 8);
-	__m256 c40 = _mm256_loadu_ps(c + 4 * ldc), c41 = _mm256_loadu_ps(c + 4 * ldc + 8);
-	__m256 c50 = _mm256_loadu_ps(c + 5 * ldc), c51 = _mm256_loadu_ps(c + 5 * ldc + 8);
-	const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
-	const float *a4 = a + 4 * lda, *a5 = a + 5 * lda;
-	size_t k;
-
-	for (k = 0; k < K; k++) {
-		const __m256 b0 = _mm256_loadu_ps(b + k * NR), b1 = _mm256_loadu_ps(b + k * NR + 8);
-		__m256 av;
-		av = _mm256_broadcast_ss(a0 + k);
-		c00 = _mm256_fmadd_ps(av, b0, c00);
-		c01 = _mm256_fmadd_ps(av, b1, c01);
-		av = _mm256_broadcast_ss(a1 + k);
-		c10 = _mm256_fmadd_ps(av, b0, c10);
-		c11 = _mm256_fmadd_ps(av, b1, c11);
-		av = _mm256_broadcast_ss(a2 + k);
-		c20 = _mm256_fmadd_ps(av, b0, c20);
-		c21 = _mm256_fmadd_ps(av, b1, c21);
-		av = _mm256_broadcast_ss(a3 + k);
-		c30 = _mm256_fmadd_ps(av, b0, c30);
-		c31 = _mm256_fmadd_ps(av, b1, c31);
-		av = _mm256_broadcast_ss(a4 + k);
-		c40 = _mm256_fmadd_ps(av, b0, c40);
-		c41 = _mm256_fmadd_ps(av, b1, c41);
-		av = _mm256_broadcast_ss(a5 + k);
-		c50 = _mm256_fmadd_ps(av, b0, c50);
-		c51 = _mm256_fmadd_ps(av, b1, c51);
-	}
-	_mm256_storeu_ps(c, c00);
-	_mm256_storeu_ps(c + 8, c01);
-	_mm256_storeu_ps(c + ldc, c10);
-	_mm256_storeu_ps(c + ldc + 8, c11);
-	_mm256_storeu_ps(c + 2 * ldc, c20);
-	_mm256_storeu_ps(c + 2 * ldc + 8, c21);
-	_mm256_storeu_ps(c + 3 * ldc, c30);
-	_mm256_storeu_ps(c + 3 * ldc + 8, c31);
-	_mm256_storeu_ps(c + 4 * ldc, c40);
-	_mm256_storeu_ps(c + 4 * ldc + 8, c41);
-	_mm256_storeu_ps(c + 5 * ldc, c50);
-	_mm256_storeu_ps(c + 5 * ldc + 8, c51);
-}
-
-FMA32_TARGET static void block1x16(const float *a, const float *b, size_t K, float *c)
-{
-	__m256 c0 = _mm256_loadu_ps(c), c1 = _mm256_loadu_ps(c + 8);
-	size_t k;
-
-	for (k = 0; k < K; k++) {
-		const __m256 av = _mm256_broadcast_ss(a + k);
-		c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + k * NR), c0);
-		c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + k * NR + 8), c1);
-	}
-	_mm256_storeu_ps(c, c0);
-	_mm256_storeu_ps(c + 8, c1);
-}
-#endif
-
 uint64_t fpl__acc_whole_runs;
 
 typedef struct whole_job {
@@ -452,37 +389,6 @@ static void *whole_rows(void *arg)
 			const float *a = J->Af + i * K;
 			float *c = w->C + i * N + j0;
 			size_t mr = w->r1 - i < MR ? w->r1 - i : MR;
-#ifdef FMA32_X86
-			if (J->simd && nr == NR && mr == MR) {
-				block6x16(a, K, panel, K, c, N);
-				i += MR;
-				continue;
-			}
-			if (J->simd && nr == NR) {
-				block1x16(a, panel, K, c);
-				i++;
-				continue;
-			}
-#endif
-#ifdef FMA32_X86
-			if (J->simd) {	/* a narrow panel: through a padded copy */
-				float t[MR * NR];
-				size_t r, q;
-				memset(t, 0, sizeof t);
-				for (r = 0; r < mr; r++)
-					memcpy(t + r * NR, c + r * N, nr * sizeof *t);
-				if (mr == MR)
-					block6x16(a, K, panel, K, t, NR);
-				else
-					for (r = 0; r < mr; r++)
-						block1x16(a + r * K, panel, K, t + r * NR);
-				for (r = 0; r < mr; r++)
-					for (q = 0; q < nr; q++)
-						c[r * N + q] = t[r * NR + q];
-				i += mr;
-				continue;
-			}
-#endif
 			block_scalar(a, K, panel, K, c, N, mr, nr);
 			i += mr;
 		}
@@ -510,6 +416,15 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 	} else {
 		memset(C, 0, M * N * sizeof *C);
 	}
+#if defined(FMA32_X86) && defined(FPL_HAVE_X86_KERNELS)
+	if (J->simd) {	/* the native kernel: the same chains on VFMADD231PS */
+		if (fpl__native_fma32_gemm(1, M, N, J->K, J->Af, J->Bf, C, threads)) {
+			fpl__scratch_free(C);
+			return FPL_ENOMEM;
+		}
+		goto done;
+	}
+#endif
 	if (threads > FPL_MAX_THREADS)
 		threads = FPL_MAX_THREADS;
 	if (threads < 1 || (double)M * (double)N * (double)J->K < 1e6)
@@ -540,6 +455,9 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 		fpl__scratch_free(C);
 		return FPL_ENOMEM;
 	}
+#if defined(FMA32_X86) && defined(FPL_HAVE_X86_KERNELS)
+done:
+#endif
 	{	/* an infinite chain is the only event possible here */
 		int bad = 0;
 		for (i = 0; i < M * N; i++)

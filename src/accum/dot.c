@@ -235,12 +235,13 @@ static void neumaier(run *R, double *s)
 		s[jj] = add(R, s[jj], c[jj], R->P + 4 * K, jj);
 }
 
-static void pairs(run *R, double *s)
+/* The chain over pairs [i0, i1) of the K terms, onto s. */
+static void pair_chain(run *R, size_t i0, size_t i1, double *s)
 {
 	size_t K = R->T->J->K, i, jj;
 	double tv[NT];
 
-	for (i = 0; 2 * i < K; i++) {
+	for (i = i0; i < i1; i++) {
 		uint64_t st = R->P + 2 * i;
 		if (2 * i + 1 < K) {
 			term_values(R, 2 * i + 1, tv);
@@ -254,6 +255,28 @@ static void pairs(run *R, double *s)
 		term_values(R, 2 * i, tv);
 		for (jj = 0; jj < R->T->nj; jj++)
 			s[jj] = add_term(R, 2 * i, jj, s[jj], tv, st + 1);
+	}
+}
+
+/* pairs: one chain from S; pairs:B: chains over blocks of B terms from
+ * +0, added in promo: C + block 0 (beta = 1) or block 0 itself, then
+ * + block j. */
+static void pairs(run *R, double *s)
+{
+	size_t K = R->T->J->K, np = (K + 1) / 2, B = R->m->pair_block, i0, jj;
+	double blk[NT];
+
+	if (!B) {
+		pair_chain(R, 0, np, s);
+		return;
+	}
+	for (i0 = 0; i0 < np; i0 += B / 2) {
+		zeros(blk, R->T->nj);
+		pair_chain(R, i0, np - i0 < B / 2 ? np : i0 + B / 2, blk);
+		for (jj = 0; jj < R->T->nj; jj++)
+			s[jj] = i0 || R->T->J->C ? add_f(R, &R->m->promo, s[jj], blk[jj],
+							R->P + 2 * np + 2 * i0 / B, jj)
+						 : blk[jj];
 	}
 }
 

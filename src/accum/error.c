@@ -90,7 +90,7 @@ double fpl_accum_unit_roundoff(const fpl_accum_model *mod)
 	u = fmt_u(&mod->acc, mod->acc_rnd);
 	if (!mod->prod_exact && (v = fmt_u(&mod->prod, mod->prod_rnd)) > u)
 		u = v;
-	if (mod->order == FPL_ORDER_BLOCKED && (v = fmt_u(&mod->promo, mod->acc_rnd)) > u)
+	if (fpl__acc_promotes(mod) && (v = fmt_u(&mod->promo, mod->acc_rnd)) > u)
 		u = v;
 	if (mod->out_set && (v = fmt_u(&mod->out, mod->out_rnd)) > u)
 		u = v;
@@ -144,11 +144,15 @@ static double kprime(const fpl_accum_model *m, size_t k)
 	case FPL_ORDER_EVENODD:
 		n = ceil(fmin(B, K) / 2) + 1 + cdiv(K, B);
 		break;
+	case FPL_ORDER_PAIRS:	/* a zero pad adds no error; blocks as blocked */
+		n = m->pair_block ? fmin((double)m->pair_block, K) + cdiv(K, (double)m->pair_block)
+				  : K;
+		break;
 	case FPL_ORDER_KAHAN:
 	case FPL_ORDER_NEUMAIER:
 		n = K + 1;
 		break;
-	default:	/* sequential, pairs */
+	default:	/* sequential */
 		n = K;
 		break;
 	}

@@ -80,6 +80,14 @@ int fpl__acc_load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl
 		return 0;
 
 	if (kind == FPL_LOAD_GIVEN) {
+		/* the values of a flushing or DAZ format are those of the
+		 * plain one (fpl__acc_is_value): the scan decides most inputs */
+		fpl_format g = *f;
+		if (g.subnormal == FPL_SUB_FTZ)
+			g.subnormal = FPL_SUB_YES;
+		g.daz = 0;
+		if (binary32_prefix(&g) && all_values(buf, n, g.m))
+			return 0;
 		for (i = 0; i < n; i++)
 			if (!fpl__acc_is_value(f, buf[i]))
 				return FPL_ERANGE;

@@ -36,6 +36,7 @@ int fpl_accum_init(fpl_accum_model *m)
 	m->order = FPL_ORDER_SEQUENTIAL;
 	m->leaf = 1;
 	m->block = 128;
+	m->pair_block = 0;
 	m->fused_w = 0;
 	m->fused_rnd = FPL_RND_TZ;
 	return 0;
@@ -97,6 +98,16 @@ int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 		break;
 	case FPL_ORDER_BLOCKED:
 		if (!*p || parse_size(p + 1, &t.block, &p))
+			return FPL_EPARSE;
+		fpl__acc_fmt(&t.promo, "fp32");
+		if (*p && (st = fpl_accum_parse_spec(p + 1, &t.promo, NULL, NULL)))
+			return st;
+		break;
+	case FPL_ORDER_PAIRS:
+		t.pair_block = 0;
+		if (!*p)
+			break;
+		if (parse_size(p + 1, &t.pair_block, &p) || t.pair_block % 2)
 			return FPL_EPARSE;
 		fpl__acc_fmt(&t.promo, "fp32");
 		if (*p && (st = fpl_accum_parse_spec(p + 1, &t.promo, NULL, NULL)))
@@ -203,7 +214,7 @@ int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st)
 		if (r[i] == FPL_RND_SP && st && (st->sr_bits < 1 || st->sr_bits > 32))
 			return FPL_EINVAL;
 	}
-	if (m->leaf == 0 || m->block == 0 || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
+	if (m->leaf == 0 || m->block == 0 || m->pair_block % 2 || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
 	    || (m->fused_rnd != FPL_RND_TZ && m->fused_rnd != FPL_RND_NE))
 		return FPL_EINVAL;
 	if (bad_format(&m->a) || bad_format(&m->b) || bad_format(&m->prod) || bad_format(&m->acc)
@@ -231,7 +242,9 @@ uint64_t fpl_accum_steps(const fpl_accum_model *m, size_t k, int sum)
 	case FPL_ORDER_KAHAN: Q = 4 * K; break;
 	case FPL_ORDER_NEUMAIER: Q = 4 * K + 1; break;
 	case FPL_ORDER_FUSED: Q = ceil_div(K, m->block); break;
-	case FPL_ORDER_PAIRS: Q = 2 * ceil_div(K, 2); break;
+	case FPL_ORDER_PAIRS:
+		Q = 2 * ceil_div(K, 2) + (m->pair_block ? ceil_div(K, m->pair_block) : 0);
+		break;
 	case FPL_ORDER_EVENODD: Q = K + 2 * ceil_div(K, m->block); break;
 	default: Q = K; break;
 	}

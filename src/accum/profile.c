@@ -35,6 +35,8 @@ static const fpl_accum_profile_entry profiles[] = {
 			"fp32 fma with DAZ/FTZ/RNE per element" },
 	{ "amx-bf16", "TDPBF16PS: per 32 k, even and odd fp32 fma chains (DAZ/FTZ/RNE) from +0, "
 		      "then C + (even + odd)" },
+	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul: VDPBF16PS chains over blocks of 512 k from +0, "
+			 "block results added in IEEE fp32 (ne)" },
 };
 #define NPROFILES (sizeof profiles / sizeof *profiles)
 
@@ -70,8 +72,13 @@ int fpl_accum_profile(fpl_accum_model *m, const char *name)
 		t.acc.daz = 1;
 		t.acc.subnormal = FPL_SUB_FTZ;
 		fpl_format_finish(&t.acc);
-		t.order = i == 2 ? FPL_ORDER_PAIRS : FPL_ORDER_EVENODD;
+		t.order = i == 3 ? FPL_ORDER_EVENODD : FPL_ORDER_PAIRS;
 		t.block = 32;
+		/* oneDNN: K split into blocks of 512, each block's VDPBF16PS
+		 * chain from +0, the block results added by an ordinary fp32 add
+		 * (promo = IEEE binary32, default MXCSR) */
+		if (i == 4)
+			t.pair_block = 512;
 	}
 	*m = t;
 	return 0;
@@ -91,7 +98,10 @@ static int which_profile(const fpl_accum_model *m)
 		    && (p.prod_exact || (same_format(&p.prod, &m->prod) && p.prod_rnd == m->prod_rnd))
 		    && same_format(&p.acc, &m->acc) && p.acc_rnd == m->acc_rnd
 		    && p.order == m->order && !m->out_set
-		    && (p.order != FPL_ORDER_EVENODD || p.block == m->block))
+		    && (p.order != FPL_ORDER_EVENODD || p.block == m->block)
+		    && (p.order != FPL_ORDER_PAIRS
+			|| (p.pair_block == m->pair_block
+			    && (!p.pair_block || same_format(&p.promo, &m->promo)))))
 			return (int)i;
 	}
 	return -1;
@@ -144,6 +154,12 @@ static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 	case FPL_ORDER_BLOCKED:
 		fpl__sbuf_put(b, ":%zu:", m->block);
 		put_format(b, &m->promo);
+		break;
+	case FPL_ORDER_PAIRS:
+		if (m->pair_block) {
+			fpl__sbuf_put(b, ":%zu:", m->pair_block);
+			put_format(b, &m->promo);
+		}
 		break;
 	case FPL_ORDER_FUSED:
 		fpl__sbuf_put(b, ":%zu", m->block);

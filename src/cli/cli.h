@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include <fplab/fplab.h>
+#include <fplab/native.h>
 
 #include "util/gen.h"
 
@@ -608,6 +609,7 @@ struct cli_model_job {
 	char a[CLI_SPEC_MAX], b[CLI_SPEC_MAX], prod[CLI_SPEC_MAX], acc[CLI_SPEC_MAX],
 	     order[CLI_SPEC_MAX], out[CLI_SPEC_MAX];
 	fpl_state st;
+	int generated;		/* the inputs come from --gen */
 };
 
 void cli_model_init(struct cli_model *mo);
@@ -660,6 +662,65 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 		  const double *b, size_t ldb, int transb, struct cli_accum_row *row);
 /* Seconds of a monotonic clock. */
 double cli_now(void);
+
+/*
+ * Generated inputs of a model that takes them as given (a profile, or a
+ * ':given' spec) are first rounded (ne) into that input format: a
+ * generator's doubles are not data of any format.  *ra / *rb receive
+ * rounded copies of a[0..na) / b[0..nb) (b may be NULL), or NULL where
+ * the input is used as it is (files, rounded loads).  0 or -1.
+ */
+int cli_accum_given(const struct cli_model_job *j, size_t na, const double *a, double **ra,
+		    size_t nb, const double *b, double **rb);
+
+/* --backend of dot and gemm (cli_native.c). */
+enum cli_backend { CLI_BACKEND_EMU = 0, CLI_BACKEND_NATIVE, CLI_BACKEND_BOTH };
+#define CLI_OPT_BACKEND 0x10a0
+#define CLI_BACKEND_LONGOPT { "backend", required_argument, NULL, CLI_OPT_BACKEND }
+/* 0, or -1 with the message printed. */
+int cli_backend_parse(const char *arg, enum cli_backend *b);
+/*
+ * Job j (a profile with a native GEMM kernel) under --backend native or
+ * both, on the inputs as cli_accum_run takes them: prints the report (a
+ * row per backend, `mismatches` between them) on stdout in `report` form
+ * and leaves the native result in c (m x n).  0 or -1 (message printed:
+ * no --profile, no kernel, a kernel this CPU cannot run, inputs that are
+ * not binary32 values).
+ */
+int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_report report,
+		     int kind, double *c, size_t m, size_t n, size_t k, const double *a,
+		     size_t lda, int transa, const double *b, size_t ldb, int transb,
+		     const char *profile);
+
+/* --backend of round (cli_round_native.c): the native conversion of one
+ * format and mode beside the engine. */
+struct cli_round_native {
+	enum cli_backend be;
+	const fpl_native_kernel *k;
+	fpl_format fmt;			/* the emulated twin */
+	fpl_rnd rnd;
+	const char *twin_note;		/* the twin, in words */
+	struct cli_errstats es;		/* the native results' errors */
+	uint64_t n, mismatches;
+	double t_native;
+	float *xf;
+	uint16_t *codes;
+	double *yn;
+};
+/* For be native or both: find the conversion of *fmt in mode rnd, check
+ * this CPU runs it, and turn *fmt into its emulated twin (bf16: ftz,
+ * tininess before); buffers for chunks of `chunk`.  be emu: nothing.  0
+ * or -1 (message printed). */
+int cli_round_native_setup(struct cli_round_native *rn, enum cli_backend be, fpl_format *fmt,
+			   fpl_rnd rnd, size_t chunk);
+/* Convert x[0..n) natively: native: the results into y; both: y holds the
+ * emulated results, compared.  0 or -1 (an input that is not a binary32
+ * value, named by its position). */
+int cli_round_native_chunk(struct cli_round_native *rn, const double *x, double *y, size_t n);
+/* The side-by-side table (emu: the job's errors and time, for both). */
+void cli_round_native_report(const struct cli_round_native *rn, const struct cli_errstats *emu,
+			     double emu_seconds, enum cli_report report, FILE *fp);
+void cli_round_native_release(struct cli_round_native *rn);
 
 /* -o FILE: n values of shape (ndim, shape) through cli_writer (.npy
  * .npz .safetensors by extension, else text).  0 or -1. */

@@ -76,16 +76,55 @@ static int run_error(const struct cli_model_job *j, int rc, int sum)
 	return error("%s", fpl_strerror(rc));
 }
 
+/* x[0..n) rounded (ne) into f, into a new array *r; 0 or -1. */
+static int round_copy(const fpl_format *f, size_t n, const double *x, double **r)
+{
+	fpl_state st;
+	size_t i;
+
+	*r = malloc((n + 1) * sizeof **r);
+	if (!*r)
+		return error("out of memory");
+	fpl_state_init(&st, 0);
+	for (i = 0; i < n; i++)
+		(*r)[i] = fpl_round(f, x[i], FPL_RND_NE, &st);
+	return 0;
+}
+
+int cli_accum_given(const struct cli_model_job *j, size_t na, const double *a, double **ra,
+		    size_t nb, const double *b, double **rb)
+{
+	*ra = *rb = NULL;
+	if (!j->generated)
+		return 0;
+	if (j->mod.a_load == FPL_LOAD_GIVEN && round_copy(&j->mod.a, na, a, ra))
+		return -1;
+	if (b && j->mod.b_load == FPL_LOAD_GIVEN && round_copy(&j->mod.b, nb, b, rb)) {
+		free(*ra);
+		*ra = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double *c,
 		  size_t m, size_t n, size_t k, const double *a, size_t lda, int transa,
 		  const double *b, size_t ldb, int transb, struct cli_accum_row *row)
 {
 	const fpl_accum_model *mod = &j->mod;
-	double *al = NULL, *bl = NULL, *ex = NULL, t0;
+	double *al = NULL, *bl = NULL, *ex = NULL, *ga = NULL, *gb = NULL, t0;
 	fpl_accum_errors e;
 	int rc;
 
 	memset(row, 0, sizeof *row);
+	if (cli_accum_given(j, m * k, a, &ga, kind == CLI_RUN_SUM ? 0
+				 : kind == CLI_RUN_DOT ? (k ? (k - 1) * ldb + 1 : 0) : k * n,
+			    kind == CLI_RUN_SUM ? NULL : b, &gb))
+		return -1;
+	if (ga)
+		a = ga;
+	if (gb)
+		b = gb;
 	al = malloc((m * k + 1) * sizeof *al);
 	bl = malloc((k * n + 1) * sizeof *bl);
 	ex = malloc((m * n + 1) * sizeof *ex);
@@ -137,6 +176,8 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 	row->flops = kind == CLI_RUN_SUM ? (double)k : 2.0 * (double)m * (double)n * (double)k;
 	rc = 0;
 out:
+	free(ga);
+	free(gb);
 	free(al);
 	free(bl);
 	free(ex);

@@ -222,6 +222,13 @@ static void spell(struct cli_model_job *j)
 		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu:", m->block);
 		put_format(j->order + k, sizeof j->order - k, &m->promo);
 		break;
+	case FPL_ORDER_PAIRS:
+		if (m->pair_block) {
+			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu:",
+					      m->pair_block);
+			put_format(j->order + k, sizeof j->order - k, &m->promo);
+		}
+		break;
 	case FPL_ORDER_FUSED:
 		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
 		if (m->fused_w)
@@ -425,6 +432,8 @@ int cli_model_grid(const struct cli_model *mo, struct cli_model_job **jobs, size
 		*jobs = NULL;
 		return rc;
 	}
+	for (k = 0; k < total; k++)
+		(*jobs)[k].generated = mo->gen.kind != 0;
 	*n = total;
 	return 0;
 }

@@ -14,13 +14,15 @@
 
 static const char dot_usage[] =
 	"usage: fplab dot " CLI_MODEL_SYNOPSIS "\n"
-	"    [--gen GEN -n N | -a FILE -b FILE] [-o FILE] [--tsv|--json|--ndjson]\n";
+	"    [--gen GEN -n N | -a FILE -b FILE] [--backend emu|native|both]\n"
+	"    [-o FILE] [--tsv|--json|--ndjson]\n";
 
 static struct dot_opts {
 	struct cli_model mo;
 	const char *afile, *bfile, *output;
 	long n;			/* -n, -1 when not given */
 	enum cli_report report;
+	enum cli_backend backend;
 } opt;
 
 static int parse_args(int argc, char **argv)
@@ -29,6 +31,7 @@ static int parse_args(int argc, char **argv)
 		CLI_ROUND_LONGOPTS,
 		CLI_MODEL_LONGOPTS,
 		CLI_REPORT_LONGOPTS,
+		CLI_BACKEND_LONGOPT,
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -49,6 +52,10 @@ static int parse_args(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			return -1;
+		case CLI_OPT_BACKEND:
+			if (cli_backend_parse(optarg, &opt.backend))
+				return CLI_EXIT_USAGE;
+			break;
 		case 'a':
 			opt.afile = optarg;
 			break;
@@ -130,6 +137,17 @@ int cmd_dot(int argc, char **argv)
 	rc = cli_model_grid(&opt.mo, &jobs, &nj);
 	if (rc)
 		return rc == -2 ? usage_error(dot_usage, NULL) : CLI_EXIT_FAIL;
+	if (opt.backend != CLI_BACKEND_EMU && nj > 1) {
+		free(jobs);
+		return usage_error(dot_usage, "--backend %s runs one model, a profile with a native "
+				   "kernel, not a sweep of %zu", opt.backend == CLI_BACKEND_BOTH ? "both"
+				   : "native", nj);
+	}
+	if (opt.output && opt.backend == CLI_BACKEND_BOTH) {
+		free(jobs);
+		return usage_error(dot_usage, "-o %s: --backend both has two results; choose native "
+				   "or emu to write one", opt.output);
+	}
 	if (opt.output && nj > 1) {
 		free(jobs);
 		return usage_error(dot_usage, "-o %s: a sweep of %zu models has no single result; "
@@ -141,7 +159,10 @@ int cmd_dot(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 1, cli_accum_cols, sizeof cli_accum_cols);
-	if (!rc) {
+	if (!rc && opt.backend != CLI_BACKEND_EMU) {
+		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_DOT, &r, 1, 1,
+				      x.n, x.v, x.n, 0, y.v, 1, 0, opt.mo.profile);
+	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
 				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
 		cli_progress_start("dot", nj);

@@ -17,7 +17,7 @@
 static const char gemm_usage[] =
 	"usage: fplab gemm " CLI_MODEL_SYNOPSIS "\n"
 	"    [--gen GEN -m M -n N -k K | -a FILE -b FILE] [--transa] [--transb]\n"
-	"    [-o FILE] [--tsv|--json|--ndjson]\n";
+	"    [--backend emu|native|both] [-o FILE] [--tsv|--json|--ndjson]\n";
 
 enum { OPT_TRANSA = CLI_OPT_CMD, OPT_TRANSB };
 
@@ -27,6 +27,7 @@ static struct gemm_opts {
 	long m, n, k;		/* -1 when not given */
 	int transa, transb;
 	enum cli_report report;
+	enum cli_backend backend;
 } opt;
 
 static int dim(const char *o, const char *arg, long *v)
@@ -42,6 +43,7 @@ static int parse_args(int argc, char **argv)
 		CLI_ROUND_LONGOPTS,
 		CLI_MODEL_LONGOPTS,
 		CLI_REPORT_LONGOPTS,
+		CLI_BACKEND_LONGOPT,
 		{ "transa", no_argument, NULL, OPT_TRANSA },
 		{ "transb", no_argument, NULL, OPT_TRANSB },
 		{ "output", required_argument, NULL, 'o' },
@@ -64,6 +66,10 @@ static int parse_args(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			return -1;
+		case CLI_OPT_BACKEND:
+			if (cli_backend_parse(optarg, &opt.backend))
+				return CLI_EXIT_USAGE;
+			break;
 		case 'a': opt.afile = optarg; break;
 		case 'b': opt.bfile = optarg; break;
 		case 'o': opt.output = optarg; break;
@@ -165,6 +171,17 @@ int cmd_gemm(int argc, char **argv)
 	rc = cli_model_grid(&opt.mo, &jobs, &nj);
 	if (rc)
 		return rc == -2 ? usage_error(gemm_usage, NULL) : CLI_EXIT_FAIL;
+	if (opt.backend != CLI_BACKEND_EMU && nj > 1) {
+		free(jobs);
+		return usage_error(gemm_usage, "--backend %s runs one model, a profile with a native "
+				   "kernel, not a sweep of %zu", opt.backend == CLI_BACKEND_BOTH ? "both"
+				   : "native", nj);
+	}
+	if (opt.output && opt.backend == CLI_BACKEND_BOTH) {
+		free(jobs);
+		return usage_error(gemm_usage, "-o %s: --backend both has two results; choose native "
+				   "or emu to write one", opt.output);
+	}
 	if (opt.output && nj > 1) {
 		free(jobs);
 		return usage_error(gemm_usage, "-o %s: a sweep of %zu models has no single result; "
@@ -184,7 +201,11 @@ int cmd_gemm(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 3, cli_accum_cols, sizeof cli_accum_cols);
-	if (!rc) {
+	if (!rc && opt.backend != CLI_BACKEND_EMU) {
+		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_GEMM, c, m, n, k,
+				      a.v, opt.transa ? m : k, opt.transa, b.v, opt.transb ? k : n,
+				      opt.transb, opt.mo.profile);
+	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
 				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS);
 		cli_progress_start("gemm", nj);

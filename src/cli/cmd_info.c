@@ -64,6 +64,7 @@ int cmd_info(int argc, char **argv)
 	row(&t, "compiler", COMPILER);
 	row(&t, "avx2", cpu->avx2 ? "yes" : "no");
 	row(&t, "fma", cpu->fma ? "yes" : "no");
+	row(&t, "f16c", cpu->f16c ? "yes" : "no");
 	row(&t, "avx512f", cpu->avx512f ? "yes" : "no");
 	row(&t, "avx512dq", cpu->avx512dq ? "yes" : "no");
 	row(&t, "avx512bw", cpu->avx512bw ? "yes" : "no");
@@ -80,6 +81,20 @@ int cmd_info(int argc, char **argv)
 	else
 		snprintf(status, sizeof status, "ok");
 	row(&t, "kernels_status", status);
+	{	/* the native kernels: each one usable, or why not */
+		size_t n, i;
+		const fpl_native_kernel *k = fpl_native_kernels(&n);
+		for (i = 0; i < n; i++) {
+			char key[64], val[256];
+			const char *why;
+			int ok = fpl_native_usable(&k[i], &why);
+			snprintf(key, sizeof key, "native_%s", k[i].name);
+			snprintf(val, sizeof val, "%s: %s %s%s%s", ok ? "yes" : "no",
+				 k[i].op == FPL_NATIVE_GEMM ? "gemm, profile" : "round into",
+				 k[i].profile, ok ? "" : "; ", ok ? "" : why);
+			row(&t, key, val);
+		}
+	}
 	cli_table_end(&t);
 	if (fpl_kernels_status())
 		return error("FPLAB_KERNELS: %s", fpl_strerror(fpl_kernels_status())),

@@ -28,7 +28,8 @@ static const struct {
 		      "correction; result s + c" },
 	{ "fused:F[:W[:tz|ne]]", "groups of F terms and S added as one multi-term sum, rounded "
 				 "once; W: terms aligned to W bits (tz or ne)" },
-	{ "pairs", "VDPBF16PS: k in pairs, fma of the odd (high) element first, then the even" },
+	{ "pairs[:B[:FMT]]", "VDPBF16PS: k in pairs, fma of the odd (high) element first, then "
+			     "the even; B: chains over blocks of B from +0, each added into FMT" },
 	{ "evenodd[:B]", "TDPBF16PS: per block of B (default 32) an even and an odd fma chain "
 			 "from +0, then S + (even + odd)" },
 };

@@ -33,7 +33,8 @@ static const char round_usage[] =
 	"usage: fplab round " CLI_ROUND_SYNOPSIS "\n"
 	"    [--in text|f64|f32|f16|bf16|npy|codes] [--dtype DTYPE]\n"
 	"    [--out text|hex|bits|f64|f32|npy|npz|safetensors] [--out-dtype DTYPE]\n"
-	"    [-o FILE] [--no-values] [--flags] [--stats] [--tsv|--json|--ndjson] [FILE...]\n";
+	"    [-o FILE] [--no-values] [--flags] [--stats] [--backend emu|native|both]\n"
+	"    [--tsv|--json|--ndjson] [FILE...]\n";
 
 enum { OPT_IN = CLI_OPT_CMD, OPT_DTYPE, OPT_OUT, OPT_STATS, OPT_OUT_DTYPE, OPT_NO_VALUES,
        OPT_FLAGS };
@@ -50,6 +51,7 @@ static struct round_opts {
 	int no_values;		/* --no-values */
 	int flags;		/* --flags: one result per line with its flags */
 	enum cli_report report;
+	enum cli_backend backend;	/* --backend */
 } opt;
 
 /* One combination of a sweep (a single one without lists). */
@@ -60,6 +62,8 @@ struct job {
 
 static struct cli_grid grid;
 static struct job *jobs;
+static struct cli_round_native rnat;	/* --backend native|both */
+static double emu_seconds;		/* --backend both: the engine's time */
 static unsigned *flagbuf;	/* --flags: per-result flags of a chunk */
 
 /* The errors of a chunk; an inexact text number (listed in inx) is
@@ -91,8 +95,19 @@ static int job_chunk(struct job *jb, double *y, const double *x, size_t n,
 	const fpl_format *f = &jb->ro.fmt;
 	fpl_state *st = &jb->ro.st;
 	size_t i, k = 0;
+	double t0 = cli_now();
 	int rc;
 
+	if (rnat.be != CLI_BACKEND_EMU && inx && inx->n)
+		return error("input %llu: a decimal that binary64 cannot hold is not a binary32 "
+			     "value: the native conversion takes binary32 inputs",
+			     (unsigned long long)(jb->es.n + inx->v[0].pos + 1));
+	if (rnat.be == CLI_BACKEND_NATIVE) {
+		if (cli_round_native_chunk(&rnat, x, y, n))
+			return -1;
+		jb->es.n += n;
+		return 0;
+	}
 	if ((!inx || !inx->n) && !fl) {
 		rc = fpl_round_array(f, y, x, n, jb->ro.rnd, st);
 		if (rc)
@@ -112,6 +127,11 @@ static int job_chunk(struct job *jb, double *y, const double *x, size_t n,
 			sticky |= st->flags;
 		}
 		st->flags = sticky;
+	}
+	if (rnat.be == CLI_BACKEND_BOTH) {
+		emu_seconds += cli_now() - t0;
+		if (cli_round_native_chunk(&rnat, x, y, n))
+			return -1;
 	}
 	if (opt.stats)
 		note_errors(jb, x, y, n, inx);
@@ -439,6 +459,7 @@ static int parse_args(int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "no-values", no_argument, NULL, OPT_NO_VALUES },
 		{ "flags", no_argument, NULL, OPT_FLAGS },
+		CLI_BACKEND_LONGOPT,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -458,6 +479,10 @@ static int parse_args(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			return -1;
+		case CLI_OPT_BACKEND:
+			if (cli_backend_parse(optarg, &opt.backend))
+				return CLI_EXIT_USAGE;
+			break;
 		case OPT_IN:
 			if (cli_in_parse(optarg, &opt.in))
 				return usage_error(round_usage, NULL);
@@ -618,8 +643,16 @@ int cmd_round(int argc, char **argv)
 		cli_grid_release(&grid);
 		return CLI_EXIT_USAGE;
 	}
+	if (opt.backend != CLI_BACKEND_EMU && (grid.n > 1 || opt.flags)) {
+		cli_grid_release(&grid);
+		return usage_error(round_usage, grid.n > 1
+				   ? "--backend %s converts into one format in one mode, not a "
+				     "sweep of %zu" : "--backend %s: --flags: the native conversion "
+				     "reports no flags", opt.backend == CLI_BACKEND_BOTH ? "both"
+				   : "native", grid.n);
+	}
 	/* a report beyond the values: --stats, --tsv/--json/--ndjson, a sweep */
-	if (opt.report != CLI_REPORT_TEXT || grid.n > 1 || !values)
+	if (opt.report != CLI_REPORT_TEXT || grid.n > 1 || !values || opt.backend != CLI_BACKEND_EMU)
 		opt.stats = 1;
 	files = argv + optind;
 	nfiles = argc - optind;
@@ -634,6 +667,13 @@ int cmd_round(int argc, char **argv)
 	}
 	for (j = 0; j < grid.n; j++)
 		jobs[j].ro = grid.ro[j];
+	emu_seconds = 0;
+	if (cli_round_native_setup(&rnat, opt.backend, &jobs[0].ro.fmt, jobs[0].ro.rnd, CHUNK)) {
+		free(jobs);
+		jobs = NULL;
+		cli_grid_release(&grid);
+		return CLI_EXIT_FAIL;
+	}
 	if (values) {
 		rc = write_values(files, nfiles);
 	} else {
@@ -644,8 +684,12 @@ int cmd_round(int argc, char **argv)
 			jobs[j].ro.st.threads = grid.n == 1 ? opt.ro.st.threads : 1;
 		rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
 	}
-	if (!rc && opt.stats)
+	if (!rc && rnat.be != CLI_BACKEND_EMU)
+		cli_round_native_report(&rnat, &jobs[0].es, emu_seconds, opt.report,
+					values && !output_is_file() ? stderr : stdout);
+	else if (!rc && opt.stats)
 		print_report(values && !output_is_file());
+	cli_round_native_release(&rnat);
 	free(jobs);
 	jobs = NULL;
 	cli_grid_release(&grid);

@@ -36,6 +36,7 @@ static void detect(fpl_cpu_features *c)
 		zmm = (x & 0xe6) == 0xe6;
 	}
 	c->fma = ymm && ((cx >> 12) & 1);
+	c->f16c = ymm && ((cx >> 29) & 1);
 	__cpuid_count(7, 0, a, b, cx, d);
 	c->avx2 = ymm && ((b >> 5) & 1);
 	c->avx512f = zmm && ((b >> 16) & 1);

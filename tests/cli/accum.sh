@@ -148,8 +148,16 @@ expect_fail "refused switch" 2 "--subnormal is not an option" \
 	fplab reduce sum --gen ones -n 4 --subnormal 0
 expect_fail "-o with a sweep" 2 "a sweep of 2 models" \
 	fplab reduce sum --gen ones -n 4 --acc fp16,bf16 -o s.npy
+printf '0.1\n0.25\n' > g.txt
 expect_fail "given inputs not in the format" 1 "not a value of its format" \
-	fplab dot --gen uniform:0,1 -n 8 -f bf16:given
+	fplab dot -a g.txt -b g.txt -f bf16:given
+# generated inputs of a ':given' model are rounded into its format first:
+# uniform draws then equal their bf16 roundings, which -f bf16 also takes
+fplab dot --gen uniform:0,1 -n 64 -f bf16:given --tsv | cut -f8 > given.out
+fplab dot --gen uniform:0,1 -n 64 -f bf16 --tsv | cut -f8 > rounded.out
+checks=$((checks + 1))
+cmp -s given.out rounded.out && [ "$(sed -n 2p given.out)" != "" ] \
+	|| fail "generated inputs under -f bf16:given: not the -f bf16 result"
 expect_fail "missing file" 1 "cannot open 'nope.npy'" fplab reduce sum -x nope.npy
 
 # --- a long run in a pipe: no progress bar, nothing on stderr
@@ -167,10 +175,11 @@ order blocked:B[:FMT]
 order kahan
 order neumaier
 order fused:F[:W[:tz|ne]]
-order pairs
+order pairs[:B[:FMT]]
 order evenodd[:B]
 profile fp32-fma
 profile fp32-mul-add
 profile avx512bf16
-profile amx-bf16" awk -F '\t' 'NR > 1 { print $1, $2 }' m.tsv
+profile amx-bf16
+profile onednn-bf16" awk -F '\t' 'NR > 1 { print $1, $2 }' m.tsv
 finish

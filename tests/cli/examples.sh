@@ -4,6 +4,9 @@
 # section, inside .nf/.fi, a line "$ COMMAND" is run with sh in a scratch
 # directory (with `fplab` on PATH) and the lines after it, up to the next
 # "$ " or .fi, are its expected stdout.  Roff escapes \- and \e are undone.
+# A roff comment '.\" needs KEY' just before a command names a row of
+# `fplab info` (a native kernel, native_fma32) that must say "yes"; the
+# example is skipped, with a message, on a CPU where it does not.
 . "$(dirname "$0")/lib.inc"
 
 have_man=1
@@ -19,8 +22,10 @@ for page in "$SRCDIR"/man/*.[15]; do
 		/^\.nf/ { nf = 1; next }
 		/^\.fi/ { nf = 0; next }
 		!nf { next }
+		/^\.\\" needs / { need = $3; next }
 		{ gsub(/\\-/, "-"); gsub(/\\e/, "\\") }
-		/^\$ / { n++; sub(/^\$ /, ""); print > (dir "/cmd." n); printf "" > (dir "/want." n); next }
+		/^\$ / { n++; sub(/^\$ /, ""); print > (dir "/cmd." n); printf "" > (dir "/want." n)
+			  if (need != "") print need > (dir "/need." n); need = ""; next }
 		n { print > (dir "/want." n) }
 	' "$page"
 	i=1
@@ -28,6 +33,13 @@ for page in "$SRCDIR"/man/*.[15]; do
 		cmd=$(cat "$T/ex/cmd.$i")
 		i=$((i + 1))
 		case $cmd in *"fplab help"*) [ $have_man = 1 ] || continue ;; esac
+		if [ -f "$T/ex/need.$((i - 1))" ]; then
+			need=$(cat "$T/ex/need.$((i - 1))")
+			if ! "$FPLAB" info --tsv | grep -q "^$need	yes"; then
+				echo "examples.sh: skip $name: example '$cmd': $need is not usable here"
+				continue
+			fi
+		fi
 		checks=$((checks + 1))
 		(cd "$T/ex" && sh -c "$cmd") >"$T/got" 2>"$T/err" </dev/null
 		if ! cmp -s "$T/got" "$T/ex/want.$((i - 1))"; then

@@ -62,7 +62,10 @@ compile() {
 for s in $ENGINE_SRCS; do compile "$s"; done
 for s in $X86_SRCS; do
 	case $s in
-	*avx2*) compile "$s" $X86_AVX2_FLAGS ;;
+	*avx2*|*fma32*) compile "$s" $X86_AVX2_FLAGS ;;
+	*f16c*) compile "$s" -mavx -mf16c ;;
+	*amx*) compile "$s" $X86_FLAGS -mavx512bf16 -mamx-tile -mamx-bf16 ;;
+	*bf16*) compile "$s" $X86_FLAGS -mavx512bf16 ;;
 	*) compile "$s" $X86_FLAGS ;;
 	esac
 done

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * native.c - the registry of native kernels: one entry per (operation,
+ * profile), each with the features it needs and the test of this CPU.
+ *
+ * The kernels themselves are in native/x86/, the only files compiled with
+ * ISA flags; this file is baseline x86-64 (or any architecture: without
+ * FPL_HAVE_X86_KERNELS the table is empty of kernels and every lookup
+ * says so).  A kernel is called only after its usable() said yes, so an
+ * instruction the CPU lacks is never executed.
+ *
+ * The kernel set in use (fplab/kernels.h, FPLAB_KERNELS) caps the ISA:
+ * under "ref" no native kernel runs, under "avx2" only those that need no
+ * AVX-512 (f16c, fma32), so FPLAB_KERNELS=ref turns the CPU's own
+ * arithmetic off everywhere.
+ *
+ * AMX: Linux hands out the tile-data state (XFEATURE_XTILEDATA, 8 KiB
+ * per thread) only on request, arch_prctl(ARCH_REQ_XCOMP_PERM, 18); the
+ * request is made once, by the first usable() of an AMX kernel, and is
+ * process-wide.  Until it is granted, TILELOADD would raise SIGILL.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "kernels/kernels_internal.h"
+#include "native/native_internal.h"
+
+#if defined(FPL_HAVE_X86_KERNELS) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+int fpl__native_all_bf16(const float *x, size_t n)
+{
+	uint32_t acc = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, x + i, sizeof u);
+		acc |= u;
+	}
+	return (acc & 0xffffu) == 0;
+}
+
+#ifdef FPL_HAVE_X86_KERNELS
+static int f16c_usable(const char **why)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+
+	if (c->f16c)
+		return 1;
+	*why = "this CPU (or OS) lacks f16c";
+	return 0;
+}
+
+static int fma32_usable(const char **why)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+
+	if (c->avx2 && c->fma)
+		return 1;
+	*why = "this CPU (or OS) lacks avx2+fma";
+	return 0;
+}
+
+static int bf16_usable(const char **why)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+
+	if (!(c->avx512f && c->avx512bw && c->avx512vl)) {
+		*why = "this CPU (or OS) lacks avx512f/bw/vl (and avx512_bf16)";
+		return 0;
+	}
+	if (!c->avx512_bf16) {
+		*why = "this CPU lacks avx512_bf16";
+		return 0;
+	}
+	return 1;
+}
+
+/* The AMX tile-data permission, asked once. */
+static int amx_granted;
+static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
+
+static void amx_request(void)
+{
+#ifdef __linux__
+	/* ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 */
+	amx_granted = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+	amx_granted = 0;
+#endif
+}
+
+static int amx_usable(const char **why)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+
+	if (!(c->amx_tile && c->amx_bf16)) {
+		*why = "this CPU lacks amx_tile/amx_bf16";
+		return 0;
+	}
+	if (!bf16_usable(why))
+		return 0;
+	pthread_once(&amx_once, amx_request);
+	if (!amx_granted) {
+		*why = "the OS refused AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM)";
+		return 0;
+	}
+	return 1;
+}
+
+#define BF16_IN "bf16 inputs held in floats"
+
+/* The kernel set in use allows an ISA level: ref 0, avx2 1, avx512 2. */
+static int set_allows(int level, const char **why)
+{
+	const char *s = fpl_kernels_selected();
+	int have = !strcmp(s, "avx512") ? 2 : !strcmp(s, "avx2") ? 1 : 0;
+
+	if (fpl_kernels_status()) {
+		*why = "FPLAB_KERNELS names no usable kernel set";
+		return 0;
+	}
+	if (have >= level)
+		return 1;
+	*why = have == 0 ? "the kernel set in use is ref (FPLAB_KERNELS=ref turns native "
+			   "kernels off)"
+			 : "the kernel set in use is avx2 (FPLAB_KERNELS=avx2 allows no AVX-512)";
+	return 0;
+}
+
+static int f16c_ok(const char **why)
+{
+	return f16c_usable(why) && set_allows(1, why);
+}
+
+static int fma32_ok(const char **why)
+{
+	return fma32_usable(why) && set_allows(1, why);
+}
+
+static int bf16_ok(const char **why)
+{
+	return bf16_usable(why) && set_allows(2, why);
+}
+
+static int amx_ok(const char **why)
+{
+	return amx_usable(why) && set_allows(2, why);
+}
+
+static const fpl__native_impl impls[] = {
+	{ { "f16c", FPL_NATIVE_ROUND, "fp16", "ne tn tp tz", "f16c",
+	    "VCVTPS2PH per element, the mode in its immediate (MXCSR not read)" },
+	  f16c_ok, NULL, fpl__native_f16c_round },
+	{ { "avx512bf16-cvt", FPL_NATIVE_ROUND, "bf16", "ne", "avx512_bf16",
+	    "VCVTNEPS2BF16 per element: nearest-even, denormal inputs read as zero" },
+	  bf16_ok, NULL, fpl__native_bf16_round },
+	{ { "fma32", FPL_NATIVE_GEMM, "fp32-fma", NULL, "avx2+fma",
+	    "6x16 register blocks of VFMADD231PS chains, k ascending from C or +0" },
+	  fma32_ok, fpl__native_fma32_gemm, NULL },
+	{ { "avx512bf16", FPL_NATIVE_GEMM, "avx512bf16", NULL, "avx512_bf16",
+	    "VDPBF16PS chains, one per output over all k (pairs, odd element first) "
+	    "from C or +0: no K blocking" },
+	  bf16_ok, fpl__native_dpbf16_gemm, NULL },
+	{ { "amx-bf16", FPL_NATIVE_GEMM, "amx-bf16", NULL, "amx_tile+amx_bf16",
+	    "TDPBF16PS on 16x16 C tiles, K in tiles of 32 ascending, C held in the tile" },
+	  amx_ok, fpl__native_amx_gemm, NULL },
+};
+#define NIMPLS (sizeof impls / sizeof *impls)
+
+static fpl_native_kernel pubs[NIMPLS];
+static pthread_once_t pubs_once = PTHREAD_ONCE_INIT;
+
+static void pubs_fill(void)
+{
+	size_t i;
+
+	for (i = 0; i < NIMPLS; i++)
+		pubs[i] = impls[i].pub;
+}
+
+/* The entry behind a public record, or NULL. */
+static const fpl__native_impl *impl_of(const fpl_native_kernel *k)
+{
+	size_t i;
+
+	pthread_once(&pubs_once, pubs_fill);
+	for (i = 0; i < NIMPLS; i++)
+		if (k == &pubs[i])
+			return &impls[i];
+	return NULL;
+}
+
+const fpl_native_kernel *fpl_native_kernels(size_t *count)
+{
+	pthread_once(&pubs_once, pubs_fill);
+	if (count)
+		*count = NIMPLS;
+	return pubs;
+}
+#else
+static const fpl__native_impl *impl_of(const fpl_native_kernel *k)
+{
+	(void)k;
+	return NULL;
+}
+
+const fpl_native_kernel *fpl_native_kernels(size_t *count)
+{
+	if (count)
+		*count = 0;
+	return NULL;
+}
+#endif
+
+const fpl_native_kernel *fpl_native_find(fpl_native_op op, const char *profile)
+{
+	const fpl_native_kernel *k;
+	size_t n, i;
+
+	if (!profile)
+		return NULL;
+	k = fpl_native_kernels(&n);
+	for (i = 0; i < n; i++)
+		if (k[i].op == op && !strcmp(k[i].profile, profile))
+			return &k[i];
+	return NULL;
+}
+
+int fpl_native_usable(const fpl_native_kernel *k, const char **why)
+{
+	const fpl__native_impl *p = impl_of(k);
+	const char *w = "";
+	int ok;
+
+	if (!p) {
+		if (why)
+			*why = "not a native kernel of this build";
+		return 0;
+	}
+	ok = p->usable(&w);
+	if (why)
+		*why = ok ? "" : w;
+	return ok;
+}
+
+int fpl_native_gemm(const fpl_native_kernel *k, int beta, size_t m, size_t n, size_t kk,
+		    const float *a, const float *b, float *c, int threads)
+{
+	const fpl__native_impl *p = impl_of(k);
+
+	if (!p || p->pub.op != FPL_NATIVE_GEMM || !p->gemm || (m && n && !c)
+	    || (m && kk && !a) || (kk && n && !b) || (beta != 0 && beta != 1))
+		return FPL_EINVAL;
+	if (!fpl_native_usable(k, NULL))
+		return FPL_EUNSUPPORTED;
+	if (threads < 1)
+		threads = 1;
+	if (strcmp(p->pub.profile, "fp32-fma")
+	    && (!fpl__native_all_bf16(a, m * kk) || !fpl__native_all_bf16(b, kk * n)))
+		return FPL_ERANGE;
+	if (!m || !n)
+		return 0;
+	return p->gemm(beta, m, n, kk, a, b, c, threads);
+}
+
+/* Is `mode` one of the space-separated words of `modes`? */
+static int has_mode(const char *modes, const char *mode)
+{
+	size_t len = strlen(mode);
+	const char *p = modes;
+
+	while ((p = strstr(p, mode))) {
+		if ((p == modes || p[-1] == ' ') && (p[len] == ' ' || !p[len]))
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+int fpl_native_round_f32(const fpl_native_kernel *k, fpl_rnd rnd, const float *x, size_t n,
+			 uint16_t *out)
+{
+	const fpl__native_impl *p = impl_of(k);
+
+	if (!p || p->pub.op != FPL_NATIVE_ROUND || !p->round || (n && (!x || !out)))
+		return FPL_EINVAL;
+	if (!fpl_native_usable(k, NULL))
+		return FPL_EUNSUPPORTED;
+	if (!has_mode(p->pub.modes, fpl_rnd_name(rnd)))
+		return FPL_EUNSUPPORTED;
+	return p->round(rnd, x, n, out);
+}
