@@ -228,6 +228,7 @@ BENCHES := \
 	bhist \
 	bgemm \
 	btrain \
+	bnative \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(ACCUM_SRCS) \
@@ -453,6 +454,26 @@ $(BUILD)/tests/bench/%: $(BUILD)/tests/bench/%.o $(STATIC_LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# bnative compares with oneDNN's matmul when its header is here at build
+# time (libdnnl-dev, optional: `make bench` installs it as root); without
+# it bnative builds anyway and says oneDNN is skipped.  The stamp makes
+# bnative.o rebuild when the package comes or goes; `private` keeps the
+# flag off the prerequisites (the flags stamp of every other object).
+BNATIVE_DNNL_CFLAGS := $(if $(wildcard /usr/include/dnnl.h),-DFPL_HAVE_DNNL)
+BNATIVE_DNNL_LIBS   := $(if $(BNATIVE_DNNL_CFLAGS),-ldnnl)
+BNATIVE_DNNL_STAMP  := $(BUILD)/.bnative-dnnl
+$(BNATIVE_DNNL_STAMP): FORCE
+	$(Q)mkdir -p $(BUILD)
+	$(Q)echo '$(BNATIVE_DNNL_CFLAGS)' | cmp -s - $@ || echo '$(BNATIVE_DNNL_CFLAGS)' > $@
+$(BUILD)/tests/bench/bnative.o: private ALL_CFLAGS += $(BNATIVE_DNNL_CFLAGS)
+$(BUILD)/tests/bench/bnative.o: $(BNATIVE_DNNL_STAMP)
+$(BUILD)/tests/bench/bnative: $(BUILD)/tests/bench/bnative.o $(STATIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $(BUILD)/tests/bench/bnative.o $(STATIC_LIB) \
+		$(LIBS) $(BNATIVE_DNNL_LIBS)
+# experiments/bf16-speedup.sh runs bnative --speedup.
+experiments: $(BUILD)/tests/bench/bnative
+
 # ---------------------------------------------------------------- running
 demo: all
 	@sh experiments/demo.sh $(FPLAB)
@@ -482,18 +503,26 @@ fuzz: | $(DEPS_STAMP)
 		X86_AVX2_FLAGS="$(X86_AVX2_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)
 
-# bgemm compares with OpenBLAS's sgemm (loaded at run time): installed
-# here as root, like deps; otherwise the command is printed and the
-# ratios are skipped.
+# bgemm and bnative compare with OpenBLAS's sgemm (loaded at run time),
+# bnative with oneDNN's matmul (libdnnl-dev, needed when bnative is
+# compiled): installed here as root, like deps, and bnative rebuilt with
+# oneDNN; otherwise the command is printed and those figures are skipped.
 bench: all $(BENCH_BINS) | $(DATA_STAMP)
-	@if ! ls /usr/lib/*/libopenblas.so.0 /usr/lib/libopenblas.so.0 >/dev/null 2>&1; then \
+	@missing=""; \
+	ls /usr/lib/*/libopenblas.so.0 /usr/lib/libopenblas.so.0 2>/dev/null | grep -q . || missing="$$missing libopenblas-dev"; \
+	[ -e /usr/include/dnnl.h ] || missing="$$missing libdnnl-dev"; \
+	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "fplab: installing libopenblas-dev (bench baseline)"; \
-			( apt-get install -y -q libopenblas-dev || { apt-get update -q && apt-get install -y -q libopenblas-dev; } ) \
+			echo "fplab: installing$$missing (bench baselines)"; \
+			( apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) \
 				>build/apt-bench.log 2>&1 || echo "fplab: apt-get failed, see build/apt-bench.log"; \
 		else \
-			echo "fplab: bench baseline missing: run: sudo apt-get install -y libopenblas-dev"; \
+			echo "fplab: bench baselines missing: run: sudo apt-get install -y$$missing"; \
 		fi; \
+	fi
+	@# oneDNN installed just now: bnative was compiled without it, rebuild it.
+	@if [ -z "$(BNATIVE_DNNL_CFLAGS)" ] && [ -e /usr/include/dnnl.h ]; then \
+		$(MAKE) --no-print-directory BUILD=$(BUILD) $(BUILD)/tests/bench/bnative; \
 	fi
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@# The packed 8-bit ring against MPI_Allreduce on fp32, 4 ranks, under mpirun.
