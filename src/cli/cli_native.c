@@ -79,14 +79,21 @@ static const fpl_native_kernel *cli_native_kernel(const char *cmd_profile_opt, c
 
 /* x as a float, exactly, into *f; -1 (message) when x is not a binary32
  * value.  NaNs keep sign and payload bits (the conversion is exact for a
- * NaN that came from a binary32 or bf16 value). */
-static int to_float(double x, float *f, const char *what, size_t i)
+ * NaN that came from a binary32 or bf16 value).  The element is named as
+ * NAME[i][j], or NAME[i] for a vector (j < 0), indices from 0. */
+static int to_float(double x, float *f, const char *name, size_t i, long j)
 {
+	char at[64];
+
 	*f = (float)x;
 	if (*f == x || (isnan(x) && isnan(*f)))
 		return 0;
-	return error("%s element %zu (%.17g) is not a binary32 value: the native kernel "
-		     "takes binary32 inputs", what, i, x);
+	if (j < 0)
+		snprintf(at, sizeof at, "%s[%zu]", name, i);
+	else
+		snprintf(at, sizeof at, "%s[%zu][%ld]", name, i, j);
+	return error("%s = %.17g is not a binary32 value: the native kernel takes binary32 "
+		     "inputs", at, x);
 }
 
 /* One backend's row. */
@@ -176,13 +183,15 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 	}
 	for (i = 0; i < m; i++)
 		for (q = 0; q < k; q++)
-			if (to_float(transa ? a[q * lda + i] : a[i * lda + q], &A[i * k + q], "A",
-				     transa ? q * lda + i : i * lda + q))
+			if (kind == CLI_RUN_DOT ? to_float(a[q], &A[q], "x", q, -1)
+			    : to_float(transa ? a[q * lda + i] : a[i * lda + q], &A[i * k + q], "A",
+				       i, (long)q))
 				goto out;
 	for (q = 0; q < k; q++)
 		for (i = 0; i < n; i++) {
-			size_t at = kind == CLI_RUN_DOT ? q * ldb : transb ? i * ldb + q : q * ldb + i;
-			if (to_float(b[at], &B[q * n + i], "B", at))
+			if (kind == CLI_RUN_DOT ? to_float(b[q * ldb], &B[q], "y", q, -1)
+			    : to_float(transb ? b[i * ldb + q] : b[q * ldb + i], &B[q * n + i], "B",
+				       q, (long)i))
 				goto out;
 		}
 	/* the emulation (its errors, flags and time), unless native only */
