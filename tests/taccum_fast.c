@@ -160,7 +160,7 @@ static void spec(fpl_format *f, fpl_rnd *r, const char *s)
 static const char *const ins[] = { "e4m3fn", "e5m2", "bf16", "fp16", "fp32", "e2m3" };
 static const char *const accs[] = { "fp16", "fp32", "bf16", "fp16+nosub", "fp16+ftz",
 				    "fp32+daz+ftz", "fp32+sat", "e5m2", "e4m3fnuz", "fp16+sat" };
-static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16" };
+static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16", "pairs" };
 static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_NZ, FPL_RND_TP, FPL_RND_TN,
 				 FPL_RND_TZ, FPL_RND_OD, FPL_RND_SP, FPL_RND_SE };
 #define NELEM(x) (sizeof x / sizeof *x)

@@ -139,6 +139,10 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
 double fpl__acc_fused_group(const fpl_accum_model *m, double *ops, size_t nt,
 			    const fpl_state *st, uint64_t idx, unsigned *fl);
 
+/* 1 unless FPLAB_ACCUM asks for the reference path only (or is invalid:
+ * fpl__acc_fast_plan then reports the error). */
+int fpl__acc_fast_allowed(void);
+
 /* reduce.c: 1 makes exp and log always go through MPFR (tests compare
  * the shortcut with it); 0 by default. */
 extern int fpl__reduce_mpfr_only;

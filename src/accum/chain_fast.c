@@ -145,6 +145,13 @@ static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int 
 
 uint64_t fpl__acc_path_runs[FPL__ACC_NPATHS];
 
+int fpl__acc_fast_allowed(void)
+{
+	int mode;
+
+	return !accum_env(&mode) && mode != 1;
+}
+
 static int plan(fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
