@@ -679,6 +679,12 @@ enum cli_backend { CLI_BACKEND_EMU = 0, CLI_BACKEND_NATIVE, CLI_BACKEND_BOTH };
 #define CLI_BACKEND_LONGOPT { "backend", required_argument, NULL, CLI_OPT_BACKEND }
 /* 0, or -1 with the message printed. */
 int cli_backend_parse(const char *arg, enum cli_backend *b);
+/* --backend's limits for a command of nj jobs writing `output` (or
+ * NULL): native and both run one model, a --profile, and both writes
+ * nothing.  0, or the usage error's exit code (message and usage
+ * printed). */
+int cli_backend_check(const char *usage, enum cli_backend be, size_t nj, const char *output,
+		      const char *profile);
 /*
  * Job j (a profile with a native GEMM kernel) under --backend native or
  * both, on the inputs as cli_accum_run takes them: prints the report (a

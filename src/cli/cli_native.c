@@ -37,6 +37,28 @@ int cli_backend_parse(const char *arg, enum cli_backend *b)
 	return 0;
 }
 
+static void gemm_profiles(char *buf, size_t size);
+
+int cli_backend_check(const char *usage, enum cli_backend be, size_t nj, const char *output,
+		      const char *profile)
+{
+	const char *name = be == CLI_BACKEND_BOTH ? "both" : "native";
+	char names[160];
+
+	if (be != CLI_BACKEND_EMU && !profile) {
+		gemm_profiles(names, sizeof names);
+		return usage_error(usage, "--backend %s needs --profile NAME, the profile of a "
+				   "native kernel (%s)", name, names);
+	}
+	if (be != CLI_BACKEND_EMU && nj > 1)
+		return usage_error(usage, "--backend %s runs one model, a profile with a native "
+				   "kernel, not a sweep of %zu", name, nj);
+	if (output && be == CLI_BACKEND_BOTH)
+		return usage_error(usage, "-o %s: --backend both has two results; choose native "
+				   "or emu to write one", output);
+	return 0;
+}
+
 /* The names of the profiles with a native GEMM kernel, space-separated. */
 static void gemm_profiles(char *buf, size_t size)
 {

@@ -137,16 +137,10 @@ int cmd_dot(int argc, char **argv)
 	rc = cli_model_grid(&opt.mo, &jobs, &nj);
 	if (rc)
 		return rc == -2 ? usage_error(dot_usage, NULL) : CLI_EXIT_FAIL;
-	if (opt.backend != CLI_BACKEND_EMU && nj > 1) {
+	rc = cli_backend_check(dot_usage, opt.backend, nj, opt.output, opt.mo.profile);
+	if (rc) {
 		free(jobs);
-		return usage_error(dot_usage, "--backend %s runs one model, a profile with a native "
-				   "kernel, not a sweep of %zu", opt.backend == CLI_BACKEND_BOTH ? "both"
-				   : "native", nj);
-	}
-	if (opt.output && opt.backend == CLI_BACKEND_BOTH) {
-		free(jobs);
-		return usage_error(dot_usage, "-o %s: --backend both has two results; choose native "
-				   "or emu to write one", opt.output);
+		return rc;
 	}
 	if (opt.output && nj > 1) {
 		free(jobs);

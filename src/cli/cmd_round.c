@@ -644,15 +644,19 @@ int cmd_round(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (opt.backend != CLI_BACKEND_EMU && (grid.n > 1 || opt.flags)) {
+		const char *be = opt.backend == CLI_BACKEND_BOTH ? "both" : "native";
+		size_t n = grid.n;
+
 		cli_grid_release(&grid);
-		return usage_error(round_usage, grid.n > 1
-				   ? "--backend %s converts into one format in one mode, not a "
-				     "sweep of %zu" : "--backend %s: --flags: the native conversion "
-				     "reports no flags", opt.backend == CLI_BACKEND_BOTH ? "both"
-				   : "native", grid.n);
+		if (n > 1)
+			return usage_error(round_usage, "--backend %s converts into one format in "
+					   "one mode, not a sweep of %zu", be, n);
+		return usage_error(round_usage, "--backend %s: --flags: the native conversion "
+				   "reports no flags", be);
 	}
 	/* a report beyond the values: --stats, --tsv/--json/--ndjson, a sweep */
-	if (opt.report != CLI_REPORT_TEXT || grid.n > 1 || !values || opt.backend != CLI_BACKEND_EMU)
+	if (opt.report != CLI_REPORT_TEXT || grid.n > 1 || !values
+	    || opt.backend != CLI_BACKEND_EMU)
 		opt.stats = 1;
 	files = argv + optind;
 	nfiles = argc - optind;
