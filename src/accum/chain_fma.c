@@ -339,74 +339,39 @@ FMA32_TARGET static void cols8(const float *a, const float *b, size_t ldb, size_
 
 /* ------------------------------------------------------------ whole */
 
-#define MR 6
-#define NR 16
-
-/* c[r*ldc + j] (r < mr, j < NR) = its chain over k < K: b is a K x NR
- * panel; a[r*lda + k]. */
-static void block_scalar(const float *a, size_t lda, const float *b, size_t K, float *c,
-			 size_t ldc, size_t mr, size_t nr)
-{
-	size_t r, j, k;
-
-	for (r = 0; r < mr; r++)
-		for (j = 0; j < nr; j++) {
-			float s = c[r * ldc + j];
-			for (k = 0; k < K; k++)
-				s = fmaf(a[r * lda + k], b[k * NR + j], s);
-			c[r * ldc + j] = s;
-		}
-}
-
 uint64_t fpl__acc_whole_runs;
 
 typedef struct whole_job {
 	const fpl__acc_job *J;
 	float *C;		/* M x N, initial values in, results out */
 	size_t r0, r1;		/* rows of this thread */
-	int ok;			/* 0: no panel buffer */
 } whole_job;
 
+/* The portable whole GEMM (no AVX2, or FPLAB_ACCUM=nosimd): each output
+ * of rows [r0, r1) its fmaf chain, k ascending. */
 static void *whole_rows(void *arg)
 {
 	whole_job *w = arg;
 	const fpl__acc_job *J = w->J;
 	const size_t K = J->K, N = J->N;
-	float *panel = malloc((K ? K : 1) * NR * sizeof *panel);
-	size_t j0, i, k, j;
+	size_t i, j, k;
 
-	if (!panel)
-		return NULL;
-	for (j0 = 0; j0 < N; j0 += NR) {
-		size_t nr = N - j0 < NR ? N - j0 : NR;
-		for (k = 0; k < K; k++) {	/* pack B[.., j0..j0+nr), zero-padded */
-			for (j = 0; j < nr; j++)
-				panel[k * NR + j] = J->Bf[k * N + j0 + j];
-			for (; j < NR; j++)
-				panel[k * NR + j] = 0.0f;
+	for (i = w->r0; i < w->r1; i++)
+		for (j = 0; j < N; j++) {
+			float c = w->C[i * N + j];
+			for (k = 0; k < K; k++)
+				c = fmaf(J->Af[i * K + k], J->Bf[k * N + j], c);
+			w->C[i * N + j] = c;
 		}
-		for (i = w->r0; i < w->r1;) {
-			const float *a = J->Af + i * K;
-			float *c = w->C + i * N + j0;
-			size_t mr = w->r1 - i < MR ? w->r1 - i : MR;
-			block_scalar(a, K, panel, K, c, N, mr, nr);
-			i += mr;
-		}
-	}
-	free(panel);
-	w->ok = 1;
 	return NULL;
 }
 
 int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrdiff_t soj,
 			 unsigned *flags_out, int threads)
 {
-	const size_t M = J->M, N = J->N, blocks = (M + MR - 1) / MR;
-	whole_job w[FPL_MAX_THREADS];
-	pthread_t tid[FPL_MAX_THREADS];
-	int started[FPL_MAX_THREADS] = { 0 }, t, ok = 1;
+	const size_t M = J->M, N = J->N;
 	float *C = fpl__scratch_alloc(M * N * sizeof *C);
-	size_t i, j, per;
+	size_t i, j;
 
 	if (!C)
 		return FPL_ENOMEM;
@@ -422,42 +387,37 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 			fpl__scratch_free(C);
 			return FPL_ENOMEM;
 		}
-		goto done;
-	}
+	} else
 #endif
-	if (threads > FPL_MAX_THREADS)
-		threads = FPL_MAX_THREADS;
-	if (threads < 1 || (double)M * (double)N * (double)J->K < 1e6)
-		threads = 1;
-	if ((size_t)threads > blocks)
-		threads = blocks ? (int)blocks : 1;
-	per = (blocks + (size_t)threads - 1) / (size_t)threads;
-	for (t = 0; t < threads; t++) {
-		size_t b0 = per * (size_t)t, b1 = per * (size_t)(t + 1);
-		w[t].J = J;
-		w[t].C = C;
-		w[t].r0 = b0 * MR < M ? b0 * MR : M;
-		w[t].r1 = b1 * MR < M ? b1 * MR : M;
-		w[t].ok = 0;
+	{
+		whole_job w[FPL_MAX_THREADS];
+		pthread_t tid[FPL_MAX_THREADS];
+		int started[FPL_MAX_THREADS] = { 0 }, t;
+		size_t per;
+
+		if (threads > FPL_MAX_THREADS)
+			threads = FPL_MAX_THREADS;
+		if (threads < 1 || (double)M * (double)N * (double)J->K < 1e6)
+			threads = 1;
+		if ((size_t)threads > M)
+			threads = (int)M;
+		per = (M + (size_t)threads - 1) / (size_t)threads;
+		for (t = 0; t < threads; t++) {
+			w[t].J = J;
+			w[t].C = C;
+			w[t].r0 = per * (size_t)t < M ? per * (size_t)t : M;
+			w[t].r1 = per * (size_t)(t + 1) < M ? per * (size_t)(t + 1) : M;
+		}
+		for (t = 1; t < threads; t++)
+			started[t] = pthread_create(&tid[t], NULL, whole_rows, &w[t]) == 0;
+		whole_rows(&w[0]);
+		for (t = 1; t < threads; t++) {
+			if (started[t])
+				pthread_join(tid[t], NULL);
+			else
+				whole_rows(&w[t]);
+		}
 	}
-	for (t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, whole_rows, &w[t]) == 0;
-	whole_rows(&w[0]);
-	for (t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			whole_rows(&w[t]);
-	}
-	for (t = 0; t < threads; t++)
-		ok &= w[t].ok;
-	if (!ok) {
-		fpl__scratch_free(C);
-		return FPL_ENOMEM;
-	}
-#if defined(FMA32_X86) && defined(FPL_HAVE_X86_KERNELS)
-done:
-#endif
 	{	/* an infinite chain is the only event possible here */
 		int bad = 0;
 		for (i = 0; i < M * N; i++)
