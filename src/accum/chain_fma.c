@@ -57,7 +57,6 @@
  * so the bits are the tiles'.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,8 +390,7 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 #endif
 	{
 		whole_job w[FPL_MAX_THREADS];
-		pthread_t tid[FPL_MAX_THREADS];
-		int started[FPL_MAX_THREADS] = { 0 }, t;
+		int t;
 		size_t per;
 
 		if (threads > FPL_MAX_THREADS)
@@ -408,15 +406,7 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 			w[t].r0 = per * (size_t)t < M ? per * (size_t)t : M;
 			w[t].r1 = per * (size_t)(t + 1) < M ? per * (size_t)(t + 1) : M;
 		}
-		for (t = 1; t < threads; t++)
-			started[t] = pthread_create(&tid[t], NULL, whole_rows, &w[t]) == 0;
-		whole_rows(&w[0]);
-		for (t = 1; t < threads; t++) {
-			if (started[t])
-				pthread_join(tid[t], NULL);
-			else
-				whole_rows(&w[t]);
-		}
+		fpl__spawn(whole_rows, w, sizeof *w, threads);
 	}
 	{	/* an infinite chain is the only event possible here */
 		int bad = 0;

@@ -24,7 +24,6 @@
  * output count at worst.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,8 +137,7 @@ static void *ework(void *arg)
 static void run_rows(const ectx *X, int threads)
 {
 	eworker w[FPL_MAX_THREADS];
-	pthread_t tid[FPL_MAX_THREADS];
-	int started[FPL_MAX_THREADS] = { 0 }, t;
+	int t;
 	size_t per;
 
 	if (threads > FPL_MAX_THREADS)
@@ -154,15 +152,7 @@ static void run_rows(const ectx *X, int threads)
 		w[t].i0 = per * (size_t)t < X->M ? per * (size_t)t : X->M;
 		w[t].i1 = per * (size_t)(t + 1) < X->M ? per * (size_t)(t + 1) : X->M;
 	}
-	for (t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, ework, &w[t]) == 0;
-	ework(&w[0]);
-	for (t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			ework(&w[t]);
-	}
+	fpl__spawn(ework, w, sizeof *w, threads);
 }
 
 /* ------------------------------------------------------------ statistics */

@@ -17,7 +17,6 @@
  * and is written once at the end (flags, counts, counter), and only on
  * success.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,8 +78,7 @@ static int run_tiles(const fpl__acc_job *J, const opdesc *d, int threads, uint64
 	size_t ntiles = J->M * ((J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE), per, q;
 	size_t scratch = J->m->order == FPL_ORDER_FUSED ? 2 * J->m->block + 1 : 0;
 	worker w[FPL_MAX_THREADS];
-	pthread_t tid[FPL_MAX_THREADS];
-	int started[FPL_MAX_THREADS] = { 0 }, t, st = 0;
+	int t, st = 0;
 
 	if (threads > FPL_MAX_THREADS)
 		threads = FPL_MAX_THREADS;
@@ -99,15 +97,7 @@ static int run_tiles(const fpl__acc_job *J, const opdesc *d, int threads, uint64
 			st = FPL_ENOMEM;
 	}
 	if (!st) {
-		for (t = 1; t < threads; t++)
-			started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
-		work(&w[0]);
-		for (t = 1; t < threads; t++) {
-			if (started[t])
-				pthread_join(tid[t], NULL);
-			else
-				work(&w[t]);
-		}
+		fpl__spawn(work, w, sizeof *w, threads);
 	}
 	for (t = 0; t < threads; t++) {
 		for (q = 0; q < FPL_NFLAGS; q++)

@@ -33,7 +33,6 @@
  * the same chains as the shorter one.  The file that includes this one
  * argues what that computes.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,24 +195,6 @@ static void *amx_compute(void *arg)
 	return NULL;
 }
 
-/* fn(&w[t]) for t < threads, in threads (a thread that cannot start has
- * its job run here). */
-static void amx_spawn(void *(*fn)(void *), amx_job *w, int threads)
-{
-	pthread_t tid[FPL_MAX_THREADS];
-	int started[FPL_MAX_THREADS] = { 0 }, t;
-
-	for (t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, fn, &w[t]) == 0;
-	fn(&w[0]);
-	for (t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			fn(&w[t]);
-	}
-}
-
 AMX_LINKAGE int AMX_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a,
 			 const float *b, float *c, int threads)
 {
@@ -249,8 +230,8 @@ AMX_LINKAGE int AMX_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a
 				  r1 < rbs ? r1 : rbs, q0 < cbs ? q0 : cbs, q1 < cbs ? q1 : cbs,
 				  beta };
 	}
-	amx_spawn(amx_pack, w, threads);
-	amx_spawn(amx_compute, w, threads);
+	fpl__spawn(amx_pack, w, sizeof *w, threads);
+	fpl__spawn(amx_compute, w, sizeof *w, threads);
 	free(ap);
 	free(bp);
 	return 0;

@@ -42,7 +42,6 @@
  * chooses which chains run side by side.  The file that includes this
  * one argues what that computes.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,24 +258,6 @@ static void *dp_compute(void *arg)
 	return NULL;
 }
 
-/* fn(&w[t]) for t < threads, in threads (a thread that cannot start has
- * its job run here). */
-static void dp_spawn(void *(*fn)(void *), dp_job *w, int threads)
-{
-	pthread_t tid[FPL_MAX_THREADS];
-	int started[FPL_MAX_THREADS] = { 0 }, t;
-
-	for (t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, fn, &w[t]) == 0;
-	fn(&w[0]);
-	for (t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			fn(&w[t]);
-	}
-}
-
 DP_LINKAGE int DP_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a, const float *b,
 		       float *c, int threads)
 {
@@ -313,8 +294,8 @@ DP_LINKAGE int DP_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a, 
 				 b0 * DP_MR < m ? b0 * DP_MR : m, b1 * DP_MR < m ? b1 * DP_MR : m,
 				 q0 < panels ? q0 : panels, q1 < panels ? q1 : panels, beta };
 	}
-	dp_spawn(dp_pack, w, threads);
-	dp_spawn(dp_compute, w, threads);
+	fpl__spawn(dp_pack, w, sizeof *w, threads);
+	fpl__spawn(dp_compute, w, sizeof *w, threads);
 	free(ap);
 	free(bp);
 	return 0;

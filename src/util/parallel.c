@@ -18,6 +18,25 @@ static void *run(void *arg)
 	return NULL;
 }
 
+void fpl__spawn(void *(*fn)(void *), void *jobs, size_t size, int threads)
+{
+	pthread_t tid[FPL_MAX_THREADS];
+	int started[FPL_MAX_THREADS] = { 0 }, t;
+	char *j = jobs;
+
+	if (threads > FPL_MAX_THREADS)
+		threads = FPL_MAX_THREADS;
+	for (t = 1; t < threads; t++)
+		started[t] = pthread_create(&tid[t], NULL, fn, j + (size_t)t * size) == 0;
+	fn(j);
+	for (t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			fn(j + (size_t)t * size);
+	}
+}
+
 int fpl__parallel(size_t n, int threads, fpl_range_fn fn, void *ctx)
 {
 	pthread_t tid[FPL_MAX_THREADS];

@@ -20,4 +20,13 @@ typedef void (*fpl_range_fn)(void *ctx, size_t lo, size_t hi, int t);
 
 int fpl__parallel(size_t n, int threads, fpl_range_fn fn, void *ctx);
 
+/*
+ * fn(job 0), ..., fn(job threads-1), job t at (char *)jobs + t * size:
+ * job 0 in the caller, the others in threads (1 <= threads <=
+ * FPL_MAX_THREADS), all finished on return.  A thread that cannot be
+ * started has its job run in the caller instead.  fn's return value is
+ * ignored.
+ */
+void fpl__spawn(void *(*fn)(void *), void *jobs, size_t size, int threads);
+
 #endif

@@ -26,7 +26,6 @@
  * native test checks it on the CPU it runs on (tests/tnative_kernels.c).
  */
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,8 +160,7 @@ int fpl__native_fma32_gemm(int beta, size_t m, size_t n, size_t kk, const float 
 {
 	const size_t blocks = (m + MR - 1) / MR;
 	job w[FPL_MAX_THREADS];
-	pthread_t tid[FPL_MAX_THREADS];
-	int started[FPL_MAX_THREADS] = { 0 }, t;
+	int t;
 	float *panels;
 	size_t per;
 
@@ -184,15 +182,7 @@ int fpl__native_fma32_gemm(int beta, size_t m, size_t n, size_t kk, const float 
 		w[t] = (job){ a, b, c, panels + (size_t)t * (kk ? kk : 1) * NR, n, kk,
 			      b0 * MR < m ? b0 * MR : m, b1 * MR < m ? b1 * MR : m };
 	}
-	for (t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, rows, &w[t]) == 0;
-	rows(&w[0]);
-	for (t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			rows(&w[t]);
-	}
+	fpl__spawn(rows, w, sizeof *w, threads);
 	free(panels);
 	return 0;
 }
