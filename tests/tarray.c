@@ -400,6 +400,99 @@ static void direct_paths(h_rng *rng)
 	h_note("direct-path arrays done");
 }
 
+/*
+ * sp exactly at its carry boundary, with expected values computed here
+ * from the draws (fpl_random_draw), not by the engine: element j with
+ * draw r (the top R bits of draw counter + j) is x = (K 2^R + T) u 2^-R,
+ * u the quantum of x's binade (Q = 2^(emin-m) for a tiny x, K < 2^m),
+ * and T = 2^R - r (rounds up: T + r = 2^R) or 2^R - r - 1 (rounds down),
+ * so the result is (K + 1) u or K u.  Random inputs almost never land on
+ * the boundary (probability about 2^-R per element), so the lowest bit
+ * of T and an off-by-one comparison are seen only here.  Binary32 arrays
+ * get the elements whose x is a binary32 value (with R = 32 a tiny x
+ * rarely is; x = 0 stands in for the others).
+ */
+static void sp_boundaries(h_rng *rng)
+{
+	static const char *const names[] = { "bf16", "fp16", "e4m3fn", "e5m2", "e4m3fnuz",
+					     "e3m2", "e2m1" };
+	static const int srb[] = { 32, 17, 5 };
+	const size_t n = 20011;
+	double *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
+	double *y = malloc(n * sizeof *y);
+	float *xf = malloc(n * sizeof *xf), *yf = malloc(n * sizeof *yf);
+	size_t ni, ki, j, tested32 = 0;
+
+	for (ni = 0; ni < sizeof names / sizeof *names; ni++) {
+		fpl_format f;
+		if (!h_check(fpl_format_lookup(&f, names[ni]) == 0))
+			continue;
+		for (ki = 0; ki < sizeof srb / sizeof *srb; ki++) {
+			const int R = srb[ki];
+			fpl_state st, s32;
+			fpl_state_init(&st, h_seed() + ki);
+			st.counter = 5 + ki;
+			st.sr_bits = R;
+			for (j = 0; j < n; j++) {
+				uint64_t r = fpl_random_draw(st.seed, st.stream, st.counter + j) >> (64 - R);
+				uint64_t T, K, one = 1;
+				int up = (int)(h_rng_next(rng) & 1), e, tiny = (int)(h_rng_next(rng) % 3 == 0);
+				if (up && r == 0)
+					up = 0;
+				T = up ? (one << R) - r : (one << R) - r - 1;
+				if (tiny) {
+					K = h_rng_below(rng, one << f.m);
+					e = f.emin - f.m;	/* the quantum Q */
+				} else {
+					K = (one << f.m) + h_rng_below(rng, one << f.m);
+					e = f.emin + (int)h_rng_below(rng, (uint64_t)(f.emax - f.emin)) - f.m;
+				}
+				if (K == 0 && T == 0)	/* down with r = 2^R - 1: x = Q instead */
+					K = 1;
+				x[j] = ldexp((double)(K << R) + (double)T, e - R);
+				want[j] = ldexp((double)(K + (uint64_t)up), e);
+				if (h_rng_next(rng) & 1)	/* fnuz: zero has no sign */
+					x[j] = -x[j], want[j] = f.specials == FPL_SPEC_FNUZ && want[j] == 0
+								? 0 : -want[j];
+			}
+			s32 = st;
+			if (!h_check(fpl_round_array(&f, y, x, n, FPL_RND_SP, &st) == 0))
+				continue;
+			for (j = 0; j < n; j++)
+				if (!h_check(memcmp(&y[j], &want[j], sizeof y[j]) == 0)) {
+					h_fail("sp boundary %s R=%d element %zu (%a): %a, want %a", f.name, R,
+					       j, x[j], y[j], want[j]);
+					break;
+				}
+			if (!fits_f32(&f))
+				continue;
+			for (j = 0; j < n; j++) {
+				xf[j] = (float)x[j];
+				if ((double)xf[j] != x[j])
+					xf[j] = 0, want[j] = 0;
+				else
+					tested32++;
+			}
+			if (!h_check(fpl_round_array_f32(&f, yf, xf, n, FPL_RND_SP, &s32) == 0))
+				continue;
+			for (j = 0; j < n; j++) {
+				float wf = (float)want[j];
+				if (!h_check(memcmp(&yf[j], &wf, sizeof wf) == 0)) {
+					h_fail("sp boundary f32 %s R=%d element %zu (%a): %a, want %a", f.name,
+					       R, j, (double)xf[j], (double)yf[j], want[j]);
+					break;
+				}
+			}
+		}
+	}
+	h_note("sp boundaries done (%zu binary32 elements on the boundary)", tested32);
+	free(x);
+	free(want);
+	free(y);
+	free(xf);
+	free(yf);
+}
+
 static void f32_arrays(const char *name, int fits, h_rng *rng)
 {
 	size_t n = 20011, j;
@@ -695,6 +788,7 @@ int main(void)
 	h_note("double arrays done");
 	in_range(&rng);
 	direct_paths(&rng);
+	sp_boundaries(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);
 	f32_arrays("e4m3fn", 1, &rng);

@@ -58,6 +58,14 @@
  * lane type (emin = -1022, or -126 for binary32 lanes) those lanes still
  * go to the scalar engine.
  *
+ * Two modes have their own branch-free vectors, which do zero, normal
+ * and tiny lanes alike (formats with gradual underflow): ne rounds tiny
+ * lanes with one IEEE addition of the constant 2^p Q, whose spacing is
+ * the subnormal quantum Q (kf_ne, kd_ne64), and sp computes K = (M >> t)
+ * + carry straight from the significand (kf_sp, kd_sp64).  These need
+ * the default MXCSR (RNE, no DAZ or FTZ), which the entry point sets for
+ * the call and then restores.
+ *
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.
  *
@@ -87,8 +95,14 @@ typedef struct kd_c {
 	__m256i min;
 	__m256i lanes_g, step;			/* k * golden in lane k; 4 * golden */
 	__m256d two52, unit;
+	__m256d nC;				/* ne: 2^52 Q (kd_ne64) */
 	uint64_t key;
 	int tiny_before, sub_ok, uok;		/* uok: emin_b >= 2 (kd_full) */
+	int nok;				/* kd_ne64 applies */
+	int sok;				/* sp: kd_sp64 applies */
+	int ton;				/* kd_run64 may go branch-free */
+	__m256i tb;				/* sp: emin_b + s */
+	__m256d qd;				/* sp: Q = 2^(emin-m) */
 } kd_c;
 
 /* The same for binary32 lanes. */
@@ -99,10 +113,14 @@ typedef struct kf_c {
 	__m256i glo, ghi, step;			/* draw offsets: lanes 0,1,4,5 and 2,3,6,7; 8 * golden */
 	__m256i frac, imp, emin_b, min, lalv;	/* tiny lanes (kf_tfast) */
 	__m256 unit;				/* 2^(emin-23) when tk */
+	__m256 nC;				/* ne: 2^23 Q (kf_ne) */
 	__m128i s, lal;				/* s32, 32 - s32 */
 	int ok;					/* s32 >= 1: the 32-bit path applies */
 	int tok, tk, tiny_before;		/* kf_tfast applies; K scales by unit */
 	int uok;				/* emin > -126 (kf_tfast) */
+	int nok;				/* kf_ne applies */
+	__m256i tb;				/* sp: emin_b32 + s32 */
+	__m256 qf;				/* sp: Q = 2^(emin-m) */
 } kf_c;
 
 /* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
@@ -341,6 +359,66 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 	return r;
 }
 
+/*
+ * kf_sp on four binary64 lanes (c->sok): sp with every zero, normal and
+ * tiny lane done in place.  Normal lanes are kd_pick's; a tiny lane is
+ * (M >> t) + carry units of Q, t = emin_b + s - max(be, 1) the bits of M
+ * below Q, T the top R of them left-aligned in 64 bits (shifts of 64 or
+ * more give 0), d's top R bits added, the carry out of 64 bits read by a
+ * signed compare of the biased values; K < 2^(m+1) <= 2^52 converts
+ * exactly through 2^52 + K and K Q is exact.  Tininess after rounding as
+ * in kd_ne64.
+ */
+KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, __m256i *under,
+			  __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256(), sb = _mm256_set1_epi64x(INT64_MIN);
+	__m256i a = _mm256_and_si256(u, c->absm), dm = _mm256_and_si256(d, c->rmask);
+	__m256i rn = _mm256_andnot_si256(c->mask, _mm256_add_epi64(a, _mm256_srl_epi64(dm, c->ssh)));
+	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
+	__m256i be = _mm256_srli_epi64(a, 52), be0 = _mm256_cmpeq_epi64(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, c->frac), _mm256_andnot_si256(be0, c->imp));
+	__m256i t = _mm256_sub_epi64(c->tb, _mm256_sub_epi64(be, be0));
+	__m256i sl = _mm256_sub_epi64(_mm256_set1_epi64x(64), t);
+	__m256i T = _mm256_and_si256(_mm256_or_si256(_mm256_sllv_epi64(M, sl),
+						     _mm256_srlv_epi64(M, _mm256_sub_epi64(zero, sl))),
+				     c->rmask);
+	__m256i sum = _mm256_add_epi64(T, dm);
+	__m256i carry = _mm256_cmpgt_epi64(_mm256_xor_si256(T, sb), _mm256_xor_si256(sum, sb));
+	__m256i K = _mm256_sub_epi64(_mm256_srlv_epi64(M, t), carry);
+	__m256i rt = _mm256_castpd_si256(_mm256_mul_pd(
+		_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(K, c->magic)), c->two52), c->qd));
+	__m256i r = kd_blend(rn, rt, tiny), eq = _mm256_cmpeq_epi64(r, a);
+	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
+
+	*tinyp = tiny;
+	if (!c->tiny_before && c->uok)
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi64(c->min, rn));
+	else if (!c->tiny_before)
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi64(c->min, r), tiny));
+	*odd = !_mm256_testz_si256(o, o);
+	*exact = eq;
+	*under = _mm256_andnot_si256(eq, tiny);
+	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+}
+
+/* A binary64 vector with a tiny or odd lane, sp (c->sok): kd_sp64, or
+ * kd_full when a lane is odd even for it; counts into acc. */
+KD_INLINE __m256i kd_spv(const kd_c *c, __m256i u, size_t j, uint64_t idx, kd_acc *acc,
+			 fpl_kslow slow, void *ctx)
+{
+	__m256i eq, un, ti, r;
+	int odd;
+
+	r = kd_sp64(c, u, kd_draw(c->key, idx, c->lanes_g), &eq, &un, &ti, &odd);
+	if (__builtin_expect(odd, 0))
+		return kd_full(c, FPL_RND_SP, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
+	acc->inexact = _mm256_sub_epi64(acc->inexact, _mm256_xor_si256(eq, _mm256_set1_epi64x(-1)));
+	acc->under = _mm256_sub_epi64(acc->under, un);
+	acc->tiny = _mm256_sub_epi64(acc->tiny, ti);
+	return r;
+}
+
 /* Lanes 0..k-1 live, as all-ones binary64 lanes. */
 KD_INLINE __m256i kd_live(size_t k)
 {
@@ -489,7 +567,8 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256
 }
 
 /*
- * A binary32 vector with tiny lanes done in place, branch-free (f->tok):
+ * A binary32 vector with tiny lanes done in place, branch-free (f->tok),
+ * in every mode but sp (kf_sp):
  * the scaled arithmetic of the header comment in 32-bit lanes.  With M
  * the 24-bit significand and be the biased exponent of x, Y = M >> sh,
  * sh = emin_b32 - max(be, 1), is floor(|x| 2^s32 / Q) (Q = 2^(emin-m)),
@@ -503,8 +582,8 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256
  * after rounding), results above max and fnuz zeros make *odd.  inex,
  * under: the inexact and underflowing lanes; tiny: the tiny lanes.
  */
-KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
-			   __m256i zhi, __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
+			     __m256i zhi, __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
 {
 	const __m256i zero = _mm256_setzero_si256();
 	__m256i a = _mm256_and_si256(u, f->absm), T = zero, r, o, kl, k, at, inexact, dh;
@@ -566,6 +645,137 @@ KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m25
 	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
 }
 
+/*
+ * Stochastic rounding (sp) of eight binary32 lanes with every zero,
+ * normal and tiny lane done in place, branch-free.  Normal lanes are
+ * kf_fast's.  For a tiny lane (0 < |x| < 2^emin) with significand M (the
+ * implicit bit included) and t = emin_b32 + s32 - max(be, 1) the number
+ * of M's bits below the subnormal quantum Q = 2^(emin-m), the result is
+ * K Q with K = (M >> t) + carry, carry when T + r >= 2^R, T the R bits of
+ * M below its kept lsb (M << (32 - t) left-aligned, or M >> (t - 32) when
+ * t > 32; the top R of them) and r the draw's top R bits: T' + r' wraps
+ * in 32 bits (the header comment).  K < 2^(m+1) converts exactly and K Q
+ * is a multiple of Q below 2^(emin+1), a binary32 value: the product is
+ * exact.  A lane is exact iff its result equals |x|.  Tininess after
+ * rounding as in kf_ne: rn (the normal arithmetic on the raw bits, same
+ * draw) is x rounded with an unbounded exponent.  This replaces
+ * kf_tscaled for sp: no sticky bit, no rescaling of the normal result.
+ */
+KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i zlo, __m256i zhi,
+			__m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i a = _mm256_and_si256(u, f->absm), dh = kf_dh(f, FPL_RND_SP, r32, zlo, zhi);
+	__m256i rn = _mm256_andnot_si256(f->mask, _mm256_add_epi32(a, _mm256_srl_epi32(dh, f->lal)));
+	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
+	__m256i t = _mm256_sub_epi32(f->tb, _mm256_sub_epi32(be, be0));
+	__m256i sl = _mm256_sub_epi32(_mm256_set1_epi32(32), t);
+	__m256i T = _mm256_or_si256(_mm256_sllv_epi32(M, sl), _mm256_srlv_epi32(M, _mm256_sub_epi32(zero, sl)));
+	__m256i sum, carry, K, rt, r, eq, o;
+
+	if (!r32)
+		T = _mm256_and_si256(T, f->rmask);
+	sum = _mm256_add_epi32(T, dh);
+	carry = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(sum, T), sum),
+				 _mm256_set1_epi32(-1));
+	K = _mm256_sub_epi32(_mm256_srlv_epi32(M, t), carry);
+	rt = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(K), f->qf));
+	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
+						 _mm256_castsi256_ps(tiny)));
+	eq = _mm256_cmpeq_epi32(r, a);
+	o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
+	*tinyp = tiny;
+	if (!f->tiny_before && f->uok)
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, rn));
+	else if (!f->tiny_before)
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
+	*odd = !_mm256_testz_si256(o, o);
+	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
+	*under = _mm256_andnot_si256(eq, tiny);
+	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+}
+
+/* The tiny-lane vector of the binary32 loops (f->tok): kf_sp for sp,
+ * else kf_tscaled. */
+KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
+			   __m256i zhi, __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+{
+	if (rnd == FPL_RND_SP)
+		return kf_sp(f, r32, u, zlo, zhi, inex, under, tinyp, odd);
+	return kf_tscaled(f, rnd, r32, u, zlo, zhi, inex, under, tinyp, odd);
+}
+
+/*
+ * Round to nearest even with every zero, normal and tiny lane done in
+ * place, branch-free (f->nok): eight binary32 lanes.  Normal and zero
+ * lanes take the raw-bit arithmetic (rn).  A tiny lane, 0 < |x| < 2^emin,
+ * rounds to a multiple of the subnormal quantum Q = 2^(emin-m): with C =
+ * 2^23 Q, |x| + C lies in [C, 2C] where binary32's spacing is Q, so the
+ * one IEEE addition (RNE: the call runs with the default MXCSR) rounds
+ * |x|/Q to the nearest integer, ties to even, which is exactly the
+ * format's gradual-underflow rounding; subtracting C is then exact
+ * (Sterbenz).  No sticky bit or shift is needed: the hardware sees all of
+ * |x|.  A tiny lane is exact iff that result equals |x|.  Tininess after
+ * rounding is kf_tfast's: rn of a tiny lane is x rounded with an
+ * unbounded exponent (uok), or the lanes reaching 2^emin go to the slow
+ * path.  exact: the exact lanes; under: the underflowing ones; *odd: a
+ * lane above max, inf, NaN, a special zero, or such a tiny lane.
+ */
+KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i a = _mm256_and_si256(u, f->absm);
+	__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
+	__m256i rn = _mm256_andnot_si256(f->mask, _mm256_add_epi32(_mm256_add_epi32(a, kl), f->halfm1));
+	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i rt = _mm256_castps_si256(
+		_mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), f->nC), f->nC));
+	__m256i r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn),
+							 _mm256_castsi256_ps(rt),
+							 _mm256_castsi256_ps(tiny)));
+	__m256i eq = _mm256_castps_si256(_mm256_blendv_ps(
+		_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), zero)),
+		_mm256_castsi256_ps(_mm256_cmpeq_epi32(rt, a)), _mm256_castsi256_ps(tiny)));
+	__m256i o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
+
+	if (!f->tiny_before && f->uok)
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, rn));
+	else if (!f->tiny_before)
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
+	*odd = !_mm256_testz_si256(o, o);
+	*exact = eq;
+	*under = _mm256_andnot_si256(eq, tiny);
+	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+}
+
+/* kf_ne on four binary64 lanes (c->nok): C = 2^52 Q, binary64's spacing
+ * in [C, 2C]. */
+KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *under, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i a = _mm256_and_si256(u, c->absm);
+	__m256i rn = _mm256_andnot_si256(
+		c->mask, _mm256_add_epi64(_mm256_add_epi64(a, kd_kl(c, a, c->klor)), c->halfm1));
+	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
+	__m256i rt = _mm256_castpd_si256(
+		_mm256_sub_pd(_mm256_add_pd(_mm256_castsi256_pd(a), c->nC), c->nC));
+	__m256i r = kd_blend(rn, rt, tiny);
+	__m256i eq = kd_blend(_mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero),
+			      _mm256_cmpeq_epi64(rt, a), tiny);
+	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
+
+	if (!c->tiny_before && c->uok)
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi64(c->min, rn));
+	else if (!c->tiny_before)
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi64(c->min, r), tiny));
+	*odd = !_mm256_testz_si256(o, o);
+	*exact = eq;
+	*under = _mm256_andnot_si256(eq, tiny);
+	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+}
+
 static uint32_t kd_fbits(double v)
 {
 	float x = (float)v;
@@ -611,11 +821,20 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	 * and, for sp, all R bits of T among the s they keep */
 	c->sub_ok = p->sub_fast && s >= 2 && (rnd != FPL_RND_SP || R <= s);
 	c->uok = p->emin_b >= 2;
+	/* kd_ne64: 2^52 Q a normal double (Q = 2^(emin-m) >= 2^-1074 holds
+	 * for every format narrower than binary64) */
+	c->nok = p->sub_fast && emin - m + 52 >= -1022 && emin - m >= -1074;
+	c->nC = _mm256_set1_pd(ldexp(1.0, emin - m + 52));
+	/* kd_sp64: gradual underflow, Q a binary64 value */
+	c->sok = p->sub_fast && emin - m >= -1074;
+	c->tb = _mm256_set1_epi64x((long long)(p->emin_b + s));
+	c->qd = _mm256_set1_pd(ldexp(1.0, emin - m));
+	c->ton = rnd == FPL_RND_SP ? c->sok : c->sub_ok;
 
 	/* binary32 lanes: only when called for a format that fits binary32
 	 * (s >= 29); min and max are then binary32 values */
 	f->ok = s >= 30 && s <= 52;
-	f->tok = 0;
+	f->tok = f->nok = 0;
 	if (!f->ok)
 		return;
 	memcpy(&dmin, &p->min_bits, sizeof dmin);
@@ -653,6 +872,15 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->unit = _mm256_set1_ps(f->tk && emin - 23 >= -126 ? ldexpf(1.0f, emin - 23) : 0.0f);
 	f->tok = p->sub_fast && s32 >= 2 && emin >= -126
 		 && (!f->tk || (emin - 23 >= -126 && emin - m >= -126));
+	/* kf_ne: gradual underflow, 2^23 Q a normal float (m <= 22 and emin
+	 * >= -126 make it at least 2^-125) */
+	f->nok = p->sub_fast && emin >= -126;
+	f->nC = _mm256_set1_ps(ldexpf(1.0f, emin - m + 23));
+	/* sp: kf_sp does every tiny lane (Q >= 2^-149 is a binary32 value) */
+	f->tb = _mm256_set1_epi32(emin + 127 + (int)s32);
+	f->qf = _mm256_set1_ps(ldexpf(1.0f, emin - m));
+	if (rnd == FPL_RND_SP)
+		f->tok = p->sub_fast && emin >= -126;
 }
 
 /* Sum of four 64-bit lanes. */
@@ -713,7 +941,10 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const
 				int odd;
 				r = kd_fast64(c, rnd, u, zb, &ex, &odd);
 				if (__builtin_expect(odd, 0)) {
-					r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 0);
+					if (rnd == FPL_RND_SP && c->sok)
+						r = kd_spv(c, u, j, idx0 + j, acc, slow, ctx);
+					else
+						r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 0);
 					nodd++;
 				} else {
 					ex_acc = _mm256_sub_epi64(ex_acc, ex);
@@ -725,12 +956,14 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const
 					_mm256_storeu_si256((__m256i *)(z + j), r);
 			}
 			exact += kd_hsum64(ex_acc);
-			tmode = c->sub_ok && nodd >= KD_TON;
+			tmode = c->ton && nodd >= KD_TON;
 		} else {
 			uint64_t t0 = kd_hsum64(acc->tiny);
 			for (; j < end; j += 4) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 1);
+				__m256i r = rnd == FPL_RND_SP && c->sok
+						    ? kd_spv(c, u, j, idx0 + j, acc, slow, ctx)
+						    : kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 1);
 				if (stream)
 					_mm256_stream_si256((__m256i *)(z + j), r);
 				else
@@ -828,6 +1061,91 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
 	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
 }
 
+/* Round to nearest even, binary64 lanes, when kd_ne64 applies: one
+ * branch-free vector per four elements, kd_full for a vector with an odd
+ * lane.  Exact and underflowing lanes are counted per span (32-bit...
+ * 64-bit lanes here, no overflow). */
+KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x, size_t n,
+			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+{
+	const __m256i ones = _mm256_set1_epi64x(-1);
+	__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc;
+	size_t j = 0, hot = 0;
+
+	if (stream && ((uintptr_t)z & 31)) {
+		size_t h = (32 - ((uintptr_t)z & 31)) / 8;
+		if (h > n)
+			h = n;
+		kd_part64(c, FPL_RND_NE, z, x, 0, h, idx0, acc, slow, ctx);
+		j = h;
+	}
+	for (; j + 4 <= n; j += 4) {
+		__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
+		int odd;
+		r = kd_ne64(c, u, &eq, &un, &odd);
+		if (__builtin_expect(odd, 0)) {
+			r = kd_full(c, FPL_RND_NE, u, ones, j, idx0 + j, acc, slow, ctx, 0);
+		} else {
+			ex_acc = _mm256_sub_epi64(ex_acc, eq);
+			un_acc = _mm256_sub_epi64(un_acc, un);
+			hot++;
+		}
+		if (stream)
+			_mm256_stream_si256((__m256i *)(z + j), r);
+		else
+			_mm256_storeu_si256((__m256i *)(z + j), r);
+	}
+	if (j < n)
+		kd_part64(c, FPL_RND_NE, z, x, j, n - j, idx0, acc, slow, ctx);
+	acc->inexact = _mm256_add_epi64(acc->inexact,
+					_mm256_set_epi64x(0, 0, 0, (long long)(4 * hot - kd_hsum64(ex_acc))));
+	acc->under = _mm256_add_epi64(acc->under, un_acc);
+}
+
+/* The same for binary32 lanes (kf_ne); the 32-bit lane counters are
+ * summed every KD_SPAN vectors. */
+KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, const float *x,
+			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+{
+	size_t j = 0;
+	int64_t inexact = 0, under = 0;
+
+	if (stream && ((uintptr_t)z & 31)) {
+		size_t h = (32 - ((uintptr_t)z & 31)) / 4;
+		if (h > n)
+			h = n;
+		kd_part32(c, FPL_RND_NE, z, x, 0, h, idx0, acc, slow, ctx);
+		j = h;
+	}
+	while (j + 8 <= n) {
+		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv, hot = 0;
+		__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc;
+		for (; j < end; j += 8) {
+			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
+			int odd;
+			r = kf_ne(f, u, &eq, &un, &odd);
+			if (__builtin_expect(odd, 0)) {
+				r = _mm256_castps_si256(kd_wide8(c, FPL_RND_NE, _mm256_castsi256_ps(u), 8, j,
+								 idx0 + j, acc, slow, ctx));
+			} else {
+				ex_acc = _mm256_sub_epi32(ex_acc, eq);
+				un_acc = _mm256_sub_epi32(un_acc, un);
+				hot++;
+			}
+			if (stream)
+				_mm256_stream_si256((__m256i *)(z + j), r);
+			else
+				_mm256_storeu_si256((__m256i *)(z + j), r);
+		}
+		inexact += (int64_t)(8 * hot) - kd_sum32(ex_acc);
+		under += kd_sum32(un_acc);
+	}
+	if (j < n)
+		kd_part32(c, FPL_RND_NE, z, x, j, n - j, idx0, acc, slow, ctx);
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
+}
+
 KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
 		      const void *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
 		      fpl_kcounts *out)
@@ -839,7 +1157,11 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
 	acc.special = 0;
-	if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
+	if (rnd == FPL_RND_NE && f32 && f.nok)
+		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc);
+	else if (rnd == FPL_RND_NE && !f32 && c.nok)
+		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc);
+	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32)
 		kd_run32(&c, &f, rnd, 0, stream, z, x, n, idx0, slow, ctx, &acc);
@@ -867,12 +1189,10 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 			kd_run(p, M, 0, 0, z, x, n, idx0, slow, ctx, out); \
 		return
 
-void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
-			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
-			    fpl_kcounts *out)
+static void fpl__round_direct_avx2_run(const fpl_kparams *p, void *z, const void *x, int f32,
+				       size_t n, uint64_t idx0, int stream, fpl_kslow slow,
+				       void *ctx, fpl_kcounts *out)
 {
-	/* streaming needs element alignment to reach vector alignment */
-	stream = stream && ((uintptr_t)z & (f32 ? 3 : 7)) == 0;
 	switch (p->rnd) {
 	KD_CASE(FPL_RND_NE);
 	KD_CASE(FPL_RND_NA);
@@ -888,4 +1208,20 @@ void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f3
 		out->overflow = out->saturated = 0;
 		return;
 	}
+}
+
+void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
+			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
+			    fpl_kcounts *out)
+{
+	/* the floating-point steps (kf_ne's additions, the widening, the
+	 * scaling of tiny results) assume RNE without DAZ or FTZ: the
+	 * default MXCSR, restored with the caller's flags on return */
+	const unsigned csr = _mm_getcsr();
+
+	/* streaming needs element alignment to reach vector alignment */
+	stream = stream && ((uintptr_t)z & (f32 ? 3 : 7)) == 0;
+	_mm_setcsr(0x1f80);
+	fpl__round_direct_avx2_run(p, z, x, f32, n, idx0, stream, slow, ctx, out);
+	_mm_setcsr(csr);
 }
