@@ -476,6 +476,10 @@ int cli_report_option(enum cli_report *kind, int c);
  *   struct cli_table t; cli_table_begin(&t, fp, kind, cols, ncols);
  *   cli_table_str(&t, "fp16"); cli_table_int(&t, 5); ... (row by row)
  *   cli_table_end(&t);
+ * Nothing is written before the first cell (cli_table_end of an empty
+ * table writes the header alone); a command that fails calls
+ * cli_table_abandon() instead, which writes nothing when no row was
+ * begun and otherwise ends the table as it stands.
  */
 struct cli_table {
 	FILE *fp;
@@ -484,6 +488,7 @@ struct cli_table {
 	int ncols;
 	int col;		/* next column of the current row */
 	size_t rows;
+	int started;		/* the header is out */
 	char **cells;		/* TEXT: buffered cells */
 	size_t ncells, capcells;
 };
@@ -495,6 +500,7 @@ void cli_table_int(struct cli_table *t, long long v);
 /* A cell without a value: "-" in text, empty in TSV, null in JSON. */
 void cli_table_none(struct cli_table *t);
 void cli_table_end(struct cli_table *t);
+void cli_table_abandon(struct cli_table *t);
 
 /*
  * The error and event statistics of a rounding, with one meaning in every

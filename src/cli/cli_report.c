@@ -50,27 +50,40 @@ void cli_json_str(FILE *fp, const char *s)
 void cli_table_begin(struct cli_table *t, FILE *fp, enum cli_report kind,
 		     const char *const *cols, int ncols)
 {
-	int i;
-
 	memset(t, 0, sizeof *t);
 	t->fp = fp;
 	t->kind = kind;
 	t->cols = cols;
 	t->ncols = ncols;
-	if (kind == CLI_REPORT_TSV) {
-		for (i = 0; i < ncols; i++)
-			fprintf(fp, "%s%c", cols[i], i + 1 < ncols ? '\t' : '\n');
-	} else if (kind == CLI_REPORT_JSON) {
-		fputc('[', fp);
-	} else if (kind == CLI_REPORT_TEXT) {
-		for (i = 0; i < ncols; i++)
-			cli_table_str(t, cols[i]);
+}
+
+static void table_cell(struct cli_table *t, const char *s, int quote);
+
+/* The header (TSV's column names, JSON's '[', TEXT's first row), written
+ * with the first cell or at the end: a command that fails before its
+ * first row leaves nothing on stdout. */
+static void table_start(struct cli_table *t)
+{
+	int i;
+
+	if (t->started)
+		return;
+	t->started = 1;
+	if (t->kind == CLI_REPORT_TSV) {
+		for (i = 0; i < t->ncols; i++)
+			fprintf(t->fp, "%s%c", t->cols[i], i + 1 < t->ncols ? '\t' : '\n');
+	} else if (t->kind == CLI_REPORT_JSON) {
+		fputc('[', t->fp);
+	} else if (t->kind == CLI_REPORT_TEXT) {
+		for (i = 0; i < t->ncols; i++)
+			table_cell(t, t->cols[i], 1);
 	}
 }
 
 /* One cell, already text; `quote` for JSON strings. */
 static void table_cell(struct cli_table *t, const char *s, int quote)
 {
+	table_start(t);
 	if (t->kind == CLI_REPORT_TEXT) {
 		if (t->ncells == t->capcells) {
 			size_t nc = t->capcells ? 2 * t->capcells : 64;
@@ -131,11 +144,22 @@ void cli_table_none(struct cli_table *t)
 	table_cell(t, t->kind == CLI_REPORT_TEXT ? "-" : t->kind == CLI_REPORT_TSV ? "" : "null", 0);
 }
 
+void cli_table_abandon(struct cli_table *t)
+{
+	if (t->started) {
+		cli_table_end(t);
+		return;
+	}
+	free(t->cells);
+	t->cells = NULL;
+}
+
 void cli_table_end(struct cli_table *t)
 {
 	size_t i, *width;
 	int c;
 
+	table_start(t);
 	if (t->kind == CLI_REPORT_JSON) {
 		fputs(t->rows ? "\n]\n" : "]\n", t->fp);
 		return;

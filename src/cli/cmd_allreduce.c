@@ -512,7 +512,10 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 							snprintf(c.group, sizeof c.group, "-");
 						rc = run_combo(&t, &c, ls, out);
 					}
-	cli_table_end(&t);
+	if (rc)
+		cli_table_abandon(&t);
+	else
+		cli_table_end(&t);
 	return rc;
 }
 

@@ -171,7 +171,10 @@ int cmd_dot(int argc, char **argv)
 			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
-		cli_table_end(&t);
+		if (rc)
+			cli_table_abandon(&t);
+		else
+			cli_table_end(&t);
 	}
 	if (!rc && opt.output)
 		rc = cli_accum_write(opt.output, &r, 1, 0, NULL);

@@ -218,7 +218,10 @@ int cmd_gemm(int argc, char **argv)
 			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
-		cli_table_end(&t);
+		if (rc)
+			cli_table_abandon(&t);
+		else
+			cli_table_end(&t);
 	}
 	if (!rc && opt.output) {
 		uint64_t shape[2] = { m, n };

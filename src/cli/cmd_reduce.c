@@ -243,7 +243,10 @@ int cmd_reduce(int argc, char **argv)
 			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
-		cli_table_end(&t);
+		if (rc)
+			cli_table_abandon(&t);
+		else
+			cli_table_end(&t);
 	}
 	if (!rc && opt.output) {
 		uint64_t shape[1] = { nout };

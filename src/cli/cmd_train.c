@@ -702,7 +702,10 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 		r->tr = NULL;
 	}
 	cli_progress_end();
-	cli_table_end(&t);
+	if (rc)
+		cli_table_abandon(&t);
+	else
+		cli_table_end(&t);
 	if (mo_open)
 		rc = rc ? cli_output_close(&mo, 0) : cli_train_write_model(&mo, models, np) ? -1 : 0;
 	if (so_open)

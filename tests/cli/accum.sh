@@ -151,6 +151,14 @@ expect_fail "-o with a sweep" 2 "a sweep of 2 models" \
 printf '0.1\n0.25\n' > g.txt
 expect_fail "given inputs not in the format" 1 "not a value of its format" \
 	fplab dot -a g.txt -b g.txt -f bf16:given
+# a command that fails before its first row leaves stdout empty: no
+# header without rows, in any report format
+for r in "" --tsv --json --ndjson; do
+	expect_fail "given inputs, report ${r:-text}" 1 "not a value of its format" \
+		fplab dot -a g.txt -b g.txt -f bf16:given $r
+	checks=$((checks + 1))
+	[ -s "$T/stdout" ] && fail "a failed dot ${r:-text} wrote to stdout: $(head -c 80 "$T/stdout")"
+done
 # generated inputs of a ':given' model are rounded into its format first:
 # uniform draws then equal their bf16 roundings, which -f bf16 also takes
 fplab dot --gen uniform:0,1 -n 64 -f bf16:given --tsv | cut -f8 > given.out
