@@ -9,7 +9,9 @@
  * tests/taccum.c checks against an independent implementation.
  *
  * Cases: input formats x accumulators x modes (stochastic included) x
- * orders (sequential, blocked), data from moderate to tiny, huge (overflow),
+ * orders (sequential, blocked, pairs, pairs:B with a narrower and a wider
+ * promotion format, evenodd with an even and an odd B; K from 0 to 40,
+ * so B divides K or not), data from moderate to tiny, huge (overflow),
  * small integers (exact steps), and with zeros, infinities and NaNs; beta
  * 0 and 1, with and without an output rounding, 1 and 2 threads.  The
  * test also asserts that each fast path was taken where the model and
@@ -37,8 +39,9 @@ typedef struct result {
 	int rc;
 } result;
 
-/* Data kinds. */
-enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT };
+/* Data kinds (D_TINY0, tiny values and a third signed zeros, only for
+ * test_signed_zeros). */
+enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0 };
 
 static double gen(h_rng *g, const fpl_format *f, int kind)
 {
@@ -46,6 +49,10 @@ static double gen(h_rng *g, const fpl_format *f, int kind)
 
 	switch (kind) {
 	case D_WIDE: return h_rng_value(g, f->emin - f->m - 2, f->emax + 1, 53, 0);
+	case D_TINY0:
+		if (u % 3 == 0)
+			return (u >> 8) & 1 ? -0.0 : 0.0;
+		/* fall through */
 	case D_TINY: return h_rng_value(g, f->emin - f->m - 1, f->emin + 2, 53, 0);
 	case D_HUGE: return h_rng_value(g, f->emax - 3, f->emax, 53, 0);
 	case D_INT: return (double)((int)(u % 15) - 7);
@@ -124,7 +131,8 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 				if (!h_check(h_same(R[0].c[i], R[1].c[i]) && R[0].fl[i] == R[1].fl[i])) {
 					h_fail("%s (%s, env '%s', %d threads): output %zu: ref %a [%s], "
 					       "fast %a [%s]", what, (const char *[]){ "moderate", "wide",
-					       "tiny", "huge", "int", "special", "big" }[kind], env_modes[e], t, i,
+					       "tiny", "huge", "int", "special", "big", "",
+					       "tiny+zeros" }[kind], env_modes[e], t, i,
 					       R[0].c[i], h_flags(R[0].fl[i], buf, sizeof buf), R[1].c[i],
 					       h_flags(R[1].fl[i], buf + 32, 32));
 					ok = 0;
@@ -160,7 +168,8 @@ static void spec(fpl_format *f, fpl_rnd *r, const char *s)
 static const char *const ins[] = { "e4m3fn", "e5m2", "bf16", "fp16", "fp32", "e2m3" };
 static const char *const accs[] = { "fp16", "fp32", "bf16", "fp16+nosub", "fp16+ftz",
 				    "fp32+daz+ftz", "fp32+sat", "e5m2", "e4m3fnuz", "fp16+sat" };
-static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16", "pairs" };
+static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16", "pairs",
+				      "pairs:4:fp16", "pairs:6", "evenodd:4", "evenodd:5" };
 static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_NZ, FPL_RND_TP, FPL_RND_TN,
 				 FPL_RND_TZ, FPL_RND_OD, FPL_RND_SP, FPL_RND_SE };
 #define NELEM(x) (sizeof x / sizeof *x)
@@ -197,7 +206,7 @@ static void test_random(void)
 						for (r = 0; r < reps; r++) {
 							size_t M = 1 + h_rng_below(&g, 5);
 							size_t N = 1 + h_rng_below(&g, 80);
-							size_t K = 1 + h_rng_below(&g, 40);
+							size_t K = h_rng_below(&g, 41);
 							check_case(&m, what, M, N, K, kind,
 								   (int)h_rng_below(&g, 2), &g);
 						}
@@ -256,13 +265,28 @@ static void test_paths(void)
 		    D_MODERATE);
 	expect_path("bf16/fp32 ne specials (not fma32)", "bf16", "fp32", FPL_RND_NE,
 		    "sequential", ODD64, D_SPECIAL);
+	/* pairs:B runs as blocked over the permuted copy, evenodd as two
+	 * chains stepped k by k (exact64 rather than ne64) */
+	expect_path("bf16/fp32+daz+ftz pairs:8 (odd64)", "bf16", "fp32+daz+ftz", FPL_RND_NE,
+		    "pairs:8", ODD64, D_TINY);
+	expect_path("e4m3fn/fp16 ne pairs:6:fp16 (ne64)", "e4m3fn", "fp16", FPL_RND_NE,
+		    "pairs:6:fp16", NE64, D_WIDE);
+	expect_path("bf16/fp32+daz+ftz evenodd:8 (odd64)", "bf16", "fp32+daz+ftz", FPL_RND_NE,
+		    "evenodd:8", ODD64, D_TINY);
+	expect_path("e4m3fn/fp16 sp evenodd:5 (exact64)", "e4m3fn", "fp16", FPL_RND_SP,
+		    "evenodd:5", EXACT64, D_MODERATE);
+	expect_path("e4m3fn/fp16 ne evenodd (exact64)", "e4m3fn", "fp16", FPL_RND_NE, "evenodd",
+		    EXACT64, D_HUGE);
 	h_note("paths: each fast path taken where it applies");
 }
 
-/* The fp32-fma profile and a larger GEMM over several tiles and threads. */
+/* The profiles, on a larger GEMM over several tiles and threads (K = 65:
+ * amx-bf16's last block shorter, onednn-bf16's blocks of 16 with an odd
+ * last one). */
 static void test_profiles(void)
 {
-	static const char *const prof[] = { "fp32-fma", "fp32-mul-add", "avx512bf16", "amx-bf16" };
+	static const char *const prof[] = { "fp32-fma", "fp32-mul-add", "avx512bf16", "amx-bf16",
+					    "onednn-bf16" };
 	h_rng g;
 	size_t p;
 	int kind;
@@ -274,8 +298,54 @@ static void test_profiles(void)
 			fpl_accum_profile(&m, prof[p]);
 			m.a_load = m.b_load = FPL_LOAD_ROUND;
 			check_case(&m, prof[p], 7, 150, 65, kind, kind & 1, &g);
+			if (m.pair_block) {	/* onednn-bf16's blocks at K = 65 */
+				m.pair_block = 16;
+				check_case(&m, "onednn-bf16, blocks of 16", 7, 150, 65, kind,
+					   !(kind & 1), &g);
+			}
 		}
 	h_note("profiles: fast and reference paths agree");
+}
+
+/*
+ * Signed zeros at the ends of pairs:B and evenodd blocks: tiny data on
+ * FTZ accumulators leaves -0 in chains (a tiny negative result flushed),
+ * and short, odd K puts it where a wrong pad would show: pairs pads with
+ * +0 (fma(+0, +0, -0) = +0 except in tn), evenodd runs only the k it
+ * has (a -0 pad would turn +0 into -0 in tn, a +0 pad -0 into +0), and
+ * pairs:B without C keeps block 0's -0.  Exact zeros among the data let
+ * a chain's sign reach past its last term.  Modes ne and tn, beta 0 and
+ * 1 (C tiny or zero, so often -0 after its FTZ load).
+ */
+static void test_signed_zeros(void)
+{
+	static const char *const ords[] = { "pairs:4", "pairs:6:fp16", "evenodd:4", "evenodd:5" };
+	static const char *const acc[] = { "fp32+daz+ftz", "fp16+ftz" };
+	static const fpl_rnd rnd[] = { FPL_RND_NE, FPL_RND_TN };
+	static const size_t ks[] = { 1, 3, 4, 5, 7, 9, 13 };
+	size_t o, a, q, k;
+	int beta;
+	h_rng g;
+
+	h_rng_init(&g, 15);
+	for (o = 0; o < NELEM(ords); o++)
+		for (a = 0; a < NELEM(acc); a++)
+			for (q = 0; q < NELEM(rnd); q++)
+				for (k = 0; k < NELEM(ks); k++)
+					for (beta = 0; beta < 2; beta++) {
+						fpl_accum_model m;
+						char what[96];
+						fpl_accum_init(&m);
+						spec(&m.a, &m.a_rnd, "e4m3fn");
+						m.b = m.a;
+						spec(&m.acc, &m.acc_rnd, acc[a]);
+						m.acc_rnd = rnd[q];
+						fpl_accum_parse_order(&m, ords[o]);
+						snprintf(what, sizeof what, "signed zeros: e4m3fn -> %s:%s %s K %zu",
+							 acc[a], fpl_rnd_name(rnd[q]), ords[o], ks[k]);
+						check_case(&m, what, 3, 40, ks[k], D_TINY0, beta, &g);
+					}
+	h_note("signed zeros: pads and block ends of pairs:B and evenodd");
 }
 
 /*
@@ -372,6 +442,7 @@ int main(void)
 	test_untracked();
 	test_paths();
 	test_profiles();
+	test_signed_zeros();
 	test_random();
 	return h_done();
 }

@@ -77,7 +77,8 @@
  *                  S = fma(a_2i, b_2i, fma(a_2i+1, b_2i+1, S)): the odd
  *                  (high) element first.  An odd K is padded with a +0
  *                  pair element (a_K = b_K = +0), as a zero-padded buffer
- *                  is: fma(+0, +0, S) returns S but turns -0 into +0.
+ *                  is: fma(+0, +0, S) returns S but turns -0 into +0
+ *                  (except in tn, where -0 + +0 is -0).
  *  pairs:B[:FMT]   the same chains over blocks of B (even) terms [jB,
  *                  jB+B), each from +0 in acc (only the last block can be
  *                  odd, and is padded as above); the block results are
@@ -93,11 +94,12 @@
  *                  even and an odd chain over the others, each from +0 in
  *                  ascending k, then u = even + odd, then S = S + u (NaN
  *                  priority: S first).  A last, shorter block runs its
- *                  chains over the k it has.  That is padding it with
- *                  terms whose product is -0 (a = -0, b = +0: fma(-0, +0,
- *                  x) = x for every x), not with +0 products: under FTZ a
- *                  chain can hold -0 (a tiny negative result flushed),
- *                  which fma(+0, +0, -0) would turn into +0.
+ *                  chains over the k it has.  In every mode but tn that
+ *                  is padding it with terms whose product is -0 (a = -0,
+ *                  b = +0: fma(-0, +0, x) = x for every x but +0 in tn),
+ *                  not with +0 products: under FTZ a chain can hold -0
+ *                  (a tiny negative result flushed), which fma(+0, +0,
+ *                  -0) would turn into +0.
  * Output: when out_set, the result is rounded once into `out` in out_rnd
  * (fpl_round: no DAZ); otherwise it is left as it is (in acc, or in
  * promo for blocked).
@@ -134,12 +136,15 @@
  *
  * ---------------------------------------------------------------- speed
  * The results, flags and counts above do not depend on how they are
- * computed.  Sequential and blocked orders with exact products run fast
- * paths where the model (and for the binary32 one, the loaded data)
- * allows: many outputs' chains side by side with each step formed
- * exactly in binary64 and rounded by vector code, or each chain on the
- * CPU's binary32 fma (src/accum/chain_*.c state the conditions and prove
- * the equality); everything else runs on the engine's scalar operations.
+ * computed.  Sequential, blocked, pairs, pairs:B and evenodd orders with
+ * exact products run fast paths where the model (and for the binary32
+ * one, the loaded data) allows: many outputs' chains side by side with
+ * each step formed exactly in binary64 and rounded by vector code, or
+ * each chain on the CPU's binary32 fma (src/accum/chain_*.c state the
+ * conditions and prove the equality); pairs and pairs:B run as
+ * sequential and blocked chains over a permuted k order, evenodd as its
+ * two chains on the same step kernels.  Everything else runs on the
+ * engine's scalar operations.
  * The environment variable FPLAB_ACCUM chooses: unset, "" or "auto" (the
  * fast paths), "nosimd" (the fast paths without their AVX2 kernels), or
  * "ref" (the scalar reference only, for tests and comparisons); any other

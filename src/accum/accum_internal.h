@@ -25,11 +25,13 @@
 
 /* Which implementation runs a job's chains (chain_fast.c chooses):
  * the reference (dot.c, the engine's scalar _ix operations), the
- * binary64 step kernels (sequential or blocked, exact products: each
- * step's acc + a*b formed exactly in binary64, or to odd by the kernel
- * set's fma, then rounded by the set's block kernel), or binary32
- * hardware fma (chain_fma.c).  Every path gives the reference's bits,
- * flags and counts; FPLAB_ACCUM=ref (accum.h) forces the reference. */
+ * binary64 step kernels (sequential, blocked or evenodd, exact products:
+ * each step's acc + a*b formed exactly in binary64, or to odd by the
+ * kernel set's fma, then rounded by the set's block kernel), or binary32
+ * hardware fma (chain_fma.c).  pairs and pairs:B reach them as
+ * sequential and blocked jobs over a permuted copy (gemm.c).  Every path
+ * gives the reference's bits, flags and counts; FPLAB_ACCUM=ref
+ * (accum.h) forces the reference. */
 enum { FPL__ACC_REF = 0, FPL__ACC_EXACT64, FPL__ACC_ODD64, FPL__ACC_FMA32, FPL__ACC_NE64,
        FPL__ACC_NPATHS };
 
@@ -42,6 +44,9 @@ typedef struct fpl__acc_job {
 	const double *A;	/* M x K row-major, loaded */
 	const double *B;	/* K x N row-major, loaded; NULL for a sum */
 	const double *C;	/* M x N row-major, loaded initial values, or NULL */
+	int keep_first;		/* blocked without C: block 0's result is R itself,
+				 * not +0 + block 0 in promo (pairs:B run over its
+				 * permuted copy, gemm.c) */
 	uint64_t base;		/* draw index of step 0 of output 0 */
 	uint64_t MN;
 	fpl_format f64;		/* binary64, for exact comparisons */

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * chain_fast.c - the binary64 step kernels: sequential and blocked
- * chains with exact products run across a tile of outputs, one step k
- * at a time, on the kernel set's block rounding (kernels_internal.h),
- * and the choice of a job's path (FPLAB_ACCUM, chain_fma.c).
+ * chain_fast.c - the binary64 step kernels: sequential, blocked and
+ * evenodd chains with exact products run across a tile of outputs, one
+ * step k at a time, on the kernel set's block rounding
+ * (kernels_internal.h), and the choice of a job's path (FPLAB_ACCUM,
+ * chain_fma.c).  pairs and pairs:B come here as sequential and blocked
+ * jobs over a permuted copy of A and B (gemm.c says why that is the same
+ * computation); evenodd runs its two chains on the data as it is, each
+ * step k into the even or the odd chain, then its two additions per
+ * block as add steps (below), so every step keeps its own number.
  *
  * The invariant: each step of each output gets exactly the reference's
  * value, flags, counts and draw (fpl__acc_idx(T, P + k, jj)); a lane this
@@ -45,6 +50,12 @@
  *    same way: the set's proof obligations (kernel_body.h, array.c) give
  *    fpl__fma_ix's bits for every unmarked lane (DAZ included, through
  *    the operand window).
+ * An add step (evenodd's even + odd and S + u, both in acc): x and y are
+ * values of acc, multiples of q_acc below 2^(emax_acc+1), so x + y is a
+ * multiple of Q <= q_acc below 2^(emax_acc+2) <= 2^H: exact in binary64
+ * under EXACT64's condition, as (2) above; under ODD64 the set's add
+ * intermediate is the one fpl_add_array rounds (acc's DAZ included).
+ * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
  * raise only inexact, and it is inexact exactly when the rounded y
@@ -161,7 +172,8 @@ static int plan(fpl__acc_job *J)
 	if ((r = accum_env(&mode)))
 		return r;
 	if (mode == 1 || J->sum || !m->prod_exact || J->K == 0
-	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED))
+	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED
+		&& m->order != FPL_ORDER_EVENODD))
 		return 0;
 	J->simd = mode == 0 && fpl_cpu()->avx2 && fpl_cpu()->fma;
 	if (m->order == FPL_ORDER_SEQUENTIAL) {
@@ -177,7 +189,10 @@ static int plan(fpl__acc_job *J)
 	if (!J->k || ks)
 		return 0;
 	if (exact64_ok(m) && kernel_ok(&m->acc, m->acc_rnd, J->st, 1))
-		J->path = m->acc_rnd == FPL_RND_NE ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+		/* evenodd steps one k at a time into two chains: not NE64's
+		 * ranges, and EXACT64 gives the same bits */
+		J->path = m->acc_rnd == FPL_RND_NE && m->order != FPL_ORDER_EVENODD
+				  ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 0))
 		J->path = FPL__ACC_ODD64;
 	if (J->path != FPL__ACC_REF)
@@ -214,6 +229,25 @@ typedef struct lanes {
 	uint64_t spc[NT];
 } lanes;
 
+/* Round the step's intermediates w->t into w->y by the set's block
+ * kernel (lanes marked in w->spc stay marked), noting the inexact of
+ * every unmarked lane (the header comment: y != t). */
+static void round_step(fpl__acc_tile *T, uint64_t idx0, lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	uint64_t ninex = 0;
+	fpl_kcounts kc;
+	size_t jj;
+
+	J->k->round(&J->kp, w->y, w->t, T->nj, w->spc, 1, 0, idx0, &kc);
+	for (jj = 0; jj < T->nj; jj++) {
+		uint64_t inex = (w->spc[jj] == 0) & (w->y[jj] != w->t[jj]);
+		T->fl[jj] |= (unsigned)inex * FPL_FLAG_INEXACT;
+		ninex += inex;
+	}
+	T->cnt[INEX_INDEX] += ninex;
+}
+
 /* One step k (step number k: exact products take no steps of their own)
  * of every chain of the tile: s[jj] = fma(a_k, b_kj, s[jj]) in acc. */
 static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
@@ -223,9 +257,8 @@ static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
 	const size_t nj = T->nj;
 	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0;
 	const uint64_t idx0 = fpl__acc_idx(T, k, 0);
-	double *t = w->t, *y = w->y, *av = w->av;
-	uint64_t *spc = w->spc, ninex = 0;
-	fpl_kcounts kc;
+	double *t = w->t, *av = w->av;
+	uint64_t *spc = w->spc;
 	size_t jj;
 
 	if (J->path != FPL__ACC_ODD64) {	/* EXACT64 */
@@ -238,13 +271,7 @@ static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
 			av[jj] = a;
 		J->k->odd[FPL_KOP_FMA](&J->kp, t, av, b, s, nj, spc);
 	}
-	J->k->round(&J->kp, y, t, nj, spc, 1, 0, idx0, &kc);
-	for (jj = 0; jj < nj; jj++) {
-		uint64_t inex = (spc[jj] == 0) & (y[jj] != t[jj]);
-		T->fl[jj] |= (unsigned)inex * FPL_FLAG_INEXACT;
-		ninex += inex;
-	}
-	T->cnt[INEX_INDEX] += ninex;
+	round_step(T, idx0, w);
 	for (jj = 0; jj < nj; jj++) {
 		if (spc[jj]) {
 			unsigned fl = 0;
@@ -252,7 +279,41 @@ static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
 					    &fl);
 			fpl__acc_note(T, jj, fl);
 		} else {
-			s[jj] = y[jj];
+			s[jj] = w->y[jj];
+		}
+	}
+}
+
+/* Step sn of every output of the tile: s[jj] = x[jj] + y[jj] in acc
+ * (fpl__add_ix: NaN priority x; s may be x or y).  x and y are values
+ * of acc: for EXACT64 their binary64 sum is exact (the header comment's
+ * bound, with a*b replaced by a value of acc), for ODD64 the set's add
+ * intermediate is the one fpl_add_array rounds. */
+static void add_step(fpl__acc_tile *T, uint64_t sn, const double *x, const double *y,
+		     double *s, lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	const size_t nj = T->nj;
+	const uint64_t idx0 = fpl__acc_idx(T, sn, 0);
+	size_t jj;
+
+	if (J->path != FPL__ACC_ODD64) {	/* EXACT64 (evenodd never takes NE64) */
+		for (jj = 0; jj < nj; jj++) {
+			w->t[jj] = x[jj] + y[jj];
+			w->spc[jj] = zero_or_special(w->t[jj]);
+		}
+	} else {
+		J->k->odd[FPL_KOP_ADD](&J->kp, w->t, x, y, NULL, nj, w->spc);
+	}
+	round_step(T, idx0, w);
+	for (jj = 0; jj < nj; jj++) {
+		if (w->spc[jj]) {
+			unsigned fl = 0;
+			s[jj] = fpl__add_ix(&m->acc, x[jj], y[jj], m->acc_rnd, J->st, idx0 + jj, &fl);
+			fpl__acc_note(T, jj, fl);
+		} else {
+			s[jj] = w->y[jj];
 		}
 	}
 }
@@ -270,34 +331,73 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 		step(T, k, s, w);
 }
 
+/* blocked: chains from +0, each block added into promo (R = block 0 for
+ * a keep_first job without C). */
+static void blocked(fpl__acc_tile *T, double *res, lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	const size_t K = J->K, B = m->block;
+	double blk[NT];
+	size_t k0, jj;
+
+	for (k0 = 0; k0 < K; k0 += B) {
+		for (jj = 0; jj < T->nj; jj++)
+			blk[jj] = 0.0;
+		chain_range(T, k0, K - k0 < B ? K : k0 + B, blk, w);
+		for (jj = 0; jj < T->nj; jj++) {
+			unsigned fl = 0;
+			if (!k0 && !J->C && J->keep_first) {
+				res[jj] = blk[jj];
+				continue;
+			}
+			res[jj] = fpl__add_ix(&m->promo, res[jj], blk[jj], m->acc_rnd, J->st,
+					      fpl__acc_idx(T, K + k0 / B, jj), &fl);
+			fpl__acc_note(T, jj, fl);
+		}
+	}
+}
+
+/* evenodd: per block [k0, k1), step k of the term k into the even or
+ * the odd chain (by k - k0), both from +0, then u = even + odd (step K +
+ * 2j) and S = S + u (step K + 2j + 1), all in acc: dot.c's evenodd()
+ * step for step.  A shorter last block runs the k it has. */
+static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	const size_t K = J->K, B = J->m->block;
+	double ch[2][NT];
+	size_t k0, k, jj;
+
+	for (k0 = 0; k0 < K; k0 += B) {
+		const size_t k1 = K - k0 < B ? K : k0 + B;
+		const uint64_t sn = K + 2 * (k0 / B);
+		for (jj = 0; jj < T->nj; jj++)
+			ch[0][jj] = ch[1][jj] = 0.0;
+		for (k = k0; k < k1; k++)
+			step(T, k, ch[(k - k0) & 1], w);
+		add_step(T, sn, ch[0], ch[1], ch[0], w);
+		add_step(T, sn + 1, res, ch[0], res, w);
+	}
+}
+
 int fpl__acc_fast_tile(fpl__acc_tile *T, double *res)
 {
 	const fpl__acc_job *J = T->J;
 	const fpl_accum_model *m = J->m;
-	size_t K = J->K, jj, k0;
+	size_t jj;
 	lanes w;
 
 	if (J->path == FPL__ACC_FMA32)
 		return fpl__acc_fma32_tile(T, res);
 	for (jj = 0; jj < T->nj; jj++)
 		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
-	if (m->order == FPL_ORDER_SEQUENTIAL) {
-		chain_range(T, 0, K, res, &w);
-	} else {	/* blocked: chains from +0, each block added into promo */
-		double blk[NT];
-		for (k0 = 0; k0 < K; k0 += m->block) {
-			size_t k1 = K - k0 < m->block ? K : k0 + m->block;
-			for (jj = 0; jj < T->nj; jj++)
-				blk[jj] = 0.0;
-			chain_range(T, k0, k1, blk, &w);
-			for (jj = 0; jj < T->nj; jj++) {
-				unsigned fl = 0;
-				res[jj] = fpl__add_ix(&m->promo, res[jj], blk[jj], m->acc_rnd, J->st,
-						      fpl__acc_idx(T, K + k0 / m->block, jj), &fl);
-				fpl__acc_note(T, jj, fl);
-			}
-		}
-	}
+	if (m->order == FPL_ORDER_SEQUENTIAL)
+		chain_range(T, 0, J->K, res, &w);
+	else if (m->order == FPL_ORDER_EVENODD)
+		evenodd(T, res, &w);
+	else
+		blocked(T, res, &w);
 	fpl__acc_tile_out(T, res);
 	return 1;
 }

@@ -142,6 +142,8 @@ static void pairwise(run *R, double *s)
 		s[jj] = R->T->J->C ? add(R, s[jj], t[jj], R->P + K + (nl ? nl : 1) - 1, jj) : t[jj];
 }
 
+/* blocked; a keep_first job (pairs:B over its permuted copy, gemm.c)
+ * without C takes block 0's result as R, as pairs:B does. */
 static void blocked(run *R, double *s)
 {
 	size_t K = R->T->J->K, B = R->m->block, k0, jj;
@@ -151,7 +153,9 @@ static void blocked(run *R, double *s)
 		zeros(blk, R->T->nj);
 		chain(R, k0, K - k0 < B ? K : k0 + B, blk);
 		for (jj = 0; jj < R->T->nj; jj++)
-			s[jj] = add_f(R, &R->m->promo, s[jj], blk[jj], R->P + K + k0 / B, jj);
+			s[jj] = k0 || R->T->J->C || !R->T->J->keep_first
+					? add_f(R, &R->m->promo, s[jj], blk[jj], R->P + K + k0 / B, jj)
+					: blk[jj];
 	}
 }
 

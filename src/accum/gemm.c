@@ -7,6 +7,10 @@
  *
  * Before the tiles run, chain_fast.c picks the job's path (the
  * reference, or a fast path that gives the same bits, flags and counts).
+ * A pairs or pairs:B job with exact products is first rewritten as a
+ * sequential or blocked job over a permuted, padded copy of A and B
+ * (permute_pairs; accum_run argues the equality), which the fast paths
+ * take; when none does, the job runs as written, on dot.c's pairs().
  * A job on the binary32 fma path whose caller does not track inexact
  * (st->untracked) runs as one register-blocked GEMM instead of tiles.
  * Flags in st->untracked are dropped here, after every path.
@@ -112,6 +116,48 @@ static int size_mul(size_t a, size_t b, size_t *r)
 	return __builtin_mul_overflow(a, b, r) ? FPL_ERANGE : 0;
 }
 
+/*
+ * The permuted, padded copy of a pairs job (accum_run says why it is
+ * the same computation): *Ap and *Bp (scratch, the caller frees them)
+ * hold A and B over k = 1, 0, 3, 2, ..., with +0 in place of k = K when
+ * K is odd; *seq is m as sequential (pairs) or blocked:B:promo (pairs:B)
+ * and J runs it.  0, FPL_ERANGE or FPL_ENOMEM.
+ */
+static int permute_pairs(const fpl_accum_model *m, const opdesc *d, const double *A,
+			 const double *B, fpl__acc_job *J, fpl_accum_model *seq, double **Ap,
+			 double **Bp)
+{
+	const size_t K = d->K, KP = K + (K & 1);
+	size_t nA, nB, i, k;
+	double *a, *b;
+
+	if (size_mul(d->M, KP, &nA) || size_mul(KP, d->N, &nB))
+		return FPL_ERANGE;
+	*Ap = a = fpl__scratch_alloc(nA * sizeof *a);
+	*Bp = b = fpl__scratch_alloc(nB * sizeof *b);
+	if (!a || !b)
+		return FPL_ENOMEM;
+	for (i = 0; i < d->M; i++)
+		for (k = 0; k < KP; k++)
+			a[i * KP + k] = (k ^ 1) < K ? A[i * K + (k ^ 1)] : 0.0;
+	for (k = 0; k < KP; k++)
+		for (i = 0; i < d->N; i++)
+			b[k * d->N + i] = (k ^ 1) < K ? B[(k ^ 1) * d->N + i] : 0.0;
+	*seq = *m;
+	if (m->pair_block) {
+		seq->order = FPL_ORDER_BLOCKED;
+		seq->block = m->pair_block;
+		J->keep_first = 1;
+	} else {
+		seq->order = FPL_ORDER_SEQUENTIAL;
+	}
+	J->m = seq;
+	J->K = KP;
+	J->A = a;
+	J->B = b;
+	return 0;
+}
+
 static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 {
 	size_t nA, nB, nC, i, k;
@@ -162,7 +208,7 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	J.A = A;
 	J.B = d->sum ? NULL : B;
 	J.C = C;
-	if (m->order == FPL_ORDER_PAIRS && !m->pair_block && m->prod_exact && !d->sum && d->K
+	if (m->order == FPL_ORDER_PAIRS && m->prod_exact && !d->sum && d->K
 	    && fpl__acc_fast_allowed()) {
 		/* pairs is the sequential chain over k = 1, 0, 3, 2, ..., with
 		 * the +0 pad element in place of k = K when K is odd: the same
@@ -171,30 +217,16 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 		 * i is step 2i, the even one 2i + 1, accum.h), hence the same
 		 * draws and counts.  So it runs as a sequential job over the
 		 * permuted, padded copy, and takes the sequential fast paths
-		 * (FPLAB_ACCUM=ref keeps dot.c's pairs(), the reference). */
-		const size_t KP = d->K + (d->K & 1);
-		if (size_mul(d->M, KP, &i) || size_mul(KP, d->N, &k)) {
-			r = FPL_ERANGE;
+		 * (FPLAB_ACCUM=ref keeps dot.c's pairs(), the reference).
+		 * pairs:B is blocked:B:promo over that copy: B is even, so
+		 * block j of the copy, positions [jB, jB+B), holds exactly the
+		 * pairs of block j (the pad included), each chain from +0; its
+		 * R + block j is step KP + j = 2*ceil(K/2) + j, and the output
+		 * step KP + ceil(KP/B) is pairs:B's, since ceil(KP/B) =
+		 * ceil(K/B) for an even B.  The one difference, block 0 taken
+		 * as it is without C, is keep_first. */
+		if ((r = permute_pairs(m, d, A, B, &J, &seq, &Ap, &Bp)))
 			goto out;
-		}
-		Ap = fpl__scratch_alloc(i * sizeof *Ap);
-		Bp = fpl__scratch_alloc(k * sizeof *Bp);
-		if (!Ap || !Bp) {
-			r = FPL_ENOMEM;
-			goto out;
-		}
-		for (i = 0; i < d->M; i++)
-			for (k = 0; k < KP; k++)
-				Ap[i * KP + k] = (k ^ 1) < d->K ? A[i * d->K + (k ^ 1)] : 0.0;
-		for (k = 0; k < KP; k++)
-			for (i = 0; i < d->N; i++)
-				Bp[k * d->N + i] = (k ^ 1) < d->K ? B[(k ^ 1) * d->N + i] : 0.0;
-		seq = *m;
-		seq.order = FPL_ORDER_SEQUENTIAL;
-		J.m = &seq;
-		J.K = KP;
-		J.A = Ap;
-		J.B = Bp;
 	}
 	J.base = c0 + L;
 	J.MN = nC;
@@ -202,6 +234,14 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	fpl_state_init(&J.plain, 0);
 	if ((r = fpl__acc_fast_plan(&J)))
 		goto out;
+	if (J.path == FPL__ACC_REF && J.m == &seq) {
+		/* no fast path for it: the reference runs the order itself */
+		J.m = m;
+		J.K = d->K;
+		J.A = A;
+		J.B = B;
+		J.keep_first = 0;
+	}
 	r = 0;
 	if (J.path == FPL__ACC_FMA32 && J.whole)
 		r = fpl__acc_fma32_whole(&J, d->out, d->soi, d->soj, d->flags_out, st->threads);
