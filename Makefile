@@ -56,6 +56,7 @@ X86_AVX2_FLAGS   := -mavx2 -mfma
 X86_F16C_FLAGS   := -mavx -mf16c
 X86_BF16_FLAGS   := $(X86_AVX512_FLAGS) -mavx512bf16
 X86_AMX_FLAGS    := $(X86_BF16_FLAGS) -mamx-tile -mamx-bf16
+X86_FP16_FLAGS   := $(X86_AVX512_FLAGS) -mavx512fp16
 
 ifeq ($(V),1)
 Q :=
@@ -115,7 +116,9 @@ X86_SRCS := \
 	src/native/x86/gemm_fma32.c \
 	src/native/x86/cvt_avx512bf16.c \
 	src/native/x86/gemm_avx512bf16.c \
-	src/native/x86/gemm_amx.c
+	src/native/x86/gemm_amx.c \
+	src/native/x86/arith_avx512fp16.c \
+	src/native/x86/gemm_avx512fp16.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
@@ -421,6 +424,8 @@ $(BUILD)/src/native/x86/gemm_fma32.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/native/x86/cvt_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)
+$(BUILD)/src/native/x86/arith_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
+$(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)

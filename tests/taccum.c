@@ -10,7 +10,8 @@
  *    a precision that holds every term exactly; compared bit for bit, with
  *    per-output flags, counts and the counter's advance;
  *  - hand-derived facts (sums of ones, small-integer GEMM, an fmaf loop,
- *    VDPBF16PS corner cases worked out in the comments).
+ *    VDPBF16PS corner cases and fp16-fma's ties, subnormals, overflow and
+ *    NaNs worked out in the comments).
  */
 #include <math.h>
 #include <stdio.h>
@@ -903,6 +904,114 @@ static void test_bf16_profiles(void)
 	}
 }
 
+/* One fp16-fma dot product of hand-made fp16 values: want (bits, NaN
+ * payloads and the sign of zero included) and the status. */
+static void fp16_dot(const char *what, size_t K, const double *a, const double *b,
+		     const double *c, double want, int want_rc)
+{
+	fpl_accum_model m;
+	fpl_state st;
+	double r = 7;
+	int rc;
+
+	fpl_accum_profile(&m, "fp16-fma");
+	fpl_state_init(&st, 5);
+	rc = fpl_accum_dot(&r, &m, K, a, 1, b, 1, c, NULL, &st);
+	if (!h_check(rc == want_rc && (want_rc || h_same(r, want))))
+		h_fail("fp16-fma %s: want %a (status %d) got %a (status %d)", what, want, want_rc,
+		       r, rc);
+}
+
+/*
+ * The profile fp16-fma: a VFMADD231PH loop, s = fma(a_k, b_k, s) in
+ * IEEE binary16 (11-bit significand, normals from 2^-14, subnormals down
+ * to 2^-24, max 65504), nearest even, from +0 or C.  Values by hand:
+ */
+static void test_fp16_profile(void)
+{
+	const double qnan = h_from_bits(0x7ff8000000000000ull);
+	fpl_accum_model m;
+	h_rng g;
+	int rep;
+
+	{	/* 2048 + 1 + 1: in [2048, 4096) fp16's spacing is 2, so 2049 is a
+		 * tie between 2048 (significand even) and 2050: 2048, twice.
+		 * binary32 (fp32-fma) keeps 2050. */
+		double a[3] = { 2048, 1, 1 }, b[3] = { 1, 1, 1 }, r;
+		fpl_state st;
+		fp16_dot("2048 + 1 + 1", 3, a, b, NULL, 2048, 0);
+		fpl_accum_profile(&m, "fp32-fma");
+		fpl_state_init(&st, 5);
+		fpl_accum_dot(&r, &m, 3, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 2050))
+			h_fail("fp32-fma 2048 + 1 + 1: want 2050 got %a", r);
+	}
+	{	/* subnormals kept: 2^-14 * 2^-10 = 2^-24, the smallest subnormal;
+		 * + 2^-14 * 2^-11 = 1.5 * 2^-24, a tie between codes 1 and 2:
+		 * the even one, 2^-23.  With FTZ or DAZ it would be 0. */
+		double a[2] = { 0x1p-14, 0x1p-14 }, b[2] = { 0x1p-10, 0x1p-11 };
+		fp16_dot("subnormal tie", 2, a, b, NULL, 0x1p-23, 0);
+	}
+	{	/* a product below half the smallest subnormal: 2^-14 * 2^-12 =
+		 * 2^-26 rounds to +0, and -2^-26 to -0 from C = -0 */
+		double a[1] = { -0x1p-14 }, b[1] = { 0x1p-12 }, c = -0.0;
+		fp16_dot("tiny product from -0", 1, a, b, &c, -0.0, 0);
+		/* from +0 (beta = 0): -2^-26 + 0 rounds to -0 too (the exact sum
+		 * is negative, not zero) */
+		fp16_dot("tiny product from +0", 1, a, b, NULL, -0.0, 0);
+	}
+	{	/* an exact -0 product plus +0: +0 in ne */
+		double a[1] = { -0.0 }, b[1] = { 1 };
+		fp16_dot("-0 * 1 + 0", 1, a, b, NULL, 0.0, 0);
+	}
+	{	/* overflow: 65504 + 16 = 65520, half way to 2^16: rounds to the
+		 * even 2^16, beyond max: +inf.  65504 + 15 stays 65504. */
+		double a[2] = { 65504, 16 }, b[2] = { 1, 1 }, a2[2] = { 65504, 15 };
+		fp16_dot("65504 + 16", 2, a, b, NULL, INFINITY, 0);
+		fp16_dot("65504 + 15", 2, a2, b, NULL, 65504, 0);
+	}
+	{	/* from C (beta = 1): 1 + 2^-11 is a tie -> 1; (1 + 2^-10) + 2^-11
+		 * is a tie -> 1 + 2^-9 (even significand) */
+		double a[1] = { 0x1p-11 }, b[1] = { 1 }, c = 1, c2 = 1 + 0x1p-10;
+		fp16_dot("1 + 2^-11", 1, a, b, &c, 1, 0);
+		fp16_dot("(1 + 2^-10) + 2^-11", 1, a, b, &c2, 1 + 0x1p-9, 0);
+	}
+	{	/* NaN: inf * 0 is the default NaN (sign 1, quiet); a NaN a wins
+		 * over later terms and C */
+		double a[2] = { INFINITY, 1 }, b[2] = { 0, 2 }, c = 1, r;
+		fpl_format h;
+		fpl_state st;
+		fpl_format_lookup(&h, "fp16");
+		fpl_accum_profile(&m, "fp16-fma");
+		fpl_state_init(&st, 5);
+		fpl_accum_dot(&r, &m, 2, a, 1, b, 1, &c, NULL, &st);
+		if (!h_check(fpl_encode(&h, r) == 0xfe00u && (st.flags & FPL_FLAG_INVALID)))
+			h_fail("fp16-fma inf * 0: want 0xfe00 got 0x%04llx",
+			       (unsigned long long)fpl_encode(&h, r));
+		a[0] = fpl_decode(&h, 0x7d01u);	/* signaling, payload 0x101 */
+		b[0] = -qnan;
+		c = qnan;
+		fpl_accum_dot(&r, &m, 2, a, 1, b, 1, &c, NULL, &st);
+		if (!h_check(fpl_encode(&h, r) == 0x7f01u))
+			h_fail("fp16-fma first NaN: want 0x7f01 (a quieted) got 0x%04llx",
+			       (unsigned long long)fpl_encode(&h, r));
+	}
+	{	/* given inputs must be fp16 values: 0.1 is not */
+		double a[1] = { 0.1 }, b[1] = { 1 };
+		fp16_dot("0.1 not an fp16 value", 1, a, b, NULL, 0, FPL_ERANGE);
+	}
+	/* random: against the independent reference (sequential fmas over
+	 * fpl_fma in fp16), GEMM shapes, C given or not, specials */
+	fpl_accum_profile(&m, "fp16-fma");
+	h_rng_init(&g, 16);
+	for (rep = 0; rep < 24; rep++) {
+		const size_t K = (size_t)h_rng_below(&g, 70);
+		check_case(&m, rep % 3, 1 + (size_t)h_rng_below(&g, 9),
+			   1 + (size_t)h_rng_below(&g, 9), K, rep & 1, (rep >> 1) & 1,
+			   (rep >> 2) & 1, rep % 5 != 0, &g, 1 + rep % 2, "fp16-fma profile");
+	}
+}
+
 static void test_model_text(void)
 {
 	size_t n, i;
@@ -946,6 +1055,7 @@ int main(void)
 	test_fused_exact();
 	test_threads();
 	test_bf16_profiles();
+	test_fp16_profile();
 	test_random();
 	return h_done();
 }

@@ -37,6 +37,8 @@ static const fpl_accum_profile_entry profiles[] = {
 		      "then C + (even + odd)" },
 	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul: VDPBF16PS chains over blocks of 512 k from +0, "
 			 "block results added in IEEE fp32 (ne)" },
+	{ "fp16-fma", "fp16 inputs as given, exact products, IEEE fp16 accumulator (subnormals "
+		      "kept), ne, sequential from +0: a VFMADD231PH loop" },
 };
 #define NPROFILES (sizeof profiles / sizeof *profiles)
 
@@ -63,6 +65,13 @@ int fpl_accum_profile(fpl_accum_model *m, const char *name)
 	t.a_load = t.b_load = FPL_LOAD_GIVEN;
 	if (i == 1) {
 		t.prod_exact = 0;
+	} else if (i == 5) {
+		/* AVX512-FP16: binary16 throughout, subnormals kept, no DAZ or
+		 * FTZ, one rounding per fma, the x86 NaN rule (the catalogue's
+		 * fp16); the order sequential from the init */
+		fpl__acc_fmt(&t.a, "fp16");
+		t.b = t.a;
+		t.acc = t.a;
 	} else if (i >= 2) {
 		/* bf16 operands; the fp32 unit reads denormals as zero (DAZ on every
 		 * operand of every step) and flushes tiny results (FTZ, tininess

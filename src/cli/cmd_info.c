@@ -90,7 +90,9 @@ int cmd_info(int argc, char **argv)
 			int ok = fpl_native_usable(&k[i], &why);
 			snprintf(key, sizeof key, "native_%s", k[i].name);
 			snprintf(val, sizeof val, "%s: %s %s%s%s", ok ? "yes" : "no",
-				 k[i].op == FPL_NATIVE_GEMM ? "gemm, profile" : "round into",
+				 k[i].op == FPL_NATIVE_GEMM    ? "gemm, profile"
+				 : k[i].op == FPL_NATIVE_ROUND ? "round into"
+							       : "add mul fma in",
 				 k[i].profile, ok ? "" : "; ", ok ? "" : why);
 			row(&t, key, val);
 		}

@@ -11,7 +11,7 @@
  *
  * The kernel set in use (fplab/kernels.h, FPLAB_KERNELS) caps the ISA:
  * under "ref" no native kernel runs, under "avx2" only those that need no
- * AVX-512 (f16c, fma32), so FPLAB_KERNELS=ref turns the CPU's own
+ * AVX-512 (f16c, fma32; not the bf16, AMX and fp16 ones), so FPLAB_KERNELS=ref turns the CPU's own
  * arithmetic off everywhere.
  *
  * AMX: Linux hands out the tile-data state (XFEATURE_XTILEDATA, 8 KiB
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "kernels/kernels_internal.h"
+#include "native/f16_bits.h"
 #include "native/native_internal.h"
 
 #if defined(FPL_HAVE_X86_KERNELS) && defined(__linux__)
@@ -41,6 +42,19 @@ int fpl__native_all_bf16(const float *x, size_t n)
 		acc |= u;
 	}
 	return (acc & 0xffffu) == 0;
+}
+
+int fpl__native_all_f16(const float *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, x + i, sizeof u);
+		if (!fpl__f32_is_f16(u))
+			return 0;
+	}
+	return 1;
 }
 
 #ifdef FPL_HAVE_X86_KERNELS
@@ -74,6 +88,21 @@ static int bf16_usable(const char **why)
 	}
 	if (!c->avx512_bf16) {
 		*why = "this CPU lacks avx512_bf16";
+		return 0;
+	}
+	return 1;
+}
+
+static int fp16_usable(const char **why)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+
+	if (!(c->avx512f && c->avx512bw && c->avx512vl && c->avx512dq)) {
+		*why = "this CPU (or OS) lacks avx512f/bw/vl/dq (and avx512_fp16)";
+		return 0;
+	}
+	if (!c->avx512_fp16) {
+		*why = "this CPU lacks avx512_fp16";
 		return 0;
 	}
 	return 1;
@@ -151,23 +180,35 @@ static int amx_ok(const char **why)
 	return amx_usable(why) && set_allows(2, why);
 }
 
+static int fp16_ok(const char **why)
+{
+	return fp16_usable(why) && set_allows(2, why);
+}
+
 static const fpl__native_impl impls[] = {
 	{ { "f16c", FPL_NATIVE_ROUND, "fp16", "ne tn tp tz", "f16c",
 	    "VCVTPS2PH per element, the mode in its immediate (MXCSR not read)" },
-	  f16c_ok, NULL, fpl__native_f16c_round },
+	  f16c_ok, NULL, fpl__native_f16c_round, NULL },
 	{ { "avx512bf16-cvt", FPL_NATIVE_ROUND, "bf16", "ne", "avx512_bf16",
 	    "VCVTNEPS2BF16 per element: nearest-even, denormal inputs read as zero" },
-	  bf16_ok, NULL, fpl__native_bf16_round },
+	  bf16_ok, NULL, fpl__native_bf16_round, NULL },
 	{ { "fma32", FPL_NATIVE_GEMM, "fp32-fma", NULL, "avx2+fma",
 	    "6x16 register blocks of VFMADD231PS chains, k ascending from C or +0" },
-	  fma32_ok, fpl__native_fma32_gemm, NULL },
+	  fma32_ok, fpl__native_fma32_gemm, NULL, NULL },
 	{ { "avx512bf16", FPL_NATIVE_GEMM, "avx512bf16", NULL, "avx512_bf16",
 	    "VDPBF16PS chains, one per output over all k (pairs, odd element first) "
 	    "from C or +0: no K blocking" },
-	  bf16_ok, fpl__native_dpbf16_gemm, NULL },
+	  bf16_ok, fpl__native_dpbf16_gemm, NULL, NULL },
 	{ { "amx-bf16", FPL_NATIVE_GEMM, "amx-bf16", NULL, "amx_tile+amx_bf16",
 	    "TDPBF16PS on 16x16 C tiles, K in tiles of 32 ascending, C held in the tile" },
-	  amx_ok, fpl__native_amx_gemm, NULL },
+	  amx_ok, fpl__native_amx_gemm, NULL, NULL },
+	{ { "avx512fp16", FPL_NATIVE_GEMM, "fp16-fma", NULL, "avx512_fp16",
+	    "8x64 register blocks of VFMADD231PH chains {rn-sae}, one per output, k "
+	    "ascending from C or +0: no K blocking" },
+	  fp16_ok, fpl__native_ph_gemm, NULL, NULL },
+	{ { "avx512fp16-arith", FPL_NATIVE_ARITH, "fp16", "ne tn tp tz", "avx512_fp16",
+	    "VADDPH, VMULPH, VFMADD213PH per element, the mode embedded (MXCSR not read)" },
+	  fp16_ok, NULL, NULL, fpl__native_ph_arith },
 };
 #define NIMPLS (sizeof impls / sizeof *impls)
 
@@ -259,9 +300,14 @@ int fpl_native_gemm(const fpl_native_kernel *k, int beta, size_t m, size_t n, si
 		return FPL_EUNSUPPORTED;
 	if (threads < 1)
 		threads = 1;
-	if (strcmp(p->pub.profile, "fp32-fma")
-	    && (!fpl__native_all_bf16(a, m * kk) || !fpl__native_all_bf16(b, kk * n)))
+	if (!strcmp(p->pub.profile, "fp16-fma")) {
+		if (!fpl__native_all_f16(a, m * kk) || !fpl__native_all_f16(b, kk * n)
+		    || (beta && !fpl__native_all_f16(c, m * n)))
+			return FPL_ERANGE;
+	} else if (strcmp(p->pub.profile, "fp32-fma")
+		   && (!fpl__native_all_bf16(a, m * kk) || !fpl__native_all_bf16(b, kk * n))) {
 		return FPL_ERANGE;
+	}
 	if (!m || !n)
 		return 0;
 	return p->gemm(beta, m, n, kk, a, b, c, threads);
@@ -293,4 +339,21 @@ int fpl_native_round_f32(const fpl_native_kernel *k, fpl_rnd rnd, const float *x
 	if (!has_mode(p->pub.modes, fpl_rnd_name(rnd)))
 		return FPL_EUNSUPPORTED;
 	return p->round(rnd, x, n, out);
+}
+
+int fpl_native_arith_f16(const fpl_native_kernel *k, fpl_native_arith_op op, fpl_rnd rnd,
+			 const uint16_t *a, const uint16_t *b, const uint16_t *c, size_t n,
+			 uint16_t *out)
+{
+	const fpl__native_impl *p = impl_of(k);
+
+	if (!p || p->pub.op != FPL_NATIVE_ARITH || !p->arith
+	    || (op != FPL_NATIVE_ADD && op != FPL_NATIVE_MUL && op != FPL_NATIVE_FMA)
+	    || (n && (!a || !b || !out || (op == FPL_NATIVE_FMA && !c))))
+		return FPL_EINVAL;
+	if (!fpl_native_usable(k, NULL))
+		return FPL_EUNSUPPORTED;
+	if (!has_mode(p->pub.modes, fpl_rnd_name(rnd)))
+		return FPL_EUNSUPPORTED;
+	return p->arith(op, rnd, a, b, c, n, out);
 }

@@ -189,5 +189,6 @@ profile fp32-fma
 profile fp32-mul-add
 profile avx512bf16
 profile amx-bf16
-profile onednn-bf16" awk -F '\t' 'NR > 1 { print $1, $2 }' m.tsv
+profile onednn-bf16
+profile fp16-fma" awk -F '\t' 'NR > 1 { print $1, $2 }' m.tsv
 finish

@@ -34,7 +34,7 @@ zero_mismatches() {
 
 # --- fplab info lists every kernel of the registry
 checks=$((checks + 1))
-for k in f16c fma32 avx512bf16-cvt avx512bf16 amx-bf16; do
+for k in f16c fma32 avx512bf16-cvt avx512bf16 amx-bf16 avx512fp16 avx512fp16-arith; do
 	fplab info --tsv | grep -q "^native_$k	\(yes\|no\)" || fail "fplab info has no row native_$k"
 done
 
@@ -108,6 +108,23 @@ for k in avx512bf16 amx-bf16; do
 			fplab gemm -m 4 -n 4 -k 4 --gen ones --profile $k --backend native
 	fi
 done
+# the fp16 GEMM (profile fp16-fma): its twin always runs; generated
+# inputs are rounded into fp16 first (a given-load profile)
+fplab gemm -m 8 -n 8 -k 64 --gen normal:0,1 --profile fp16-fma --tsv > h.tsv \
+	|| fail "gemm --profile fp16-fma (emulated) failed"
+checks=$((checks + 1))
+grep -q "fp16:given" h.tsv || fail "gemm --profile fp16-fma: no fp16:given in the report"
+if usable avx512fp16; then
+	fplab gemm -m 33 -n 70 -k 515 --gen normal:0,1 --profile fp16-fma --backend both \
+		--tsv > h2.tsv || fail "gemm --profile fp16-fma --backend both failed"
+	zero_mismatches "gemm fp16-fma" h2.tsv
+else
+	for be in native both; do
+		expect_fail "avx512fp16 not usable ($be)" 1 \
+			"the kernel avx512fp16 \(profile fp16-fma\) cannot run here: .*avx512_fp16" \
+			fplab gemm -m 8 -n 8 -k 64 --gen normal:0,1 --profile fp16-fma --backend $be
+	done
+fi
 usable avx512bf16-cvt || expect_fail "bf16 conversion not usable" 1 \
 	"the conversion avx512bf16-cvt into bf16 cannot run here" \
 	fplab round -f bf16 --backend both x.txt

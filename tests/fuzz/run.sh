@@ -64,6 +64,7 @@ for s in $X86_SRCS; do
 	case $s in
 	*avx2*|*fma32*) compile "$s" $X86_AVX2_FLAGS ;;
 	*f16c*) compile "$s" -mavx -mf16c ;;
+	*fp16*) compile "$s" $X86_FLAGS -mavx512fp16 ;;
 	*amx*) compile "$s" $X86_FLAGS -mavx512bf16 -mamx-tile -mamx-bf16 ;;
 	*bf16*) compile "$s" $X86_FLAGS -mavx512bf16 ;;
 	*) compile "$s" $X86_FLAGS ;;
