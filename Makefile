@@ -118,7 +118,8 @@ X86_SRCS := \
 	src/native/x86/gemm_avx512bf16.c \
 	src/native/x86/gemm_amx.c \
 	src/native/x86/arith_avx512fp16.c \
-	src/native/x86/gemm_avx512fp16.c
+	src/native/x86/gemm_avx512fp16.c \
+	src/hist/x86/classify_avx2.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
@@ -426,6 +427,7 @@ $(BUILD)/src/native/x86/gemm_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)
 $(BUILD)/src/native/x86/arith_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
+$(BUILD)/src/hist/x86/classify_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
@@ -433,6 +435,11 @@ $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
 
 $(BUILD)/src/native/x86/%.o: src/native/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
+
+$(BUILD)/src/hist/x86/%.o: src/hist/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@

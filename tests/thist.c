@@ -4,15 +4,18 @@
  * values whose class in fp16, bf16, e5m2 and e4m3fn is derived by hand
  * below (never from the code under test); the same tensor through .npy,
  * .npz (stored, deflated) and .safetensors gives identical results; APS
- * and MX scaling on hand-derived cases; the suggestions.
+ * and MX scaling on hand-derived cases; the suggestions; the AVX2
+ * binary32 classification against the portable loop.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fplab/fplab.h>
 
 #include "harness.h"
+#include "hist/hist_internal.h"
 #include "tfiles.h"
 
 /* Count a check; on failure print the message (the harness counts it). */
@@ -606,6 +609,201 @@ static void test_chunking(void)
 	free(x);
 }
 
+#ifdef FPL_HAVE_X86_KERNELS
+/*
+ * The AVX2 binary32 classification (x86/classify_avx2.c) against the
+ * portable loop (classify.c) on the same v and y: counts, bins, extremes
+ * and maxima bit for bit; the sums within a bound.  Both sum the relative
+ * error in binary32 per block of 1024 (recursive summation of at most 1024
+ * terms errs by at most 1023 * 2^-24 < 2^-14 of the sum of the terms, all
+ * >= 0, on either side), so err_sum and err_sumsq may differ by 2^-13 of
+ * their value; the absolute error is summed in binary64 (at most ~10^4
+ * terms here: < 2^-39 each side), allowed 2^-36.
+ */
+static int near_sum(double a, double b, double rel)
+{
+	return a == b || fabs(a - b) <= rel * fmax(fabs(a), fabs(b));
+}
+
+static void same_classify(const char *what, const fpl_hist *p, const fpl_hist *q)
+{
+	const uint64_t cp[] = { p->count, p->zeros, p->nan_inf, p->became_zero, p->subnormal,
+				p->normal, p->ovf_direct, p->err_n, p->abs_n };
+	const uint64_t cq[] = { q->count, q->zeros, q->nan_inf, q->became_zero, q->subnormal,
+				q->normal, q->ovf_direct, q->err_n, q->abs_n };
+	static const char *nm[] = { "count", "zeros", "nan_inf", "became_zero", "subnormal",
+				    "normal", "ovf_direct", "err_n", "abs_n" };
+	for (size_t i = 0; i < sizeof cp / sizeof *cp; i++)
+		if (!h_check(cp[i] == cq[i]))
+			h_fail("avx2 %s: %s = %llu, portable %llu", what, nm[i],
+			       (unsigned long long)cq[i], (unsigned long long)cp[i]);
+	CHECK(h_same(p->err_max, q->err_max), "avx2 %s: err_max %a, portable %a", what,
+	      q->err_max, p->err_max);
+	CHECK(h_same(p->abs_max, q->abs_max), "avx2 %s: abs_max %a, portable %a", what,
+	      q->abs_max, p->abs_max);
+	CHECK(h_same(p->amax, q->amax) && h_same(p->amin, q->amin),
+	      "avx2 %s: amax/amin %a %a, portable %a %a", what, q->amax, q->amin, p->amax, p->amin);
+	CHECK(memcmp(p->hist, q->hist, sizeof p->hist) == 0, "avx2 %s: exponent bins differ", what);
+	CHECK(memcmp(p->hist_in, q->hist_in, sizeof p->hist_in) == 0,
+	      "avx2 %s: input exponent bins differ", what);
+	CHECK(near_sum(p->err_sum, q->err_sum, 0x1p-13) &&
+		      near_sum(p->err_sumsq, q->err_sumsq, 0x1p-13),
+	      "avx2 %s: err_sum %a sumsq %a, portable %a %a", what, q->err_sum, q->err_sumsq,
+	      p->err_sum, p->err_sumsq);
+	CHECK(near_sum(p->abs_sum, q->abs_sum, 0x1p-36) &&
+		      near_sum(p->abs_sumsq, q->abs_sumsq, 0x1p-36),
+	      "avx2 %s: abs_sum %a sumsq %a, portable %a %a", what, q->abs_sum, q->abs_sumsq,
+	      p->abs_sum, p->abs_sumsq);
+}
+
+/* One random binary32 of the mix: the special table, binary32 subnormals
+ * and extremes, values around the formats' thresholds, and wide random. */
+static float mixed_value(h_rng *r)
+{
+	static const uint32_t edge[] = { 0x00000001u, 0x00000003u, 0x007fffffu, 0x00800000u,
+					 0x80400000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800001u,
+					 0xffc00000u, 0x47800000u, 0x477ff000u, 0x43f00000u,
+					 0x37000000u, 0x33000001u, 0x3b000000u, 0x7f000000u };
+	uint64_t c = h_rng_below(r, 16);
+	uint32_t b;
+	float f;
+	if (c == 0)
+		return kval((size_t)h_rng_below(r, NK));
+	if (c == 1) {
+		b = edge[h_rng_below(r, sizeof edge / sizeof *edge)];
+		memcpy(&f, &b, 4);
+		return f;
+	}
+	if (c == 2) {	/* any bit pattern */
+		b = (uint32_t)h_rng_next(r);
+		memcpy(&f, &b, 4);
+		return f;
+	}
+	if (c < 6)	/* binary32 subnormals and small normals */
+		return (float)h_rng_value(r, -149, -120, 24, 0);
+	return (float)h_rng_value(r, -30, 20, 24, 1);
+}
+
+static void test_avx2_classify(void)
+{
+	const fpl_cpu_features *cpu = fpl_cpu();
+	if (!cpu->avx2 || !cpu->fma) {
+		h_note("skip AVX2 classification: this CPU lacks avx2");
+		return;
+	}
+	static const char *fmts[] = { "fp16", "bf16", "e5m2", "e4m3fn" };
+	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_TP, FPL_RND_TZ };
+	static const size_t lens[] = { 0, 1, 7, 8, 9, 31, 32, 33, 255, 1023, 1024, 1025, 4099 };
+	static const int ks[] = { 0, 3, -5 };
+	size_t nmax = 4099;
+	float *x = malloc(nmax * sizeof *x), *v = malloc(nmax * sizeof *v);
+	float *y = malloc(nmax * sizeof *y);
+	h_rng r;
+	h_rng_init(&r, 14);
+	char what[96];
+	for (size_t fi = 0; fi < sizeof fmts / sizeof *fmts; fi++)
+		for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++)
+			for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++)
+				for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+					size_t n = lens[li];
+					int k = ks[ki];
+					fpl_hist_config cfg;
+					cfg_for(&cfg, fmts[fi]);
+					cfg.rnd = modes[mi];
+					for (size_t i = 0; i < n; i++) {
+						x[i] = mixed_value(&r);
+						v[i] = ldexpf(x[i], k);
+					}
+					if (fpl_round_array_f32(&cfg.fmt, y, v, n, cfg.rnd, &cfg.st)) {
+						h_fail("round_array_f32 %s failed", fmts[fi]);
+						continue;
+					}
+					fpl_hist p, q;
+					fpl_hist_init(&p, &cfg);
+					fpl_hist_init(&q, &cfg);
+					p.scale_log2 = q.scale_log2 = k;
+					/* two calls each, split unevenly: the second starts
+					 * from the first's err_max, abs_max and extremes */
+					size_t a = n / 3;
+					hist_classify_f32(&p, v, y, a);
+					hist_classify_f32(&p, v + a, y + a, n - a);
+					hist_classify_f32_avx2(&q, v, y, a);
+					hist_classify_f32_avx2(&q, v + a, y + a, n - a);
+					snprintf(what, sizeof what, "%s %s k=%d n=%zu", fmts[fi],
+						 fpl_rnd_name(modes[mi]), k, n);
+					same_classify(what, &p, &q);
+					/* the extremes from x itself (|v| = |x| 2^k exactly
+					 * unless v is a binary32 subnormal) */
+					float emx = 0, emn = INFINITY;
+					for (size_t i = 0; i < n; i++) {
+						float av = fabsf(v[i]);
+						if (av > 0 && isfinite(av)) {
+							emx = av > emx ? av : emx;
+							emn = av < emn ? av : emn;
+						}
+					}
+					if (emx > 0)
+						CHECK(p.amax == ldexp(emx, -k) && p.amin == ldexp(emn, -k),
+						      "%s: amax/amin %a %a, expected %a %a", what, p.amax,
+						      p.amin, ldexp(emx, -k), ldexp(emn, -k));
+					fpl_hist_release(&p);
+					fpl_hist_release(&q);
+				}
+	free(x);
+	free(v);
+	free(y);
+}
+
+/* The public path: FPLAB_KERNELS=ref's portable loop against the default
+ * (AVX2 here) on a long tensor with APS scaling (k != 0). */
+static void test_avx2_public(void)
+{
+	const fpl_cpu_features *cpu = fpl_cpu();
+	if (!cpu->avx2 || !cpu->fma)
+		return;
+	const char *dflt = fpl_kernels_selected();
+	if (!strcmp(dflt, "ref"))
+		return;
+	h_rng r;
+	h_rng_init(&r, 15);
+	size_t n = 50001;
+	float *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)h_rng_value(&r, -40, 6, 24, 1);
+	fpl_hist_config cfg;
+	cfg_for(&cfg, "e4m3fn");
+	cfg.scaling = FPL_HSCALE_APS;
+	fpl_hist h[2];
+	for (int w = 0; w < 2; w++) {
+		if (w == 0 && fpl_kernels_select("ref")) {
+			h_fail("cannot select the ref kernels");
+			break;
+		}
+		if (w == 1)
+			fpl_kernels_select(dflt);
+		fpl_hist_init(&h[w], &cfg);
+		fpl_hist_scan_f32(&h[w], x, n);
+		fpl_hist_add_f32(&h[w], x, n);
+		fpl_hist_finish(&h[w]);
+	}
+	CHECK(h[0].scale_log2 != 0, "APS scale 2^%d", h[0].scale_log2);
+	same_classify("public e4m3fn aps", &h[0], &h[1]);
+	CHECK(h[0].overflow == h[1].overflow && h[0].best_k == h[1].best_k, "public: finish differs");
+	fpl_hist_release(&h[0]);
+	fpl_hist_release(&h[1]);
+	free(x);
+}
+#else
+static void test_avx2_classify(void)
+{
+	h_note("skip AVX2 classification: not compiled in (NATIVE=0)");
+}
+
+static void test_avx2_public(void)
+{
+}
+#endif
+
 int main(void)
 {
 	h_init("thist");
@@ -620,5 +818,7 @@ int main(void)
 	test_exact_abs();
 	test_files();
 	test_chunking();
+	test_avx2_classify();
+	test_avx2_public();
 	return h_done();
 }

@@ -9,6 +9,8 @@
  * that overflowed to +-max (saturation) look normal here and are moved to
  * `overflow` at the end from the engine's overflow flag count
  * (fpl_hist_finish), so this loop needs no per-element flags.
+ * The binary32 loop has an AVX2 twin, x86/classify_avx2.c; hist.c picks
+ * one for each fpl_hist_add_f32 call.
  */
 #include <math.h>
 #include <string.h>
@@ -88,6 +90,10 @@ void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const doub
 }
 
 /*
+ * The portable binary32 loop, the reference for x86/classify_avx2.c (used
+ * instead where the CPU has AVX2 and the kernel set is not "ref"; same
+ * counts, bins, extremes and maxima bit for bit, sums up to summation
+ * order).  hist_f32_acc_init/_subnormals/_commit are shared by both.
  * Branch-free and split in two loops on purpose: the classes of
  * gradient-like data are close to random from one element to the next
  * (branches would mispredict), and the counting loop below has no
@@ -110,18 +116,81 @@ typedef float v8f __attribute__((vector_size(16)));
 typedef double v8d __attribute__((vector_size(32)));	/* the VL lanes widened */
 #define VL 4	/* lanes: one SSE2 register */
 
+void hist_f32_acc_init(hist_f32_acc *a, const fpl_hist *h)
+{
+	memset(a, 0, sizeof *a);
+	a->emx = (float)h->err_max;
+	a->bmin = 0x7f800000u;
+}
+
+uint32_t hist_f32_subnormals(hist_f32_acc *a, const float *v, size_t m)
+{
+	uint32_t c = 0;
+	for (size_t i = 0; i < m; i++) {
+		uint32_t ux;
+		memcpy(&ux, &v[i], 4);
+		ux &= 0x7fffffffu;
+		if (ux && ux < 0x00800000u) {
+			a->dsub[hist_ilogb32(ux) - B32_LO]++;
+			c++;
+		}
+	}
+	return c;
+}
+
+void hist_f32_commit(fpl_hist *h, const hist_f32_acc *a, size_t n)
+{
+	const int k = h->scale_log2;
+	uint64_t *hb = h->hist - FPL_HIST_EMIN, *hi = h->hist_in - FPL_HIST_EMIN - k;
+	for (int b = 1; b < 255; b++) {
+		uint64_t c = a->bins[b];
+		if (!c)
+			continue;
+		hb[b - 127] += c;
+		if (k)
+			hi[b - 127] += c;
+	}
+	for (int b = 0; b < 23; b++) {
+		if (!a->dsub[b])
+			continue;
+		hb[b + B32_LO] += a->dsub[b];
+		if (k)
+			hi[b + B32_LO] += a->dsub[b];
+	}
+	h->zeros += a->nz;
+	h->nan_inf += a->nni;
+	h->became_zero += a->nun;
+	h->subnormal += a->nsub;
+	h->ovf_direct += a->nov;
+	h->normal += n - a->nz - a->nni - a->nun - a->nsub - a->nov;
+	h->err_n += a->en;
+	h->err_sum += a->es;
+	h->err_sumsq += a->esq;
+	h->err_max = a->emx;
+	h->abs_n += a->an;
+	h->abs_sum += a->as;
+	h->abs_sumsq += a->asq;
+	h->abs_max = a->amxa > h->abs_max ? a->amxa : h->abs_max;
+	if (a->bmax) {
+		float fmax, fmin;
+		memcpy(&fmax, &a->bmax, 4);
+		memcpy(&fmin, &a->bmin, 4);
+		double dmax = ldexp(fmax, -k), dmin = ldexp(fmin, -k);
+		h->amax = dmax > h->amax ? dmax : h->amax;
+		h->amin = dmin < h->amin ? dmin : h->amin;
+	}
+	h->count += n;
+}
+
 void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 {
 	const float mnf = (float)h->cfg.fmt.min_normal;
 	uint32_t mn;
 	memcpy(&mn, &mnf, 4);
-	const int k = h->scale_log2;
-	uint64_t sub[4][256], dsub[23] = { 0 };	/* biased exponents; binary32 subnormals */
+	hist_f32_acc t;
+	hist_f32_acc_init(&t, h);
+	uint64_t sub[4][256];	/* by biased exponent */
 	memset(sub, 0, sizeof sub);
-	uint64_t nz = 0, nni = 0, nun = 0, nsub = 0, nov = 0, en = 0, an = 0;
-	double es = 0, esq = 0, as = 0, asq = 0;
-	float emx = (float)h->err_max, amxa = 0;	/* amxa: this call's */
-	uint32_t bmax = 0, bmin = 0x7f800000u;
 	const uint32_t inf = 0x7f800000u;
 	for (size_t i0 = 0; i0 < n; i0 += 1024) {
 		size_t m = n - i0 < 1024 ? n - i0 : 1024;
@@ -155,7 +224,9 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 				kun -= fin & (uy == 0);
 				ksub -= fin & (uy != 0) & (uy < vmn);
 				kov -= fin & yov;
-				v8i cx = ux & fin, cn = ux | ~fin;
+				/* excluded lanes: 0 for the max, 0x7fffffff (above every
+				 * finite |v|, and positive) for the min */
+				v8i cx = ux & fin, cn = ux | (~fin & absm);
 				v8i gt = cx > kmx, lt = cn < kmi;
 				kmx = (cx & gt) | (kmx & ~gt);
 				kmi = (cn & lt) | (kmi & ~lt);
@@ -225,12 +296,13 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 			dacc2 += dw * dw;
 			dmx = okab && d > dmx ? d : dmx;
 		}
-		nz += cz, nni += cni, nun += cun, nsub += csub, nov += cov, en += cok, an += cab;
-		es += acc, esq += acc2, as += dacc, asq += dacc2;
-		emx = amx > emx ? amx : emx;
-		amxa = dmx > amxa ? dmx : amxa;
-		bmax = mx > bmax ? mx : bmax;
-		bmin = mi < bmin ? mi : bmin;
+		t.nz += cz, t.nni += cni, t.nun += cun, t.nsub += csub, t.nov += cov;
+		t.en += cok, t.an += cab;
+		t.es += acc, t.esq += acc2, t.as += dacc, t.asq += dacc2;
+		t.emx = amx > t.emx ? amx : t.emx;
+		t.amxa = dmx > t.amxa ? dmx : t.amxa;
+		t.bmax = mx > t.bmax ? mx : t.bmax;
+		t.bmin = mi < t.bmin ? mi : t.bmin;
 		/* exponent bins by biased exponent (bin 0 also holds zeros and
 		 * binary32 subnormals, bin 255 NaN/inf: both fixed below) */
 		for (i = 0; i < m; i++) {
@@ -238,56 +310,12 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)
 			memcpy(&ux, &vv[i], 4);
 			sub[i & 3][(ux >> 23) & 0xff]++;
 		}
-		if (sub[0][0] + sub[1][0] + sub[2][0] + sub[3][0] > cz) {
-			/* binary32 subnormal inputs (rare): their own binades */
-			for (i = 0; i < m; i++) {
-				uint32_t ux;
-				memcpy(&ux, &vv[i], 4);
-				ux &= 0x7fffffffu;
-				if (ux && ux < 0x00800000u)
-					dsub[hist_ilogb32(ux) - B32_LO]++;
-			}
-		}
+		if (sub[0][0] + sub[1][0] + sub[2][0] + sub[3][0] > cz)
+			(void)hist_f32_subnormals(&t, vv, m);	/* rare: own binades */
 		for (int b = 0; b < 4; b++)
 			sub[b][0] = sub[b][255] = 0;
 	}
-	uint64_t *hb = h->hist - FPL_HIST_EMIN, *hi = h->hist_in - FPL_HIST_EMIN - k;
-	for (int b = 1; b < 255; b++) {
-		uint64_t c = (uint64_t)sub[0][b] + sub[1][b] + sub[2][b] + sub[3][b];
-		if (!c)
-			continue;
-		hb[b - 127] += c;
-		if (k)
-			hi[b - 127] += c;
-	}
-	for (int b = 0; b < 23; b++) {
-		if (!dsub[b])
-			continue;
-		hb[b + B32_LO] += dsub[b];
-		if (k)
-			hi[b + B32_LO] += dsub[b];
-	}
-	h->zeros += nz;
-	h->nan_inf += nni;
-	h->became_zero += nun;
-	h->subnormal += nsub;
-	h->ovf_direct += nov;
-	h->normal += n - nz - nni - nun - nsub - nov;
-	h->err_n += en;
-	h->err_sum += es;
-	h->err_sumsq += esq;
-	h->err_max = emx;
-	h->abs_n += an;
-	h->abs_sum += as;
-	h->abs_sumsq += asq;
-	h->abs_max = amxa > h->abs_max ? amxa : h->abs_max;
-	if (bmax) {
-		float fmax, fmin;
-		memcpy(&fmax, &bmax, 4);
-		memcpy(&fmin, &bmin, 4);
-		double dmax = ldexp(fmax, -k), dmin = ldexp(fmin, -k);
-		h->amax = dmax > h->amax ? dmax : h->amax;
-		h->amin = dmin < h->amin ? dmin : h->amin;
-	}
-	h->count += n;
+	for (int b = 1; b < 255; b++)
+		t.bins[b] = sub[0][b] + sub[1][b] + sub[2][b] + sub[3][b];
+	hist_f32_commit(h, &t, n);
 }

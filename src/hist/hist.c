@@ -17,6 +17,7 @@
 
 #include <fplab/array.h>
 #include <fplab/error.h>
+#include <fplab/kernels.h>
 #include <fplab/number.h>
 #include <fplab/ops.h>
 
@@ -472,12 +473,28 @@ static int f32_ok(const fpl_hist *h)
 	return h->amin > 3.5e38 || ldexp(h->amin, k) >= 0x1p-126;
 }
 
+typedef void (*classify_f32_fn)(fpl_hist *h, const float *v, const float *y, size_t n);
+
+/* The binary32 classification loop: the AVX2 one where the CPU runs it
+ * and the selected kernel set is not "ref" (so FPLAB_KERNELS=ref, or
+ * fpl_kernels_select("ref"), gives the portable loop); same results. */
+static classify_f32_fn classify_f32_pick(void)
+{
+#ifdef FPL_HAVE_X86_KERNELS
+	const fpl_cpu_features *c = fpl_cpu();
+	if (c->avx2 && c->fma && strcmp(fpl_kernels_selected(), "ref") != 0)
+		return hist_classify_f32_avx2;
+#endif
+	return hist_classify_f32;
+}
+
 FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 {
 	if (!h || (n && !x) || h->finished)
 		return FPL_EINVAL;
 	aps_settle(h);
 	int fast = f32_ok(h);
+	classify_f32_fn classify = classify_f32_pick();
 	while (n > 0) {
 		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
 		int rc = FPL_EFORMAT;
@@ -491,7 +508,7 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 			}
 			rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
 			if (rc == 0)
-				hist_classify_f32(h, v, h->yf, m);
+				classify(h, v, h->yf, m);
 			else if (rc == FPL_EFORMAT)
 				fast = 0;
 		}

@@ -17,8 +17,38 @@
  * v = scaled value, y = cast of v. */
 void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const double *y,
 		       size_t n);
-/* The same in binary32 with v = x * 2^k exactly (k = h->scale_log2). */
+/* The same in binary32 with v = x * 2^k exactly (k = h->scale_log2):
+ * the portable loop (classify.c). */
 void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n);
+
+#ifdef FPL_HAVE_X86_KERNELS
+/* The same with AVX2 and FMA (x86/classify_avx2.c): call only when
+ * fpl_cpu()->avx2 and ->fma.  Counts, bins, extremes and maxima are
+ * bit-identical to hist_classify_f32; the four sums differ by summation
+ * order only (binary32 per block of 1024 for the relative error, binary64
+ * for the absolute error, as there). */
+void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t n);
+#endif
+
+/* What a binary32 classification gathers over one call, before
+ * hist_f32_commit() adds it to h. */
+typedef struct hist_f32_acc {
+	uint64_t nz, nni, nun, nsub, nov, en, an;	/* classes; err_n, abs_n */
+	double es, esq, as, asq;	/* err_sum, err_sumsq, abs_sum, abs_sumsq */
+	float emx, amxa;	/* err_max (starting at h->err_max), this call's abs max */
+	uint32_t bmax, bmin;	/* extreme |v| bits over finite nonzero v; bmax 0: none */
+	uint64_t bins[256];	/* v by biased exponent (1..254 used) */
+	uint64_t dsub[23];	/* binary32 subnormal v by binade -149..-127 */
+} hist_f32_acc;
+
+/* Start *a for h (sets emx from h->err_max, bmin to the bits of inf). */
+void hist_f32_acc_init(hist_f32_acc *a, const fpl_hist *h);
+/* Count the binary32 subnormals among v[0..m) into a->dsub by binade;
+ * returns how many there were. */
+uint32_t hist_f32_subnormals(hist_f32_acc *a, const float *v, size_t m);
+/* Add *a, gathered over n values, to h (bins to hist, and to hist_in
+ * shifted by -k when k = h->scale_log2 != 0). */
+void hist_f32_commit(fpl_hist *h, const hist_f32_acc *a, size_t n);
 
 /* Recompute lo/hi, in_lo/in_hi and the suggestions from hist_in. */
 void hist_suggest(fpl_hist *h);

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classify_avx2.c - hist_classify_f32 with AVX2 and FMA: the per-element
+ * classification of binary32 data (classify.c) eight lanes at a time.
+ * Selected at run time by hist.c (fpl_cpu()->avx2 and ->fma, and a kernel
+ * set other than "ref"); only this file is compiled with -mavx2 -mfma.
+ *
+ * Invariant: every per-element value equals the portable loop's: the
+ * class masks are the same integer comparisons of |v| and |y| bits, the
+ * relative error is the same IEEE binary32 division d / |v| (vdivps rounds
+ * like divss; lanes that do not count are masked to +0 after it), and
+ * |y - v| the same binary32 subtraction; maxima and extremes are exact
+ * whatever the order.  Only the order of the four sums differs: relative
+ * error in binary32 per block of 1024 (per lane, then across the lanes),
+ * absolute error in binary64 per lane (d * d is exact in binary64, so the
+ * FMA adding it rounds like the portable loop's add of the square).
+ *
+ * Each block of 1024 (8 KiB of v and y, in L1) takes two passes, so that
+ * each keeps its accumulators in the 16 registers (one pass spilled them,
+ * and the spilled sums chained through memory):
+ *   1. classes and extremes; the biased exponents of |v| are packed to
+ *      bytes per group of 32 and counted into four interleaved tables
+ *      (as in the portable loop) one group behind, so the integer units'
+ *      increments overlap the vector work of the next group.  Zeros and
+ *      NaN/inf inputs are not counted by compares: they are bins 0 and
+ *      255, read and cleared per block (bin 0 less the binary32 subnormals,
+ *      looked for only when the block's least |v| is one, less the +0
+ *      padding of a short last group, is the zero count).
+ *   2. relative and absolute errors.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "hist/hist_internal.h"
+
+#define BLK 1024	/* elements per block: binary32 partial sums */
+#define GRP 32		/* elements per group: four vectors */
+
+/* Per-lane accumulators of one block, in two sets: one per pass, so that
+ * each pass keeps its accumulators in registers. */
+typedef struct cacc {
+	__m256i k;		/* minus the counts mod 256 (at most 128 a block),
+				 * bytes 0-3 / 4-7 / 8-11 / 12-15 of each half: y == 0,
+				 * y < min normal, y not finite (finite nonzero v);
+				 * excluded from the absolute error */
+	__m256i mx, mi;		/* max / min |v| bits over finite nonzero v */
+} cacc;
+
+typedef struct eacc {
+	__m256 rs, rq, rmx;	/* relative error: sum, sum of squares, max */
+	__m256 dmx;		/* absolute error max */
+	__m256d ds, dq;		/* absolute error: sum, sum of squares */
+} eacc;
+
+typedef struct vconst {
+	__m256i absm, fmax, mn;
+} vconst;
+
+/* Pass 1, one vector: count the classes, note the extremes; returns the
+ * biased exponents of |v|. */
+static inline __attribute__((always_inline)) __m256i classes8(cacc *a, const vconst *c,
+							      __m256 fv, __m256 fy)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i ux = _mm256_and_si256(_mm256_castps_si256(fv), c->absm);
+	__m256i uy = _mm256_and_si256(_mm256_castps_si256(fy), c->absm);
+	__m256i z = _mm256_cmpeq_epi32(ux, zero);
+	__m256i ni = _mm256_cmpgt_epi32(ux, c->fmax);
+	__m256i zni = _mm256_or_si256(z, ni);
+	/* y of zeros and NaN/inf inputs replaced by min normal: no class */
+	__m256i uym = _mm256_blendv_epi8(uy, c->mn, zni);
+	__m256i un = _mm256_cmpeq_epi32(uym, zero);
+	__m256i lt = _mm256_cmpgt_epi32(c->mn, uym);
+	__m256i ov = _mm256_cmpgt_epi32(uym, c->fmax);
+	/* excluded from the absolute error: v NaN/inf or y not finite */
+	__m256i badab = _mm256_or_si256(ni, _mm256_cmpgt_epi32(uy, c->fmax));
+	a->k = _mm256_add_epi8(a->k, _mm256_packs_epi16(_mm256_packs_epi32(un, lt),
+							_mm256_packs_epi32(ov, badab)));
+	a->mx = _mm256_max_epu32(a->mx, _mm256_andnot_si256(zni, ux));
+	a->mi = _mm256_min_epu32(a->mi, _mm256_or_si256(ux, zni));
+	return _mm256_srli_epi32(ux, 23);
+}
+
+/* Pass 1, four vectors (lanes beyond the data read as +0 by masked
+ * loads): store the 32 exponent bytes at eb. */
+static inline __attribute__((always_inline)) void classes32(cacc *a, const vconst *c,
+							    const __m256 fv[4],
+							    const __m256 fy[4], uint8_t *eb)
+{
+	__m256i e0 = classes8(a, c, fv[0], fy[0]);
+	__m256i e1 = classes8(a, c, fv[1], fy[1]);
+	__m256i p01 = _mm256_packus_epi32(e0, e1);
+	__m256i e2 = classes8(a, c, fv[2], fy[2]);
+	__m256i e3 = classes8(a, c, fv[3], fy[3]);
+	/* exponents 0..255 to bytes (the packs interleave lanes: order is
+	 * irrelevant to a histogram) */
+	__m256i p23 = _mm256_packus_epi32(e2, e3);
+	_mm256_storeu_si256((__m256i *)eb, _mm256_packus_epi16(p01, p23));
+}
+
+/* Pass 2, one vector: the errors. */
+static inline __attribute__((always_inline)) void errors8(eacc *a, const vconst *c, __m256 fv,
+							  __m256 fy)
+{
+	__m256i ux = _mm256_and_si256(_mm256_castps_si256(fv), c->absm);
+	__m256i uy = _mm256_and_si256(_mm256_castps_si256(fy), c->absm);
+	__m256i z = _mm256_cmpeq_epi32(ux, _mm256_setzero_si256());
+	__m256i ni = _mm256_cmpgt_epi32(ux, c->fmax);
+	__m256i yinf = _mm256_cmpgt_epi32(uy, c->fmax);
+	/* relative error over finite nonzero v with finite y; absolute error
+	 * over finite v with finite y */
+	__m256i badab = _mm256_or_si256(ni, yinf), bad = _mm256_or_si256(badab, z);
+	__m256 d = _mm256_and_ps(_mm256_sub_ps(fy, fv), _mm256_castsi256_ps(c->absm));
+	__m256 r = _mm256_div_ps(d, _mm256_castsi256_ps(ux));
+	r = _mm256_andnot_ps(_mm256_castsi256_ps(bad), r);
+	a->rs = _mm256_add_ps(a->rs, r);
+	a->rq = _mm256_add_ps(a->rq, _mm256_mul_ps(r, r));
+	a->rmx = _mm256_max_ps(a->rmx, r);
+	d = _mm256_andnot_ps(_mm256_castsi256_ps(badab), d);
+	a->dmx = _mm256_max_ps(a->dmx, d);
+	/* absolute error in binary64: squares of binary32 values are exact,
+	 * so each FMA rounds like an add of the square */
+	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
+	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
+	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(lo, hi));
+	a->dq = _mm256_fmadd_pd(hi, hi, _mm256_fmadd_pd(lo, lo, a->dq));
+}
+
+/* Count GRP exponent bytes into the four tables. */
+static inline void count_bytes(uint64_t (*t)[256], const uint8_t *eb)
+{
+	for (int j = 0; j < GRP; j += 4) {
+		t[0][eb[j]]++;
+		t[1][eb[j + 1]]++;
+		t[2][eb[j + 2]]++;
+		t[3][eb[j + 3]]++;
+	}
+}
+
+static double hsum_pd(__m256d v)
+{
+	__m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+	return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+/* Lanes of a vector, read as an array. */
+typedef union {
+	__m256 f;
+	__m256i i;
+	float fl[8];
+	uint32_t u[8];
+	uint8_t b[32];
+} lanes;
+
+/* Masked loads of the short last group at v + i, y + i: rem < GRP values,
+ * +0 beyond (masked lanes are not read). */
+static void load_short(__m256 fv[4], __m256 fy[4], const float *v, const float *y, int rem)
+{
+	const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	for (int j = 0; j < 4; j++) {
+		__m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem - 8 * j), iota);
+		int off = 8 * j < rem ? 8 * j : 0;
+		fv[j] = _mm256_maskload_ps(v + off, mk);
+		fy[j] = _mm256_maskload_ps(y + off, mk);
+	}
+}
+
+/* One block of m <= BLK elements into *acc: pass 1 (classes, extremes,
+ * exponent bins), then pass 2 (errors) over the same block, in L1. */
+static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
+		  const float *y, size_t m)
+{
+	cacc a;
+	a.k = a.mx = _mm256_setzero_si256();
+	a.mi = _mm256_set1_epi32(-1);
+	_Alignas(32) uint8_t eb[2][GRP];
+	__m256 fv[4], fy[4];
+	size_t i = 0, g = 0;	/* g: groups whose bytes are stored */
+	for (; i + GRP <= m; i += GRP, g++) {
+		for (int j = 0; j < 4; j++) {
+			fv[j] = _mm256_loadu_ps(v + i + 8 * j);
+			fy[j] = _mm256_loadu_ps(y + i + 8 * j);
+		}
+		classes32(&a, c, fv, fy, eb[g & 1]);
+		if (g)
+			count_bytes(t, eb[(g - 1) & 1]);
+	}
+	if (g)
+		count_bytes(t, eb[(g - 1) & 1]);
+	uint32_t pad = 0;
+	if (i < m) {
+		/* the short last group: +0 beyond m classifies as zeros of
+		 * exponent 0, and adds +0 to every sum */
+		load_short(fv, fy, v + i, y + i, (int)(m - i));
+		classes32(&a, c, fv, fy, eb[0]);
+		count_bytes(t, eb[0]);
+		pad = (uint32_t)(GRP - (m - i));
+	}
+
+	eacc e;
+	e.rs = e.rq = e.rmx = e.dmx = _mm256_setzero_ps();
+	e.ds = e.dq = _mm256_setzero_pd();
+	for (i = 0; i + 8 <= m; i += 8)
+		errors8(&e, c, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i));
+	if (i < m) {
+		load_short(fv, fy, v + i, y + i, (int)(m - i));
+		errors8(&e, c, fv[0], fy[0]);
+	}
+
+	uint32_t b0 = 0, cni = 0;
+	for (int k = 0; k < 4; k++) {
+		b0 += (uint32_t)t[k][0];
+		cni += (uint32_t)t[k][255];
+		t[k][0] = t[k][255] = 0;
+	}
+	lanes mx = { .i = a.mx }, mi = { .i = a.mi }, rmx = { .f = e.rmx }, dmx = { .f = e.dmx };
+	lanes rs = { .f = e.rs }, rq = { .f = e.rq }, kc = { .i = a.k };
+	uint32_t bmx = 0, bmi = 0xffffffffu;
+	float acc1 = 0, acc2 = 0, amx = 0, dm = 0;
+	for (int j = 0; j < 8; j++) {
+		bmx = mx.u[j] > bmx ? mx.u[j] : bmx;
+		bmi = mi.u[j] < bmi ? mi.u[j] : bmi;
+		amx = rmx.fl[j] > amx ? rmx.fl[j] : amx;
+		dm = dmx.fl[j] > dm ? dmx.fl[j] : dm;
+		acc1 += rs.fl[j];
+		acc2 += rq.fl[j];
+	}
+	uint32_t cnt[4] = { 0, 0, 0, 0 };
+	for (int j = 0; j < 32; j++)
+		cnt[(j >> 2) & 3] += (uint8_t)(0u - kc.b[j]);
+	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
+	uint32_t cz = b0 - nsub - pad, cov = cnt[2];
+	acc->nz += cz;
+	acc->nni += cni;
+	acc->nun += cnt[0];
+	acc->nsub += cnt[1] - cnt[0];
+	acc->nov += cov;
+	acc->en += (uint32_t)m - cz - cni - cov;
+	acc->an += (uint32_t)m - cnt[3];
+	acc->es += acc1;
+	acc->esq += acc2;
+	acc->as += hsum_pd(e.ds);
+	acc->asq += hsum_pd(e.dq);
+	acc->emx = amx > acc->emx ? amx : acc->emx;
+	acc->amxa = dm > acc->amxa ? dm : acc->amxa;
+	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
+	acc->bmin = bmi < acc->bmin ? bmi : acc->bmin;
+}
+
+void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t n)
+{
+	const float mnf = (float)h->cfg.fmt.min_normal;
+	uint32_t mn;
+	memcpy(&mn, &mnf, 4);
+	const vconst c = { _mm256_set1_epi32(0x7fffffff), _mm256_set1_epi32(0x7f7fffff),
+			   _mm256_set1_epi32((int)mn) };
+	hist_f32_acc acc;
+	hist_f32_acc_init(&acc, h);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
+	for (size_t i0 = 0; i0 < n; i0 += BLK)
+		block(&acc, t, &c, v + i0, y + i0, n - i0 < BLK ? n - i0 : BLK);
+	for (int b = 1; b < 255; b++)
+		acc.bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
+	hist_f32_commit(h, &acc, n);
+}
