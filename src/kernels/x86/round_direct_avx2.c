@@ -359,6 +359,23 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 	return r;
 }
 
+/* kf_finish on four binary64 lanes (kd_ne64, kd_sp64). */
+KD_INLINE __m256i kd_finish(const kd_c *c, __m256i u, __m256i a, __m256i r, __m256i rn,
+			    __m256i tiny, __m256i *exact, __m256i *under, int *odd)
+{
+	__m256i eq = _mm256_cmpeq_epi64(r, a);
+	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
+
+	if (!c->tiny_before && c->uok)
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi64(c->min, rn));
+	else if (!c->tiny_before)
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi64(c->min, r), tiny));
+	*odd = !_mm256_testz_si256(o, o);
+	*exact = eq;
+	*under = _mm256_andnot_si256(eq, tiny);
+	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+}
+
 /*
  * kf_sp on four binary64 lanes (c->sok): sp with every zero, normal and
  * tiny lane done in place.  Normal lanes are kd_pick's; a tiny lane is
@@ -388,18 +405,10 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
 	__m256i K = _mm256_sub_epi64(_mm256_srlv_epi64(M, t), carry);
 	__m256i rt = _mm256_castpd_si256(_mm256_mul_pd(
 		_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(K, c->magic)), c->two52), c->qd));
-	__m256i r = kd_blend(rn, rt, tiny), eq = _mm256_cmpeq_epi64(r, a);
-	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
+	__m256i r = kd_blend(rn, rt, tiny);
 
 	*tinyp = tiny;
-	if (!c->tiny_before && c->uok)
-		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi64(c->min, rn));
-	else if (!c->tiny_before)
-		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi64(c->min, r), tiny));
-	*odd = !_mm256_testz_si256(o, o);
-	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
-	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
 }
 
 /* A binary64 vector with a tiny or odd lane, sp (c->sok): kd_sp64, or
@@ -646,6 +655,33 @@ KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m
 }
 
 /*
+ * The end of the branch-free vectors kf_ne and kf_sp, whose results r
+ * (magnitudes) are exact in exactly the lanes where r = |x| = a: *exact gets
+ * those lanes, *under the inexact ones among the tiny lanes that are
+ * tiny after rounding, *odd whether a lane is above max, inf, NaN, a
+ * special zero, or (no uok) a tiny lane reaching 2^emin, which the
+ * slow path then does.  Tininess after rounding: rn, the normal range's
+ * arithmetic on the raw bits with the same draw, is x rounded with an
+ * unbounded exponent (uok: x's binade below 2^emin is normal in the
+ * lane type).  Returns r with x's sign.
+ */
+KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m256i rn,
+			    __m256i tiny, __m256i *exact, __m256i *under, int *odd)
+{
+	__m256i eq = _mm256_cmpeq_epi32(r, a);
+	__m256i o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
+
+	if (!f->tiny_before && f->uok)
+		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, rn));
+	else if (!f->tiny_before)
+		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
+	*odd = !_mm256_testz_si256(o, o);
+	*exact = eq;
+	*under = _mm256_andnot_si256(eq, tiny);
+	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+}
+
+/*
  * Stochastic rounding (sp) of eight binary32 lanes with every zero,
  * normal and tiny lane done in place, branch-free.  Normal lanes are
  * kf_fast's.  For a tiny lane (0 < |x| < 2^emin) with significand M (the
@@ -673,7 +709,7 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i zlo, __m256i 
 	__m256i t = _mm256_sub_epi32(f->tb, _mm256_sub_epi32(be, be0));
 	__m256i sl = _mm256_sub_epi32(_mm256_set1_epi32(32), t);
 	__m256i T = _mm256_or_si256(_mm256_sllv_epi32(M, sl), _mm256_srlv_epi32(M, _mm256_sub_epi32(zero, sl)));
-	__m256i sum, carry, K, rt, r, eq, o;
+	__m256i sum, carry, K, rt, r, eq;
 
 	if (!r32)
 		T = _mm256_and_si256(T, f->rmask);
@@ -684,17 +720,10 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i zlo, __m256i 
 	rt = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(K), f->qf));
 	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
 						 _mm256_castsi256_ps(tiny)));
-	eq = _mm256_cmpeq_epi32(r, a);
-	o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
 	*tinyp = tiny;
-	if (!f->tiny_before && f->uok)
-		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, rn));
-	else if (!f->tiny_before)
-		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
-	*odd = !_mm256_testz_si256(o, o);
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
 	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
-	*under = _mm256_andnot_si256(eq, tiny);
-	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+	return r;
 }
 
 /* The tiny-lane vector of the binary32 loops (f->tok): kf_sp for sp,
@@ -725,7 +754,6 @@ KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m25
  */
 KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under, int *odd)
 {
-	const __m256i zero = _mm256_setzero_si256();
 	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
 	__m256i rn = _mm256_andnot_si256(f->mask, _mm256_add_epi32(_mm256_add_epi32(a, kl), f->halfm1));
@@ -735,26 +763,13 @@ KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under
 	__m256i r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn),
 							 _mm256_castsi256_ps(rt),
 							 _mm256_castsi256_ps(tiny)));
-	__m256i eq = _mm256_castps_si256(_mm256_blendv_ps(
-		_mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), zero)),
-		_mm256_castsi256_ps(_mm256_cmpeq_epi32(rt, a)), _mm256_castsi256_ps(tiny)));
-	__m256i o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
-
-	if (!f->tiny_before && f->uok)
-		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, rn));
-	else if (!f->tiny_before)
-		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
-	*odd = !_mm256_testz_si256(o, o);
-	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
-	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+	return kf_finish(f, u, a, r, rn, tiny, exact, under, odd);
 }
 
 /* kf_ne on four binary64 lanes (c->nok): C = 2^52 Q, binary64's spacing
  * in [C, 2C]. */
 KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *under, int *odd)
 {
-	const __m256i zero = _mm256_setzero_si256();
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256i rn = _mm256_andnot_si256(
 		c->mask, _mm256_add_epi64(_mm256_add_epi64(a, kd_kl(c, a, c->klor)), c->halfm1));
@@ -762,18 +777,7 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
 	__m256i rt = _mm256_castpd_si256(
 		_mm256_sub_pd(_mm256_add_pd(_mm256_castsi256_pd(a), c->nC), c->nC));
 	__m256i r = kd_blend(rn, rt, tiny);
-	__m256i eq = kd_blend(_mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero),
-			      _mm256_cmpeq_epi64(rt, a), tiny);
-	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
-
-	if (!c->tiny_before && c->uok)
-		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi64(c->min, rn));
-	else if (!c->tiny_before)
-		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi64(c->min, r), tiny));
-	*odd = !_mm256_testz_si256(o, o);
-	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
-	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
 }
 
 static uint32_t kd_fbits(double v)
