@@ -9,7 +9,8 @@
  * FPL_HAVE_DNNL and the primitive is implemented for this CPU), fplab's
  * binary32 paths (the native "fma32" kernel and fpl_accum_gemm under the
  * fp32-fma profile with inexact untracked), its native bf16 kernels
- * ("avx512bf16", "amx-bf16") where the CPU has them, and the emulated
+ * ("avx512bf16", "amx-bf16") and fp16 kernel ("avx512fp16", inputs
+ * rounded to fp16) where the CPU has them, and the emulated
  * avx512bf16 profile at 256 only (software: slow, and labelled so).
  * Every ratio is to a baseline measured in the same run, same size and
  * thread count; each figure is the better of two measurements, the paths
@@ -61,6 +62,7 @@ enum path {
 	P_EMU_F32,
 	P_DPBF16,
 	P_AMX,
+	P_FP16,
 	P_EMU_BF16,
 	NPATH
 };
@@ -73,6 +75,7 @@ static const char *const path_label[NPATH] = {
 	"fplab fp32 emulated fp32-fma (inexact untracked)",
 	"fplab bf16 native avx512bf16 (VDPBF16PS)",
 	"fplab bf16 native amx-bf16 (TDPBF16PS)",
+	"fplab fp16 native avx512fp16 (VFMADD231PH)",
 	"fplab bf16 EMULATED avx512bf16 (software)",
 };
 
@@ -85,6 +88,8 @@ typedef struct data {
 	float *af, *bf;		/* N(0, 1) binary32 */
 	float *ab, *bb;		/* the same rounded to bf16 (ne), held in floats */
 	uint16_t *a16, *b16;	/* their bf16 encodings, for oneDNN */
+	float *ah, *bh;		/* af, bf rounded to fp16 (ne), held in floats */
+	double *ahd, *bhd;	/* ah, bh as doubles */
 	double *ad, *bd;	/* af, bf as doubles, for fpl_accum_gemm */
 	double *abd, *bbd;	/* ab, bb as doubles */
 	float *c, *c2;
@@ -127,11 +132,37 @@ typedef struct job {
 	int rc;
 } job;
 
+/* The inputs of a path or profile: 0 binary32, 1 bf16, 2 fp16. */
+static int input_kind(enum path p)
+{
+	return p == P_DPBF16 || p == P_AMX || p == P_EMU_BF16 ? 1 : p == P_FP16 ? 2 : 0;
+}
+
+static const float *in_a(const data *d, int kind)
+{
+	return kind == 1 ? d->ab : kind == 2 ? d->ah : d->af;
+}
+
+static const float *in_b(const data *d, int kind)
+{
+	return kind == 1 ? d->bb : kind == 2 ? d->bh : d->bf;
+}
+
+static const double *in_ad(const data *d, int kind)
+{
+	return kind == 1 ? d->abd : kind == 2 ? d->ahd : d->ad;
+}
+
+static const double *in_bd(const data *d, int kind)
+{
+	return kind == 1 ? d->bbd : kind == 2 ? d->bhd : d->bd;
+}
+
 static void run_job(void *ctx)
 {
 	job *j = ctx;
 	const data *d = &j->b->d;
-	int n = (int)j->n, bf16 = j->p == P_DPBF16 || j->p == P_AMX || j->p == P_EMU_BF16;
+	int n = (int)j->n, kind = input_kind(j->p);
 	fpl_state st;
 
 	switch (j->p) {
@@ -141,16 +172,17 @@ static void run_job(void *ctx)
 	case P_FMA32:
 	case P_DPBF16:
 	case P_AMX:
-		j->rc = fpl_native_gemm(j->b->k[j->p], 0, j->n, j->n, j->n, bf16 ? d->ab : d->af,
-					bf16 ? d->bb : d->bf, d->c, j->threads);
+	case P_FP16:
+		j->rc = fpl_native_gemm(j->b->k[j->p], 0, j->n, j->n, j->n, in_a(d, kind),
+					in_b(d, kind), d->c, j->threads);
 		break;
 	case P_EMU_F32:
 	case P_EMU_BF16:
 		fpl_state_init(&st, 1);
 		st.threads = j->threads;
 		st.untracked = FPL_FLAG_INEXACT;
-		j->rc = fpl_accum_gemm(d->cd, j->n, &j->m, 0, j->n, j->n, j->n, bf16 ? d->abd : d->ad,
-				       j->n, 0, bf16 ? d->bbd : d->bd, j->n, 0, NULL, &st);
+		j->rc = fpl_accum_gemm(d->cd, j->n, &j->m, 0, j->n, j->n, j->n, in_ad(d, kind),
+				       j->n, 0, in_bd(d, kind), j->n, 0, NULL, &st);
 		break;
 	case P_DNNL_F32:
 	case P_DNNL_BF16:
@@ -308,7 +340,8 @@ static void bench_open(bench *b)
 	static const struct {
 		enum path p;
 		const char *profile;
-	} nat[] = { { P_FMA32, "fp32-fma" }, { P_DPBF16, "avx512bf16" }, { P_AMX, "amx-bf16" } };
+	} nat[] = { { P_FMA32, "fp32-fma" }, { P_DPBF16, "avx512bf16" }, { P_AMX, "amx-bf16" },
+		    { P_FP16, "fp16-fma" } };
 	size_t i;
 
 	blas_open(b);
@@ -334,7 +367,7 @@ static int data_fill(data *d)
 {
 	const size_t nn = (size_t)NMAX * NMAX;
 	double *tmp = malloc(nn * sizeof *tmp);
-	fpl_format bf16;
+	fpl_format bf16, fp16;
 	fpl_state st;
 	size_t i;
 	int pass;
@@ -346,6 +379,10 @@ static int data_fill(data *d)
 	d->abd = malloc(nn * sizeof *d->abd), d->bbd = malloc(nn * sizeof *d->bbd);
 	d->c = malloc(nn * sizeof *d->c), d->c2 = malloc(nn * sizeof *d->c2);
 	d->cd = malloc(nn * sizeof *d->cd);
+	d->ah = malloc(nn * sizeof *d->ah), d->bh = malloc(nn * sizeof *d->bh);
+	d->ahd = malloc(nn * sizeof *d->ahd), d->bhd = malloc(nn * sizeof *d->bhd);
+	if (!d->ah || !d->bh || !d->ahd || !d->bhd || fpl_format_lookup(&fp16, "fp16"))
+		return -1;
 	if (!tmp || !d->af || !d->bf || !d->ab || !d->bb || !d->a16 || !d->b16 || !d->ad || !d->bd
 	    || !d->abd || !d->bbd || !d->c || !d->c2 || !d->cd || fpl_format_lookup(&bf16, "bf16"))
 		return -1;
@@ -357,7 +394,8 @@ static int data_fill(data *d)
 		bench_gauss(tmp, nn, 1.0, (uint64_t)pass + 1);
 		for (i = 0; i < nn; i++)
 			f[i] = (float)tmp[i];
-		if (fpl_round_array_f32(&bf16, h, f, nn, FPL_RND_NE, &st))
+		if (fpl_round_array_f32(&bf16, h, f, nn, FPL_RND_NE, &st)
+		    || fpl_round_array_f32(&fp16, pass ? d->bh : d->ah, f, nn, FPL_RND_NE, &st))
 			return -1;
 		for (i = 0; i < nn; i++) {
 			uint32_t u;
@@ -365,6 +403,7 @@ static int data_fill(data *d)
 			e[i] = (uint16_t)(u >> 16);
 			fd[i] = f[i];
 			hd[i] = h[i];
+			(pass ? d->bhd : d->ahd)[i] = (pass ? d->bh : d->ah)[i];
 		}
 	}
 	free(tmp);
@@ -475,10 +514,10 @@ static void gemm_table(const bench *b, double g[NSIZES][2][NPATH])
 	}
 }
 
-/* Outputs of the native kernel k (bf16 inputs or not) that differ, bit
+/* Outputs of the native kernel k (inputs of kind input_kind()) that differ, bit
  * for bit, from fpl_accum_gemm under profile at size n; -1 on an error. */
 static long check_native(const bench *b, const fpl_native_kernel *k, const char *profile,
-			 int bf16, size_t n)
+			 int kind, size_t n)
 {
 	const data *d = &b->d;
 	fpl_accum_model m;
@@ -490,9 +529,9 @@ static long check_native(const bench *b, const fpl_native_kernel *k, const char 
 	st.threads = 2;
 	st.untracked = FPL_FLAG_INEXACT;
 	if (fpl_accum_profile(&m, profile)
-	    || fpl_native_gemm(k, 0, n, n, n, bf16 ? d->ab : d->af, bf16 ? d->bb : d->bf, d->c2, 2)
-	    || fpl_accum_gemm(d->cd, n, &m, 0, n, n, n, bf16 ? d->abd : d->ad, n, 0,
-			      bf16 ? d->bbd : d->bd, n, 0, NULL, &st))
+	    || fpl_native_gemm(k, 0, n, n, n, in_a(d, kind), in_b(d, kind), d->c2, 2)
+	    || fpl_accum_gemm(d->cd, n, &m, 0, n, n, n, in_ad(d, kind), n, 0, in_bd(d, kind), n, 0,
+			      NULL, &st))
 		return -1;
 	for (i = 0; i < n * n; i++) {
 		float e = (float)d->cd[i];
@@ -509,7 +548,7 @@ static int checks(const bench *b)
 		const char *profile;
 		size_t n;
 	} c[] = { { P_FMA32, "fp32-fma", CHECK_N }, { P_DPBF16, "avx512bf16", 256 },
-		  { P_AMX, "amx-bf16", 256 } };
+		  { P_AMX, "amx-bf16", 256 }, { P_FP16, "fp16-fma", 256 } };
 	size_t i;
 	int fail = 0;
 
@@ -521,7 +560,7 @@ static int checks(const bench *b)
 			       ? b->k[c[i].p]->name : c[i].profile, c[i].profile, b->why[c[i].p]);
 			continue;
 		}
-		bad = check_native(b, b->k[c[i].p], c[i].profile, c[i].p != P_FMA32, c[i].n);
+		bad = check_native(b, b->k[c[i].p], c[i].profile, input_kind(c[i].p), c[i].n);
 		printf("check: native %s == emulated %s at %zu^3: %s", b->k[c[i].p]->name,
 		       c[i].profile, c[i].n, bad == 0 ? "yes, every bit" : "NO");
 		if (bad > 0)
@@ -801,8 +840,9 @@ int main(int argc, char **argv)
 		speedup(&b);
 		return fflush(stdout) ? 1 : 0;
 	}
-	printf("bnative: GEMM C = A.B, square, row-major, inputs N(0,1) (bf16 paths: rounded to "
-	       "bf16), best of >= %d runs and >= %.2f s per figure\n", bench_reps(), MIN_TIME);
+	printf("bnative: GEMM C = A.B, square, row-major, inputs N(0,1) (bf16 and fp16 paths: "
+	       "rounded to bf16, fp16), best of >= %d runs and >= %.2f s per figure\n",
+	       bench_reps(), MIN_TIME);
 	printf("CPU: %s; fplab kernels %s\n", cpu_model(), fpl_kernels_selected());
 	k = fpl_native_kernels(&nk);
 	for (i = 0; i < nk; i++) {
