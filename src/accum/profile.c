@@ -49,6 +49,70 @@ const fpl_accum_profile_entry *fpl_accum_profiles(size_t *count)
 	return profiles;
 }
 
+/* How each profile sets the fields that differ from fpl_accum_init's
+ * model with both inputs taken as given. */
+static void build_fp32_mul_add(fpl_accum_model *t)
+{
+	t->prod_exact = 0;
+}
+
+/* bf16 operands; the fp32 unit reads denormals as zero (DAZ on every
+ * operand of every step) and flushes tiny results (FTZ, tininess after
+ * rounding), RNE */
+static void bf16_unit(fpl_accum_model *t, fpl_accum_order order)
+{
+	fpl__acc_fmt(&t->a, "bf16");
+	t->b = t->a;
+	t->acc.daz = 1;
+	t->acc.subnormal = FPL_SUB_FTZ;
+	fpl_format_finish(&t->acc);
+	t->order = order;
+	t->block = 32;
+}
+
+static void build_avx512bf16(fpl_accum_model *t)
+{
+	bf16_unit(t, FPL_ORDER_PAIRS);
+}
+
+static void build_amx_bf16(fpl_accum_model *t)
+{
+	bf16_unit(t, FPL_ORDER_EVENODD);
+}
+
+/* oneDNN: K split into blocks of 512, each block's VDPBF16PS chain from
+ * +0, the block results added by an ordinary fp32 add (promo = IEEE
+ * binary32, default MXCSR) */
+static void build_onednn_bf16(fpl_accum_model *t)
+{
+	bf16_unit(t, FPL_ORDER_PAIRS);
+	t->pair_block = 512;
+}
+
+/* AVX512-FP16: binary16 throughout, subnormals kept, no DAZ or FTZ, one
+ * rounding per fma, the x86 NaN rule (the catalogue's fp16); the order
+ * sequential from the init */
+static void build_fp16_fma(fpl_accum_model *t)
+{
+	fpl__acc_fmt(&t->a, "fp16");
+	t->b = t->a;
+	t->acc = t->a;
+}
+
+/* By name, so that the public table's order means nothing here (taccum
+ * checks that every listed profile builds); fp32-fma is the plain model. */
+static const struct {
+	const char *name;
+	void (*build)(fpl_accum_model *t);
+} builders[] = {
+	{ "fp32-fma", NULL },
+	{ "fp32-mul-add", build_fp32_mul_add },
+	{ "avx512bf16", build_avx512bf16 },
+	{ "amx-bf16", build_amx_bf16 },
+	{ "onednn-bf16", build_onednn_bf16 },
+	{ "fp16-fma", build_fp16_fma },
+};
+
 int fpl_accum_profile(fpl_accum_model *m, const char *name)
 {
 	fpl_accum_model t;
@@ -56,39 +120,15 @@ int fpl_accum_profile(fpl_accum_model *m, const char *name)
 
 	if (!m || !name)
 		return FPL_EINVAL;
-	for (i = 0; i < NPROFILES; i++)
-		if (!strcmp(name, profiles[i].name))
+	for (i = 0; i < sizeof builders / sizeof *builders; i++)
+		if (!strcmp(name, builders[i].name))
 			break;
-	if (i == NPROFILES)
+	if (i == sizeof builders / sizeof *builders)
 		return FPL_ENOTFOUND;
 	fpl_accum_init(&t);
 	t.a_load = t.b_load = FPL_LOAD_GIVEN;
-	if (i == 1) {
-		t.prod_exact = 0;
-	} else if (i == 5) {
-		/* AVX512-FP16: binary16 throughout, subnormals kept, no DAZ or
-		 * FTZ, one rounding per fma, the x86 NaN rule (the catalogue's
-		 * fp16); the order sequential from the init */
-		fpl__acc_fmt(&t.a, "fp16");
-		t.b = t.a;
-		t.acc = t.a;
-	} else if (i >= 2) {
-		/* bf16 operands; the fp32 unit reads denormals as zero (DAZ on every
-		 * operand of every step) and flushes tiny results (FTZ, tininess
-		 * after rounding), RNE */
-		fpl__acc_fmt(&t.a, "bf16");
-		t.b = t.a;
-		t.acc.daz = 1;
-		t.acc.subnormal = FPL_SUB_FTZ;
-		fpl_format_finish(&t.acc);
-		t.order = i == 3 ? FPL_ORDER_EVENODD : FPL_ORDER_PAIRS;
-		t.block = 32;
-		/* oneDNN: K split into blocks of 512, each block's VDPBF16PS
-		 * chain from +0, the block results added by an ordinary fp32 add
-		 * (promo = IEEE binary32, default MXCSR) */
-		if (i == 4)
-			t.pair_block = 512;
-	}
+	if (builders[i].build)
+		builders[i].build(&t);
 	*m = t;
 	return 0;
 }
