@@ -391,20 +391,12 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 	{
 		whole_job w[FPL_MAX_THREADS];
 		int t;
-		size_t per;
 
-		if (threads > FPL_MAX_THREADS)
-			threads = FPL_MAX_THREADS;
-		if (threads < 1 || (double)M * (double)N * (double)J->K < 1e6)
-			threads = 1;
-		if ((size_t)threads > M)
-			threads = (int)M;
-		per = (M + (size_t)threads - 1) / (size_t)threads;
+		threads = fpl__spawn_threads(threads, M, (double)M * (double)N * (double)J->K, 1e6);
 		for (t = 0; t < threads; t++) {
 			w[t].J = J;
 			w[t].C = C;
-			w[t].r0 = per * (size_t)t < M ? per * (size_t)t : M;
-			w[t].r1 = per * (size_t)(t + 1) < M ? per * (size_t)(t + 1) : M;
+			fpl__spawn_share(M, threads, t, &w[t].r0, &w[t].r1);
 		}
 		fpl__spawn(whole_rows, w, sizeof *w, threads);
 	}

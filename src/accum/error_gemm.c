@@ -138,19 +138,12 @@ static void run_rows(const ectx *X, int threads)
 {
 	eworker w[FPL_MAX_THREADS];
 	int t;
-	size_t per;
 
-	if (threads > FPL_MAX_THREADS)
-		threads = FPL_MAX_THREADS;
-	if (threads < 1 || (double)X->M * (double)X->N * ((double)X->K + 1) < 16384)
-		threads = 1;
-	if ((size_t)threads > X->M)
-		threads = (int)X->M;
-	per = (X->M + (size_t)threads - 1) / (size_t)threads;
+	threads = fpl__spawn_threads(threads, X->M,
+				     (double)X->M * (double)X->N * ((double)X->K + 1), 16384);
 	for (t = 0; t < threads; t++) {
 		w[t].X = X;
-		w[t].i0 = per * (size_t)t < X->M ? per * (size_t)t : X->M;
-		w[t].i1 = per * (size_t)(t + 1) < X->M ? per * (size_t)(t + 1) : X->M;
+		fpl__spawn_share(X->M, threads, t, &w[t].i0, &w[t].i1);
 	}
 	fpl__spawn(ework, w, sizeof *w, threads);
 }

@@ -79,24 +79,18 @@ static void *work(void *arg)
 /* Run the tiles in `threads` threads (contiguous ranges of tiles). */
 static int run_tiles(const fpl__acc_job *J, const opdesc *d, int threads, uint64_t *cnt)
 {
-	size_t ntiles = J->M * ((J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE), per, q;
+	size_t ntiles = J->M * ((J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE), q;
 	size_t scratch = J->m->order == FPL_ORDER_FUSED ? 2 * J->m->block + 1 : 0;
 	worker w[FPL_MAX_THREADS];
 	int t, st = 0;
 
-	if (threads > FPL_MAX_THREADS)
-		threads = FPL_MAX_THREADS;
-	if (threads < 1 || (double)J->M * (double)J->N * ((double)J->K + 1) < 8192)
-		threads = 1;
-	if ((size_t)threads > ntiles)
-		threads = ntiles ? (int)ntiles : 1;
-	per = (ntiles + (size_t)threads - 1) / (size_t)threads;
+	threads = fpl__spawn_threads(threads, ntiles,
+				     (double)J->M * (double)J->N * ((double)J->K + 1), 8192);
 	memset(w, 0, sizeof w);
 	for (t = 0; t < threads; t++) {
 		w[t].J = J;
 		w[t].d = d;
-		w[t].t0 = per * (size_t)t < ntiles ? per * (size_t)t : ntiles;
-		w[t].t1 = per * (size_t)(t + 1) < ntiles ? per * (size_t)(t + 1) : ntiles;
+		fpl__spawn_share(ntiles, threads, t, &w[t].t0, &w[t].t1);
 		if (scratch && !(w[t].scratch = malloc(scratch * sizeof(double))))
 			st = FPL_ENOMEM;
 	}

@@ -202,17 +202,12 @@ AMX_LINKAGE int AMX_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a
 	const size_t rbs = (m + AMX_MB - 1) / AMX_MB, cbs = (n + AMX_NB - 1) / AMX_NB;
 	amx_job w[FPL_MAX_THREADS];
 	uint32_t *ap, *bp;
-	size_t per, qper;
 	int t;
 
 	if (!m || !n)
 		return 0;
-	if (threads > FPL_MAX_THREADS)
-		threads = FPL_MAX_THREADS;
-	if (threads < 1 || (double)m * (double)n * (double)kk < (double)(AMX_MIN_WORK))
-		threads = 1;
-	if ((size_t)threads > rbs)
-		threads = (int)rbs;
+	threads = fpl__spawn_threads(threads, rbs, (double)m * (double)n * (double)kk,
+				     (double)(AMX_MIN_WORK));
 	/* every buffer first, so that a failure writes nothing */
 	ap = aligned_alloc(64, (rbs * KT > 0 ? rbs * KT : 1) * 2 * AMX_TW * sizeof *ap);
 	bp = aligned_alloc(64, (cbs * KT > 0 ? cbs * KT : 1) * 2 * AMX_TW * sizeof *bp);
@@ -221,14 +216,11 @@ AMX_LINKAGE int AMX_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a
 		free(bp);
 		return FPL_ENOMEM;
 	}
-	per = (rbs + (size_t)threads - 1) / (size_t)threads;
-	qper = (cbs + (size_t)threads - 1) / (size_t)threads;
 	for (t = 0; t < threads; t++) {
-		const size_t r0 = per * (size_t)t, r1 = per * (size_t)(t + 1);
-		const size_t q0 = qper * (size_t)t, q1 = qper * (size_t)(t + 1);
-		w[t] = (amx_job){ a, b, c, ap, bp, m, n, kk, KT, r0 < rbs ? r0 : rbs,
-				  r1 < rbs ? r1 : rbs, q0 < cbs ? q0 : cbs, q1 < cbs ? q1 : cbs,
-				  beta };
+		size_t r0, r1, q0, q1;
+		fpl__spawn_share(rbs, threads, t, &r0, &r1);
+		fpl__spawn_share(cbs, threads, t, &q0, &q1);
+		w[t] = (amx_job){ a, b, c, ap, bp, m, n, kk, KT, r0, r1, q0, q1, beta };
 	}
 	fpl__spawn(amx_pack, w, sizeof *w, threads);
 	fpl__spawn(amx_compute, w, sizeof *w, threads);

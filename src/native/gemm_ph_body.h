@@ -215,17 +215,12 @@ PH_LINKAGE int PH_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a, 
 	const size_t blocks = (m + PH_MR - 1) / PH_MR, panels = (n + PH_NR - 1) / PH_NR;
 	ph_job w[FPL_MAX_THREADS];
 	uint16_t *ap, *bp;
-	size_t per, qper;
 	int t;
 
 	if (!m || !n)
 		return 0;
-	if (threads > FPL_MAX_THREADS)
-		threads = FPL_MAX_THREADS;
-	if (threads < 1 || (double)m * (double)n * (double)kk < (double)(PH_MIN_WORK))
-		threads = 1;
-	if ((size_t)threads > blocks)
-		threads = (int)blocks;
+	threads = fpl__spawn_threads(threads, blocks, (double)m * (double)n * (double)kk,
+				     (double)(PH_MIN_WORK));
 	/* every buffer first, so that a failure writes nothing; 64-byte
 	 * aligned panels for the vector loads */
 	ap = malloc((m * kk > 0 ? m * kk : 1) * sizeof *ap);
@@ -235,14 +230,13 @@ PH_LINKAGE int PH_GEMM(int beta, size_t m, size_t n, size_t kk, const float *a, 
 		free(bp);
 		return FPL_ENOMEM;
 	}
-	per = (blocks + (size_t)threads - 1) / (size_t)threads;
-	qper = (panels + (size_t)threads - 1) / (size_t)threads;
 	for (t = 0; t < threads; t++) {
-		const size_t b0 = per * (size_t)t, b1 = per * (size_t)(t + 1);
-		const size_t q0 = qper * (size_t)t, q1 = qper * (size_t)(t + 1);
+		size_t b0, b1, q0, q1;
+		fpl__spawn_share(blocks, threads, t, &b0, &b1);
+		fpl__spawn_share(panels, threads, t, &q0, &q1);
 		w[t] = (ph_job){ a, b, c, ap, bp, m, n, kk,
 				 b0 * PH_MR < m ? b0 * PH_MR : m, b1 * PH_MR < m ? b1 * PH_MR : m,
-				 q0 < panels ? q0 : panels, q1 < panels ? q1 : panels, beta };
+				 q0, q1, beta };
 	}
 	fpl__spawn(ph_pack, w, sizeof *w, threads);
 	fpl__spawn(ph_compute, w, sizeof *w, threads);

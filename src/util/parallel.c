@@ -68,3 +68,23 @@ int fpl__parallel(size_t n, int threads, fpl_range_fn fn, void *ctx)
 	}
 	return 0;
 }
+
+int fpl__spawn_threads(int threads, size_t units, double work, double min_work)
+{
+	if (threads > FPL_MAX_THREADS)
+		threads = FPL_MAX_THREADS;
+	if (threads < 1 || work < min_work)
+		threads = 1;
+	if ((size_t)threads > units)
+		threads = units ? (int)units : 1;
+	return threads;
+}
+
+void fpl__spawn_share(size_t units, int threads, int t, size_t *lo, size_t *hi)
+{
+	const size_t per = (units + (size_t)threads - 1) / (size_t)threads;
+	const size_t l = per * (size_t)t, h = l + per;
+
+	*lo = l < units ? l : units;
+	*hi = h < units ? h : units;
+}

@@ -29,4 +29,16 @@ int fpl__parallel(size_t n, int threads, fpl_range_fn fn, void *ctx);
  */
 void fpl__spawn(void *(*fn)(void *), void *jobs, size_t size, int threads);
 
+/*
+ * How many of `threads` to give fpl__spawn for `units` pieces of work
+ * (row blocks, tiles) that total `work` operations: at most
+ * FPL_MAX_THREADS and units (and at least 1), and 1 when work < min_work,
+ * too little to pay for starting threads.
+ */
+int fpl__spawn_threads(int threads, size_t units, double work, double min_work);
+
+/* Job t's pieces [*lo, *hi) when units are dealt to `threads` jobs in runs
+ * of ceil(units / threads) (the last runs short or empty). */
+void fpl__spawn_share(size_t units, int threads, int t, size_t *lo, size_t *hi);
+
 #endif

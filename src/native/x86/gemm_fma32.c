@@ -162,23 +162,17 @@ int fpl__native_fma32_gemm(int beta, size_t m, size_t n, size_t kk, const float 
 	job w[FPL_MAX_THREADS];
 	int t;
 	float *panels;
-	size_t per;
 
-	if (threads > FPL_MAX_THREADS)
-		threads = FPL_MAX_THREADS;
-	if (threads < 1 || (double)m * (double)n * (double)kk < 1e6)
-		threads = 1;
-	if ((size_t)threads > blocks)
-		threads = blocks ? (int)blocks : 1;
+	threads = fpl__spawn_threads(threads, blocks, (double)m * (double)n * (double)kk, 1e6);
 	/* every buffer first, so that a failure writes nothing */
 	panels = malloc((size_t)threads * (kk ? kk : 1) * NR * sizeof *panels);
 	if (!panels)
 		return FPL_ENOMEM;
 	if (!beta)
 		memset(c, 0, m * n * sizeof *c);
-	per = (blocks + (size_t)threads - 1) / (size_t)threads;
 	for (t = 0; t < threads; t++) {
-		const size_t b0 = per * (size_t)t, b1 = per * (size_t)(t + 1);
+		size_t b0, b1;
+		fpl__spawn_share(blocks, threads, t, &b0, &b1);
 		w[t] = (job){ a, b, c, panels + (size_t)t * (kk ? kk : 1) * NR, n, kk,
 			      b0 * MR < m ? b0 * MR : m, b1 * MR < m ? b1 * MR : m };
 	}
