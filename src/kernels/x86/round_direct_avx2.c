@@ -1180,39 +1180,7 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	out->underflow = (size_t)kd_hsum64(acc.under);
 }
 
-/* One loop per mode, element type and store kind: all constant inside. */
-#define KD_CASE(M) \
-	case M: \
-		if (f32 && stream) \
-			kd_run(p, M, 1, 1, z, x, n, idx0, slow, ctx, out); \
-		else if (f32) \
-			kd_run(p, M, 0, 1, z, x, n, idx0, slow, ctx, out); \
-		else if (stream) \
-			kd_run(p, M, 1, 0, z, x, n, idx0, slow, ctx, out); \
-		else \
-			kd_run(p, M, 0, 0, z, x, n, idx0, slow, ctx, out); \
-		return
-
-static void fpl__round_direct_avx2_run(const fpl_kparams *p, void *z, const void *x, int f32,
-				       size_t n, uint64_t idx0, int stream, fpl_kslow slow,
-				       void *ctx, fpl_kcounts *out)
-{
-	switch (p->rnd) {
-	KD_CASE(FPL_RND_NE);
-	KD_CASE(FPL_RND_NA);
-	KD_CASE(FPL_RND_NZ);
-	KD_CASE(FPL_RND_TP);
-	KD_CASE(FPL_RND_TN);
-	KD_CASE(FPL_RND_TZ);
-	KD_CASE(FPL_RND_OD);
-	KD_CASE(FPL_RND_SP);
-	KD_CASE(FPL_RND_SE);
-	default:
-		out->special = out->tiny = out->inexact = out->underflow = 0;
-		out->overflow = out->saturated = 0;
-		return;
-	}
-}
+#include "kernels/x86/round_direct_dispatch.h"
 
 void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f32, size_t n,
 			    uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
@@ -1223,9 +1191,7 @@ void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f3
 	 * default MXCSR, restored with the caller's flags on return */
 	const unsigned csr = _mm_getcsr();
 
-	/* streaming needs element alignment to reach vector alignment */
-	stream = stream && ((uintptr_t)z & (f32 ? 3 : 7)) == 0;
 	_mm_setcsr(0x1f80);
-	fpl__round_direct_avx2_run(p, z, x, f32, n, idx0, stream, slow, ctx, out);
+	kd_dispatch(p, z, x, f32, n, idx0, stream, slow, ctx, out);
 	_mm_setcsr(csr);
 }
