@@ -407,6 +407,14 @@ static int cmp_d(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* (a + b) / 2 for finite a, b whose sum may overflow (two relative errors
+ * near DBL_MAX): then a/2 + b/2, exact at that size. */
+static double mid(double a, double b)
+{
+	double s = a + b;
+	return isinf(s) && isfinite(a) && isfinite(b) ? a / 2 + b / 2 : s / 2;
+}
+
 /* Check fpl_accum_errors_gemm on one case against MPFR. */
 static void check_case(const gcase *G, int threads, const char *what)
 {
@@ -497,8 +505,8 @@ static void check_case(const gcase *G, int threads, const char *what)
 	if (q) {
 		qsort(lo, q, sizeof *lo, cmp_d);
 		qsort(hi, q, sizeof *hi, cmp_d);
-		mlo = q % 2 ? lo[q / 2] : (lo[q / 2 - 1] + lo[q / 2]) / 2;
-		mhi = q % 2 ? hi[q / 2] : (hi[q / 2 - 1] + hi[q / 2]) / 2;
+		mlo = q % 2 ? lo[q / 2] : mid(lo[q / 2 - 1], lo[q / 2]);
+		mhi = q % 2 ? hi[q / 2] : mid(hi[q / 2 - 1], hi[q / 2]);
 		if (isfinite(mlo))
 			mlo -= ldexp(fabs(mlo), -52);
 		if (isfinite(mhi))
