@@ -411,15 +411,16 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
 	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
 }
 
-/* A binary64 vector with a tiny or odd lane, sp (c->sok): kd_sp64, or
- * kd_full when a lane is odd even for it; counts into acc. */
-KD_INLINE __m256i kd_spv(const kd_c *c, __m256i u, size_t j, uint64_t idx, kd_acc *acc,
-			 fpl_kslow slow, void *ctx)
+/* A binary64 vector with a tiny or odd lane, sp (c->sok): kd_sp64 with
+ * the vector's draws d, or kd_full when a lane is odd even for it;
+ * counts into acc. */
+KD_INLINE __m256i kd_spv(const kd_c *c, __m256i u, __m256i d, size_t j, uint64_t idx,
+			 kd_acc *acc, fpl_kslow slow, void *ctx)
 {
 	__m256i eq, un, ti, r;
 	int odd;
 
-	r = kd_sp64(c, u, kd_draw(c->key, idx, c->lanes_g), &eq, &un, &ti, &odd);
+	r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
 	if (__builtin_expect(odd, 0))
 		return kd_full(c, FPL_RND_SP, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
 	acc->inexact = _mm256_sub_epi64(acc->inexact, _mm256_xor_si256(eq, _mm256_set1_epi64x(-1)));
@@ -474,15 +475,13 @@ static void kd_part32(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size
 }
 
 /* The common binary64 vector: normal or zero lanes whose results are not
- * above max.  Returns the results, or sets *odd when some lane is not
- * such (the caller then uses kd_full). */
-KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i zb, __m256i *ex,
+ * above max; d the draws (sp, se).  Returns the results, or sets *odd when
+ * some lane is not such (the caller then uses kd_spv or kd_full). */
+KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *ex,
 			    int *odd)
 {
-	__m256i a = _mm256_and_si256(u, c->absm), d = _mm256_setzero_si256(), r;
+	__m256i a = _mm256_and_si256(u, c->absm), r;
 
-	if (rnd == FPL_RND_SP || rnd == FPL_RND_SE)
-		d = kd_mix(zb);
 	r = kd_pick(c, rnd, a, u, kd_kl(c, a, c->klor), d);
 	{
 		__m256i o = kd_odd_lanes(c, a, r);
@@ -550,11 +549,11 @@ KD_INLINE __m256i kf_dh(const kf_c *f, fpl_rnd rnd, int r32, __m256i zlo, __m256
 }
 
 /* The common binary32 vector (as kd_fast64): zero or normal lanes whose
- * results are not above max; *odd when some lane is not such.  R = 32
- * (r32): T' = a << (32 - s32), the bits above rest shifted out; else the
- * top R bits of that. */
-KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
-			  __m256i zhi, __m256i *ex, int *odd)
+ * results are not above max; *odd when some lane is not such.  dh: kf_dh
+ * of the vector (sp: the draws' top R bits, so that adding them under
+ * the kept lsb and truncating rounds as kd_pick's sp). */
+KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *ex,
+			  int *odd)
 {
 	__m256i a = _mm256_and_si256(u, f->absm), r, o, kl;
 
@@ -562,11 +561,10 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256
 		/* kd_pick's sp: a + ((r' & top R bits) >> (32 - s32)), the
 		 * float having no bits below T's top s32 */
 		r = _mm256_andnot_si256(f->mask,
-					_mm256_add_epi32(a, _mm256_srl_epi32(kf_dh(f, rnd, r32, zlo, zhi),
-									     f->lal)));
+					_mm256_add_epi32(a, _mm256_srl_epi32(dh, f->lal)));
 	} else {
 		kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
-		r = kf_pick(f, rnd, a, u, kl, kf_dh(f, rnd, r32, zlo, zhi), _mm256_setzero_si256());
+		r = kf_pick(f, rnd, a, u, kl, dh, _mm256_setzero_si256());
 	}
 	o = _mm256_or_si256(_mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm)),
 			    _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx));
@@ -591,11 +589,11 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256
  * after rounding), results above max and fnuz zeros make *odd.  inex,
  * under: the inexact and underflowing lanes; tiny: the tiny lanes.
  */
-KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
-			     __m256i zhi, __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i dh,
+			     __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
 {
 	const __m256i zero = _mm256_setzero_si256();
-	__m256i a = _mm256_and_si256(u, f->absm), T = zero, r, o, kl, k, at, inexact, dh;
+	__m256i a = _mm256_and_si256(u, f->absm), T = zero, r, o, kl, k, at, inexact;
 	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
 	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
 	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
@@ -621,7 +619,6 @@ KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m
 	}
 	kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(at, f->s), f->one),
 			     _mm256_andnot_si256(tiny, f->klor));
-	dh = kf_dh(f, rnd, r32, zlo, zhi);
 	r = kf_pick(f, rnd, at, u, kl, dh, T);
 	inexact = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(at, f->mask),
 								      zero),
@@ -697,11 +694,11 @@ KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m2
  * draw) is x rounded with an unbounded exponent.  This replaces
  * kf_tscaled for sp: no sticky bit, no rescaling of the normal result.
  */
-KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i zlo, __m256i zhi,
-			__m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *inex,
+			__m256i *under, __m256i *tinyp, int *odd)
 {
 	const __m256i zero = _mm256_setzero_si256();
-	__m256i a = _mm256_and_si256(u, f->absm), dh = kf_dh(f, FPL_RND_SP, r32, zlo, zhi);
+	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256i rn = _mm256_andnot_si256(f->mask, _mm256_add_epi32(a, _mm256_srl_epi32(dh, f->lal)));
 	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
 	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
@@ -728,12 +725,12 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i zlo, __m256i 
 
 /* The tiny-lane vector of the binary32 loops (f->tok): kf_sp for sp,
  * else kf_tscaled. */
-KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i zlo,
-			   __m256i zhi, __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
+KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i dh,
+			   __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
 {
 	if (rnd == FPL_RND_SP)
-		return kf_sp(f, r32, u, zlo, zhi, inex, under, tinyp, odd);
-	return kf_tscaled(f, rnd, r32, u, zlo, zhi, inex, under, tinyp, odd);
+		return kf_sp(f, r32, u, dh, inex, under, tinyp, odd);
+	return kf_tscaled(f, rnd, r32, u, dh, inex, under, tinyp, odd);
 }
 
 /*
@@ -942,11 +939,14 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const
 			__m256i ex_acc = _mm256_setzero_si256(), zb = kd_base(c->key, idx0 + j, c->lanes_g);
 			for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
+				__m256i d = rnd == FPL_RND_SP || rnd == FPL_RND_SE ? kd_mix(zb)
+										    : _mm256_setzero_si256();
 				int odd;
-				r = kd_fast64(c, rnd, u, zb, &ex, &odd);
+				r = kd_fast64(c, rnd, u, d, &ex, &odd);
 				if (__builtin_expect(odd, 0)) {
+					/* the draws are computed once: kd_spv takes them */
 					if (rnd == FPL_RND_SP && c->sok)
-						r = kd_spv(c, u, j, idx0 + j, acc, slow, ctx);
+						r = kd_spv(c, u, d, j, idx0 + j, acc, slow, ctx);
 					else
 						r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 0);
 					nodd++;
@@ -966,7 +966,8 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const
 			for (; j < end; j += 4) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
 				__m256i r = rnd == FPL_RND_SP && c->sok
-						    ? kd_spv(c, u, j, idx0 + j, acc, slow, ctx)
+						    ? kd_spv(c, u, kd_draw(c->key, idx0 + j, c->lanes_g),
+							     j, idx0 + j, acc, slow, ctx)
 						    : kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 1);
 				if (stream)
 					_mm256_stream_si256((__m256i *)(z + j), r);
@@ -1007,13 +1008,14 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
 			     zhi = _mm256_add_epi64(zhi, f->step)) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
 				__m256i ex = _mm256_setzero_si256(), r = ex;
+				__m256i dh = kf_dh(f, rnd, r32, zlo, zhi);	/* once: kf_tfast takes it too */
 				int odd = 1;
 				if (f->ok)
-					r = kf_fast(f, rnd, r32, u, zlo, zhi, &ex, &odd);
+					r = kf_fast(f, rnd, u, dh, &ex, &odd);
 				if (__builtin_expect(odd, 0)) {
 					__m256i inex, un, ti;
 					if (f->tok)
-						r = kf_tfast(f, rnd, r32, u, zlo, zhi, &inex, &un, &ti, &odd);
+						r = kf_tfast(f, rnd, r32, u, dh, &inex, &un, &ti, &odd);
 					if (odd) {
 						r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u),
 										 8, j, idx0 + j, acc, slow, ctx));
@@ -1040,7 +1042,8 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
 				__m256i inex, un, ti, r;
 				int odd;
-				r = kf_tfast(f, rnd, r32, u, zlo, zhi, &inex, &un, &ti, &odd);
+				r = kf_tfast(f, rnd, r32, u, kf_dh(f, rnd, r32, zlo, zhi), &inex, &un,
+					     &ti, &odd);
 				if (__builtin_expect(odd, 0)) {
 					r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u), 8,
 									 j, idx0 + j, acc, slow, ctx));
