@@ -167,6 +167,7 @@ CLI_SRCS := \
 	src/cli/cli_round.c \
 	src/cli/cmd_calc.c \
 	src/cli/cmd_formats.c \
+	src/cli/cmd_help.c \
 	src/cli/cmd_hist.c \
 	src/cli/hist_render.c \
 	src/cli/cmd_info.c \

@@ -63,6 +63,12 @@ int cmd_round(int argc, char **argv);
 extern const struct cli_command cli_commands[];
 extern const size_t cli_ncommands;
 
+/* The command called `name`, or NULL. */
+const struct cli_command *cli_find_command(const char *name);
+/* Say that `name` is no command (with the nearest one, or a hint to
+ * --version) and return CLI_EXIT_USAGE. */
+int cli_unknown_command(const char *name);
+
 /* Name of the running command, for messages ("round"); NULL in main. */
 extern const char *cli_cmd;
 
