@@ -208,6 +208,28 @@ double h_from_bits(uint64_t u)
 	return x;
 }
 
+float h_f32(uint32_t u)
+{
+	float x;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
+
+uint32_t h_bits32(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof u);
+	return u;
+}
+
+double h_widen32(uint32_t b)
+{
+	if ((b & 0x7fffffffu) > 0x7f800000u)
+		return h_from_bits((uint64_t)(b >> 31) << 63 | 0x7ff0000000000000ull
+				   | (uint64_t)(b & 0x7fffffu) << 29);
+	return (double)h_f32(b);
+}
+
 int h_same(double a, double b)
 {
 	return h_bits(a) == h_bits(b);

@@ -52,6 +52,12 @@ void h_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int h_same(double a, double b);
 uint64_t h_bits(double x);
 double h_from_bits(uint64_t u);
+/* The binary32 with bits u, and the bits of x. */
+float h_f32(uint32_t u);
+uint32_t h_bits32(float x);
+/* The binary32 with bits b as a binary64, by the bits: a signaling NaN
+ * stays signaling (a float -> double conversion would quiet it). */
+double h_widen32(uint32_t b);
 
 /* "inexact|underflow" style names of a flag set, into buf. */
 const char *h_flags(unsigned fl, char *buf, size_t len);

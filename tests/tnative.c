@@ -215,32 +215,6 @@ static unsigned flags_of_mxcsr(unsigned mx)
 	return fl;
 }
 
-/* -------------------------------------------------------------- helpers */
-
-static float f32(uint32_t u)
-{
-	float x;
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
-static uint32_t bits32(float x)
-{
-	uint32_t u;
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
-/* The binary32 with bits b as a binary64, by the bits: a signaling NaN
- * stays signaling (a float -> double conversion would quiet it). */
-static double widen(uint32_t b)
-{
-	if ((b & 0x7fffffffu) > 0x7f800000u)
-		return h_from_bits((uint64_t)(b >> 31) << 63 | 0x7ff0000000000000ull
-				   | (uint64_t)(b & 0x7fffffu) << 29);
-	return (double)f32(b);
-}
-
 /* ---------------------------------------------------------------- sweeps */
 
 /*
@@ -317,10 +291,10 @@ static void fill(const sweep *s, uint64_t blk, float *x)
 		uint32_t first = (uint32_t)(blk % per) * CH * s->stride;
 		uint32_t off = s->stride > 1 ? (uint32_t)h_rng_below(&r, s->stride) : 0;
 		for (i = 0; i < CH; i++)
-			x[i] = f32(base | (first + i * s->stride + off));
+			x[i] = h_f32(base | (first + i * s->stride + off));
 	} else {
 		for (i = 0; i < CH; i++)
-			x[i] = f32(s->bf16 ? draw_bf16(&r) : draw_fp16(&r));
+			x[i] = h_f32(s->bf16 ? draw_bf16(&r) : draw_fp16(&r));
 	}
 }
 
@@ -330,7 +304,7 @@ static void report(const sweep *s, int m, const float *x, const float *y, const 
 	uint32_t i, bad = 0;
 
 	for (i = 0; i < CH; i++) {
-		uint32_t xb = bits32(x[i]), yb = bits32(y[i]), eb = bits32(e[i]);
+		uint32_t xb = h_bits32(x[i]), yb = h_bits32(y[i]), eb = h_bits32(e[i]);
 		unsigned mx = 0, code;
 		if (yb == eb || ++bad > 4)	/* counted once below beyond 4 a block */
 			continue;
@@ -437,7 +411,7 @@ typedef struct scalar_job {
  * there tininess before and after rounding disagree about UE. */
 static void scalar_fp16(const scalar_job *J, uint32_t xb, fpl_state *st, unsigned long long *n)
 {
-	double x = widen(xb);
+	double x = h_widen32(xb);
 	int m;
 
 	for (m = 0; m < 4; m++) {
@@ -470,7 +444,7 @@ static void scalar_fp16(const scalar_job *J, uint32_t xb, fpl_state *st, unsigne
 static void scalar_bf16(const scalar_job *J, uint32_t xb, fpl_state *st, unsigned long long *n)
 {
 	unsigned code = hw_bf16_one(xb);
-	double x = widen(xb), want = (double)f32(code << 16);
+	double x = h_widen32(xb), want = (double)h_f32(code << 16);
 	double got1 = fpl_round(J->bf16hw, x, FPL_RND_NE, st);
 	double got2 = fpl_convert(J->bf16, J->fp32daz, x, FPL_RND_NE, st);
 
@@ -577,7 +551,7 @@ static void decode_all(const fpl_format *fp16)
 			if (!h_check(gotq == h_bits(want) && (got != got) == nan))
 				h_fail("fp16 decode 0x%04x: VCVTPH2PS %a [0x%08x] (as binary64 "
 				       "0x%016llx), fpl_decode %a [0x%016llx]",
-				       code, want, bits32(w[i]), (unsigned long long)h_bits(want), got,
+				       code, want, h_bits32(w[i]), (unsigned long long)h_bits(want), got,
 				       (unsigned long long)h_bits(got));
 			if (!h_check(e1 == code))
 				h_fail("fp16 encode(decode(0x%04x)) = 0x%llx", code,

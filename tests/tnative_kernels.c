@@ -92,33 +92,9 @@
 
 /* ------------------------------------------------------------ bits */
 
-static float f32(uint32_t u)
-{
-	float x;
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
-static uint32_t bits32(float x)
-{
-	uint32_t u;
-	memcpy(&u, &x, sizeof u);
-	return u;
-}
-
 static int nan32(uint32_t u)
 {
 	return (u & 0x7fffffffu) > 0x7f800000u;
-}
-
-/* The binary32 with bits b as a binary64, by the bits (a signaling NaN
- * stays signaling). */
-static double widen(uint32_t b)
-{
-	if (nan32(b))
-		return h_from_bits((uint64_t)(b >> 31) << 63 | 0x7ff0000000000000ull
-				   | (uint64_t)(b & 0x7fffffu) << 29);
-	return (double)f32(b);
 }
 
 /* A binary64 holding a binary32 value back to its bits (NaN payload by
@@ -129,7 +105,7 @@ static uint32_t narrow(double x)
 
 	if (x != x)
 		return (uint32_t)(u >> 63) << 31 | 0x7f800000u | (uint32_t)(u >> 29 & 0x7fffffu);
-	return bits32((float)x);
+	return h_bits32((float)x);
 }
 
 /* --------------------------------------------- the portable instructions */
@@ -167,16 +143,16 @@ static uint32_t tw_fma(uint32_t a, uint32_t b, uint32_t c)
 		return b | 0x400000u;
 	if (nan32(c))
 		return c | 0x400000u;
-	x = (double)f32(a);
-	y = (double)f32(b);
-	z = (double)f32(c);
+	x = (double)h_f32(a);
+	y = (double)h_f32(b);
+	z = (double)h_f32(c);
 	if ((isinf(x) && y == 0) || (isinf(y) && x == 0))
 		return 0xffc00000u;
 	p = x * y;
 	if (isinf(p) || isinf(z)) {
 		if (isinf(p) && isinf(z) && (p > 0) != (z > 0))
 			return 0xffc00000u;
-		return bits32((float)(p + z));
+		return h_bits32((float)(p + z));
 	}
 	s = p + z;
 	bb = s - p;
@@ -187,9 +163,9 @@ static uint32_t tw_fma(uint32_t a, uint32_t b, uint32_t c)
 		float t = (float)(s * 0x1p64);
 		if (fabsf(t) < 0x1p-62f)
 			return signbit(s) ? 0x80000000u : 0u;
-		return bits32(t * 0x1p-64f);
+		return h_bits32(t * 0x1p-64f);
 	}
-	return bits32((float)s);
+	return h_bits32((float)s);
 }
 
 #define TW_ONE 0x3f800000u
@@ -320,7 +296,7 @@ static int nan16(uint16_t h)
 
 static double d16(uint16_t h)
 {
-	return (double)f32(fpl__f16_to_f32(h));
+	return (double)h_f32(fpl__f16_to_f32(h));
 }
 
 /*
@@ -354,7 +330,7 @@ static uint16_t tw_round16(double x, fpl_rnd rnd)
 	}
 	if (r == 0)
 		return s;
-	return fpl__f32_to_f16(bits32((float)r));
+	return fpl__f32_to_f16(h_bits32((float)r));
 }
 
 /*
@@ -634,11 +610,11 @@ static int reference(gtest *T, int beta, size_t m, size_t n, size_t kk, const fl
 
 	if (ad && bd && cd) {
 		for (i = 0; i < m * kk; i++)
-			ad[i] = widen(bits32(a[i]));
+			ad[i] = h_widen32(h_bits32(a[i]));
 		for (i = 0; i < kk * n; i++)
-			bd[i] = widen(bits32(b[i]));
+			bd[i] = h_widen32(h_bits32(b[i]));
 		for (i = 0; i < m * n; i++)
-			cd[i] = widen(bits32(c0[i]));
+			cd[i] = h_widen32(h_bits32(c0[i]));
 		fpl_state_init(&st, h_seed());
 		st.threads = h_threads();
 		setenv("FPLAB_ACCUM", "ref", 1);
@@ -661,7 +637,7 @@ static void compare(gtest *T, const char *what, size_t m, size_t n, size_t kk, c
 	size_t i, bad = 0;
 
 	for (i = 0; i < m * n; i++) {
-		uint32_t g = bits32(got[i]), w = want[i];
+		uint32_t g = h_bits32(got[i]), w = want[i];
 		int ok = g == w || (T->nan_loose && nan32(g) && nan32(w));
 		T->outputs++;
 		T->nans += nan32(w);
@@ -673,9 +649,9 @@ static void compare(gtest *T, const char *what, size_t m, size_t n, size_t kk, c
 			size_t r = i / n, j = i % n;
 			h_fail("%s %s: C[%zu][%zu] of %zu x %zu x %zu: profile 0x%08x (%a), got "
 			       "0x%08x (%a); C0 0x%08x, A[%zu][0] 0x%08x, B[0][%zu] 0x%08x",
-			       T->name, what, r, j, m, n, kk, w, (double)f32(w), g, (double)f32(g),
-			       bits32(c0[i]), r, kk ? bits32(a[r * kk]) : 0u, j,
-			       kk ? bits32(b[j]) : 0u);
+			       T->name, what, r, j, m, n, kk, w, (double)h_f32(w), g, (double)h_f32(g),
+			       h_bits32(c0[i]), r, kk ? h_bits32(a[r * kk]) : 0u, j,
+			       kk ? h_bits32(b[j]) : 0u);
 		}
 	}
 	if (bad > 3)
@@ -701,11 +677,11 @@ static void gemm_case(gtest *T, size_t m, size_t n, size_t kk, int kind, int bet
 		goto out;
 	}
 	for (i = 0; i < m * kk; i++)
-		a[i] = f32(gen(g, kind, T->in, sp));
+		a[i] = h_f32(gen(g, kind, T->in, sp));
 	for (i = 0; i < kk * n; i++)
-		b[i] = f32(gen(g, kind, T->in, sp));
+		b[i] = h_f32(gen(g, kind, T->in, sp));
 	for (i = 0; i < m * n; i++)	/* C: binary32, or fp16 for an fp16 accumulator */
-		c0[i] = f32(gen(g, kind, T->in == IN_FP16 ? IN_FP16 : IN_FP32, 1));
+		c0[i] = h_f32(gen(g, kind, T->in == IN_FP16 ? IN_FP16 : IN_FP32, 1));
 	rc = reference(T, beta, m, n, kk, a, b, c0, want);
 	if (!h_check(rc == 0)) {
 		h_fail("%s: fpl_accum_gemm (%zu x %zu x %zu) returned %d (%s)", T->name, m, n, kk,
@@ -770,7 +746,7 @@ static void gemm_crafted(gtest *T)
 		for (i = 0; i < kk * n; i++)
 			b[i] = (i % 7 == 3) ? -0.0f : tiny;
 		for (i = 0; i < m * n; i++)
-			c0[i] = (i & 1) ? -0.0f : f32(cden);
+			c0[i] = (i & 1) ? -0.0f : h_f32(cden);
 		for (beta = 0; beta <= 1; beta++) {
 			if (!h_check(reference(T, beta, m, n, kk, a, b, c0, want) == 0)) {
 				h_fail("%s: crafted reference failed", T->name);
@@ -839,19 +815,19 @@ static int fma32_nan_probe(gtest *T)
 
 	for (pat = 1; pat < 8; pat++) {
 		for (i = 0; i < PM; i++)
-			a[i] = (pat & 1) ? f32(na) : 1.5f;
+			a[i] = (pat & 1) ? h_f32(na) : 1.5f;
 		for (i = 0; i < PN; i++)
-			b[i] = (pat & 2) ? f32(nb) : 2.5f;
+			b[i] = (pat & 2) ? h_f32(nb) : 2.5f;
 		for (i = 0; i < PM * PN; i++)
-			c0[i] = c[i] = (pat & 4) ? f32(nc) : 0.25f;
+			c0[i] = c[i] = (pat & 4) ? h_f32(nc) : 0.25f;
 		if (reference(T, 1, PM, PN, 1, a, b, c0, want) != 0
 		    || fpl_native_gemm(T->k, 1, PM, PN, 1, a, b, c, 1) != 0)
 			return 0;
 		for (i = 0; i < PM * PN; i++)
-			if (bits32(c[i]) != want[i]) {
+			if (h_bits32(c[i]) != want[i]) {
 				h_note("%s: this CPU's fma returns NaN 0x%08x where the profile "
 				       "takes 0x%08x (a %s, b %s, acc %s; output %zu)", T->name,
-				       bits32(c[i]), want[i], (pat & 1) ? "NaN" : "number",
+				       h_bits32(c[i]), want[i], (pat & 1) ? "NaN" : "number",
 				       (pat & 2) ? "NaN" : "number", (pat & 4) ? "NaN" : "number", i);
 				ok = 0;
 				break;
@@ -895,7 +871,7 @@ static void round_fill(float *x, uint64_t blk, const uint32_t *ex, size_t nex, i
 	h_rng_init(&g, 0x60d0ull << 40 ^ blk ^ (uint64_t)bf16 << 32);
 	if (blk == 0) {
 		for (i = 0; i < CH; i++)
-			x[i] = f32(special_input(i));
+			x[i] = h_f32(special_input(i));
 		return;
 	}
 	blk--;
@@ -904,7 +880,7 @@ static void round_fill(float *x, uint64_t blk, const uint32_t *ex, size_t nex, i
 		const uint32_t base = (seg & 1) << 31 | ex[seg / 2] << 23;
 		const uint32_t off = (uint32_t)h_rng_below(&g, 64);
 		for (i = 0; i < CH; i++)	/* stride 64, two blocks cover the segment */
-			x[i] = f32(base | ((uint32_t)(blk % per) * CH * 64 + i * 64 + off) % 0x800000u);
+			x[i] = h_f32(base | ((uint32_t)(blk % per) * CH * 64 + i * 64 + off) % 0x800000u);
 		return;
 	}
 	for (i = 0; i < CH; i++) {
@@ -913,7 +889,7 @@ static void round_fill(float *x, uint64_t blk, const uint32_t *ex, size_t nex, i
 		if (((u >> 32) & 3) == 0)	/* a tie or near-tie in the dropped bits */
 			b = (b & (bf16 ? 0xffff0000u : 0xffffe000u))
 			    | ((bf16 ? 0x8000u : 0x1000u) ^ (uint32_t)((u >> 40) & 1));
-		x[i] = f32(b);
+		x[i] = h_f32(b);
 	}
 }
 
@@ -934,7 +910,7 @@ static int tw_cvtneps2bf16(const fpl_native_kernel *k, fpl_rnd rnd, const float 
 	if (rnd != FPL_RND_NE)
 		return FPL_EUNSUPPORTED;
 	for (i = 0; i < n; i++) {
-		uint32_t u = bits32(x[i]);
+		uint32_t u = h_bits32(x[i]);
 		if (nan32(u))
 			out[i] = (uint16_t)(u >> 16 | 0x40u);
 		else if ((u & 0x7f800000u) == 0)
@@ -997,12 +973,12 @@ static void round_test(const char *name, const char *format, const char *modes, 
 				break;
 			}
 			for (i = 0; i < CH; i++) {
-				uint64_t want = fpl_encode(&f, widen(bits32(y[i])));
+				uint64_t want = fpl_encode(&f, h_widen32(h_bits32(y[i])));
 				if (want == code[i])
 					continue;
 				if (++nb <= 3)
 					h_fail("%s mode %s: input 0x%08x (%a): emulation 0x%04x, "
-					       "kernel 0x%04x", name, w, bits32(x[i]),
+					       "kernel 0x%04x", name, w, h_bits32(x[i]),
 					       (double)x[i], (unsigned)want, code[i]);
 			}
 			h_check(nb == 0);
@@ -1016,7 +992,7 @@ static void round_test(const char *name, const char *format, const char *modes, 
 			fpl_round_array_f32(&f, y, x, 7, rnd, &st);
 			if (h_check(conv(k, rnd, x, 7, c7) == 0))
 				for (i = 0; i < 7; i++)
-					if (!h_check(fpl_encode(&f, widen(bits32(y[i]))) == c7[i]))
+					if (!h_check(fpl_encode(&f, h_widen32(h_bits32(y[i]))) == c7[i]))
 						h_fail("%s mode %s: tail of 7, element %u", name, w,
 						       i);
 		}

@@ -25,13 +25,6 @@ struct job {
 	unsigned long long n[16];
 };
 
-static float f32(uint32_t u)
-{
-	float x;
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 #define NTOPS 48
 /* patterns of the 10 fraction bits fp16 keeps: 16 fixed, the rest drawn
  * from the run's seed in main() */
@@ -72,7 +65,7 @@ static void worker(void *arg, int k, int nth)
 		double x;
 		if (!ok)
 			break;
-		x = (double)f32(u);	/* exact, NaN payloads included (quiet bit may be set) */
+		x = (double)h_f32(u);	/* exact, NaN payloads included (quiet bit may be set) */
 		if (x != x && !(u & 0x00400000u))
 			continue;	/* float -> double quiets sNaNs: tested in tspecial */
 		oracle_res w[7];
