@@ -123,7 +123,7 @@ int cli_parse_switch(const char *opt, const char *s, int max, int *out);
 /*
  * Every command that rounds takes the same options, parsed here:
  *   -f/--format NAME|eXmY|FILE.fmt  --params p,emin,emax (or chop's t,emax)
- *   --subnormal 0|1  --saturation 0|1|2  --infinity 0|1  --explim 0|1
+ *   --subnormal 0|1|ftz  --saturation 0|1|2  --infinity 0|1  --explim 0|1
  *   --tininess before|after
  *   -r/--round MODE|CODE  --seed N  --sr-bits R  --flip 0|1|2  -p PROB
  *   --threads N
@@ -167,8 +167,8 @@ enum {
 
 /* The synopsis fragment for usage texts and man pages. */
 #define CLI_ROUND_SYNOPSIS \
-	"[-f FORMAT] [--params P,EMIN,EMAX] [-r MODE] [--subnormal 0|1]\n" \
-	"    [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n" \
+	"[-f FORMAT] [--params P,EMIN,EMAX] [-r MODE]\n" \
+	"    [--subnormal 0|1|ftz] [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n" \
 	"    [--tininess before|after] [--seed N]\n" \
 	"    [--sr-bits R] [--flip 0|1|2] [-p PROB] [--threads N]"
 

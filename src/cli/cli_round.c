@@ -137,8 +137,18 @@ int cli_round_option(struct cli_round *ro, int c, const char *arg)
 		rc = parse_params(ro, arg);
 		return rc ? (rc == -1 ? -2 : rc) : 1;
 	case CLI_OPT_SUBNORMAL:
-		rc = cli_parse_switch("--subnormal", arg, 1, &ro->subnormal);
-		break;
+		/* 0, 1, or ftz (2): x86's flush to zero, as a .fmt file's
+		 * "subnormal = ftz" */
+		if (!strcmp(arg, "ftz")) {
+			ro->subnormal = 2;
+			return 1;
+		}
+		if (cli_parse_long(arg, &v) || v < 0 || v > 1) {
+			error("--subnormal: '%s' is not 0, 1 or ftz", arg);
+			return -2;
+		}
+		ro->subnormal = (int)v;
+		return 1;
 	case CLI_OPT_SATURATION:
 		rc = cli_parse_switch("--saturation", arg, 2, &ro->saturation);
 		break;
@@ -376,7 +386,9 @@ int cli_round_finish(struct cli_round *ro)
 			f->subnormal = FPL_SUB_NO_ROUND;
 	}
 	if (ro->subnormal >= 0)
-		f->subnormal = ro->subnormal ? FPL_SUB_YES : FPL_SUB_NO_ROUND;
+		f->subnormal = ro->subnormal == 2   ? FPL_SUB_FTZ
+			       : ro->subnormal == 1 ? FPL_SUB_YES
+						    : FPL_SUB_NO_ROUND;
 	if (ro->has_prob && ro->st.flip == FPL_FLIP_NONE) {
 		error("-p PROB needs --flip 1 or 2 (soft errors are off without it)");
 		return -2;

@@ -14,7 +14,7 @@
 static const char formats_usage[] =
 	"usage: fplab formats [--tsv|--json]\n"
 	"   or: fplab formats [--table] [--tsv|--json] [-f FORMAT] [--params P,EMIN,EMAX]\n"
-	"    [--subnormal 0|1] [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n"
+	"    [--subnormal 0|1|ftz] [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n"
 	"    [--tininess before|after] [NAME]\n";
 
 enum { OPT_TABLE = CLI_OPT_CMD };

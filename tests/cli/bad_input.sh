@@ -66,7 +66,7 @@ expect_fail "unknown operation" 2 "unknown operation 'ad'; did you mean 'add'\\?
 expect_fail "unknown input kind" 2 "unknown input kind 'f46'; did you mean 'f64'\\?" fplab round --in f46
 expect_fail "unknown output kind" 2 "unknown output kind 'hx'; did you mean 'hex'\\?" fplab round --out hx
 expect_fail "unknown option" 2 "usage: fplab round" fplab round --bogus
-expect_fail "bad switch value" 2 "--subnormal: '2' is not 0 or 1" fplab round --subnormal 2
+expect_fail "bad switch value" 2 "--subnormal: '2' is not 0, 1 or ftz" fplab round --subnormal 2
 expect_fail "bad --sr-bits" 2 "--sr-bits: '33'" fplab round --sr-bits 33
 expect_fail "bad -p" 2 "-p: '1.5' is not a probability" fplab round -p 1.5
 expect_fail "help for an unknown command" 2 "unknown command 'frmats'; did you mean 'formats'\\?" \

@@ -123,4 +123,24 @@ expect_out "tininess before" "0x1p-14 inexact,underflow" \
 	sh -c 'echo 0x1.ffep-15 0 | fplab calc add --flags --out hex --tininess before'
 expect_out "formats --tininess before" "tininess       before" \
 	sh -c "fplab formats --tininess before fp16 | grep '^tininess'"
+
+# --- --subnormal ftz: x86 flush to zero (the .fmt file's subnormal = ftz).
+# fp16: min normal 2^-14 = 6.103515625e-05.  1e-6 rounds to a subnormal
+# (17 * 2^-24), tiny: flushed to 0.  0x1.ffep-15 is not tiny after
+# rounding (the tie above goes up to 2^-14), so it stays 2^-14, and
+# --tininess before flushes it.  -2^-30 flushes to -0.  With --subnormal 1
+# the first is 17 * 2^-24 = 0x1.1p-20.
+expect_out "ftz flushes" "0x0p+0 inexact,underflow,flushed 0x1p-14 inexact -0x0p+0 inexact,underflow,flushed" \
+	sh -c 'echo 1e-6 0x1.ffep-15 -0x1p-30 | fplab round -f fp16 --subnormal ftz --flags --out hex | paste -s -d " " -'
+expect_out "ftz, tininess before" "0x0p+0 inexact,underflow,flushed" \
+	sh -c 'echo 0x1.ffep-15 | fplab round -f fp16 --subnormal ftz --tininess before --flags --out hex'
+expect_out "subnormal 1" "0x1.1p-20 inexact,underflow" \
+	sh -c 'echo 1e-6 | fplab round -f fp16 --subnormal 1 --flags --out hex'
+printf 'e = 5\nm = 10\nsubnormal = ftz\n' >"$T/ftz.fmt"
+expect_out "ftz as the .fmt file" "$(echo 1e-6 6.1e-5 -0x1p-30 0.5 | fplab round -f "$T/ftz.fmt" --flags)" \
+	sh -c 'echo 1e-6 6.1e-5 -0x1p-30 0.5 | fplab round -f fp16 --subnormal ftz --flags'
+expect_out "formats --subnormal ftz" "subnormal      ftz" \
+	sh -c "fplab formats --subnormal ftz fp16 | grep '^subnormal'"
+expect_fail "--subnormal maybe" 2 "--subnormal: 'maybe' is not 0, 1 or ftz" \
+	fplab round --subnormal maybe
 finish
