@@ -1008,7 +1008,9 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
 			     zhi = _mm256_add_epi64(zhi, f->step)) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
 				__m256i ex = _mm256_setzero_si256(), r = ex;
-				__m256i dh = kf_dh(f, rnd, r32, zlo, zhi);	/* once: kf_tfast takes it too */
+				/* the draws once, for kf_fast and kf_tfast (neither
+				 * runs without f->ok: kd_wide8 draws its own) */
+				__m256i dh = f->ok ? kf_dh(f, rnd, r32, zlo, zhi) : ex;
 				int odd = 1;
 				if (f->ok)
 					r = kf_fast(f, rnd, u, dh, &ex, &odd);
