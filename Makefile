@@ -262,19 +262,36 @@ fplab: $(FPLAB)
 	$(Q)ln -sf $(FPLAB) fplab
 
 # ------------------------------------------------------- dependencies
-# Debian packages fplab needs, each with its reason in README.md's
-# "Dependencies" (keep the two lists the same): to build, MPFR and GMP
-# (the library reads decimals exactly with MPFR; the tests compare
-# against it), jansson (.safetensors headers), libzip and zlib (.npz);
-# for the tests only: pkg-config and xmllint (install and SVG tests),
-# rsvg-convert (renders every SVG) and numpy (files written and read back
-# by numpy).
+# Every Debian package fplab uses, each with its reason in README.md's
+# "Dependencies" (keep the lists the same), is installed by ONE rule,
+# $(DEPS_STAMP), in ONE apt-get call, and every other rule that needs a
+# package waits for it: apt-get calls from parallel rules (make -j) would
+# fight over the dpkg lock and all but one would fail.
+#   required, to build: MPFR and GMP (the library reads decimals exactly
+#     with MPFR; the tests compare against it), jansson (.safetensors
+#     headers), libzip and zlib (.npz);
+#   required, for the tests: pkg-config and xmllint (install and SVG
+#     tests), rsvg-convert (renders every SVG), numpy (files written and
+#     read back by numpy);
+#   optional: Open MPI (fplab-mpi, the helper of `fplab allreduce --mpi`)
+#     and Fashion-MNIST (`fplab train`'s data set).  Without them make
+#     says what is skipped and their tests and experiments skip.
+# As root the missing ones are installed; otherwise make stops with the
+# exact command when a required one is missing, and prints the command
+# for the optional ones.  `make deps` (or deps-mpi, deps-data) tries again.
 DEPS_STAMP := build/.deps-ok
+DATA_PKGS  := dataset-fashion-mnist
+DATA_DIR   := /usr/share/datasets/fashion-mnist
+MPICC      ?= mpicc
+MPI_PKGS   := libopenmpi-dev openmpi-bin
 
-deps: $(DEPS_STAMP)
+.PHONY: deps deps-data deps-mpi
+deps deps-data deps-mpi:
+	$(Q)rm -f $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory $(DEPS_STAMP)
 $(DEPS_STAMP):
 	$(Q)mkdir -p build
-	$(Q)missing=""; \
+	$(Q)missing=""; optional=""; \
 	for h in mpfr.h:libmpfr-dev gmp.h:libgmp-dev jansson.h:libjansson-dev zip.h:libzip-dev zlib.h:zlib1g-dev; do \
 		printf '#include <%s>\n' "$${h%%:*}" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing $${h##*:}"; \
 	done; \
@@ -283,60 +300,41 @@ $(DEPS_STAMP):
 	done; \
 	{ python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } >/dev/null 2>&1 \
 		|| missing="$$missing python3-numpy"; \
-	if [ -n "$$missing" ]; then \
+	{ command -v $(MPICC) && command -v mpirun; } >/dev/null 2>&1 || optional="$$optional $(MPI_PKGS)"; \
+	[ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ] || optional="$$optional $(DATA_PKGS)"; \
+	if [ -n "$$missing$$optional" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "fplab: installing$$missing"; \
-			( apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1 \
-				|| { echo "fplab: apt-get failed, see build/apt.log"; exit 1; }; \
-		else \
+			echo "fplab: installing$$missing$$optional (one apt-get call, log in build/apt.log)"; \
+			( apt-get install -y -q $$missing $$optional || { apt-get update -q && apt-get install -y -q $$missing $$optional; } \
+			  || { [ -n "$$missing" ] && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1; \
+			for p in $$missing; do \
+				dpkg -s $$p >/dev/null 2>&1 || { echo "fplab: apt-get could not install $$p, see build/apt.log"; exit 1; }; \
+			done; \
+			for p in $$optional; do \
+				dpkg -s $$p >/dev/null 2>&1 || echo "fplab: optional $$p not installed (its tests skip), see build/apt.log"; \
+			done; \
+		elif [ -n "$$missing" ]; then \
 			echo "fplab: missing packages:$$missing"; \
-			echo "run: sudo apt-get install -y$$missing"; exit 1; \
+			echo "run: sudo apt-get install -y$$missing$$optional"; exit 1; \
+		else \
+			echo "fplab: optional packages missing (Open MPI: fplab-mpi; Fashion-MNIST: fplab train), their tests skip; run: sudo apt-get install -y$$optional"; \
 		fi; \
 	fi
 	$(Q)touch $@
 
 # ------------------------------------------------- Fashion-MNIST (optional)
 # `fplab train`'s data set is Debian's dataset-fashion-mnist (IDX files
-# under /usr/share/datasets/fashion-mnist).  make check and make
-# experiments install it once (stamp build/.deps-data) as root with
-# apt-get; otherwise the command is printed, and the tests and
-# experiments that need it skip with a message.  `make deps-data` tries
-# again.
-DATA_PKGS  := dataset-fashion-mnist
-DATA_DIR   := /usr/share/datasets/fashion-mnist
-DATA_STAMP := build/.deps-data
-
-define data_install
-	mkdir -p build; \
-	if [ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ]; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "fplab: installing $(DATA_PKGS) (Fashion-MNIST, for fplab train)"; \
-		( apt-get install -y -q $(DATA_PKGS) || { apt-get update -q && apt-get install -y -q $(DATA_PKGS); } ) \
-			>build/apt-data.log 2>&1 || echo "fplab: apt-get failed, see build/apt-data.log"; \
-	else \
-		echo "fplab: Fashion-MNIST missing (its tests and experiments skip); run: sudo apt-get install -y $(DATA_PKGS)"; \
-	fi
-endef
-
-.PHONY: deps-data
-deps-data:
-	@$(data_install)
-	@touch $(DATA_STAMP)
-$(DATA_STAMP):
-	@$(data_install)
-	@touch $@
+# under $(DATA_DIR)), installed by the deps rule above; without it the
+# tests and experiments that need it skip with a message.
+DATA_STAMP := $(DEPS_STAMP)
 
 # ------------------------------------------------------ Open MPI (optional)
 # fplab-mpi, the helper that `fplab allreduce --mpi` runs under mpirun
 # (fplab itself never links Open MPI), is built with mpicc when Open MPI
-# is present.  Its Debian packages are installed once (stamp
-# build/.deps-mpi) as root with apt-get, as deps does; otherwise the
-# command is printed.  Without mpicc, `make` says fplab-mpi is skipped,
-# and its test and bench skip with a message: nothing else needs it.
-# `make deps-mpi` tries the installation again.
-MPICC      ?= mpicc
-MPI_PKGS   := libopenmpi-dev openmpi-bin
-MPI_STAMP  := build/.deps-mpi
+# is present (installed by the deps rule above).  Without mpicc, `make`
+# says fplab-mpi is skipped, and its test and bench skip with a message:
+# nothing else needs it.
+MPI_STAMP  := $(DEPS_STAMP)
 FPLAB_MPI  := $(BUILD)/fplab-mpi
 MPI_SIM    := $(BUILD)/fplab-mpi-sim
 MPI_JOB_OBJ := $(BUILD)/src/mpi/ar_job.o
@@ -344,26 +342,7 @@ MPI_OBJS   := $(BUILD)/src/mpi/fplab_mpi.mpi.o $(BUILD)/src/mpi/ar_mpi.mpi.o
 BENCH_MPI  := $(BUILD)/tests/bench/bmpi
 MPI_MISSING_MSG := fplab: Open MPI (mpicc) not found: fplab-mpi is not built and its test and bench skip; run: sudo apt-get install -y $(MPI_PKGS)
 
-define mpi_install
-	mkdir -p build; \
-	if command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "fplab: installing $(MPI_PKGS) (for fplab-mpi)"; \
-		( apt-get install -y -q $(MPI_PKGS) || { apt-get update -q && apt-get install -y -q $(MPI_PKGS); } ) \
-			>build/apt-mpi.log 2>&1 || echo "fplab: apt-get failed, see build/apt-mpi.log"; \
-	else \
-		echo "fplab: Open MPI missing; run: sudo apt-get install -y $(MPI_PKGS)"; \
-	fi
-endef
-
-.PHONY: deps-mpi mpi
-deps-mpi:
-	@$(mpi_install)
-	@touch $(MPI_STAMP)
-$(MPI_STAMP):
-	@$(mpi_install)
-	@touch $@
-
+.PHONY: mpi
 # `mpi` builds fplab-mpi when mpicc exists (a sub-make,
 # so that a mpicc installed by this very run is seen).
 mpi: $(STATIC_LIB) $(MPI_JOB_OBJ) | $(MPI_STAMP)
