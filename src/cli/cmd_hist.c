@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plot.h"
 #include "cli/hist_render.h"
 
 #define CHUNK 65536	/* elements per read */
@@ -150,6 +151,9 @@ static int parse_args(int argc, char **argv)
 			opt.mx = (int)l;
 			break;
 		case OPT_SVG:
+			if (!cli_plot_svg_name_ok(optarg))
+				return usage_error(hist_usage, "--svg '%s': the picture is SVG: give a "
+						   "name ending in .svg (or - for stdout)", optarg);
 			opt.svg = optarg;
 			break;
 		case OPT_LIST:

@@ -144,7 +144,12 @@ static int parse_args(int argc, char **argv)
 		case OPT_INIT: opt.init = optarg; break;
 		case 'g': opt.gfiles[opt.ngfiles++] = optarg; break;
 		case OPT_GRAD_STACK: opt.stack = optarg; break;
-		case OPT_SVG: opt.svg = optarg; break;
+		case OPT_SVG:
+			if (!cli_plot_svg_name_ok(optarg))
+				return usage_error(optim_usage, "--svg '%s': the picture is SVG: give a "
+						   "name ending in .svg (or - for stdout)", optarg);
+			opt.svg = optarg;
+			break;
 		default: return usage_error(optim_usage, NULL);
 		}
 	}
@@ -502,7 +507,8 @@ static void row(struct cli_table *t, struct run *r, uint64_t step, const double 
 		cli_table_none(t);
 }
 
-/* --svg: drift (log) and the per-step vanished fraction against the step. */
+/* --svg: drift (log when it spans 1.5 decades) and the per-step vanished
+ * fraction (an axis from 0) against the step. */
 static int write_svg(struct run *runs, size_t nrun, size_t npts, const double *x,
 		     const struct cli_optim_data *d)
 {

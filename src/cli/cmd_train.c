@@ -191,7 +191,12 @@ static int parse_args(int argc, char **argv)
 				return usage_error(train_usage, "--threads '%s' is not a count 0..1024",
 						   optarg);
 			break;
-		case OPT_SVG: opt.svg = optarg; break;
+		case OPT_SVG:
+			if (!cli_plot_svg_name_ok(optarg))
+				return usage_error(train_usage, "--svg '%s': the picture is SVG: give a "
+						   "name ending in .svg (or - for stdout)", optarg);
+			opt.svg = optarg;
+			break;
 		default: return usage_error(train_usage, NULL);
 		}
 	}
@@ -422,7 +427,7 @@ struct run {
 	uint64_t step;		/* steps of this policy so far */
 	size_t per_epoch;	/* steps per epoch */
 	double t0;		/* start of the training since the last row */
-	double *x, *loss, *acc;	/* SVG series */
+	double *x, *loss, *tloss, *acc;	/* SVG series: training and test loss, accuracy */
 	size_t npts, cap;
 	size_t done0;		/* progress: steps of the policies before */
 	int rc;			/* an error inside the progress callback */
@@ -475,6 +480,7 @@ static int row(struct run *r, size_t done)
 	if (r->x && r->npts < r->cap) {
 		r->x[r->npts] = (double)(r->epoch - 1) + (double)done / (double)r->per_epoch;
 		r->loss[r->npts] = tl;
+		r->tloss[r->npts] = loss;
 		r->acc[r->npts] = acc;
 		r->npts++;
 	}
@@ -536,29 +542,33 @@ static int train_one(struct run *r, const fpl_train_config *cfg, const struct po
 	return 0;
 }
 
-/* --svg: the training loss (log) and the test accuracy against the epoch. */
+/* --svg: the training loss, the test loss and the test accuracy against
+ * the epoch (the losses on a log axis when they span 1.5 decades); with no
+ * test set, the training loss alone. */
 static int write_svg(struct cli_output *o, struct run *runs, size_t nrun,
 		     const fpl_train_config *cfg, const struct cli_train_data *d)
 {
-	struct cli_plot_series *ls = calloc(nrun, sizeof *ls), *as = calloc(nrun, sizeof *as);
-	struct cli_plot_panel p[2];
+	struct cli_plot_series *ls = calloc(3 * nrun + 1, sizeof *ls);
+	struct cli_plot_series *ts = ls + nrun, *as = ls + 2 * nrun;
+	struct cli_plot_panel p[3];
 	struct cli_plot pl;
 	char title[256], sub[512], net[160];
 	size_t i, k = 0;
 
-	if (!ls || !as) {
-		free(ls);
-		free(as);
+	if (!ls) {
 		cli_output_close(o, 0);
 		return error("out of memory");
 	}
 	for (i = 0; i < nrun; i++) {
 		ls[i] = (struct cli_plot_series){ runs[i].name, runs[i].x, runs[i].loss, runs[i].npts };
+		ts[i] = (struct cli_plot_series){ runs[i].name, runs[i].x, runs[i].tloss,
+						  runs[i].npts };
 		as[i] = (struct cli_plot_series){ runs[i].name, runs[i].x, runs[i].acc, runs[i].npts };
 	}
-	p[0] = (struct cli_plot_panel){ "training loss (mean batch loss)", 1, NAN, NAN, ls, nrun };
-	p[1] = (struct cli_plot_panel){ d->has_test ? "test accuracy" :
-					"test accuracy (no test set)", 0, 0, 1, as, nrun };
+	p[0] = (struct cli_plot_panel){ "training loss (mean batch loss since the previous point)",
+					1, NAN, NAN, ls, nrun };
+	p[1] = (struct cli_plot_panel){ "test loss", 1, NAN, NAN, ts, nrun };
+	p[2] = (struct cli_plot_panel){ "test accuracy", 0, NAN, NAN, as, nrun };
 	for (i = 0; i < cfg->nsizes; i++)
 		k += (size_t)snprintf(net + k, k < sizeof net ? sizeof net - k : 0, "%s%zu",
 				      i ? "-" : "", cfg->sizes[i]);
@@ -568,10 +578,9 @@ static int write_svg(struct cli_output *o, struct run *runs, size_t nrun,
 	snprintf(sub, sizeof sub, "%.200s: %zu training examples, %zu test; seed %llu",
 		 d->desc, d->train.n, d->has_test ? d->test.n : (size_t)0,
 		 (unsigned long long)cfg->seed);
-	pl = (struct cli_plot){ title, sub, "epoch", NULL, 0, p, 2, 1, 1 };
+	pl = (struct cli_plot){ title, sub, "epoch", NULL, 0, p, d->has_test ? 3 : 1, 1, 0 };
 	cli_plot_svg(o->fp, &pl);
 	free(ls);
-	free(as);
 	return cli_output_close(o, 1);
 }
 
@@ -689,8 +698,9 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 			r->cap = (size_t)opt.epochs * (opt.every ? per / opt.every + 1 : 1) + 1;
 			r->x = malloc(r->cap * sizeof *r->x);
 			r->loss = malloc(r->cap * sizeof *r->loss);
+			r->tloss = malloc(r->cap * sizeof *r->tloss);
 			r->acc = malloc(r->cap * sizeof *r->acc);
-			if (!r->x || !r->loss || !r->acc) {
+			if (!r->x || !r->loss || !r->tloss || !r->acc) {
 				rc = error("out of memory");
 				break;
 			}
@@ -713,6 +723,7 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 	for (i = 0; i < np; i++) {
 		free(runs[i].x);
 		free(runs[i].loss);
+		free(runs[i].tloss);
 		free(runs[i].acc);
 		for (l = 0; models && l < FPL_TRAIN_MAX_LAYERS; l++) {
 			free(models[i].w[l]);

@@ -208,14 +208,15 @@ ls int.* 2>/dev/null | grep -q . && fail "an interrupted run left: $(ls int.*)"
 checks=$((checks + 1))
 ls keep.safetensors.tmp* m.safetensors.tmp* >/dev/null 2>&1 && fail "a temporary was left"
 
-# --- the SVG: well-formed, two panels, a line per policy in each, rendered
+# --- the SVG: well-formed, three panels (training loss, test loss, test
+# accuracy), a line per policy in each, rendered
 fplab train $GEN --epochs 3 --every 4 --policy fp32 --policy fp8-e4m3 --policy fp16-mixed \
 	--svg p.svg >/dev/null || fail "--svg exits $?"
 if command -v xmllint >/dev/null 2>&1; then
 	checks=$((checks + 1))
 	xmllint --noout p.svg 2>err || fail "SVG not well-formed: $(head -3 err)"
-	expect_out "svg panels" "2" xmllint --xpath 'count(//*[local-name()="g"][@class="panel"])' p.svg
-	expect_out "svg series" "6" xmllint --xpath 'count(//*[local-name()="g"][@class="series"])' p.svg
+	expect_out "svg panels" "3" xmllint --xpath 'count(//*[local-name()="g"][@class="panel"])' p.svg
+	expect_out "svg series" "9" xmllint --xpath 'count(//*[local-name()="g"][@class="series"])' p.svg
 fi
 if command -v rsvg-convert >/dev/null 2>&1; then
 	checks=$((checks + 1))
