@@ -484,8 +484,8 @@ static int y_axis(const struct cli_plot *pl, const struct cli_plot_panel *p, str
 		lo = fmin(lo, p->ymin);
 	if (!isnan(p->ymax))
 		hi = fmax(hi, p->ymax);
-	if (hi == lo && !isnan(p->ymin))
-		hi = lo + 1;	/* a fraction that stays 0: 0..1, not -1..1 */
+	if (hi == lo && (lo == 0 || !isnan(p->ymin)))
+		hi = lo + 1;	/* a drift or fraction that stays 0: 0..1, not -1..1 */
 	lin_fit(a, lo, hi, 0);
 	return 1;
 }

@@ -533,8 +533,9 @@ static int write_svg(struct run *runs, size_t nrun, size_t npts, const double *x
 					nrun - 1 };
 	p[1] = (struct cli_plot_panel){ "vanished updates (fraction of the step's)", 0, 0, NAN, vs,
 					nrun - 1 };
-	snprintf(title, sizeof title, "fplab optim: %s, lr %g, %llu steps",
-		 fpl_opt_algo_name(opt.hyper.algo), opt.hyper.lr, (unsigned long long)opt.steps);
+	snprintf(title, sizeof title, "fplab optim: %s, lr %g, %llu step%s",
+		 fpl_opt_algo_name(opt.hyper.algo), opt.hyper.lr, (unsigned long long)opt.steps,
+		 opt.steps == 1 ? "" : "s");
 	snprintf(sub, sizeof sub, "%zu parameters in %zu tensor%s; drift of the stored weights "
 		 "from the FP64 reference run%s", d->total, d->nt, d->nt == 1 ? "" : "s",
 		 npts < opt.steps ? "; a point per bucket of steps" : "");
