@@ -247,4 +247,21 @@ fplab allreduce --inputs "$files" --comm fp64 -o m.txt --tsv >m.tsv
 expect_out "70 input files" "70 2415 70" eval "echo \$(awk -F '\t' 'NR == 2 { print \$8 }' m.tsv) \$(cat m.txt)"
 checks=$((checks + 1))
 [ -e x.npz ] && fail "a failed run left x.npz"
+
+# --- progress (issue 23): a run of more than a second draws a bar of the
+# layers done (8 layers x 1 configuration) on a terminal's stderr, and
+# writes nothing to stderr in a pipe
+LONG="--nodes 64 --layers 8x20000:normal:0,1 --comm e5m2 --threads 1 --tsv"
+# shellcheck disable=SC2086
+fplab allreduce $LONG >long.tsv 2>long.err
+checks=$((checks + 1))
+[ -s long.err ] && fail "stderr in a pipe is not empty: $(od -c long.err | head -n 3)"
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	script -qec "$FPLAB allreduce $LONG >/dev/null" /dev/null >pty.out 2>&1
+	checks=$((checks + 1))
+	grep -q 'fplab allreduce: \[#*  *\] [0-9]/8 ' pty.out ||
+		fail "no progress bar on a terminal: $(od -c pty.out | head -n 3)"
+else
+	echo "allreduce.sh: skip the progress bar check: no script(1) here"
+fi
 finish
