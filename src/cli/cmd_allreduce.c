@@ -223,7 +223,6 @@ static size_t split_all(const char *o, const char *s, char **store, const char *
 	}
 }
 
-
 /* Every list of the sweep, parsed. */
 struct lists {
 	fpl_ar_algo algo[MAX_LIST];

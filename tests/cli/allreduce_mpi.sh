@@ -151,6 +151,9 @@ while [ $i -lt 4 ]; do
 	i=$((i + 1))
 done
 cli 4 "--inputs" --inputs "$files" --comm e5m2 --algo ring,tree --tsv
+# a stacked file of 4 nodes holding one value each
+printf '1.5\n2\n-3\n4e-3\n' | "$FPLAB" round -f fp64 -o "$T/st.npy"
+cli 4 "--stacked" --stacked "$T/st.npy" --comm e5m2,fp16 --tsv
 
 # --- fail fast: ranks started with other arguments (Open MPI's MPMD
 # syntax) exit 1, every one, with one message naming the difference;
@@ -211,6 +214,7 @@ once "the usage text once" 2 "^usage: fplab allreduce" 3 --layers 100:ones --alg
 once "unknown algorithm" 2 "unknown algorithm 'rnig'; did you mean 'ring'" 4 --layers 100:ones --algo rnig
 once "--nodes against the ranks" 2 "--nodes 4 but mpirun started 2 ranks" 2 --nodes 4 --layers 100:ones
 once "a missing input file" 1 "cannot open '$T/none0.txt'" 2 --inputs "$T/none0.txt,$T/none1.txt"
+once "--stacked against the ranks" 2 "tensor 'st' stacks 4 nodes, not 2" 2 --stacked "$T/st.npy"
 once "--inputs against the ranks" 2 "--inputs names 3 files but mpirun started 2 ranks" \
 	2 --inputs "$T/in0.txt,$T/in1.txt,$T/in2.txt"
 
