@@ -696,6 +696,28 @@ static void hush_end(struct hush *h, int show)
 	h->tmp = NULL;
 }
 
+/* FNV-1a (by 64-bit words) over the layers' sizes and every node's
+ * values: the ranks of an MPI run must have read the same gradients
+ * (files can differ from machine to machine). */
+static unsigned long long fingerprint(const struct cli_layers *ls)
+{
+	unsigned long long h = 14695981039346656037ULL;
+	size_t l, k;
+
+	for (l = 0; l < ls->n; l++) {
+		size_t len = ls->l[l].n * ls->nodes;
+
+		h = (h ^ ls->l[l].n) * 1099511628211ULL;
+		for (k = 0; k < len; k++) {	/* a word at a time */
+			uint64_t w;
+
+			memcpy(&w, ls->l[l].g + k, sizeof w);
+			h = (h ^ w) * 1099511628211ULL;
+		}
+	}
+	return h;
+}
+
 /* The inputs and the lists against them: 0, CLI_EXIT_USAGE or
  * CLI_EXIT_FAIL (message printed). */
 static int prepare(struct lists *li, struct cli_layers *ls)
@@ -759,6 +781,13 @@ int cmd_allreduce(int argc, char **argv)
 	if (be)		/* the inputs may differ from rank to rank */
 		rc = be->agree(rc, &alone);
 	hush_end(&h, alone);
+	if (!rc && be && !be->same(fingerprint(&ls))) {
+		if (!be->rank)
+			error("the ranks read different gradients (files that differ from machine "
+			      "to machine?): every rank needs the same inputs");
+		lists_release(&li);
+		rc = CLI_EXIT_FAIL;
+	}
 	if (rc) {
 		cli_layers_release(&ls);
 		return rc;

@@ -40,6 +40,9 @@ struct ar_backend {
 	 * while rank 0's was 0: its message is the one to show.  Collective.
 	 */
 	int (*agree)(int rc, int *alone);
+	/* 1 on every rank when every rank passed the same v, else 0.
+	 * Collective. */
+	int (*same)(unsigned long long v);
 };
 
 /* NULL in fplab; fplab-mpi points it at its MPI hooks before it runs the

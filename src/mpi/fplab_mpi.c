@@ -134,6 +134,17 @@ static int cli_agree(int rc, int *alone)
 	return r0 ? r0 : any ? 1 : 0;
 }
 
+/* ar_cli.h's same hook. */
+static int cli_same(unsigned long long v)
+{
+	unsigned long long lo = v, hi = v;
+
+	if (MPI_Allreduce(&v, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, cli_comm) != MPI_SUCCESS ||
+	    MPI_Allreduce(&v, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, cli_comm) != MPI_SUCCESS)
+		return 0;
+	return lo == hi;
+}
+
 /* Argument i of v[0..n) for a message: with its option name before it, or
  * its value after it, when one of the two is a value. */
 static void arg_text(char *buf, size_t len, char *const *v, int n, int i)
@@ -221,6 +232,7 @@ static int cli_run(int argc, char **argv, int rank, int size)
 	cli_be.size = size;
 	cli_be.allreduce = cli_allreduce;
 	cli_be.agree = cli_agree;
+	cli_be.same = cli_same;
 	cmd_allreduce_mpi = &cli_be;
 	return fplab_cli_main(argc, argv);
 }

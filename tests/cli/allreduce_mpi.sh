@@ -189,6 +189,31 @@ differ "another --comm" "rank 2 was started with '--comm e4m3fn' where rank 0 ha
 differ "an option fewer" "rank 2 was started without '--seed 3', which rank 0 has" \
 	--layers 100:ones --seed 3 -- --layers 100:ones
 
+# The same arguments, other files: ranks started in other directories
+# (--wdir per app context) read other gradients.  One message, exit 1.
+# wdir WHAT PATTERN: rank 0 in $T/A, rank 1 in $T/B, --inputs g0.txt,g1.txt
+mkdir "$T/A" "$T/B"
+printf '1\n2\n' >"$T/A/g0.txt"
+cp "$T/A/g0.txt" "$T/A/g1.txt"
+cp "$T/A/g0.txt" "$T/B/g0.txt"
+wdir() {
+	checks=$((checks + 1))
+	$TO $MPIRUN -q -np 1 --wdir "$T/A" "$FPLAB" allreduce --mpi --inputs g0.txt,g1.txt --tsv : \
+		-np 1 --wdir "$T/B" "$FPLAB" allreduce --mpi --inputs g0.txt,g1.txt --tsv \
+		>"$T/w.out" 2>"$T/w.err"
+	_rc=$?
+	if [ $_rc != 1 ] || [ "$(grep -c . "$T/w.err")" != 1 ] || ! grep -q -- "$2" "$T/w.err"; then
+		fail "$1: exit status $_rc, expected 1 and one line matching '$2':"
+		sed 's/^/  stderr: /' "$T/w.err" >&2
+	fi
+}
+printf '1\n3\n' >"$T/B/g1.txt"
+wdir "other values on rank 1" "fplab: allreduce: the ranks read different gradients"
+printf '1\n2\n3\n' >"$T/B/g1.txt"
+wdir "other sizes on rank 1" "layer 'layer0' has 3 values in 'g1.txt' but 2 in 'g0.txt'"
+rm "$T/B/g1.txt"
+wdir "a file only rank 1 cannot read" "cannot open 'g1.txt'"
+
 # --- a usage error is printed once, by rank 0, in the simulator's words
 # count_once WHAT STATUS PATTERN NP ARGS...
 once() {
