@@ -357,7 +357,17 @@ $(BUILD)/%.mpi.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)OMPI_CC="$(CC)" $(MPICC) $(ALL_CFLAGS) -c $< -o $@
 
-$(FPLAB_MPI): $(MPI_OBJS) $(MPI_JOB_OBJ) $(STATIC_LIB)
+# fplab-mpi runs `fplab allreduce` itself on every rank: the CLI's
+# objects, with main.c's main renamed fplab_cli_main (fplab_mpi.c calls
+# it after MPI_Init).
+MPI_CLI_MAIN := $(BUILD)/src/cli/main.mpicli.o
+MPI_CLI_OBJS := $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJS)) $(MPI_CLI_MAIN)
+$(MPI_CLI_MAIN): src/cli/main.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Dmain=fplab_cli_main -Wno-missing-prototypes -c $< -o $@
+
+$(FPLAB_MPI): $(MPI_OBJS) $(MPI_JOB_OBJ) $(MPI_CLI_OBJS) $(STATIC_LIB)
 	$(call msg,LD,$@)
 	$(Q)OMPI_CC="$(CC)" $(MPICC) $(REQ_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 

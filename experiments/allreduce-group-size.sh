@@ -32,7 +32,7 @@ awk -F '\t' '
 	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	$c["layer"] == "total" {
 		g = $c["algo"] == "ring" ? "ring" : $c["group"]
-		e = 100 * $c["avg_rel_error"]
+		e = 100 * $c["mean_rel_error"]
 		printf "%-12s %6d %9.2f%% %9.2f%%\n", (g == "ring" ? "256 (ring)" : g), $c["steps"], e, paper[g]
 		if (g != "ring" && (best == "" || e < beste)) { best = g; beste = e }
 		err[g] = e

@@ -41,9 +41,9 @@ awk -F '\t' '
 		z = 100 * $c["became_zero"] / $c["n"]
 		printf "%-5s %-6s %-5s %5s %9d %9d %7.1f%% %8d %9.3g  %s\n", $c["nodes"], fmt[$c["comm"]],
 			$c["scale"], $c["scale_log2"], $c["underflow"], $c["overflow"], z,
-			$c["nan"] + $c["inf"], $c["avg_rel_error"], paper[key]
+			$c["nan"] + $c["inf"], $c["mean_rel_error"], paper[key]
 		zero[key] = z
-		rel[key] = $c["avg_rel_error"]
+		rel[key] = $c["mean_rel_error"]
 	}
 	END {
 		print ""

@@ -480,7 +480,9 @@ static void reference(refout *R, const fpl_ar_config *cfg0, const grads *G, cons
 				mpfr_div(d, d, s, MPFR_RNDN);
 				rel = fabs(mpfr_get_d(d, MPFR_RNDN));
 			} else {
-				rel = isnan(r) ? NAN : INFINITY;
+				/* issue 23: a NaN or inf where the exact sum
+				 * is finite is relative error +inf */
+				rel = INFINITY;
 				mpfr_add_d(se, se, rel, MPFR_RNDN);
 			}
 			if (mpfr_sgn(s) > 0)
@@ -565,6 +567,17 @@ static void compare(const fpl_ar_config *cfg, const grads *G, uint64_t seed, con
 		       (unsigned long long)rep.became_zero, (unsigned long long)R.zero, rep.avg_rel,
 		       R.avg_rel, rep.max_rel, R.max_rel, rep.l1_rel, R.l1_rel, (unsigned long long)rep.bytes_sent,
 		       (unsigned long long)hand_bytes(cfg, G->n));
+	{	/* the error half alone, on the reference's result */
+		fpl_ar_report er;
+
+		memset(&er, 0x55, sizeof er);
+		rc = fpl_ar_report_errors(&er, R.out, G->g, cfg->nodes, G->n, 3);
+		if (!h_check(rc == 0 && er.rel_n == R.rel_n && er.nan == R.nan && er.inf == R.inf
+			     && er.became_zero == R.zero && close_to(er.avg_rel, R.avg_rel)
+			     && close_to(er.max_rel, R.max_rel) && close_to(er.l1_rel, R.l1_rel)))
+			h_fail("%s: fpl_ar_report_errors: rc %d avg %.17g/%.17g max %.17g/%.17g",
+			       what, rc, er.avg_rel, R.avg_rel, er.max_rel, R.max_rel);
+	}
 done:
 	free(out);
 	free(R.out);
@@ -951,6 +964,39 @@ static void test_facts(void)
 		run1(&rep, FPL_AR_TREE, 1, "e5m2", "e5m2", FPL_AR_SCALE_APS, &Z, out);
 		if (!h_check(rep.nan == 1 && isnan(out[5]) && rep.scale_log2 == 0))
 			h_fail("APS on a layer with a NaN");
+		/* a result that overflows to inf where the exact sum is finite:
+		 * relative error +inf in max and mean, counted in inf (issue 23);
+		 * and a NaN result against a finite sum, through the error half */
+		{
+			double big[2][2] = { { 60000, 1 }, { 60000, 1 } }, o[2];
+			const double *bg[2] = { big[0], big[1] };
+			fpl_ar_config c;
+			fpl_state s2;
+
+			fpl_ar_config_init(&c);
+			c.nodes = 2;
+			c.comm = h_format("e5m2");	/* 60000 -> 57344, 2 x 57344 -> inf */
+			c.acc = c.comm;
+			fpl_state_init(&s2, 1);
+			if (!h_check(fpl_allreduce(o, &rep, &c, bg, 2, &s2) == 0 && isinf(o[0])
+				     && rep.inf == 1 && rep.rel_n == 2 && rep.max_rel == INFINITY
+				     && rep.avg_rel == INFINITY))
+				h_fail("an inf result: inf %llu max %g mean %g",
+				       (unsigned long long)rep.inf, rep.max_rel, rep.avg_rel);
+			o[0] = NAN;
+			o[1] = 2;
+			if (!h_check(fpl_ar_report_errors(&rep, o, bg, 2, 2, 1) == 0 && rep.nan == 1
+				     && rep.rel_n == 2 && rep.max_rel == INFINITY
+				     && rep.avg_rel == INFINITY))
+				h_fail("a NaN result: nan %llu max %g mean %g",
+				       (unsigned long long)rep.nan, rep.max_rel, rep.avg_rel);
+			o[0] = 120000;
+			if (!h_check(fpl_ar_report_errors(&rep, o, bg, 2, 2, 1) == 0 && rep.nan == 0
+				     && rep.max_rel == 0 && rep.avg_rel == 0 && rep.rel_n == 2))
+				h_fail("an exact result: max %g", rep.max_rel);
+			h_check(fpl_ar_report_errors(&rep, o, bg, 0, 2, 1) == FPL_EINVAL);
+			h_check(fpl_ar_report_errors(NULL, o, bg, 2, 2, 1) == FPL_EINVAL);
+		}
 		grads_free(&Z);
 	}
 	free(out);

@@ -173,8 +173,9 @@ typedef struct fpl_ar_report {
 	 * against the exact sum e of the inputs as given (before scaling and
 	 * cast), over the rel_n elements with e finite and nonzero; r - e and
 	 * its ratio to e computed exactly and rounded once
-	 * (fpl_exact_relerr), their sum exactly.  Inf (or NaN) when some such
-	 * r is infinite (or NaN); 0 when rel_n = 0. */
+	 * (fpl_exact_relerr), their sum exactly.  An r that is NaN or
+	 * infinite there counts as relative error +inf (so avg_rel and
+	 * max_rel are +inf, never NaN); 0 when rel_n = 0. */
 	double avg_rel;		/* mean |r - e| / |e|: the paper's Eq. 5, whose formula
 				 * our copy lost; this is its "average relative error" */
 	double max_rel;
@@ -203,6 +204,17 @@ typedef struct fpl_ar_report {
  */
 FPL_API int fpl_allreduce(double *out, fpl_ar_report *rep, const fpl_ar_config *cfg,
 			  const double *const *g, size_t n, fpl_state *st);
+
+/*
+ * The error half of a report, for a result computed elsewhere (an MPI
+ * run): rel_n, avg_rel, max_rel, l1_rel, nan, inf and became_zero of
+ * out (node 0's n values after scaling back) against the exact sum of
+ * g[0..P-1], exactly as fpl_allreduce computes them; the other fields
+ * are not touched.  threads as cfg->threads (the bits do not depend on
+ * it).  0, FPL_EINVAL (NULL pointers with n > 0, P = 0) or FPL_ENOMEM.
+ */
+FPL_API int fpl_ar_report_errors(fpl_ar_report *rep, const double *out,
+				 const double *const *g, uint32_t P, size_t n, int threads);
 
 /*
  * The pieces the MPI runner needs to reproduce fpl_allreduce on one

@@ -165,10 +165,20 @@ static void run_step(run *R, size_t x0, size_t x1, int threads)
 	fpl__parallel((size_t)R->off[R->nu], threads, step_range, R);
 }
 
-/* Exact sums, errors and events of node 0's result (out). */
+/* The error pass: node 0's result against the exact sums. */
+typedef struct erun {
+	const double *const *g;
+	const double *out;
+	uint32_t P;
+	tacc *t;		/* FPL_MAX_THREADS */
+} erun;
+
+/* Exact sums, errors and events of node 0's result (out).  A result
+ * that is NaN or infinite where the exact sum is finite and nonzero
+ * counts as relative (and absolute) error +inf. */
 static void report_range(void *vc, size_t a, size_t b, int t)
 {
-	run *R = vc;
+	erun *R = vc;
 	tacc *T = &R->t[t];
 	fpl_exact E;
 	size_t e;
@@ -190,8 +200,13 @@ static void report_range(void *vc, size_t a, size_t b, int t)
 			T->zero++;
 		if (E.nan || E.pinf || E.ninf || sg == 0)
 			continue;
-		rel = fpl_exact_relerr(&E, r);
-		fpl_exact_add(&T->abserr, fpl_exact_abserr(&E, r));
+		if (isfinite(r)) {
+			rel = fpl_exact_relerr(&E, r);
+			fpl_exact_add(&T->abserr, fpl_exact_abserr(&E, r));
+		} else {
+			rel = INFINITY;
+			fpl_exact_add(&T->abserr, INFINITY);
+		}
 		if (sg < 0)
 			fpl_exact_neg(&E);
 		fpl_exact_add_exact(&T->absval, &E);
@@ -202,6 +217,67 @@ static void report_range(void *vc, size_t a, size_t b, int t)
 		else if (rel > T->max_rel)
 			T->max_rel = rel;
 	}
+}
+
+/* The error fields of rep, with the per-thread accumulators t (their
+ * report fields are reset here). */
+static void report_errors(fpl_ar_report *rep, const double *out, const double *const *g,
+			  uint32_t P, size_t n, int threads, tacc *t)
+{
+	fpl_exact rel, abserr, absval;
+	erun R = { g, out, P, t };
+	int k;
+
+	for (k = 0; k < FPL_MAX_THREADS; k++) {
+		fpl_exact_init(&t[k].rel);
+		fpl_exact_init(&t[k].abserr);
+		fpl_exact_init(&t[k].absval);
+		t[k].max_rel = 0;
+		t[k].max_nan = 0;
+		t[k].rel_n = t[k].nan = t[k].inf = t[k].zero = 0;
+	}
+	fpl__parallel(n, threads, report_range, &R);
+	fpl_exact_init(&rel);
+	fpl_exact_init(&abserr);
+	fpl_exact_init(&absval);
+	rep->rel_n = rep->nan = rep->inf = rep->became_zero = 0;
+	rep->max_rel = 0;
+	for (k = 0; k < FPL_MAX_THREADS; k++) {
+		tacc *T = &t[k];
+		fpl_exact_add_exact(&rel, &T->rel);
+		fpl_exact_add_exact(&abserr, &T->abserr);
+		fpl_exact_add_exact(&absval, &T->absval);
+		rep->rel_n += T->rel_n;
+		rep->nan += T->nan;
+		rep->inf += T->inf;
+		rep->became_zero += T->zero;
+		if (T->max_nan)
+			rep->max_rel = NAN;
+		else if (T->max_rel > rep->max_rel && !isnan(rep->max_rel))
+			rep->max_rel = T->max_rel;
+	}
+	rep->avg_rel = rep->rel_n ? fpl_exact_value(&rel) / (double)rep->rel_n : 0;
+	rep->l1_rel = rep->rel_n ? fpl_exact_value(&abserr) / fpl_exact_value(&absval) : 0;
+}
+
+int fpl_ar_report_errors(fpl_ar_report *rep, const double *out, const double *const *g,
+			 uint32_t P, size_t n, int threads)
+{
+	tacc *t;
+	uint32_t i;
+
+	if (!rep || P == 0 || (n && (!out || !g)))
+		return FPL_EINVAL;
+	for (i = 0; n && i < P; i++)
+		if (!g[i])
+			return FPL_EINVAL;
+	t = calloc(FPL_MAX_THREADS, sizeof *t);
+	if (!t)
+		return FPL_ENOMEM;
+	threads = threads < 1 ? 1 : threads > FPL_MAX_THREADS ? FPL_MAX_THREADS : threads;
+	report_errors(rep, out, g, P, n, threads, t);
+	free(t);
+	return 0;
 }
 
 /* ------------------------------------------------------------ driver */
@@ -268,7 +344,6 @@ static uint64_t busiest(const fpl_ar_schedule *S, const fpl_ar_config *cfg, uint
 static void finish_report(fpl_ar_report *rep, run *R, const fpl_ar_schedule *S, uint64_t *per,
 			  int threads)
 {
-	fpl_exact rel, abserr, absval;
 	uint32_t i;
 	int t, k;
 
@@ -278,33 +353,10 @@ static void finish_report(fpl_ar_report *rep, run *R, const fpl_ar_schedule *S, 
 	rep->bytes_sent = busiest(S, R->cfg, per) + (R->cfg->scaling == FPL_AR_SCALE_APS
 						      && !R->cfg->keep_fp32);
 	rep->scale_log2 = R->shift;
-	for (t = 0; t < FPL_MAX_THREADS; t++) {	/* the other report fields are still 0 */
-		fpl_exact_init(&R->t[t].rel);
-		fpl_exact_init(&R->t[t].abserr);
-		fpl_exact_init(&R->t[t].absval);
-	}
-	fpl__parallel((size_t)R->n, threads, report_range, R);
-	fpl_exact_init(&rel);
-	fpl_exact_init(&abserr);
-	fpl_exact_init(&absval);
-	for (t = 0; t < FPL_MAX_THREADS; t++) {
-		tacc *T = &R->t[t];
-		fpl_exact_add_exact(&rel, &T->rel);
-		fpl_exact_add_exact(&abserr, &T->abserr);
-		fpl_exact_add_exact(&absval, &T->absval);
-		rep->rel_n += T->rel_n;
-		rep->nan += T->nan;
-		rep->inf += T->inf;
-		rep->became_zero += T->zero;
-		if (T->max_nan)
-			rep->max_rel = NAN;
-		else if (T->max_rel > rep->max_rel)
-			rep->max_rel = T->max_rel;
+	for (t = 0; t < FPL_MAX_THREADS; t++)
 		for (k = 0; k < FPL_NFLAGS; k++)
-			rep->count[k] += T->cnt[k];
-	}
-	rep->avg_rel = rep->rel_n ? fpl_exact_value(&rel) / (double)rep->rel_n : 0;
-	rep->l1_rel = rep->rel_n ? fpl_exact_value(&abserr) / fpl_exact_value(&absval) : 0;
+			rep->count[k] += R->t[t].cnt[k];
+	report_errors(rep, R->out, R->g, R->P, (size_t)R->n, threads, R->t);
 	rep->nodes_agree = 1;
 	for (i = 1; i < R->P; i++)
 		if (memcmp(R->buf + (size_t)i * R->n, R->buf, (size_t)R->n * sizeof(double))) {

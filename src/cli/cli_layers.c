@@ -193,20 +193,28 @@ int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_
 		if (cli_is_tensor_file(files[i]) != tensors)
 			return error("--inputs: '%s' and '%s' are not both tensor files", files[0],
 				     files[i]);
+		tf = NULL;
 		if (tensors) {
 			if (list_tensors(files[i], &tf, &k))
 				return -1;
-			fpl_tensor_close(tf);
-			if (k != nt)
+			if (k != nt) {
+				fpl_tensor_close(tf);
 				return error("--inputs: '%s' holds %zu tensors, '%s' %zu: every node "
 					     "needs the same layers", files[i], k, files[0], nt);
+			}
 		}
 		for (k = 0; k < nt; k++) {
 			struct cli_layer *l = &ls->l[k];
 			struct cli_tensor t;
+			size_t got;
 
-			if (cli_tensor_read_member(&t, files[i], tensors ? l->name : NULL))
+			/* layer k is tensor k of each file, whatever its name there
+			 * (a .npy is named after its file: grad_rank0, grad_rank1) */
+			if (cli_tensor_read_member(&t, files[i], tf ? fpl_tensor_get(tf, k)->name
+						   : NULL)) {
+				fpl_tensor_close(tf);
 				return -1;
+			}
 			if (!i) {
 				l->n = t.n;
 				l->ndim = t.ndim;
@@ -215,16 +223,21 @@ int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_
 					? malloc((t.n * nfiles + 1) * sizeof *l->g) : NULL;
 				if (!l->g) {
 					cli_tensor_release(&t);
+					fpl_tensor_close(tf);
 					return error("out of memory");
 				}
 			} else if (t.n != l->n) {
+				got = t.n;
 				cli_tensor_release(&t);
-				return error("--inputs: tensor '%s' has %zu values in '%s' but %zu in "
-					     "'%s'", l->name, t.n, files[i], l->n, files[0]);
+				fpl_tensor_close(tf);
+				return error("--inputs: layer '%s' has %zu values in '%s' but %zu in "
+					     "'%s': every node needs the same layer sizes", l->name, got,
+					     files[i], l->n, files[0]);
 			}
 			memcpy(l->g + i * l->n, t.v, t.n * sizeof *t.v);
 			cli_tensor_release(&t);
 		}
+		fpl_tensor_close(tf);
 	}
 	return 0;
 }

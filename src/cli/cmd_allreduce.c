@@ -11,8 +11,14 @@
  * fpl_allreduce() each, so a row group equals the same combination run
  * alone; the per-layer rows come from the library's report unchanged and
  * the total row only sums, averages and maximises them.
+ *
+ * --mpi: fplab execs fplab-mpi with the same arguments; under mpirun
+ * every rank runs this very command again (src/mpi/ar_cli.h), each
+ * layer's all-reduce done by the ranks (rank = node), so the rows come
+ * from the same code, row writer and total as the simulation's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +29,9 @@
 #include <fplab/allreduce.h>
 
 #include "cli/cli.h"
+#include "mpi/ar_cli.h"
+
+const struct ar_backend *cmd_allreduce_mpi;
 
 static const char allreduce_usage[] =
 	"usage: fplab allreduce [--nodes P] [--algo ALGO,...] [--group G,...]\n"
@@ -135,8 +144,14 @@ static int parse_args(int argc, char **argv)
 				   "sources: give one");
 	if (!opt.layers && !opt.inputs && !opt.stacked)
 		opt.layers = DEFAULT_LAYERS;
+	if (cmd_allreduce_mpi)
+		opt.mpi = 1;	/* fplab-mpi runs the command as --mpi */
 	if (opt.layers && opt.nodes < 0 && !opt.mpi)
 		return usage_error(allreduce_usage, "--layers needs --nodes P");
+	if (opt.mpi && opt.nodes > 0 && cmd_allreduce_mpi &&
+	    opt.nodes != cmd_allreduce_mpi->size)
+		return usage_error(allreduce_usage, "--nodes %ld but mpirun started %d ranks (--mpi: "
+				   "one node per rank)", opt.nodes, cmd_allreduce_mpi->size);
 	return 0;
 }
 
@@ -179,6 +194,35 @@ static uint32_t list_len(const char *s)
 	return n;
 }
 
+/* Split a comma list of any length: the pieces into *out (allocated, as
+ * *store); the count, or 0 after a message (an empty piece). */
+static size_t split_all(const char *o, const char *s, char **store, const char ***out)
+{
+	size_t n = list_len(s), k = 0;
+	char *p;
+
+	*store = strdup(s);
+	*out = malloc(n * sizeof **out);
+	if (!*store || !*out) {
+		error("out of memory");
+		return 0;
+	}
+	for (p = *store;; p++) {
+		char *c = strchr(p, ',');
+
+		if (c)
+			*c = 0;
+		if (!*p) {
+			error("%s '%s': an empty file name", o, s);
+			return 0;
+		}
+		(*out)[k++] = p;
+		if (!c)
+			return k;
+		p = c;
+	}
+}
+
 /* Every list of the sweep, parsed. */
 struct lists {
 	fpl_ar_algo algo[MAX_LIST];
@@ -186,6 +230,7 @@ struct lists {
 	struct spec comm[MAX_LIST], acc[MAX_LIST];
 	struct scale scale[MAX_LIST];
 	size_t nalgo, ngroup, ncomm, nacc, nscale;
+	size_t ncombo;		/* configurations of the sweep */
 	int has_hier, acc_default;
 	char *store[5];
 };
@@ -301,13 +346,16 @@ static int make_lists(struct lists *l, uint32_t nodes)
 		for (j = 0; j < i; j++)
 			if (l->algo[i] == l->algo[j])
 				return error("--algo lists '%s' twice", algo_names[l->algo[i]]), -2;
+	for (i = 0; i < l->nalgo; i++)
+		l->ncombo += l->algo[i] == FPL_AR_HIER ? l->ngroup : 1;
+	l->ncombo *= l->ncomm * l->nacc * l->nscale;
 	return 0;
 }
 
 /* ---------------------------------------------------------- the report */
 static const char *const cols[] = {
 	"algo", "group", "comm", "acc", "scale", "layer", "n", "nodes", "steps",
-	"bytes_per_node", "scale_log2", "avg_rel_error", "max_rel_error", "inexact",
+	"bytes_per_node", "scale_log2", "mean_rel_error", "max_rel_error", "inexact",
 	"underflow", "overflow", "saturated", "flushed", "invalid", "became_zero", "nan", "inf"
 };
 #define NCOLS (sizeof cols / sizeof *cols)
@@ -327,7 +375,10 @@ static void row(struct cli_table *t, const struct combo *c, const char *layer,
 	int i;
 
 	cli_table_str(t, fpl_ar_algo_name(c->cfg.algo));
-	cli_table_str(t, c->group);
+	if (c->cfg.algo == FPL_AR_HIER)
+		cli_table_str(t, c->group);
+	else
+		cli_table_none(t);
 	cli_table_str(t, c->comm);
 	cli_table_str(t, c->acc);
 	cli_table_str(t, c->scale);
@@ -365,6 +416,8 @@ static void add_total(fpl_ar_report *tot, const fpl_ar_report *r)
 		tot->count[f] += r->count[f];
 }
 
+static size_t progress_done;	/* layers reduced so far, for the progress bar */
+
 /* Run combination c over every layer: rows, then the total; out (the
  * sum of the layer sizes) receives the results. */
 static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls, double *out)
@@ -387,7 +440,11 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 		for (i = 0; i < ls->nodes; i++)
 			g[i] = y->g + (size_t)i * y->n;
 		c->cfg.keep_fp32 = y->fp32;
-		rc = fpl_allreduce(out + off, &rep, &c->cfg, g, y->n, &st);
+		if (cmd_allreduce_mpi)
+			rc = cmd_allreduce_mpi->allreduce(out + off, &rep, &c->cfg, g, y->n, &st,
+							  opt.ro.st.threads);
+		else
+			rc = fpl_allreduce(out + off, &rep, &c->cfg, g, y->n, &st);
 		if (rc) {
 			rc = error("layer '%s': %s", y->name, fpl_strerror(rc));
 			break;
@@ -402,6 +459,7 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 		row(t, c, y->name, &rep, k);
 		add_total(&tot, &rep);
 		off += y->n;
+		cli_progress_step(++progress_done);
 	}
 	if (!rc) {
 		tot.avg_rel = tot.rel_n ? tot.avg_rel / (double)tot.rel_n : 0;
@@ -423,24 +481,32 @@ static int load(struct cli_layers *ls)
 			return rc;
 		return cli_layers_generate(ls, (uint32_t)opt.nodes, opt.ro.st.seed);
 	}
+	if (opt.inputs && cmd_allreduce_mpi && list_len(opt.inputs) != (uint32_t)opt.nodes) {
+		error("--inputs names %u files but mpirun started %ld ranks: one file per node, "
+		      "one node per rank", list_len(opt.inputs), opt.nodes);
+		return -2;
+	}
 	if (opt.stacked)
 		return cli_layers_read_stacked(ls, opt.stacked, opt.nodes > 0 ? (uint32_t)opt.nodes : 0);
 	{
-		const char *v[MAX_LIST];
-		char *store;
-		size_t n = split("--inputs", opt.inputs, &store, v);
+		const char **v = NULL;
+		char *store = NULL;
+		size_t n = split_all("--inputs", opt.inputs, &store, &v);
 
 		if (!n) {
 			free(store);
+			free(v);
 			return -2;
 		}
 		if (opt.nodes > 0 && (size_t)opt.nodes != n) {
 			free(store);
+			free(v);
 			error("--nodes %ld but --inputs names %zu files, one per node", opt.nodes, n);
 			return -2;
 		}
 		rc = cli_layers_read_nodes(ls, v, n);
 		free(store);
+		free(v);
 		return rc;
 	}
 }
@@ -483,6 +549,9 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 	int rc = 0;
 
 	cli_table_begin(&t, stdout, opt.report, cols, (int)NCOLS);
+	progress_done = 0;
+	if (!cmd_allreduce_mpi || !cmd_allreduce_mpi->rank)
+		cli_progress_start("allreduce", li->ncombo * ls->n);
 	for (a = 0; a < li->nalgo && !rc; a++)
 		for (g = 0; g < (li->algo[a] == FPL_AR_HIER ? li->ngroup : 1) && !rc; g++)
 			for (m = 0; m < li->ncomm && !rc; m++)
@@ -506,12 +575,10 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 						c.comm = li->comm[m].spell;
 						c.acc = acc->spell;
 						c.scale = li->scale[s].spell;
-						if (li->algo[a] == FPL_AR_HIER)
-							snprintf(c.group, sizeof c.group, "%u", c.cfg.group);
-						else
-							snprintf(c.group, sizeof c.group, "-");
+						snprintf(c.group, sizeof c.group, "%u", c.cfg.group);
 						rc = run_combo(&t, &c, ls, out);
 					}
+	cli_progress_end();
 	if (rc)
 		cli_table_abandon(&t);
 	else
@@ -539,138 +606,191 @@ static const char *mpi_helper(char *buf, size_t len)
 	return "fplab-mpi";
 }
 
-/*
- * `mpirun -np P fplab allreduce --mpi ...`: each rank becomes fplab-mpi
- * (exec keeps the process MPI started) with the explicit argument list
- * of the contract at the top of src/mpi/fplab_mpi.c.  Generated layers
- * only: each rank generates its own gradients.  Returns only on error.
- */
-static int mpi_exec(void)
+/* Does argv ask for --mpi (before a "--")? */
+static int wants_mpi(int argc, char **argv)
 {
-	char *av[64 + 2 * MAX_LIST * 4], path[PATH_MAX], keep[1024] = "", seed[32], srb[16];
-	char layers[4096], *save = NULL, *piece;
-	struct cli_layers ls;
-	int n = 0;
-	size_t l, k = 0;
+	int i;
 
-	if (!opt.layers)
-		return usage_error(allreduce_usage, "--mpi: each rank generates its gradients: give "
-				   "--layers (for files, run fplab-mpi --in PATTERN, see "
-				   "fplab-allreduce(1))");
-	if (opt.comm && strchr(opt.comm, ',') && !opt.acc)
-		return usage_error(allreduce_usage, "--mpi with a --comm list: give --acc too");
-	if (opt.report == CLI_REPORT_JSON || opt.report == CLI_REPORT_NDJSON)
-		return usage_error(allreduce_usage, "--mpi reports as text or --tsv");
-	memset(&ls, 0, sizeof ls);
-	if (cli_layers_parse(&ls, opt.layers) || (opt.fp32 && cli_layers_fp32(&ls, opt.fp32))) {
-		cli_layers_release(&ls);
-		return CLI_EXIT_USAGE;
-	}
-	for (l = 0; l < ls.n && k + 24 < sizeof keep; l++)
-		if (ls.l[l].fp32)
-			k += (size_t)snprintf(keep + k, sizeof keep - k, "%s%zu", k ? "," : "", l);
-	cli_layers_release(&ls);
-	av[n++] = "fplab-mpi";
-	if (opt.nodes > 0) {
-		static char nodes[32];
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--mpi"))
+			return 1;
+	return 0;
+}
 
-		snprintf(nodes, sizeof nodes, "%ld", opt.nodes);
-		av[n++] = "--nodes";
-		av[n++] = nodes;
-	}
-#define PASS(o, v) do { if (v) { av[n++] = o; av[n++] = (char *)(v); } } while (0)
-	PASS("--algo", opt.algo);
-	PASS("--group", opt.group);
-	PASS("--comm", opt.comm);
-	PASS("--acc", opt.acc ? opt.acc : opt.comm);
-	PASS("--scale", opt.scale);
-	PASS("-r", opt.ro.rnd_arg);
-	PASS("-o", opt.output);
-#undef PASS
-	if (*keep) {
-		av[n++] = "--keep-fp32";
-		av[n++] = keep;
-	}
-	snprintf(seed, sizeof seed, "%llu", (unsigned long long)opt.ro.st.seed);
-	snprintf(srb, sizeof srb, "%d", opt.ro.st.sr_bits);
-	av[n++] = "--seed";
-	av[n++] = seed;
-	av[n++] = "--sr-bits";
-	av[n++] = srb;
-	if (opt.report == CLI_REPORT_TSV)
-		av[n++] = "--tsv";
-	/* --layers A;Kx B: one --layer per layer, copies expanded */
-	snprintf(layers, sizeof layers, "%s", opt.layers);
-	for (piece = strtok_r(layers, ";", &save); piece; piece = strtok_r(NULL, ";", &save)) {
-		char *x = strchr(piece, 'x'), *colon = strchr(piece, ':');
-		long copies = 1;
+/*
+ * `mpirun -np P fplab allreduce --mpi ...`: each rank becomes
+ * `fplab-mpi allreduce ...` with the same arguments (exec keeps the
+ * process MPI started), which parses, checks and reports with this very
+ * file.  Returns only on error.
+ */
+static int mpi_exec(int argc, char **argv)
+{
+	char **av = malloc(((size_t)argc + 2) * sizeof *av), path[PATH_MAX];
+	int i;
 
-		if (x && colon && x < colon && !cli_parse_long((*x = 0, piece), &copies))
-			piece = x + 1;
-		else if (x && colon && x < colon)
-			*x = 'x';
-		while (copies-- > 0 && n < (int)(sizeof av / sizeof *av) - 3) {
-			av[n++] = "--layer";
-			av[n++] = piece;
-		}
-	}
-	av[n] = NULL;
-	if (cli_flush_stdout())
+	if (!av)
+		return error("out of memory"), CLI_EXIT_FAIL;
+	av[0] = "fplab-mpi";
+	av[1] = "allreduce";
+	for (i = 1; i < argc; i++)
+		av[i + 1] = argv[i];
+	av[argc + 1] = NULL;
+	if (cli_flush_stdout()) {
+		free(av);
 		return CLI_EXIT_FAIL;
+	}
 	execvp(mpi_helper(path, sizeof path), av);
 	error("--mpi: cannot run %s: %s (build it with `make`, which needs Open MPI's "
 	      "mpicc)", mpi_helper(path, sizeof path), strerror(errno));
+	free(av);
 	return CLI_EXIT_FAIL;
+}
+
+/*
+ * On MPI ranks other than 0: stdout goes nowhere (rank 0 prints the
+ * report), and stderr into a temporary file until the inputs are read, so
+ * that a message every rank would print (a usage error, a missing file)
+ * is printed once, by rank 0, and one that only this rank has is still
+ * shown (hush_end with show).
+ */
+struct hush {
+	int saved;
+	FILE *tmp;
+};
+
+static void hush_begin(struct hush *h)
+{
+	int null = open("/dev/null", O_WRONLY);
+
+	fflush(stdout);
+	if (null >= 0) {
+		dup2(null, STDOUT_FILENO);
+		close(null);
+	}
+	fflush(stderr);
+	h->saved = -1;
+	h->tmp = tmpfile();
+	if (h->tmp && (h->saved = dup(STDERR_FILENO)) >= 0)
+		dup2(fileno(h->tmp), STDERR_FILENO);
+}
+
+static void hush_end(struct hush *h, int show)
+{
+	char buf[4096];
+	size_t k;
+
+	fflush(stderr);
+	if (h->saved >= 0) {
+		dup2(h->saved, STDERR_FILENO);
+		close(h->saved);
+		h->saved = -1;
+	}
+	if (!h->tmp)
+		return;
+	if (show) {
+		rewind(h->tmp);
+		while ((k = fread(buf, 1, sizeof buf, h->tmp)) > 0)
+			fwrite(buf, 1, k, stderr);
+	}
+	fclose(h->tmp);
+	h->tmp = NULL;
+}
+
+/* FNV-1a (by 64-bit words) over the layers' sizes and every node's
+ * values: the ranks of an MPI run must have read the same gradients
+ * (files can differ from machine to machine). */
+static unsigned long long fingerprint(const struct cli_layers *ls)
+{
+	unsigned long long h = 14695981039346656037ULL;
+	size_t l, k;
+
+	for (l = 0; l < ls->n; l++) {
+		size_t len = ls->l[l].n * ls->nodes;
+
+		h = (h ^ ls->l[l].n) * 1099511628211ULL;
+		for (k = 0; k < len; k++) {	/* a word at a time */
+			uint64_t w;
+
+			memcpy(&w, ls->l[l].g + k, sizeof w);
+			h = (h ^ w) * 1099511628211ULL;
+		}
+	}
+	return h;
+}
+
+/* The inputs and the lists against them: 0, CLI_EXIT_USAGE or
+ * CLI_EXIT_FAIL (message printed). */
+static int prepare(struct lists *li, struct cli_layers *ls)
+{
+	int rc = load(ls);
+
+	if (!rc && opt.fp32)
+		rc = cli_layers_fp32(ls, opt.fp32);
+	if (!rc && (rc = make_lists(li, ls->nodes)))
+		lists_release(li);
+	if (!rc && opt.output && li->ncombo > 1) {
+		rc = usage_error(allreduce_usage, "-o %s: a sweep of %zu configurations has no "
+				 "single result; run one to write it", opt.output, li->ncombo);
+		lists_release(li);
+		return rc;
+	}
+	if (!rc)
+		return 0;
+	return rc == -2 ? usage_error(allreduce_usage, NULL) : CLI_EXIT_FAIL;
 }
 
 int cmd_allreduce(int argc, char **argv)
 {
+	const struct ar_backend *be = cmd_allreduce_mpi;
+	struct hush h = { -1, NULL };
 	struct lists li;
 	struct cli_layers ls;
 	double *out = NULL;
-	size_t ncombo, l, total = 0;
-	int rc;
+	size_t l, total = 0;
+	int rc, alone = 0;
 
+	if (!be && wants_mpi(argc, argv))
+		return mpi_exec(argc, argv);
+	if (be && be->rank)
+		hush_begin(&h);
 	rc = parse_args(argc, argv);
-	if (rc < 0)
-		return usage_help(allreduce_usage);
-	if (rc)
+	if (rc) {
+		rc = rc < 0 ? usage_help(allreduce_usage) : rc;
+		hush_end(&h, 0);
 		return rc;
-	if (opt.mpi)
-		return mpi_exec();
+	}
+	if (be)
+		opt.nodes = be->size;
 	if (!opt.ro.has_threads) {
 		long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
-		opt.ro.st.threads = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
+		opt.ro.st.threads = be ? 1 : cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
 	}
 	/* the lists first (usage errors before any file is read), against P
 	 * when it is known */
 	rc = make_lists(&li, opt.nodes > 0 ? (uint32_t)opt.nodes : opt.inputs ? list_len(opt.inputs)
 			: 0);
 	lists_release(&li);
-	if (rc)
-		return usage_error(allreduce_usage, NULL);
-	rc = load(&ls);
-	if (!rc && opt.fp32)
-		rc = cli_layers_fp32(&ls, opt.fp32);
-	if (!rc && (rc = make_lists(&li, ls.nodes)))
+	if (rc) {
+		rc = usage_error(allreduce_usage, NULL);
+		hush_end(&h, 0);
+		return rc;
+	}
+	memset(&ls, 0, sizeof ls);
+	rc = prepare(&li, &ls);
+	if (be)		/* the inputs may differ from rank to rank */
+		rc = be->agree(rc, &alone);
+	hush_end(&h, alone);
+	if (!rc && be && !be->same(fingerprint(&ls))) {
+		if (!be->rank)
+			error("the ranks read different gradients (files that differ from machine "
+			      "to machine?): every rank needs the same inputs");
 		lists_release(&li);
+		rc = CLI_EXIT_FAIL;
+	}
 	if (rc) {
 		cli_layers_release(&ls);
-		return rc == -2 ? usage_error(allreduce_usage, NULL) : CLI_EXIT_FAIL;
-	}
-	ncombo = 0;
-	{
-		size_t a;
-
-		for (a = 0; a < li.nalgo; a++)
-			ncombo += li.algo[a] == FPL_AR_HIER ? li.ngroup : 1;
-		ncombo *= li.ncomm * li.nacc * li.nscale;
-	}
-	if (opt.output && ncombo > 1) {
-		rc = usage_error(allreduce_usage, "-o %s: a sweep of %zu configurations has no "
-				 "single result; run one to write it", opt.output, ncombo);
-		goto done;
+		return rc;
 	}
 	for (l = 0; l < ls.n; l++)
 		total += ls.l[l].n;
@@ -680,7 +800,7 @@ int cmd_allreduce(int argc, char **argv)
 		goto done;
 	}
 	rc = sweep(&li, &ls, out);
-	if (!rc && opt.output)
+	if (!rc && opt.output && (!be || !be->rank))
 		rc = write_output(&ls, out);
 	rc = rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 done:

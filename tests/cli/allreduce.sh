@@ -18,9 +18,10 @@ col() {
 
 # --- the header: the columns of the man page, in order
 fplab allreduce --nodes 2 --layers 4:ones --tsv >h.tsv
-expect_out "header" "$(printf 'algo\tgroup\tcomm\tacc\tscale\tlayer\tn\tnodes\tsteps\tbytes_per_node\tscale_log2\tavg_rel_error\tmax_rel_error\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tnan\tinf')" head -n 1 h.tsv
-# defaults: ring, comm fp32 ne, acc = comm, scale none, group "-"
-expect_out "defaults" "ring - fp32:ne fp32:ne none layer0" awk -F '\t' 'NR == 2 { print $1, $2, $3, $4, $5, $6 }' h.tsv
+expect_out "header" "$(printf 'algo\tgroup\tcomm\tacc\tscale\tlayer\tn\tnodes\tsteps\tbytes_per_node\tscale_log2\tmean_rel_error\tmax_rel_error\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tnan\tinf')" head -n 1 h.tsv
+# defaults: ring, comm fp32 ne, acc = comm, scale none, group: no value
+# (an empty TSV cell, "-" in text, null in JSON)
+expect_out "defaults" "ring  fp32:ne fp32:ne none layer0" awk -F '\t' 'NR == 2 { print $1, $2, $3, $4, $5, $6 }' h.tsv
 
 # --- the done-when: 256 nodes in e5m2, lognormal gradients (all positive,
 # so the error is round-off, not cancellation).  A ring adds a node's value
@@ -28,7 +29,7 @@ expect_out "defaults" "ring - fp32:ne fp32:ne none layer0" awk -F '\t' 'NR == 2 
 # §4.2): the ring's average relative error is the larger.
 fplab allreduce --nodes 256 --comm e5m2 --acc e5m2 --seed 1 --algo ring,hier --group 16 \
 	--layers '2048:lognormal:-8,1' --tsv >d.tsv 2>d.err
-expect_out "done-when: ring avg_rel_error > hier:16's" "yes" \
+expect_out "done-when: ring mean_rel_error > hier:16's" "yes" \
 	awk -F '\t' '$6 == "total" { e[$1] = $12 } END { print (e["ring"] > e["hier"] ? "yes" : "no") }' d.tsv
 # steps: ring 2(P-1) = 510; hier 15 in the groups + 2(16-1) among the
 # leaders + 1 broadcast = 46
@@ -108,10 +109,10 @@ fplab allreduce --nodes 4 --algo ring,hier --group 2,4 --comm e5m2,fp16 --scale 
 	--layers '4:ones;4:ones' --tsv >w.tsv
 # ring: 1 group x 2 comm x 2 scale = 4; hier: 2 x 2 x 2 = 8; 12 x 3 rows
 expect_out "sweep rows" "37" eval 'wc -l <w.tsv | tr -d " "'
-expect_out "sweep order" "ring - e5m2:ne none
-ring - e5m2:ne aps
-ring - fp16:ne none
-ring - fp16:ne aps
+expect_out "sweep order" "ring  e5m2:ne none
+ring  e5m2:ne aps
+ring  fp16:ne none
+ring  fp16:ne aps
 hier 2 e5m2:ne none
 hier 2 e5m2:ne aps
 hier 2 fp16:ne none
@@ -135,7 +136,7 @@ fi
 # a row of a sweep equals the same combination alone (stochastic too)
 fplab allreduce --nodes 8 --comm e5m2:sp --seed 5 --algo tree --layers 100:normal:0,1 --tsv >x1.tsv
 fplab allreduce --nodes 8 --comm e5m2:sp --seed 5 --algo ring,tree --layers 100:normal:0,1 --tsv >x2.tsv
-expect_out "sweep row = alone" "$(col avg_rel_error total x1.tsv)" eval "col avg_rel_error total x2.tsv | tail -n 1"
+expect_out "sweep row = alone" "$(col mean_rel_error total x1.tsv)" eval "col mean_rel_error total x2.tsv | tail -n 1"
 
 # --- tensor inputs: one .npz per node, and one stacked file
 if "$PYTHON" -c 'import numpy' 2>/dev/null; then
@@ -194,7 +195,7 @@ expect_fail "no nodes" 2 "--layers needs --nodes P" fplab allreduce --layers 4:o
 fplab allreduce --nodes 256 --comm e5m2 --acc e5m2 --seed 1 --algo ring,hier --group 16 --tsv >dflt.tsv
 checks=$((checks + 1))
 awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-	$c["layer"] == "total" { e[$c["algo"]] = $c["avg_rel_error"]; n = $c["n"] }
+	$c["layer"] == "total" { e[$c["algo"]] = $c["mean_rel_error"]; n = $c["n"] }
 	END { exit !(n == 9408 && e["ring"] > e["hier"]) }' dflt.tsv ||
 	fail "default layer: ring must lose more than hier:16: $(cat dflt.tsv)"
 expect_fail "two sources" 2 "three sources: give one" fplab allreduce --nodes 4 --layers 4:ones --stacked x.npz
@@ -203,10 +204,64 @@ expect_fail "-o with a sweep" 2 "a sweep of 2 configurations" \
 expect_fail "-r list" 2 "-r takes one mode" fplab allreduce --nodes 4 --layers 4:ones -r ne,sp
 expect_fail "a rounding option it does not take" 2 "unrecognized option" \
 	fplab allreduce --nodes 4 --layers 4:ones --flip 1
-expect_fail "--mpi with files" 2 "each rank generates its gradients" \
-	fplab allreduce --stacked g.npz --mpi
-expect_fail "--mpi with --json" 2 "--mpi reports as text or --tsv" \
-	fplab allreduce --layers 4:ones --mpi --json
+
+# --- no value (issue 23): the group of a schedule without groups is "-"
+# in text, an empty TSV cell (above), null in JSON
+expect_out "group: no value in text" "-" eval "fplab allreduce --nodes 2 --layers 4:ones | awk 'NR == 2 { print \$2 }'"
+expect_out "group: null in JSON" '"group": null' eval "fplab allreduce --nodes 2 --layers 4:ones --ndjson | head -n 1 | grep -o '\"group\": null'"
+
+# --- a result that is not finite where the exact sum is: relative error
+# +inf in mean and max (issue 23), still counted in nan / inf.  Two nodes
+# of (60000, 1): 60000 rounds to e5m2's 57344 (below the midpoint 61440
+# to 65536), and 57344 + 57344 = 114688 overflows to inf; e4m3fn (max
+# 448, no infinity) overflows 60000 to NaN.  1 + 1 = 2 is exact.
+printf '60000\n1\n' >big0.txt
+cp big0.txt big1.txt
+fplab allreduce --inputs big0.txt,big1.txt --comm e5m2,e4m3fn --tsv >big.tsv
+expect_out "inf and NaN results: error +inf" "e5m2:ne layer0 inf inf 0 1
+e5m2:ne total inf inf 0 1
+e4m3fn:ne layer0 inf inf 1 0
+e4m3fn:ne total inf inf 1 0" awk -F '\t' 'NR > 1 { print $3, $6, $12, $13, $21, $22 }' big.tsv
+
+# --- --inputs (issue 23): per-node files of different names (layer k
+# is tensor k of each file), more than 64 files, and the sizes of
+# mismatched layers named as they are
+seq 1 10 | fplab round -f fp64 -o grad_rank0.npy
+seq 1 10 | fplab round -f fp64 -o grad_rank1.npy
+fplab allreduce --inputs grad_rank0.npy,grad_rank1.npy --comm fp64 -o gr.txt --tsv >gr.tsv
+expect_out "per-node .npy names: layer named after node 0's" "grad_rank0 10 2 0" \
+	awk -F '\t' 'NR == 2 { print $6, $7, $8, $13 }' gr.tsv
+expect_out "per-node .npy names: the sums" "2 20" eval "echo \$(sed -n '1p;10p' gr.txt)"
+seq 1 9 | fplab round -f fp64 -o grad_rank2.npy
+expect_fail "layer sizes differ" 1 "layer 'grad_rank0' has 9 values in 'grad_rank2.npy' but 10 in 'grad_rank0.npy'" \
+	fplab allreduce --inputs grad_rank0.npy,grad_rank2.npy
+# 70 nodes, node i holding (i, 1): sums 0 + 1 + ... + 69 = 2415 and 70
+files=
+i=0
+while [ $i -lt 70 ]; do
+	printf '%d\n1\n' $i >m$i.txt
+	files=$files${files:+,}m$i.txt
+	i=$((i + 1))
+done
+fplab allreduce --inputs "$files" --comm fp64 -o m.txt --tsv >m.tsv
+expect_out "70 input files" "70 2415 70" eval "echo \$(awk -F '\t' 'NR == 2 { print \$8 }' m.tsv) \$(cat m.txt)"
 checks=$((checks + 1))
 [ -e x.npz ] && fail "a failed run left x.npz"
+
+# --- progress (issue 23): a run of more than a second draws a bar of the
+# layers done (8 layers x 1 configuration) on a terminal's stderr, and
+# writes nothing to stderr in a pipe
+LONG="--nodes 64 --layers 8x20000:normal:0,1 --comm e5m2 --threads 1 --tsv"
+# shellcheck disable=SC2086
+fplab allreduce $LONG >long.tsv 2>long.err
+checks=$((checks + 1))
+[ -s long.err ] && fail "stderr in a pipe is not empty: $(od -c long.err | head -n 3)"
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	script -qec "$FPLAB allreduce $LONG >/dev/null" /dev/null >pty.out 2>&1
+	checks=$((checks + 1))
+	grep -q 'fplab allreduce: \[#*  *\] [0-9]/8 ' pty.out ||
+		fail "no progress bar on a terminal: $(od -c pty.out | head -n 3)"
+else
+	echo "allreduce.sh: skip the progress bar check: no script(1) here"
+fi
 finish

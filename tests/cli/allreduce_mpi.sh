@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # allreduce_mpi.sh - the all-reduce on real MPI processes equals the
-# simulation bit for bit (issue 12, item 4).  `mpirun -np 4 fplab-mpi`
+# simulation bit for bit (issue 12, item 4), and `fplab allreduce --mpi`
+# reports exactly as the simulation, fails fast on ranks started with
+# other arguments and prints a usage error once (issue 23).  `mpirun -np 4 fplab-mpi`
 # (rank = node, messages of packed codes) and fplab-mpi-sim (fpl_allreduce
 # on the same generated gradients, no MPI) write node 0's result and the
 # report; both files must be equal byte for byte, for ring, tree, hier:2
@@ -93,24 +95,155 @@ checks=$((checks + 1))
 bytes=$(awk -F'\t' 'NR == 2 { print $8 }' "$T/last.tsv")
 [ "$bytes" = 1500 ] || fail "e5m2 ring: bytes_sent '$bytes', expected 1500"
 
-# `fplab allreduce --mpi` runs fplab-mpi: the same steps, bytes and flag
-# counts per layer as the simulation by `fplab allreduce` itself (whose
-# bits fplab-mpi-sim's comparisons above establish).
-checks=$((checks + 1))
-if $TO $MPIRUN -np 4 "$FPLAB" allreduce --mpi --layers "2x1000:normal:0,1e-3" --comm e5m2 \
-	--algo ring,hier --group 2 --seed 7 --tsv >"$T/cli_mpi.tsv" 2>"$T/cli_mpi.err"; then
-	fplab allreduce --nodes 4 --layers "2x1000:normal:0,1e-3" --comm e5m2 --algo ring,hier \
-		--group 2 --seed 7 --tsv >"$T/cli_sim.tsv"
-	# mpi: algo layer n steps bytes inexact underflow overflow
-	awk -F '\t' 'NR > 1 { print $5, $6, $7, $8, $10, $11, $12 }' "$T/cli_mpi.tsv" >"$T/a"
-	awk -F '\t' 'NR > 1 && $6 != "total" { sub(/^layer/, "", $6); print $6, $7, $9, $10, $14, $15, $16 }' \
-		"$T/cli_sim.tsv" >"$T/b"
-	cmp -s "$T/a" "$T/b" && [ -s "$T/a" ] || { fail "fplab allreduce --mpi differs from the simulation"; diff "$T/a" "$T/b" >&2; }
-else
-	fail "fplab allreduce --mpi failed: $(cat "$T/cli_mpi.err")"
-fi
+# --- `fplab allreduce --mpi` (issue 23): every rank runs fplab's own
+# allreduce, so `mpirun -np P fplab allreduce --mpi ARGS` prints what
+# `fplab allreduce --nodes P ARGS` prints, byte for byte: the same
+# columns, the same values (errors against the exact sums included), the
+# same total rows, in text, TSV and JSON, and -o writes the same result.
+# cli NP WHAT ARGS...: the two reports (and -o, when ARGS give it) equal.
+cli() {
+	_np=$1 _what=$2
+	shift 2
+	checks=$((checks + 1))
+	rm -f "$T/o.npy"
+	if ! $TO $MPIRUN -np "$_np" "$FPLAB" allreduce --mpi "$@" >"$T/cm.out" 2>"$T/cm.err"; then
+		fail "$_what: fplab allreduce --mpi failed"
+		sed 's/^/  stderr: /' "$T/cm.err" >&2
+		return
+	fi
+	[ -e "$T/o.npy" ] && mv "$T/o.npy" "$T/om.npy"
+	if ! "$FPLAB" allreduce --nodes "$_np" "$@" >"$T/cs.out" 2>"$T/cs.err"; then
+		fail "$_what: fplab allreduce (simulated) failed"
+		sed 's/^/  stderr: /' "$T/cs.err" >&2
+		return
+	fi
+	if ! cmp -s "$T/cm.out" "$T/cs.out"; then
+		fail "$_what: --mpi and the simulation print different reports"
+		diff "$T/cs.out" "$T/cm.out" | sed 's/^/  /' >&2
+	elif [ "$(wc -l <"$T/cm.out")" -lt 2 ]; then
+		fail "$_what: no report"
+	elif [ -e "$T/o.npy" ] && ! cmp -s "$T/o.npy" "$T/om.npy"; then
+		fail "$_what: -o results differ"
+	elif ! cmp -s "$T/cm.err" "$T/cs.err"; then
+		fail "$_what: --mpi and the simulation print different messages"
+		diff "$T/cs.err" "$T/cm.err" | sed 's/^/  /' >&2
+	fi
+}
+L2="2x1000:normal:0,1e-3"
+# the done-when: 4 ranks, --tsv, a sweep of schedules, a --comm list
+# without --acc (each row accumulates in its own format, as simulated)
+cli 4 "tsv sweep" --layers "$L2" --comm e5m2,e4m3fn:sp --algo ring,hier,tree,sequential \
+	--group 2,4 --seed 7 --tsv
+cli 4 "aps, loss scaling, fp32 layer" --layers "$L2;37:ints:-3,3" --comm e4m3fn:sp --acc bf16:sp \
+	--scale none,aps,loss:1024 --fp32-layers last --seed 2 --tsv
+cli 3 "3 ranks, sr-bits" --layers "$L2" --algo ring,tree,hier --group 3 --comm e5m2 -r sp \
+	--sr-bits 6 --seed 5 --tsv
+cli 4 "text report" --layers "$L2" --comm e5m2 --algo ring,tree --seed 1
+cli 4 "json report" --layers "$L2" --comm e5m2 --algo ring,tree --seed 1 --json
+cli 4 "-o, one configuration" --layers "$L2" --comm e5m2:sp --seed 3 -o "$T/o.npy" --tsv
+# inputs read from files: one per node (each rank reads them all; rank 0
+# for the exact sums)
+i=0
+files=
+while [ $i -lt 4 ]; do
+	printf '%d.5\n-%d\n1e-3\n' $i $i >"$T/in$i.txt"
+	files=$files${files:+,}$T/in$i.txt
+	i=$((i + 1))
+done
+cli 4 "--inputs" --inputs "$files" --comm e5m2 --algo ring,tree --tsv
+# a stacked file of 4 nodes holding one value each
+printf '1.5\n2\n-3\n4e-3\n' | "$FPLAB" round -f fp64 -o "$T/st.npy"
+cli 4 "--stacked" --stacked "$T/st.npy" --comm e5m2,fp16 --tsv
 
-# Errors: a world size other than --nodes, a usage error.
+# --- fail fast: ranks started with other arguments (Open MPI's MPMD
+# syntax) exit 1, every one, with one message naming the difference;
+# mpirun -q keeps Open MPI's own exit notice out of stderr.
+# differ WHAT PATTERN ARGS0 -- ARGS1: ranks 0-1 get ARGS0, ranks 2-3 ARGS1
+differ() {
+	_what=$1 _pat=$2
+	shift 2
+	_a=
+	while [ "$1" != "--" ]; do _a="$_a $1"; shift; done
+	shift
+	checks=$((checks + 1))
+	# shellcheck disable=SC2086
+	$TO $MPIRUN -q -np 2 "$FPLAB" allreduce --mpi $_a : -np 2 "$FPLAB" allreduce --mpi "$@" \
+		>"$T/d.out" 2>"$T/d.err"
+	_rc=$?
+	if [ $_rc != 1 ]; then
+		fail "$_what: exit status $_rc, expected 1"
+		sed 's/^/  stderr: /' "$T/d.err" >&2
+	elif [ "$(grep -c . "$T/d.err")" != 1 ] || ! grep -q -- "$_pat" "$T/d.err"; then
+		fail "$_what: expected one line matching '$_pat':"
+		sed 's/^/  stderr: /' "$T/d.err" >&2
+	elif [ -s "$T/d.out" ]; then
+		fail "$_what: a report was printed"
+	fi
+}
+differ "another --algo" "fplab: allreduce: rank 2 was started with '--algo tree' where rank 0 has '--algo ring'" \
+	--layers 100:ones --algo ring -- --layers 100:ones --algo tree
+differ "other --layers" "rank 2 was started with '--layers 200:ones' where rank 0 has '--layers 100:ones'" \
+	--layers 100:ones -- --layers 200:ones
+differ "another --comm" "rank 2 was started with '--comm e4m3fn' where rank 0 has '--comm e5m2'" \
+	--layers 100:ones --comm e5m2 -- --layers 100:ones --comm e4m3fn
+differ "an option fewer" "rank 2 was started without '--seed 3', which rank 0 has" \
+	--layers 100:ones --seed 3 -- --layers 100:ones
+
+# The same arguments, other files: ranks started in other directories
+# (--wdir per app context) read other gradients.  One message, exit 1.
+# wdir WHAT PATTERN: rank 0 in $T/A, rank 1 in $T/B, --inputs g0.txt,g1.txt
+mkdir "$T/A" "$T/B"
+printf '1\n2\n' >"$T/A/g0.txt"
+cp "$T/A/g0.txt" "$T/A/g1.txt"
+cp "$T/A/g0.txt" "$T/B/g0.txt"
+wdir() {
+	checks=$((checks + 1))
+	$TO $MPIRUN -q -np 1 --wdir "$T/A" "$FPLAB" allreduce --mpi --inputs g0.txt,g1.txt --tsv : \
+		-np 1 --wdir "$T/B" "$FPLAB" allreduce --mpi --inputs g0.txt,g1.txt --tsv \
+		>"$T/w.out" 2>"$T/w.err"
+	_rc=$?
+	if [ $_rc != 1 ] || [ "$(grep -c . "$T/w.err")" != 1 ] || ! grep -q -- "$2" "$T/w.err"; then
+		fail "$1: exit status $_rc, expected 1 and one line matching '$2':"
+		sed 's/^/  stderr: /' "$T/w.err" >&2
+	fi
+}
+printf '1\n3\n' >"$T/B/g1.txt"
+wdir "other values on rank 1" "fplab: allreduce: the ranks read different gradients"
+printf '1\n2\n3\n' >"$T/B/g1.txt"
+wdir "other sizes on rank 1" "layer 'layer0' has 3 values in 'g1.txt' but 2 in 'g0.txt'"
+rm "$T/B/g1.txt"
+wdir "a file only rank 1 cannot read" "cannot open 'g1.txt'"
+
+# --- a usage error is printed once, by rank 0, in the simulator's words
+# count_once WHAT STATUS PATTERN NP ARGS...
+once() {
+	_what=$1 _st=$2 _pat=$3 _np=$4
+	shift 4
+	checks=$((checks + 1))
+	$TO $MPIRUN -q -np "$_np" "$FPLAB" allreduce --mpi "$@" >"$T/u.out" 2>"$T/u.err"
+	_rc=$?
+	if [ $_rc != "$_st" ]; then
+		fail "$_what: exit status $_rc, expected $_st"
+		sed 's/^/  stderr: /' "$T/u.err" >&2
+	elif [ "$(grep -c -- "$_pat" "$T/u.err")" != 1 ]; then
+		fail "$_what: expected '$_pat' once:"
+		sed 's/^/  stderr: /' "$T/u.err" >&2
+	elif grep -q "fplab-mpi\|invalid argument" "$T/u.err"; then
+		fail "$_what: a message of fplab-mpi's own:"
+		sed 's/^/  stderr: /' "$T/u.err" >&2
+	fi
+}
+once "--group not dividing the ranks" 2 "fplab: allreduce: --group 2 does not divide --nodes 3 into equal groups" \
+	3 --layers 100:ones --algo hier --group 2
+once "the usage text once" 2 "^usage: fplab allreduce" 3 --layers 100:ones --algo hier --group 2
+once "unknown algorithm" 2 "unknown algorithm 'rnig'; did you mean 'ring'" 4 --layers 100:ones --algo rnig
+once "--nodes against the ranks" 2 "--nodes 4 but mpirun started 2 ranks" 2 --nodes 4 --layers 100:ones
+once "a missing input file" 1 "cannot open '$T/none0.txt'" 2 --inputs "$T/none0.txt,$T/none1.txt"
+once "--stacked against the ranks" 2 "tensor 'st' stacks 4 nodes, not 2" 2 --stacked "$T/st.npy"
+once "--inputs against the ranks" 2 "--inputs names 3 files but mpirun started 2 ranks" \
+	2 --inputs "$T/in0.txt,$T/in1.txt,$T/in2.txt"
+
+# fplab-mpi's own argument list: a world size other than --nodes, a usage error.
 expect_fail "--nodes against the world size" 1 "--nodes 4 but 2 MPI ranks" \
 	$TO $MPIRUN -np 2 "$MPI" --nodes 4 --layer 8:ones
 checks=$((checks + 1))
