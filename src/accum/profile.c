@@ -35,8 +35,8 @@ static const fpl_accum_profile_entry profiles[] = {
 			"fp32 fma with DAZ/FTZ/RNE per element" },
 	{ "amx-bf16", "TDPBF16PS: per 32 k, even and odd fp32 fma chains (DAZ/FTZ/RNE) from +0, "
 		      "then C + (even + odd)" },
-	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul: VDPBF16PS chains over blocks of 512 k from +0, "
-			 "block results added in IEEE fp32 (ne)" },
+	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul on AVX512_CORE_BF16 (no AMX): VDPBF16PS chains "
+			 "over blocks of 512 k from +0, block results added in IEEE fp32 (ne)" },
 	{ "fp16-fma", "fp16 inputs as given, exact products, IEEE fp16 accumulator (subnormals "
 		      "kept), ne, sequential from +0: a VFMADD231PH loop" },
 };
