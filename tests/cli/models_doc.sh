@@ -88,6 +88,13 @@ same "fplab-models(7) Orders" "$(tags Orders)"
 want=$profiles
 same "fplab-models(7) Profiles" "$(tags Profiles)"
 
+# --- fplab-native(7): its PROFILES section has every profile (in its own
+# order: the native kernels' twins first)
+want=$(echo "$profiles" | tr -d ' ' | tr ',' '\n' | sort | tr '\n' ' ')
+got=$(render "$M/fplab-native.7" | awk '/^SH: / { on = $0 == "SH: PROFILES"; next }
+	on && /^TP: / { print $2 }' | sort | tr '\n' ' ')
+same "fplab-native(7) PROFILES" "$got"
+
 # --- fplab(3): the orders and the named profiles of fplab/accum.h
 want=$profiles
 got=$(render "$M/fplab.3" | grep 'named profiles (' | sed 's/.*named profiles (//; s/).*//')
