@@ -330,6 +330,152 @@ static void test_bound(void)
 	h_check(isnan(fpl_accum_bound(NULL, 3)) && isnan(fpl_accum_unit_roundoff(NULL)));
 }
 
+/*
+ * K' counted: each order of fplab-models(7) (and accum.h) run on depths
+ * instead of values, beta = 1 (C at depth 0): a term enters at depth 0
+ * (1 when products are rounded), every rounding step gives its result
+ * the largest depth of its operands plus one, the +0 pad of pairs is
+ * exact (no step), and the result is the deepest value's depth (+1 for
+ * an output rounding).  Written from the orders' definitions, not from
+ * bound.c's formulas; fpl_accum_bound(mod, K) must be gamma of it.
+ */
+static size_t dmax(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/* A chain over terms [k0, k1) (every `step`-th) from +0 (depth 0). */
+static size_t d_chain(size_t k0, size_t k1, size_t step, size_t t)
+{
+	size_t s = 0, k;
+
+	for (k = k0; k < k1; k += step)
+		s = dmax(s, t) + 1;
+	return s;
+}
+
+/* pairwise: leaves [l0, l1) of L terms out of K. */
+static size_t d_tree(size_t l0, size_t l1, size_t L, size_t K, size_t t)
+{
+	size_t mid;
+
+	if (l1 - l0 == 1)
+		return d_chain(l0 * L, l1 * L < K ? l1 * L : K, 1, t);
+	mid = l0 + (l1 - l0 + 1) / 2;
+	return dmax(d_tree(l0, mid, L, K, t), d_tree(mid, l1, L, K, t)) + 1;
+}
+
+/* pairs over terms [k0, k1): per pair the odd element (or the pad),
+ * then the even one, onto s. */
+static size_t d_pairs(size_t s, size_t k0, size_t k1, size_t t)
+{
+	size_t k;
+
+	for (k = k0; k < k1; k += 2) {
+		if (k + 1 < k1)
+			s = dmax(s, t) + 1;
+		s = dmax(s, t) + 1;
+	}
+	return s;
+}
+
+static size_t depth(const fpl_accum_model *m, size_t K)
+{
+	size_t t = m->prod_exact ? 0 : 1, s = 0, k0, B = m->block;
+
+	if (K == 0)
+		return m->out_set;
+	switch (m->order) {
+	case FPL_ORDER_SEQUENTIAL:
+		s = d_chain(0, K, 1, t);	/* from C: the same count */
+		break;
+	case FPL_ORDER_PAIRWISE:
+		s = d_tree(0, (K + m->leaf - 1) / m->leaf, m->leaf, K, t) + 1;	/* C + T */
+		break;
+	case FPL_ORDER_BLOCKED:
+		for (k0 = 0; k0 < K; k0 += B)
+			s = dmax(s, d_chain(k0, K - k0 < B ? K : k0 + B, 1, t)) + 1;
+		break;
+	case FPL_ORDER_FUSED:		/* one rounding, and W's alignment, per group */
+		for (k0 = 0; k0 < K; k0 += B)
+			s = dmax(s, t) + (m->fused_w ? 2 : 1);
+		break;
+	case FPL_ORDER_PAIRS:
+		if (!m->pair_block) {
+			s = d_pairs(0, 0, K, t);
+			break;
+		}
+		for (k0 = 0; k0 < K; k0 += m->pair_block)	/* C + block 0, ... */
+			s = dmax(s, d_pairs(0, k0, K - k0 < m->pair_block ? K
+					    : k0 + m->pair_block, t)) + 1;
+		break;
+	case FPL_ORDER_EVENODD:
+		for (k0 = 0; k0 < K; k0 += B) {
+			size_t k1 = K - k0 < B ? K : k0 + B;
+			size_t u = dmax(d_chain(k0, k1, 2, t), d_chain(k0 + 1, k1, 2, t)) + 1;
+			s = dmax(s, u) + 1;
+		}
+		break;
+	default:	/* kahan, neumaier: K + 1 by definition (fplab-models(7)) */
+		s = K + 1 + t;
+		break;
+	}
+	return s + (size_t)m->out_set;
+}
+
+static void test_bound_counted(void)
+{
+	static const char *const kord[] = {
+		"sequential", "pairwise", "pairwise:3", "pairwise:128", "blocked:1", "blocked:16",
+		"blocked:7", "fused:1", "fused:8", "fused:5:20", "pairs", "pairs:2", "pairs:8",
+		"pairs:512", "evenodd", "evenodd:1", "evenodd:5", "kahan", "neumaier"
+	};
+	size_t o, K, v, n = 0;
+
+	for (o = 0; o < sizeof kord / sizeof *kord; o++)
+		for (v = 0; v < 4; v++)
+			for (K = 0; K <= 1100; K += K < 80 ? 1 : 37) {
+				fpl_accum_model m;
+				double u, d, e, b;
+
+				fpl_accum_init(&m);
+				if (!h_check(fpl_accum_parse_order(&m, kord[o]) == 0))
+					h_fail("order %s", kord[o]);
+				m.prod_exact = !(v & 1);
+				m.out_set = (v & 2) != 0;
+				u = fpl_accum_unit_roundoff(&m);
+				d = (double)depth(&m, K);
+				e = d == 0 ? 0 : d * u / (1 - d * u);
+				b = fpl_accum_bound(&m, K);
+				n++;
+				if (!h_check(b == e))
+					h_fail("bound: %s K %zu products %s output %s: %a, expected "
+					       "gamma_%g = %a", kord[o], K, v & 1 ? "rounded" : "exact",
+					       v & 2 ? "rounded" : "none", b, d, e);
+			}
+	/* fplab-models(7)'s figures at K = 1000, exact products, no output */
+	{
+		static const struct { const char *order; double kp; } f[] = {
+			{ "pairwise", 12 }, { "blocked:16", 79 }, { "kahan", 1001 },
+			{ "pairs:8", 8 + 125 }, { "evenodd", 16 + 1 + 32 }, { "fused:8:20", 250 },
+			{ "sequential", 1000 }, { "pairs", 1000 }, { "pairwise:128", 128 + 3 + 1 },
+			{ "pairs:512", 512 + 2 }, { "fused:8", 125 }, { "neumaier", 1001 }
+		};
+		for (o = 0; o < sizeof f / sizeof *f; o++) {
+			fpl_accum_model m;
+			double u, b;
+
+			fpl_accum_init(&m);
+			fpl_accum_parse_order(&m, f[o].order);
+			u = fpl_accum_unit_roundoff(&m);
+			b = fpl_accum_bound(&m, 1000);
+			if (!h_check(b == f[o].kp * u / (1 - f[o].kp * u)))
+				h_fail("bound: %s at K = 1000: gamma_%g expected", f[o].order, f[o].kp);
+		}
+	}
+	h_note("bound: K' counted on %zu models and lengths", n);
+}
+
 /* ------------------------------------------------------------ 3. MPFR */
 
 /* The reference of one output: kind 0 finite (s exact, g = sum of |terms|
@@ -933,6 +1079,7 @@ int main(void)
 	h_init("taccerr");
 	h_rng_init(&r, 0x61636365);
 	test_bound();
+	test_bound_counted();
 	test_ones();
 	test_median();
 	test_int_gemm(&r);

@@ -1028,6 +1028,32 @@ static void test_model_text(void)
 		if (!h_check(!strncmp(buf, "--profile ", 10) && !strcmp(buf + 10, p[i].name)))
 			h_fail("describe profile %s: %s", p[i].name, buf);
 	}
+	/* the orders' table: one entry per enum value, in order, each
+	 * spelling's mandatory part (parameters set to 4) parsed back */
+	{
+		const fpl_accum_order_entry *o = fpl_accum_orders(&n);
+		char s[64];
+
+		h_check(n == FPL_ORDER_COUNT);
+		for (i = 0; i < n; i++) {
+			size_t k, j = 0;
+
+			for (k = 0; o[i].spelling[k] && o[i].spelling[k] != '[' && j < 60; k++)
+				if (o[i].spelling[k] < 'A' || o[i].spelling[k] > 'Z')
+					s[j++] = o[i].spelling[k];
+				else if (k == 0 || o[i].spelling[k - 1] < 'A' || o[i].spelling[k - 1] > 'Z')
+					s[j++] = '4';
+			s[j] = 0;
+			fpl_accum_init(&m);
+			if (!h_check(o[i].order == (fpl_accum_order)i
+				     && !strcmp(o[i].name, fpl_accum_order_name(o[i].order))
+				     && !strncmp(o[i].spelling, o[i].name, strlen(o[i].name))
+				     && o[i].summary && o[i].summary[0]
+				     && fpl_accum_parse_order(&m, s) == 0 && m.order == o[i].order))
+				h_fail("order table entry %zu: %s, %s (parsed as '%s')", i, o[i].name,
+				       o[i].spelling, s);
+		}
+	}
 	fpl_accum_init(&m);
 	spec(&m.a, "e4m3fn");
 	m.b = m.a;

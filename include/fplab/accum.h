@@ -236,8 +236,7 @@ FPL_API int fpl_accum_parse_order(fpl_accum_model *m, const char *s);
 FPL_API int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int *given);
 
 /*
- * Replace the whole model by a named profile: "fp32-fma", "fp32-mul-add",
- * "avx512bf16", "amx-bf16", "onednn-bf16" (fpl_accum_profiles lists
+ * Replace the whole model by a named profile (fpl_accum_profiles lists
  * them).  0 or FPL_ENOTFOUND (m unchanged).
  */
 FPL_API int fpl_accum_profile(fpl_accum_model *m, const char *name);
@@ -251,6 +250,16 @@ FPL_API const fpl_accum_profile_entry *fpl_accum_profiles(size_t *count);
 
 /* "sequential", "pairwise", ... or "?" (no parameters). */
 FPL_API const char *fpl_accum_order_name(fpl_accum_order o);
+
+typedef struct fpl_accum_order_entry {
+	fpl_accum_order order;
+	const char *name;	/* as fpl_accum_order_name */
+	const char *spelling;	/* with its parameters: "pairwise[:L]" */
+	const char *summary;	/* one line, for `fplab models` */
+} fpl_accum_order_entry;
+/* The orders, in enum order (FPL_ORDER_COUNT of them); *count receives
+ * their number.  The one table fpl_accum_parse_order reads names from. */
+FPL_API const fpl_accum_order_entry *fpl_accum_orders(size_t *count);
 
 /*
  * The model in the CLI's spelling, NUL-terminated, into buf: "--profile

@@ -72,8 +72,9 @@ FPL_API int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_a
  *                          chain starts from +0, so its first term is
  *                          rounded too (an exact product is not a value
  *                          of acc); the tree's depth; then S + T
- *   blocked:B              min(B, K) + ceil(K/B): the block's chain from
- *                          +0, then one promotion per block
+ *   blocked:B, pairs:B     min(B, K) + ceil(K/B): the block's chain from
+ *                          +0, then one promotion per block (pairs: the +0
+ *                          pad of an odd K is exact, not counted)
  *   evenodd:B              ceil(min(B, K)/2) + 1 + ceil(K/B): a chain of
  *                          half a block, even + odd, one S + u per block
  *   fused:F                ceil(K/F), twice that with W (the alignment)
@@ -83,7 +84,10 @@ FPL_API int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_a
  *                          near 1, where gamma_{K+1} is huge anyway
  * plus 1 when products are rounded and 1 when the output is rounded;
  * K = 0 gives K' = 0 (+1 for the output).  beta is not an argument, so
- * K' counts C's roundings as if beta = 1 (for pairwise the final S + T).
+ * K' counts C's roundings as if beta = 1 (for pairwise the final S + T,
+ * for pairs:B the addition C + block 0), one too many without C; a sum
+ * gets the +1 of rounded products too.  fplab-models(7) has the same
+ * table (src/accum/bound.c computes it).
  * NaN for a NULL mod.
  */
 FPL_API double fpl_accum_unit_roundoff(const fpl_accum_model *mod);

@@ -42,13 +42,43 @@ int fpl_accum_init(fpl_accum_model *m)
 	return 0;
 }
 
-static const char *const order_names[FPL_ORDER_COUNT] = {
-	"sequential", "pairwise", "blocked", "kahan", "neumaier", "fused", "pairs", "evenodd"
+/* The orders: the names parse_order reads, the spellings and meanings
+ * `fplab models`, the help and the messages list.  Index = enum value. */
+static const fpl_accum_order_entry orders[FPL_ORDER_COUNT] = {
+	{ FPL_ORDER_SEQUENTIAL, "sequential", "sequential",
+	  "S = S + t_k for k = 0..K-1, one rounding into the accumulator each" },
+	{ FPL_ORDER_PAIRWISE, "pairwise", "pairwise[:L]",
+	  "a tree: leaves of L terms (default 1) summed sequentially, halves joined "
+	  "recursively; C + tree when C is given" },
+	{ FPL_ORDER_BLOCKED, "blocked", "blocked:B[:FMT]",
+	  "blocks of B terms summed in the accumulator from +0, each added into a promotion "
+	  "format (default fp32)" },
+	{ FPL_ORDER_KAHAN, "kahan", "kahan",
+	  "compensated summation (Kahan), every operation in the accumulator format" },
+	{ FPL_ORDER_NEUMAIER, "neumaier", "neumaier",
+	  "compensated summation (Neumaier): the larger of s and t decides the correction; "
+	  "result s + c" },
+	{ FPL_ORDER_FUSED, "fused", "fused:F[:W[:tz|ne]]",
+	  "groups of F terms and S added as one multi-term sum, rounded once; W: terms "
+	  "aligned to W bits (tz or ne)" },
+	{ FPL_ORDER_PAIRS, "pairs", "pairs[:B[:FMT]]",
+	  "VDPBF16PS: k in pairs, fma of the odd (high) element first, then the even; B: "
+	  "chains over blocks of B from +0, each added into FMT" },
+	{ FPL_ORDER_EVENODD, "evenodd", "evenodd[:B]",
+	  "TDPBF16PS: per block of B (default 32) an even and an odd fma chain from +0, then "
+	  "S + (even + odd)" },
 };
+
+const fpl_accum_order_entry *fpl_accum_orders(size_t *count)
+{
+	if (count)
+		*count = FPL_ORDER_COUNT;
+	return orders;
+}
 
 const char *fpl_accum_order_name(fpl_accum_order o)
 {
-	return (unsigned)o < FPL_ORDER_COUNT ? order_names[o] : "?";
+	return (unsigned)o < FPL_ORDER_COUNT ? orders[o].name : "?";
 }
 
 /* A decimal size >= 1 ending at ':' or NUL; *end past it. */
@@ -79,7 +109,7 @@ int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 	t = *m;
 	len = strcspn(s, ":");
 	for (o = 0; o < FPL_ORDER_COUNT; o++)
-		if (strlen(order_names[o]) == len && !strncmp(s, order_names[o], len))
+		if (strlen(orders[o].name) == len && !strncmp(s, orders[o].name, len))
 			break;
 	if (o == FPL_ORDER_COUNT)
 		return FPL_ENOTFOUND;

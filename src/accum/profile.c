@@ -35,8 +35,8 @@ static const fpl_accum_profile_entry profiles[] = {
 			"fp32 fma with DAZ/FTZ/RNE per element" },
 	{ "amx-bf16", "TDPBF16PS: per 32 k, even and odd fp32 fma chains (DAZ/FTZ/RNE) from +0, "
 		      "then C + (even + odd)" },
-	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul: VDPBF16PS chains over blocks of 512 k from +0, "
-			 "block results added in IEEE fp32 (ne)" },
+	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul on AVX512_CORE_BF16 (no AMX): VDPBF16PS chains "
+			 "over blocks of 512 k from +0, block results added in IEEE fp32 (ne)" },
 	{ "fp16-fma", "fp16 inputs as given, exact products, IEEE fp16 accumulator (subnormals "
 		      "kept), ne, sequential from +0: a VFMADD231PH loop" },
 };
@@ -99,19 +99,14 @@ static void build_fp16_fma(fpl_accum_model *t)
 	t->acc = t->a;
 }
 
-/* By name, so that the public table's order means nothing here (taccum
- * checks that every listed profile builds); fp32-fma is the plain model. */
-static const struct {
-	const char *name;
-	void (*build)(fpl_accum_model *t);
-} builders[] = {
-	{ "fp32-fma", NULL },
-	{ "fp32-mul-add", build_fp32_mul_add },
-	{ "avx512bf16", build_avx512bf16 },
-	{ "amx-bf16", build_amx_bf16 },
-	{ "onednn-bf16", build_onednn_bf16 },
-	{ "fp16-fma", build_fp16_fma },
+/* The builders, in the order of profiles[] (fp32-fma is the plain
+ * model): the names are written once, in that table. */
+static void (*const builders[])(fpl_accum_model *t) = {
+	NULL, build_fp32_mul_add, build_avx512bf16, build_amx_bf16, build_onednn_bf16,
+	build_fp16_fma,
 };
+_Static_assert(sizeof builders / sizeof *builders == NPROFILES,
+	       "one builder per profile, in the order of profiles[]");
 
 int fpl_accum_profile(fpl_accum_model *m, const char *name)
 {
@@ -120,15 +115,15 @@ int fpl_accum_profile(fpl_accum_model *m, const char *name)
 
 	if (!m || !name)
 		return FPL_EINVAL;
-	for (i = 0; i < sizeof builders / sizeof *builders; i++)
-		if (!strcmp(name, builders[i].name))
+	for (i = 0; i < NPROFILES; i++)
+		if (!strcmp(name, profiles[i].name))
 			break;
-	if (i == sizeof builders / sizeof *builders)
+	if (i == NPROFILES)
 		return FPL_ENOTFOUND;
 	fpl_accum_init(&t);
 	t.a_load = t.b_load = FPL_LOAD_GIVEN;
-	if (builders[i].build)
-		builders[i].build(&t);
+	if (builders[i])
+		builders[i](&t);
 	*m = t;
 	return 0;
 }

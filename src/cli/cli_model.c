@@ -136,37 +136,46 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 	} else if (rc == FPL_EFORMAT) {
 		error("%s '%s': impossible format with these switches", opt, s);
 	} else {
+		char modes[64] = "";
+		size_t k = 0;
+		int r;
+
+		for (r = 0; r < FPL_RND_COUNT; r++)
+			k += (size_t)snprintf(modes + k, k < sizeof modes ? sizeof modes - k : 0,
+					      "%s%s", r ? " " : "", fpl_rnd_name((fpl_rnd)r));
 		error("%s '%s': expected FORMAT[+daz][+ftz][+nosub][+sat][:MODE%s] (MODE one of "
-		      "ne na nz tp tn tz od sp se)", opt, s, given ? "|:given" : "");
+		      "%s)", opt, s, given ? "|:given" : "", modes);
 	}
 	return -2;
 }
 
-static const char *const order_names[] = {
-	"sequential", "pairwise", "blocked", "kahan", "neumaier", "fused", "pairs", "evenodd"
-};
-
-/* --order ORDER into m; 0 or -2. */
+/* --order ORDER into m; 0 or -2.  The names and spellings in the
+ * messages are the library's table (fpl_accum_orders). */
 static int order(fpl_accum_model *m, const char *s)
 {
 	int rc = fpl_accum_parse_order(m, s);
-	size_t len = strcspn(s, ":"), i;
-	char name[64];
+	size_t len = strcspn(s, ":"), i, no, k = 0;
+	const fpl_accum_order_entry *o = fpl_accum_orders(&no);
+	const char *names[FPL_ORDER_COUNT];
+	char name[64], list[256] = "";
+	int found = 0;
 
 	if (!rc)
 		return 0;
 	snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
-	for (i = 0; i < 8; i++)
-		if (!strcmp(name, order_names[i]))
-			break;
-	if (i == 8)
-		cli_unknown("order", name, order_names, 8);
+	for (i = 0; i < no && i < FPL_ORDER_COUNT; i++) {
+		names[i] = o[i].name;
+		found |= !strcmp(name, o[i].name);
+		k += (size_t)snprintf(list + k, k < sizeof list ? sizeof list - k : 0, "%s%s",
+				      i == 0 ? "" : i + 1 == no ? " or " : ", ", o[i].spelling);
+	}
+	if (!found)
+		cli_unknown("order", name, names, i);
 	else if (rc == FPL_ENOTFOUND)
 		error("--order '%s': unknown promotion format", s);
 	else
-		error("--order '%s': expected sequential, pairwise[:L], blocked:B[:FMT], kahan, "
-		      "neumaier, fused:F[:W[:tz|ne]], pairs or evenodd[:B] (L, B, F >= 1, "
-		      "W in 1..64)", s);
+		error("--order '%s': expected %s (L, B, F >= 1, B of pairs even, W in 1..64)", s,
+		      list);
 	return -2;
 }
 
@@ -258,12 +267,20 @@ static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct giv
 	if (mo->profile) {
 		size_t n, i;
 		const fpl_accum_profile_entry *p = fpl_accum_profiles(&n);
-		const char *names[16];
+		const char *names[64];
+		char list[512] = "";
+		size_t k = 0;
 
 		if (fpl_accum_profile(m, mo->profile)) {
-			for (i = 0; i < n && i < 16; i++)
+			for (i = 0; i < n && i < 64; i++) {
 				names[i] = p[i].name;
-			cli_unknown("profile", mo->profile, names, i);
+				k += (size_t)snprintf(list + k, k < sizeof list ? sizeof list - k : 0,
+						      " %s", p[i].name);
+			}
+			if (!cli_closest(mo->profile, names, i))
+				error("unknown profile '%s' (profiles:%s)", mo->profile, list);
+			else
+				cli_unknown("profile", mo->profile, names, i);
 			return -2;
 		}
 		/* a profile's own roundings keep their modes: -r does not change

@@ -217,10 +217,16 @@ static int model_piece(fpl_accum_model *m, const char *key, const char *opt, con
 		return spec(key, v, &m->acc, &m->acc_rnd, NULL, err, errlen);
 	} else if (!strcmp(opt, "--order") || !strcmp(opt, "order")) {
 		rc = fpl_accum_parse_order(m, v);
-		if (rc)
-			return fail(err, errlen, FPL_EPARSE,
-				    "%s: bad order '%s' (sequential, pairwise[:L], blocked:B[:FMT], "
-				    "kahan, neumaier, fused:F[:W[:tz|ne]], pairs, evenodd[:B])", key, v);
+		if (rc) {	/* the spellings from the library's one table */
+			size_t no, i, k = 0;
+			const fpl_accum_order_entry *o = fpl_accum_orders(&no);
+			char list[256] = "";
+
+			for (i = 0; i < no; i++)
+				k += (size_t)snprintf(list + k, k < sizeof list ? sizeof list - k : 0,
+						      "%s%s", i ? ", " : "", o[i].spelling);
+			return fail(err, errlen, FPL_EPARSE, "%s: bad order '%s' (%s)", key, v, list);
+		}
 	} else if (!strcmp(opt, "--out-format") || !strcmp(opt, "out")) {
 		if (!strcmp(v, "none")) {
 			m->out_set = 0;
