@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "accum/accum_internal.h"	/* fpl__acc_is_value: the load's own test */
 
 /* --------------------------------------------------------- tensor input */
 void cli_tensor_release(struct cli_tensor *t)
 {
 	free(t->v);
+	free(t->inx);
 	memset(t, 0, sizeof *t);
 }
 
@@ -54,6 +56,22 @@ static int select_tensor(struct cli_reader *r, const char *path, const char *nam
 	if (rc)
 		return error("%s", err[0] ? err : fpl_strerror(rc));
 	r->info = fpl_tensor_get(r->tf, r->ti);
+	return 0;
+}
+
+/* Append the inexact numbers of a read (pos from t->n on) to t. */
+static int keep_inexact(struct cli_tensor *t, const struct cli_inexact_list *l)
+{
+	fpl_inexact *v = realloc(t->inx, (t->ninx + l->n) * sizeof *v);
+	size_t i;
+
+	if (!v)
+		return error("out of memory");
+	t->inx = v;
+	for (i = 0; i < l->n; i++) {
+		v[t->ninx] = l->v[i];
+		v[t->ninx++].pos += t->n;
+	}
 	return 0;
 }
 
@@ -134,6 +152,8 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 		rc = cli_reader_read(&r, t->v + t->n, want, &got);
 		if (rc || !got)
 			break;
+		if (r.inexact.n && (rc = keep_inexact(t, &r.inexact)))
+			break;
 		t->n += got;
 	}
 	if (!rc && r.tf && t->n != r.info->count)
@@ -158,4 +178,108 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 	if (rc)
 		cli_tensor_release(t);
 	return rc ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ operands */
+const char *cli_what(char *buf, const char *opt, const char *file)
+{
+	size_t k = (size_t)snprintf(buf, CLI_WHAT_MAX, "%s ", opt);
+
+	if (k < CLI_WHAT_MAX)
+		fpl_escape(buf + k, CLI_WHAT_MAX - k, file ? file : "");
+	return buf;
+}
+
+/* "element 7" (a vector) or "element [1, 2]" (its index in the file). */
+static const char *index_of(const struct cli_tensor *t, size_t p, char *buf, size_t cap)
+{
+	size_t k = 0, q = p;
+	uint64_t idx[FPL_TENSOR_MAXDIM];
+	int d;
+
+	if (t->ndim <= 1) {
+		snprintf(buf, cap, "element %zu", p);
+		return buf;
+	}
+	for (d = t->ndim - 1; d >= 0; d--) {
+		idx[d] = t->shape[d] ? q % t->shape[d] : 0;
+		q = t->shape[d] ? q / t->shape[d] : 0;
+	}
+	k = (size_t)snprintf(buf, cap, "element [");
+	for (d = 0; d < t->ndim && k < cap; d++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s%llu", d ? ", " : "",
+				      (unsigned long long)idx[d]);
+	if (k < cap)
+		snprintf(buf + k, cap - k, "]");
+	return buf;
+}
+
+/* The logical index (the load's draw offset) of stored element p. */
+static uint64_t logical_of(const struct cli_operand *o, size_t p)
+{
+	size_t rows = o->cols ? o->t->n / o->cols : 0;
+
+	if (!o->trans || !o->cols)
+		return p;
+	/* stored (r, c) is logical (c, r) of a cols x rows operand */
+	return (uint64_t)(p % o->cols) * rows + p / o->cols;
+}
+
+int cli_operand_exact(const struct cli_operand *o, const char *why)
+{
+	char at[128];
+
+	if (!o->t->ninx)
+		return 0;
+	return error("%s: %s is a decimal that binary64 cannot hold (nearest %.17g): %s",
+		     o->what, index_of(o->t, o->t->inx[0].pos, at, sizeof at), o->t->v[o->t->inx[0].pos],
+		     why);
+}
+
+int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, double **out)
+{
+	const fpl_accum_model *m = &j->mod;
+	const fpl_format *f = o->b ? &m->b : &m->a;
+	const char *spec = o->b ? j->b : j->a;
+	fpl_rnd rnd = o->b ? m->b_rnd : m->a_rnd;
+	const struct cli_tensor *t = o->t;
+	char at[128];
+	size_t i, q;
+
+	*out = NULL;
+	if ((o->b ? m->b_load : m->a_load) == FPL_LOAD_GIVEN) {
+		if (t->ninx)
+			return error("%s: %s, a decimal that binary64 cannot hold (nearest %.17g), "
+				     "is not a value of its format (%.*s): inputs taken as given "
+				     "(':given', or a profile's) must be; round them with -f FORMAT",
+				     o->what, index_of(t, t->inx[0].pos, at, sizeof at),
+				     t->v[t->inx[0].pos], (int)strcspn(spec, ":"), spec);
+		for (i = 0; i < t->n; i++)
+			if (!fpl__acc_is_value(f, t->v[i]))
+				return error("%s: %s = %.17g is not a value of its format (%.*s): "
+					     "inputs taken as given (':given', or a profile's) must "
+					     "be; round them with -f FORMAT", o->what,
+					     index_of(t, i, at, sizeof at), t->v[i],
+					     (int)strcspn(spec, ":"), spec);
+		return 0;
+	}
+	if (!t->ninx)
+		return 0;
+	*out = malloc(t->n * sizeof **out);
+	if (!*out)
+		return error("out of memory");
+	memcpy(*out, t->v, t->n * sizeof **out);
+	for (i = 0; i < t->ninx; i++) {
+		fpl_state s = j->st;
+
+		fpl_state_clear_flags(&s);
+		s.flip = FPL_FLIP_NONE;
+		s.counter = j->st.counter + o->d0 + logical_of(o, t->inx[i].pos);
+		(*out)[t->inx[i].pos] = fpl_round_wide(f, &t->inx[i].w, rnd, &s);
+		for (q = 0; q < FPL_NFLAGS; q++)
+			if (!(j->st.untracked & (1u << q)))
+				j->st.count[q] += s.count[q];
+		j->st.flags |= s.flags & ~j->st.untracked;
+	}
+	return 0;
 }

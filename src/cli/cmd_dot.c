@@ -117,6 +117,38 @@ static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 	return 0;
 }
 
+/* The native kernel reads binary32: no decimal binary64 cannot hold. */
+static int native_exact(const struct cli_tensor *x, const struct cli_tensor *y)
+{
+	static const char why[] = "the native kernel takes binary32 values";
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, 0, 1 };
+
+	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
+}
+
+/* Job j on the vectors: the files' decimals loaded exactly (cli_operand_load,
+ * B's draws after A's n), then the run.  0 or -1. */
+static int run_job(struct cli_model_job *j, const struct cli_tensor *x,
+		   const struct cli_tensor *y, double *r, struct cli_accum_row *row)
+{
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, x->n, 1 };
+	double *xa = NULL, *yb = NULL;
+	int rc = 0;
+
+	if (!j->generated)
+		rc = cli_operand_load(j, &oa, &xa) || cli_operand_load(j, &ob, &yb) ? -1 : 0;
+	if (!rc)
+		rc = cli_accum_run(j, opt.mo.reference_given, CLI_RUN_DOT, r, 1, 1, x->n,
+				   xa ? xa : x->v, x->n, 0, yb ? yb : y->v, 1, 0, row);
+	free(xa);
+	free(yb);
+	return rc;
+}
+
 int cmd_dot(int argc, char **argv)
 {
 	static const char *const id_cols[] = { "n" };
@@ -153,6 +185,8 @@ int cmd_dot(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 1, cli_accum_cols, sizeof cli_accum_cols);
+	if (!rc && opt.backend != CLI_BACKEND_EMU)
+		rc = native_exact(&x, &y);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
 		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_DOT, &r, 1, 1,
 				      x.n, x.v, x.n, 0, y.v, 1, 0, opt.mo.profile);
@@ -161,8 +195,7 @@ int cmd_dot(int argc, char **argv)
 				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
 		cli_progress_start("dot", nj);
 		for (j = 0; j < nj && !rc; j++) {
-			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_DOT, &r, 1, 1,
-					   x.n, x.v, x.n, 0, y.v, 1, 0, &row);
+			rc = run_job(&jobs[j], &x, &y, &r, &row);
 			if (rc)
 				break;
 			cli_model_cells(&t, &jobs[j]);

@@ -151,6 +151,43 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 	return 0;
 }
 
+/* The native kernel reads binary32: no decimal binary64 cannot hold. */
+static int native_exact(const struct cli_tensor *x, const struct cli_tensor *y)
+{
+	static const char why[] = "the native kernel takes binary32 values";
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, 0, 1 };
+
+	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
+}
+
+/* Job j on A and B (stored layouts: A m x k, k x m transposed; B k x n,
+ * n x k transposed): the files' decimals loaded exactly (cli_operand_load;
+ * draws in the logical order, B's after A's m*k), then the run.  0 or -1. */
+static int run_job(struct cli_model_job *j, const struct cli_tensor *a,
+		   const struct cli_tensor *b, double *c, size_t m, size_t n, size_t k,
+		   struct cli_accum_row *row)
+{
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { a, cli_what(wa, "-a", opt.afile), opt.transa ? m : k,
+				  opt.transa, 0, 0 };
+	struct cli_operand ob = { b, cli_what(wb, "-b", opt.bfile), opt.transb ? k : n,
+				  opt.transb, (uint64_t)m * k, 1 };
+	double *al = NULL, *bl = NULL;
+	int rc = 0;
+
+	if (!j->generated)
+		rc = cli_operand_load(j, &oa, &al) || cli_operand_load(j, &ob, &bl) ? -1 : 0;
+	if (!rc)
+		rc = cli_accum_run(j, opt.mo.reference_given, CLI_RUN_GEMM, c, m, n, k,
+				   al ? al : a->v, opt.transa ? m : k, opt.transa, bl ? bl : b->v,
+				   opt.transb ? k : n, opt.transb, row);
+	free(al);
+	free(bl);
+	return rc;
+}
+
 int cmd_gemm(int argc, char **argv)
 {
 	static const char *const id_cols[] = { "m", "n", "k" };
@@ -195,6 +232,8 @@ int cmd_gemm(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 3, cli_accum_cols, sizeof cli_accum_cols);
+	if (!rc && opt.backend != CLI_BACKEND_EMU)
+		rc = native_exact(&a, &b);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
 		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_GEMM, c, m, n, k,
 				      a.v, opt.transa ? m : k, opt.transa, b.v, opt.transb ? k : n,
@@ -204,10 +243,7 @@ int cmd_gemm(int argc, char **argv)
 				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS);
 		cli_progress_start("gemm", nj);
 		for (j = 0; j < nj && !rc; j++) {
-			/* stored layouts: A m x k (k x m transposed), B k x n (n x k) */
-			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_GEMM, c, m, n,
-					   k, a.v, opt.transa ? m : k, opt.transa, b.v,
-					   opt.transb ? k : n, opt.transb, &row);
+			rc = run_job(&jobs[j], &a, &b, c, m, n, k, &row);
 			if (rc)
 				break;
 			cli_model_cells(&t, &jobs[j]);

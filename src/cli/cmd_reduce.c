@@ -187,6 +187,30 @@ out:
 	return rc ? -1 : 0;
 }
 
+/* Job j: the file's decimals loaded exactly (cli_operand_load), then the
+ * operation.  0 or -1. */
+static int run_job(struct cli_model_job *j, const struct cli_tensor *x, double *out,
+		   size_t nout, struct cli_accum_row *row)
+{
+	char wx[CLI_WHAT_MAX];
+	struct cli_operand ox = { x, cli_what(wx, "-x", opt.xfile), 1, 0, 0, 0 };
+	struct cli_tensor xl = *x;
+	double *xa = NULL;
+	int rc = 0;
+
+	if (!j->generated && cli_operand_load(j, &ox, &xa))
+		return -1;
+	if (xa)
+		xl.v = xa;
+	if (opt.op == FPL_REDUCE_SUM)
+		rc = cli_accum_run(j, opt.mo.reference_given, CLI_RUN_SUM, out, 1, 1, xl.n, xl.v,
+				   xl.n, 0, NULL, 0, 0, row);
+	else
+		rc = run_op(j, &xl, out, nout, row);
+	free(xa);
+	return rc;
+}
+
 int cmd_reduce(int argc, char **argv)
 {
 	static const char *const id_cols[] = { "op" };
@@ -229,11 +253,7 @@ int cmd_reduce(int argc, char **argv)
 				2 + CLI_MODEL_NCOLS + CLI_ACCUM_NCOLS);
 		cli_progress_start("reduce", nj);
 		for (j = 0; j < nj && !rc; j++) {
-			if (opt.op == FPL_REDUCE_SUM)
-				rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_SUM, out,
-						   1, 1, x.n, x.v, x.n, 0, NULL, 0, 0, &row);
-			else
-				rc = run_op(&jobs[j], &x, out, nout, &row);
+			rc = run_job(&jobs[j], &x, out, nout, &row);
 			if (rc)
 				break;
 			cli_table_str(&t, fpl_reduce_name(opt.op));
