@@ -31,20 +31,22 @@ static int select_tensor(struct cli_reader *r, const char *path, const char *nam
 {
 	size_t n = fpl_tensor_count(r->tf), i;
 	long idx = 0;
-	char err[1024], list[512];
+	char err[1024], list[512], sp[CLI_WHAT_MAX], sn[FPL_ESCAPED_NAME_MAX];
 	size_t k = 0;
 	int rc;
 
 	list[0] = 0;
 	for (i = 0; i < n && k < sizeof list - 64; i++)
 		k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", i ? ", " : "",
-				      fpl_tensor_get(r->tf, i)->name);
+				      fpl_escape(sn, sizeof sn, fpl_tensor_get(r->tf, i)->name));
+	fpl_escape(sp, sizeof sp, path);
 	if (name) {
 		idx = fpl_tensor_find(r->tf, name);
 		if (idx < 0)
-			return error("'%s' has no tensor '%s'; it holds %s", path, name, list);
+			return error("'%s' has no tensor '%s'; it holds %s", sp,
+				     fpl_escape(sn, sizeof sn, name), list);
 	} else if (n > 1) {
-		return error("'%s' holds %zu tensors (%s): name one as %s:NAME", path, n, list, path);
+		return error("'%s' holds %zu tensors (%s): name one as %s:NAME", sp, n, list, sp);
 	}
 	if (idx == 0)
 		return 0;
@@ -96,6 +98,7 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 	struct cli_reader r;
 	char *path = strdup(arg), *name = NULL, *colon;
 	size_t cap = 1024, got;
+	char sa[CLI_WHAT_MAX], sn[FPL_ESCAPED_NAME_MAX];
 	int rc = 0;
 
 	memset(t, 0, sizeof *t);
@@ -125,10 +128,11 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 			memcpy(t->shape, r.info->shape, sizeof t->shape);
 			cap = r.info->count ? (size_t)r.info->count : 1;
 			if (r.info->count > SIZE_MAX / 16)
-				rc = error("'%s': tensor too large", arg);
+				rc = error("'%s': tensor too large", fpl_escape(sa, sizeof sa, arg));
 		}
 	} else if (name) {
-		rc = error("'%s' is a text file: it holds no tensor '%s'", path, name);
+		rc = error("'%s' is a text file: it holds no tensor '%s'",
+			   fpl_escape(sa, sizeof sa, path), fpl_escape(sn, sizeof sn, name));
 	}
 	t->v = rc ? NULL : malloc(cap * sizeof *t->v);
 	if (!rc && !t->v)
@@ -157,7 +161,7 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 		t->n += got;
 	}
 	if (!rc && r.tf && t->n != r.info->count)
-		rc = error("'%s': truncated tensor", arg);
+		rc = error("'%s': truncated tensor", fpl_escape(sa, sizeof sa, arg));
 	if (!rc && r.tf && r.info->fortran_order && t->ndim > 1) {
 		double *c = malloc(t->n * sizeof *c + 1);
 

@@ -21,6 +21,14 @@
 
 #define MAX_LIST 64	/* values of one comma list */
 
+/* An argument as messages show it: control characters escaped
+ * (fpl_escape), as the README promises for every name a user gives. */
+#define ESC_MAX (4 * 256 + 1)
+static const char *esc(char *buf, const char *s)
+{
+	return fpl_escape(buf, ESC_MAX, s);
+}
+
 void cli_model_init(struct cli_model *mo)
 {
 	memset(mo, 0, sizeof *mo);
@@ -38,12 +46,18 @@ static int gen_parse(struct fpl__gen *g, const char *s)
 		char name[64];
 		size_t len = strcspn(s, ":");
 
+		char e[ESC_MAX];
+
 		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
-		cli_unknown("generator", name, names, 6);
+		cli_unknown("generator", esc(e, name), names, 6);
 	} else if (rc && g->kind == FPL__GEN_ONES) {
-		error("--gen '%s': ones takes no parameters", s);
+		char e[ESC_MAX];
+
+		error("--gen '%s': ones takes no parameters", esc(e, s));
 	} else if (rc) {
-		error("--gen '%s': expected %s", s, g->kind == FPL__GEN_INTS ? "ints:A,B (integers, "
+		char e[ESC_MAX];
+
+		error("--gen '%s': expected %s", esc(e, s), g->kind == FPL__GEN_INTS ? "ints:A,B (integers, "
 		      "A <= B)" : g->kind == FPL__GEN_UNIFORM ? "uniform:A,B (A <= B)" :
 		      g->kind == FPL__GEN_NORMAL ? "normal:MU,SIGMA (SIGMA >= 0)" :
 		      g->kind == FPL__GEN_LOGUNIFORM ? "loguniform:A,B (-1074 <= A <= B <= 1023)" :
@@ -74,7 +88,9 @@ int cli_model_option(struct cli_model *mo, int c, const char *arg)
 		else if (!strcmp(arg, "loaded"))
 			mo->reference_given = 0;
 		else {
-			error("--reference: '%s' is not loaded or given", arg);
+			char e[ESC_MAX];
+
+			error("--reference: '%s' is not loaded or given", esc(e, arg));
 			return -2;
 		}
 		return 1;
@@ -102,7 +118,10 @@ static size_t split(const char *opt, const char *s, char **store, const char **o
 		if (c)
 			*c = 0;
 		if (!*p || n == MAX_LIST) {
-			error("%s '%s': not a comma list of at most %d values", opt, s, MAX_LIST);
+			char e[ESC_MAX];
+
+			error("%s '%s': not a comma list of at most %d values", opt, esc(e, s),
+			      MAX_LIST);
 			return 0;
 		}
 		out[n++] = p;
@@ -118,6 +137,7 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		    int *has_mode)
 {
 	int rc = fpl_accum_parse_spec(s, f, rnd, given);
+	char e[ESC_MAX], en[ESC_MAX];
 
 	if (!rc) {
 		*has_mode = strchr(s, ':') && !(given && *given);
@@ -129,15 +149,29 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		char name[64];
 
 		snprintf(name, sizeof name, "%.*s", (int)strcspn(s, "+:") % 63, s);
-		error("%s '%s': unknown format '%s'%s%s%s", opt, s, name,
+		error("%s '%s': unknown format '%s'%s%s%s", opt, esc(e, s), esc(en, name),
 		      cli_closest(name, names, n) ? "; did you mean '" : "",
 		      cli_closest(name, names, n) ? cli_closest(name, names, n) : "",
 		      cli_closest(name, names, n) ? "'?" : "");
 	} else if (rc == FPL_EFORMAT) {
-		error("%s '%s': impossible format with these switches", opt, s);
+		fpl_format plain;
+		char name[FPL_FORMAT_NAME_MAX + 32];
+
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(s, "+:") % (int)(sizeof name - 1), s);
+		if (fpl_format_lookup(&plain, name) == FPL_EFORMAT)
+			error("%s '%s': impossible format '%s': exponent bits must be 1..11 and "
+			      "mantissa bits 0..52", opt, esc(e, s), esc(en, name));
+		else {
+			const char *sw = s + strlen(name);
+
+			snprintf(name, sizeof name, "%.*s", (int)strcspn(sw, ":") % (int)(sizeof name - 1),
+				 sw);
+			error("%s '%s': impossible format with the switches %s", opt, esc(e, s),
+			      esc(en, name));
+		}
 	} else {
 		error("%s '%s': expected FORMAT[+daz][+ftz][+nosub][+sat][:MODE%s] (MODE one of "
-		      "ne na nz tp tn tz od sp se)", opt, s, given ? "|:given" : "");
+		      "ne na nz tp tn tz od sp se)", opt, esc(e, s), given ? "|:given" : "");
 	}
 	return -2;
 }
@@ -151,7 +185,7 @@ static int order(fpl_accum_model *m, const char *s)
 {
 	int rc = fpl_accum_parse_order(m, s);
 	size_t len = strcspn(s, ":"), i;
-	char name[64];
+	char name[64], e[ESC_MAX];
 
 	if (!rc)
 		return 0;
@@ -160,13 +194,13 @@ static int order(fpl_accum_model *m, const char *s)
 		if (!strcmp(name, order_names[i]))
 			break;
 	if (i == 8)
-		cli_unknown("order", name, order_names, 8);
+		cli_unknown("order", esc(e, name), order_names, 8);
 	else if (rc == FPL_ENOTFOUND)
-		error("--order '%s': unknown promotion format", s);
+		error("--order '%s': unknown promotion format", esc(e, s));
 	else
 		error("--order '%s': expected sequential, pairwise[:L], blocked:B[:FMT], kahan, "
 		      "neumaier, fused:F[:W[:tz|ne]], pairs or evenodd[:B] (L, B, F >= 1, "
-		      "W in 1..64)", s);
+		      "W in 1..64)", esc(e, s));
 	return -2;
 }
 
@@ -259,11 +293,12 @@ static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct giv
 		size_t n, i;
 		const fpl_accum_profile_entry *p = fpl_accum_profiles(&n);
 		const char *names[16];
+		char e[ESC_MAX];
 
 		if (fpl_accum_profile(m, mo->profile)) {
 			for (i = 0; i < n && i < 16; i++)
 				names[i] = p[i].name;
-			cli_unknown("profile", mo->profile, names, i);
+			cli_unknown("profile", esc(e, mo->profile), names, i);
 			return -2;
 		}
 		/* a profile's own roundings keep their modes: -r does not change

@@ -36,6 +36,7 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char e[CLI_WHAT_MAX];
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
@@ -67,14 +68,16 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, &opt.n) || opt.n < 1 || opt.n > (1L << 40))
-				return usage_error(dot_usage, "-n: '%s' is not a length >= 1", optarg);
+				return usage_error(dot_usage, "-n: '%s' is not a length from 1 to 2^40 "
+						   "(1099511627776)", fpl_escape(e, sizeof e, optarg));
 			break;
 		default:
 			return usage_error(dot_usage, NULL);
 		}
 	}
 	if (optind < argc)
-		return usage_error(dot_usage, "unexpected argument '%s'", argv[optind]);
+		return usage_error(dot_usage, "unexpected argument '%s'",
+				   fpl_escape(e, sizeof e, argv[optind]));
 	if (opt.mo.gen.kind && (opt.afile || opt.bfile))
 		return usage_error(dot_usage, "--gen and -a/-b are two sources: give one");
 	if (!opt.mo.gen.kind && !opt.afile && !opt.bfile)
@@ -89,6 +92,8 @@ static int parse_args(int argc, char **argv)
 /* The two vectors, generated or read; 0 or -1. */
 static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 {
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+
 	if (opt.mo.gen.kind) {
 		size_t n = (size_t)opt.n;
 
@@ -103,15 +108,20 @@ static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 	}
 	if (cli_tensor_read(x, opt.afile) || cli_tensor_read(y, opt.bfile))
 		return -1;
+	cli_what(wa, "-a", opt.afile);
+	cli_what(wb, "-b", opt.bfile);
 	if (x->ndim != 1)
-		return error("-a %s: a dot product takes a vector (1-D), not a %d-D tensor",
-			     opt.afile, x->ndim);
+		return error("%s: a dot product takes a vector (1-D), not a %d-D tensor", wa,
+			     x->ndim);
 	if (y->ndim != 1)
-		return error("-b %s: a dot product takes a vector (1-D), not a %d-D tensor",
-			     opt.bfile, y->ndim);
+		return error("%s: a dot product takes a vector (1-D), not a %d-D tensor", wb,
+			     y->ndim);
 	if (x->n != y->n)
-		return error("-a %s has %zu elements but -b %s has %zu: the lengths must agree",
-			     opt.afile, x->n, opt.bfile, y->n);
+		return error("%s has %zu elements but %s has %zu: the lengths must agree", wa, x->n,
+			     wb, y->n);
+	if (!x->n)
+		return error("%s: the vectors are empty: a dot product takes lengths from 1 to "
+			     "2^40", wa);
 	if (opt.n >= 0 && (size_t)opt.n != x->n)
 		return error("-n %ld but the files hold vectors of %zu", opt.n, x->n);
 	return 0;

@@ -30,10 +30,18 @@ static struct gemm_opts {
 	enum cli_backend backend;
 } opt;
 
+/* One rule for every size, given (-m -n -k) or read from the files:
+ * m, n and k from 1 to 2^30, m*n*k at most 2^40 products. */
+#define GEMM_DIM_MAX (1L << 30)
+#define GEMM_DIM_RULE "a size from 1 to 2^30 (1073741824)"
+
 static int dim(const char *o, const char *arg, long *v)
 {
-	if (cli_parse_long(arg, v) || *v < 1 || *v > (1L << 30))
-		return usage_error(gemm_usage, "%s: '%s' is not a size >= 1", o, arg);
+	char e[CLI_WHAT_MAX];
+
+	if (cli_parse_long(arg, v) || *v < 1 || *v > GEMM_DIM_MAX)
+		return usage_error(gemm_usage, "%s: '%s' is not " GEMM_DIM_RULE, o,
+				   fpl_escape(e, sizeof e, arg));
 	return 0;
 }
 
@@ -50,6 +58,7 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char e[CLI_WHAT_MAX];
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
@@ -83,7 +92,8 @@ static int parse_args(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return usage_error(gemm_usage, "unexpected argument '%s'", argv[optind]);
+		return usage_error(gemm_usage, "unexpected argument '%s'",
+				   fpl_escape(e, sizeof e, argv[optind]));
 	if (opt.mo.gen.kind && (opt.afile || opt.bfile))
 		return usage_error(gemm_usage, "--gen and -a/-b are two sources: give one");
 	if (!opt.mo.gen.kind && !opt.afile && !opt.bfile)
@@ -100,12 +110,20 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* t must be a matrix. */
+/* t must be a matrix whose sizes follow the rule of -m -n -k. */
 static int shape2(const struct cli_tensor *t, const char *o, const char *file, const char *what)
 {
+	char w[CLI_WHAT_MAX];
+
+	cli_what(w, o, file);
 	if (t->ndim != 2)
-		return error("%s %s: gemm takes a matrix (2-D) for %s, not a %d-D tensor", o, file,
-			     what, t->ndim);
+		return error("%s: gemm takes a matrix (2-D) for %s, not a %d-D tensor", w, what,
+			     t->ndim);
+	if (t->shape[0] < 1 || t->shape[1] < 1 || t->shape[0] > (uint64_t)GEMM_DIM_MAX
+	    || t->shape[1] > (uint64_t)GEMM_DIM_MAX)
+		return error("%s: %s is %llux%llu: each of its sizes must be " GEMM_DIM_RULE
+			     ", as -m -n -k must", w, what, (unsigned long long)t->shape[0],
+			     (unsigned long long)t->shape[1]);
 	return 0;
 }
 
@@ -133,17 +151,22 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 		long am = (long)a->shape[opt.transa], ak = (long)a->shape[!opt.transa];
 		long bk = (long)b->shape[opt.transb], bn = (long)b->shape[!opt.transb];
 
+		char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+
 		if (ak != bk)
-			return error("-a %s is %llux%llu%s and -b %s is %llux%llu%s: the inner "
-				     "dimensions (k) differ, %ld and %ld", opt.afile,
+			return error("%s is %llux%llu%s and %s is %llux%llu%s: the inner "
+				     "dimensions (k) differ, %ld and %ld", cli_what(wa, "-a", opt.afile),
 				     (unsigned long long)a->shape[0], (unsigned long long)a->shape[1],
-				     opt.transa ? " (transposed)" : "", opt.bfile,
+				     opt.transa ? " (transposed)" : "", cli_what(wb, "-b", opt.bfile),
 				     (unsigned long long)b->shape[0], (unsigned long long)b->shape[1],
 				     opt.transb ? " (transposed)" : "", ak, bk);
 		if ((opt.m >= 0 && opt.m != am) || (opt.n >= 0 && opt.n != bn) ||
 		    (opt.k >= 0 && opt.k != ak))
 			return error("the files give m=%ld n=%ld k=%ld, which the -m/-n/-k given "
 				     "contradict", am, bn, ak);
+		if ((double)am * (double)bn * (double)ak > 0x1p40)
+			return error("the files give m=%ld n=%ld k=%ld: more than 2^40 products",
+				     am, bn, ak);
 		opt.m = am;
 		opt.n = bn;
 		opt.k = ak;

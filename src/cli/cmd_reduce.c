@@ -46,6 +46,7 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char e[CLI_WHAT_MAX];
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
@@ -70,8 +71,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, &opt.n) || opt.n < 1 || opt.n > (1L << 40))
-				return usage_error(reduce_usage, "-n: '%s' is not a length >= 1",
-						   optarg);
+				return usage_error(reduce_usage, "-n: '%s' is not a length from 1 "
+						   "to 2^40 (1099511627776)",
+						   fpl_escape(e, sizeof e, optarg));
 			break;
 		case OPT_SAMPLE:
 			opt.sample = 1;
@@ -84,9 +86,10 @@ static int parse_args(int argc, char **argv)
 		return usage_error(reduce_usage, "no operation: give one of sum mean var "
 				   "var-welford norm2 softmax logsumexp");
 	if (optind + 1 < argc)
-		return usage_error(reduce_usage, "unexpected argument '%s'", argv[optind + 1]);
+		return usage_error(reduce_usage, "unexpected argument '%s'",
+				   fpl_escape(e, sizeof e, argv[optind + 1]));
 	if (fpl_reduce_parse(argv[optind], &opt.op)) {
-		cli_unknown("operation", argv[optind], op_names, 7);
+		cli_unknown("operation", fpl_escape(e, sizeof e, argv[optind]), op_names, 7);
 		return usage_error(reduce_usage, NULL);
 	}
 	if (opt.sample && opt.op != FPL_REDUCE_VAR && opt.op != FPL_REDUCE_VAR_WELFORD)

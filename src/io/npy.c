@@ -280,10 +280,10 @@ int io_npy_open(fpl_tensor_file *tf, char *err, size_t errlen)
 	char msg[256];
 	long long r = io_pread_full(tf->fd, pre, sizeof pre, 0);
 	if (r < 0)
-		return io_fail(err, errlen, FPL_EIO, "%s: %s", tf->path, strerror(errno));
+		return io_fail(err, errlen, FPL_EIO, "%s: %s", tf->shown, strerror(errno));
 	int rc = io_tensors_alloc(tf, 1);
 	if (rc)
-		return io_fail(err, errlen, rc, "%s: out of memory", tf->path);
+		return io_fail(err, errlen, rc, "%s: out of memory", tf->shown);
 	struct io_tensor *t = &tf->t[0];
 	uint64_t hdr;
 	size_t need;
@@ -291,25 +291,25 @@ int io_npy_open(fpl_tensor_file *tf, char *err, size_t errlen)
 	if (rc && need > (size_t)r && (size_t)r == sizeof pre) {
 		unsigned char *h = malloc(need);
 		if (!h)
-			return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->path);
+			return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->shown);
 		r = io_pread_full(tf->fd, h, need, 0);
 		if (r < 0) {
 			free(h);
-			return io_fail(err, errlen, FPL_EIO, "%s: %s", tf->path, strerror(errno));
+			return io_fail(err, errlen, FPL_EIO, "%s: %s", tf->shown, strerror(errno));
 		}
 		rc = io_npy_parse(h, (size_t)r, tf->opts.dtype, &t->info, &hdr, &need, msg,
 				  sizeof msg);
 		free(h);
 	}
 	if (rc)
-		return io_fail(err, errlen, rc, "%s: %s", tf->path, msg);
+		return io_fail(err, errlen, rc, "%s: %s", tf->shown, msg);
 	io_name_from_file(tf, t->info.name, sizeof t->info.name);
 	size_t es = fpl_dtype_size(t->info.dtype);
 	uint64_t nb;
 	if (io_mul_overflow(t->info.count, es, &nb) || hdr > tf->size || nb != tf->size - hdr)
 		return io_fail(err, errlen, FPL_EPARSE,
 			       "%s: header says %llu elements of %zu bytes but %llu bytes follow",
-			       tf->path, (unsigned long long)t->info.count, es,
+			       tf->shown, (unsigned long long)t->info.count, es,
 			       (unsigned long long)(hdr > tf->size ? 0 : tf->size - hdr));
 	t->data_off = hdr;
 	t->nbytes = nb;
