@@ -640,6 +640,7 @@ struct cli_tensor {
 	size_t n;
 	int ndim;
 	uint64_t shape[FPL_TENSOR_MAXDIM];
+	fpl_dtype dtype;	/* the file's; FPL_DT_UNKNOWN for text */
 	/* text: the decimals binary64 cannot hold (v holds their nearest
 	 * binary64), in order, pos indexing v; a model loads each of them by
 	 * rounding the decimal itself once (cli_operand_load) */

@@ -125,6 +125,7 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 		rc = select_tensor(&r, path, name);
 		if (!rc) {
 			t->ndim = r.info->ndim;
+			t->dtype = r.info->dtype;
 			memcpy(t->shape, r.info->shape, sizeof t->shape);
 			cap = r.info->count ? (size_t)r.info->count : 1;
 			if (r.info->count > SIZE_MAX / 16)

@@ -228,13 +228,15 @@ static size_t in_elem_size(const struct cli_reader *r)
 int cli_dtype_parse(const char *s, fpl_dtype *out)
 {
 	static const char *const names[] = { "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2" };
+	char sh[SHOWN_MAX];
 
 	if (!fpl_dtype_parse(s, out) && *out != FPL_DT_TEXT)
 		return 0;
+	fpl_escape(sh, sizeof sh, s);
 	if (!cli_closest(s, names, 6))
-		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2", s);
+		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2", sh);
 	else
-		cli_unknown("dtype", s, names, 6);
+		cli_unknown("dtype", sh, names, 6);
 	return -2;
 }
 
