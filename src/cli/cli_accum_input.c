@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "accum/accum_internal.h"	/* fpl__acc_is_value: the load's own test */
+#include "train/dataset_internal.h"	/* ds_int_*: integer tensors, shared with train */
 
 /* --------------------------------------------------------- tensor input */
 void cli_tensor_release(struct cli_tensor *t)
@@ -93,6 +94,82 @@ int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *n
 	return rc;
 }
 
+/* C-order index of element p of a column-major tensor of `shape`. */
+static size_t fortran_index(size_t p, int ndim, const uint64_t *shape)
+{
+	size_t c = 0, q = p;
+	uint64_t idx[FPL_TENSOR_MAXDIM];
+	int d;
+
+	for (d = 0; d < ndim; d++) {
+		idx[d] = shape[d] ? q % shape[d] : 0;
+		q = shape[d] ? q / shape[d] : 0;
+	}
+	for (d = 0; d < ndim; d++)
+		c = c * (size_t)shape[d] + (size_t)idx[d];
+	return c;
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+	size_t p = ((const fpl_inexact *)a)->pos, q = ((const fpl_inexact *)b)->pos;
+
+	return p < q ? -1 : p > q;
+}
+
+/*
+ * An integer tensor (.npy, .npz member, .safetensors: numpy's i, u and b
+ * kinds), read by the reader `train` uses (ds_int_*), into t: each
+ * integer as a binary64 when binary64 holds it, else its nearest binary64
+ * and the integer itself in t->inx, rounded once by the load like a
+ * decimal of text.  1 when path:name is not such a tensor (nothing
+ * printed: the caller reads it as usual), 0 done, -1 failed (message).
+ */
+static int int_tensor_read(struct cli_tensor *t, const char *path, const char *name)
+{
+	ds_int_tensor it;
+	char err[1024];
+	size_t cap = 0, i;
+	int rc;
+
+	if (!cli_is_tensor_file(path) || ds_int_open(&it, path, name, err, sizeof err)) {
+		if (cli_is_tensor_file(path))
+			ds_int_close(&it);
+		return 1;
+	}
+	if (it.count > SIZE_MAX / 16) {
+		ds_int_close(&it);
+		return error("'%s': tensor too large", it.where);
+	}
+	t->ndim = it.ndim;
+	memcpy(t->shape, it.shape, sizeof t->shape);
+	t->n = (size_t)it.count;
+	t->dtype = FPL_DT_UNKNOWN;	/* binary64 out */
+	t->v = malloc((t->n + 1) * sizeof *t->v);
+	if (!t->v) {
+		ds_int_close(&it);
+		return error("out of memory");
+	}
+	err[0] = 0;
+	rc = ds_int_read_exact(&it, t->v, t->n, &t->inx, &t->ninx, &cap, err, sizeof err);
+	ds_int_close(&it);
+	if (rc)
+		return error("%s", err[0] ? err : fpl_strerror(rc));
+	if (it.fortran_order && t->ndim > 1) {
+		double *c = malloc(t->n * sizeof *c + 1);
+
+		if (!c)
+			return error("out of memory");
+		cli_fortran_to_c(c, t->v, t->ndim, t->shape);
+		free(t->v);
+		t->v = c;
+		for (i = 0; i < t->ninx; i++)
+			t->inx[i].pos = fortran_index(t->inx[i].pos, t->ndim, t->shape);
+		qsort(t->inx, t->ninx, sizeof *t->inx, cmp_pos);
+	}
+	return 0;
+}
+
 int cli_tensor_read(struct cli_tensor *t, const char *arg)
 {
 	struct cli_reader r;
@@ -117,6 +194,14 @@ int cli_tensor_read(struct cli_tensor *t, const char *arg)
 		free(path);
 		return error("tensor input needs a file name, not stdin");
 	}
+	rc = int_tensor_read(t, path, name);
+	if (rc <= 0) {
+		free(path);
+		if (rc)
+			cli_tensor_release(t);
+		return rc;
+	}
+	rc = 0;
 	if (cli_reader_open(&r, path, CLI_IN_TEXT, NULL, FPL_DT_UNKNOWN)) {
 		free(path);
 		return -1;
@@ -236,7 +321,7 @@ int cli_operand_exact(const struct cli_operand *o, const char *why)
 
 	if (!o->t->ninx)
 		return 0;
-	return error("%s: %s is a decimal that binary64 cannot hold (nearest %.17g): %s",
+	return error("%s: %s is a number that binary64 cannot hold (nearest %.17g): %s",
 		     o->what, index_of(o->t, o->t->inx[0].pos, at, sizeof at), o->t->v[o->t->inx[0].pos],
 		     why);
 }
@@ -254,7 +339,7 @@ int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, doubl
 	*out = NULL;
 	if ((o->b ? m->b_load : m->a_load) == FPL_LOAD_GIVEN) {
 		if (t->ninx)
-			return error("%s: %s, a decimal that binary64 cannot hold (nearest %.17g), "
+			return error("%s: %s, a number that binary64 cannot hold (nearest %.17g), "
 				     "is not a value of its format (%.*s): inputs taken as given "
 				     "(':given', or a profile's) must be; round them with -f FORMAT",
 				     o->what, index_of(t, t->inx[0].pos, at, sizeof at),
