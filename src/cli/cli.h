@@ -646,8 +646,14 @@ struct cli_tensor {
 	 * rounding the decimal itself once (cli_operand_load) */
 	fpl_inexact *inx;
 	size_t ninx;
+	int int_src;		/* read from an integer tensor */
 };
+/* cli_tensor_read keeps no inx: a decimal keeps its nearest binary64,
+ * and an integer binary64 cannot hold is refused (for callers whose
+ * loads cannot round it once); cli_tensor_read_exact keeps the list,
+ * integers included, for cli_operand_load. */
 int cli_tensor_read(struct cli_tensor *t, const char *spec);
+int cli_tensor_read_exact(struct cli_tensor *t, const char *spec);
 /* Tensor `name` of `path` (path:name), or the whole file when name is
  * NULL (a text file); as cli_tensor_read. */
 int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name);

@@ -94,6 +94,8 @@ int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *n
 	return rc;
 }
 
+static const char *index_of(const struct cli_tensor *t, size_t p, char *buf, size_t cap);
+
 /* C-order index of element p of a column-major tensor of `shape`. */
 static size_t fortran_index(size_t p, int ndim, const uint64_t *shape)
 {
@@ -145,6 +147,7 @@ static int int_tensor_read(struct cli_tensor *t, const char *path, const char *n
 	memcpy(t->shape, it.shape, sizeof t->shape);
 	t->n = (size_t)it.count;
 	t->dtype = FPL_DT_UNKNOWN;	/* binary64 out */
+	t->int_src = 1;
 	t->v = malloc((t->n + 1) * sizeof *t->v);
 	if (!t->v) {
 		ds_int_close(&it);
@@ -171,6 +174,30 @@ static int int_tensor_read(struct cli_tensor *t, const char *path, const char *n
 }
 
 int cli_tensor_read(struct cli_tensor *t, const char *arg)
+{
+	char sa[CLI_WHAT_MAX], at[128];
+	int rc = cli_tensor_read_exact(t, arg);
+
+	if (rc || !t->ninx)
+		return rc;
+	/* no exact load behind this caller: an integer binary64 cannot hold
+	 * is refused (rounding it here and again in a format would round it
+	 * twice); a decimal of text keeps its nearest binary64 */
+	if (!t->int_src) {
+		free(t->inx);
+		t->inx = NULL;
+		t->ninx = 0;
+		return 0;
+	}
+	rc = error("'%s': %s = %.17g (nearest binary64) is an integer that binary64 cannot "
+		   "hold: this command would round it twice; give it as a float tensor",
+		   fpl_escape(sa, sizeof sa, arg), index_of(t, t->inx[0].pos, at, sizeof at),
+		   t->v[t->inx[0].pos]);
+	cli_tensor_release(t);
+	return rc;
+}
+
+int cli_tensor_read_exact(struct cli_tensor *t, const char *arg)
 {
 	struct cli_reader r;
 	char *path = strdup(arg), *name = NULL, *colon;

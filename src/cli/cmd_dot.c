@@ -106,7 +106,7 @@ static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, y->v, n);
 		return 0;
 	}
-	if (cli_tensor_read(x, opt.afile) || cli_tensor_read(y, opt.bfile))
+	if (cli_tensor_read_exact(x, opt.afile) || cli_tensor_read_exact(y, opt.bfile))
 		return -1;
 	cli_what(wa, "-a", opt.afile);
 	cli_what(wb, "-b", opt.bfile);

@@ -143,7 +143,7 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, b->v, nb);
 		return 0;
 	}
-	if (cli_tensor_read(a, opt.afile) || cli_tensor_read(b, opt.bfile))
+	if (cli_tensor_read_exact(a, opt.afile) || cli_tensor_read_exact(b, opt.bfile))
 		return -1;
 	if (shape2(a, "-a", opt.afile, "A") || shape2(b, "-b", opt.bfile, "B"))
 		return -1;

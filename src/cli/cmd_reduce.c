@@ -136,7 +136,7 @@ static int inputs(struct cli_tensor *x)
 		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, x->n);
 		return 0;
 	}
-	if (cli_tensor_read(x, opt.xfile))
+	if (cli_tensor_read_exact(x, opt.xfile))
 		return -1;
 	cli_what(wx, "-x", opt.xfile);
 	if (x->ndim != 1 && !(along_last_axis() && x->ndim > 1))
