@@ -33,14 +33,14 @@ static struct gemm_opts {
 /* One rule for every size, given (-m -n -k) or read from the files:
  * m, n and k from 1 to 2^30, m*n*k at most 2^40 products. */
 #define GEMM_DIM_MAX (1L << 30)
-#define GEMM_DIM_RULE "a size from 1 to 2^30 (1073741824)"
+#define GEMM_DIM_RANGE "from 1 to 2^30 (1073741824)"
 
 static int dim(const char *o, const char *arg, long *v)
 {
 	char e[CLI_WHAT_MAX];
 
 	if (cli_parse_long(arg, v) || *v < 1 || *v > GEMM_DIM_MAX)
-		return usage_error(gemm_usage, "%s: '%s' is not " GEMM_DIM_RULE, o,
+		return usage_error(gemm_usage, "%s: '%s' is not a size " GEMM_DIM_RANGE, o,
 				   fpl_escape(e, sizeof e, arg));
 	return 0;
 }
@@ -121,8 +121,8 @@ static int shape2(const struct cli_tensor *t, const char *o, const char *file, c
 			     t->ndim);
 	if (t->shape[0] < 1 || t->shape[1] < 1 || t->shape[0] > (uint64_t)GEMM_DIM_MAX
 	    || t->shape[1] > (uint64_t)GEMM_DIM_MAX)
-		return error("%s: %s is %llux%llu: each of its sizes must be " GEMM_DIM_RULE
-			     ", as -m -n -k must", w, what, (unsigned long long)t->shape[0],
+		return error("%s: %s is %llux%llu: gemm takes sizes " GEMM_DIM_RANGE
+			     ", from files as from -m -n -k", w, what, (unsigned long long)t->shape[0],
 			     (unsigned long long)t->shape[1]);
 	return 0;
 }
