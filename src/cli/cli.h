@@ -628,6 +628,10 @@ void cli_model_init(struct cli_model *mo);
 /* As cli_round_option: 1 handled, 0 not a model option, -2 usage error
  * (message printed). */
 int cli_model_option(struct cli_model *mo, int c, const char *arg);
+/* arg itself, or, when it holds a control character (so that no option
+ * takes it), its escaped copy (fpl_escape; one of a few kept) for
+ * parsers whose messages quote it. */
+const char *cli_arg_shown(const char *arg);
 /* The grid of jobs (*jobs allocated, *n of them).  0, -2 usage error or
  * -1 (messages printed). */
 int cli_model_grid(const struct cli_model *mo, struct cli_model_job **jobs, size_t *n);

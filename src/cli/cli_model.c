@@ -66,9 +66,28 @@ static int gen_parse(struct fpl__gen *g, const char *s)
 	return rc ? -2 : 0;
 }
 
+const char *cli_arg_shown(const char *arg)
+{
+	/* a few persistent copies: the option parsers keep the pointer */
+	static char ring[8][ESC_MAX];
+	static unsigned next;
+	const char *p;
+
+	for (p = arg; p && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			break;
+	if (!p || !*p)
+		return arg;
+	return esc(ring[next++ % 8], arg);
+}
+
 int cli_model_option(struct cli_model *mo, int c, const char *arg)
 {
-	int rc = cli_round_option(&mo->ro, c, arg);
+	/* an argument with a control character is wrong for every option
+	 * of cli_round_option; its escaped copy fails the same way and shows
+	 * safely (the model's own options, -f included, escape their
+	 * messages) */
+	int rc = cli_round_option(&mo->ro, c, c == 'f' ? arg : cli_arg_shown(arg));
 
 	if (rc)
 		return rc;

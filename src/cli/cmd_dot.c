@@ -54,7 +54,7 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			return -1;
 		case CLI_OPT_BACKEND:
-			if (cli_backend_parse(optarg, &opt.backend))
+			if (cli_backend_parse(cli_arg_shown(optarg), &opt.backend))
 				return CLI_EXIT_USAGE;
 			break;
 		case 'a':
