@@ -134,9 +134,10 @@ static int int_tensor_read(struct cli_tensor *t, const char *path, const char *n
 	size_t cap = 0, i;
 	int rc;
 
-	if (!cli_is_tensor_file(path) || ds_int_open(&it, path, name, err, sizeof err)) {
-		if (cli_is_tensor_file(path))
-			ds_int_close(&it);
+	if (!cli_is_tensor_file(path))
+		return 1;
+	if (ds_int_open(&it, path, name, err, sizeof err)) {
+		ds_int_close(&it);	/* opened at most partly: close is safe */
 		return 1;
 	}
 	if (it.count > SIZE_MAX / 16) {
@@ -349,8 +350,8 @@ int cli_operand_exact(const struct cli_operand *o, const char *why)
 	if (!o->t->ninx)
 		return 0;
 	return error("%s: %s is a number that binary64 cannot hold (nearest %.17g): %s",
-		     o->what, index_of(o->t, o->t->inx[0].pos, at, sizeof at), o->t->v[o->t->inx[0].pos],
-		     why);
+		     o->what, index_of(o->t, o->t->inx[0].pos, at, sizeof at),
+		     o->t->v[o->t->inx[0].pos], why);
 }
 
 int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, double **out)

@@ -77,6 +77,26 @@ out=$(fplab reduce mean -x x.txt -f fp16 --acc fp64 --tsv)
 	fail "reduce mean: 1.00048828125000000001 loaded into fp16 is not 1.0009765625: $out"
 checks=$((checks + 2))
 
+# The loads of such decimals take the draws the library's loads take
+# (element k of a at draw k, of b at draw n + k): in a stochastic mode,
+# the loaded values are those `round` gives the same numbers at the
+# same positions (--acc fp64 sums 40 fp16 values near 1 exactly).
+i=1
+while [ $i -le 40 ]; do echo "1.0004$i$i$i$i$i$i$i7"; i=$((i + 1)); done >sr.txt
+i=1
+while [ $i -le 40 ]; do echo 1; i=$((i + 1)); done >ones.txt
+cat ones.txt sr.txt >both.txt
+for seed in 1 2; do
+	want=$(fplab round -f fp16 -r sp --seed $seed sr.txt | awk '{ s += $1 } END { printf "%.17g\n", s }')
+	got=$(fplab reduce sum -x sr.txt -f fp16:sp --acc fp64 --seed $seed --tsv | col result)
+	[ "$got" = "$want" ] || fail "reduce sum, sp, seed $seed: $got, round's loads sum to $want"
+	want=$(fplab round -f fp16 -r sp --seed $seed both.txt | tail -n 40 |
+		awk '{ s += $1 } END { printf "%.17g\n", s }')
+	got=$(fplab dot -a ones.txt -b sr.txt -f fp16:sp --acc fp64 --seed $seed --tsv | col result)
+	[ "$got" = "$want" ] || fail "dot b, sp, seed $seed: $got, round's loads sum to $want"
+	checks=$((checks + 2))
+done
+
 # --- refusals name the operand, the index and the value (item 7) ---------
 printf '0.25\n0.3\n' >h.txt
 expect_fail "given: a decimal binary64 cannot hold" 1 \
