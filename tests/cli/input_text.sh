@@ -135,6 +135,18 @@ out=$(fplab reduce sum -x big.npy -f fp64:tz --acc fp64 --tsv)
 [ "$(printf '%s\n' "$out" | col result)" = 9007199254740992 ] ||
 	fail "2^53 + 1 loaded into fp64 in tz: $(printf '%s\n' "$out" | col result), not 2^53"
 checks=$((checks + 2))
+# A stored transposed (--transa) loads in A's logical order: the same
+# draws, so the same bits, as A stored as it is (fp64 in sp rounds each
+# odd integer above 2^53 up or down at random; B is the identity).
+npy A.npy '<i8' '(2, 2)' 0020000000000001 0020000000000003 0020000000000005 0020000000000007
+npy AT.npy '<i8' '(2, 2)' 0020000000000001 0020000000000005 0020000000000003 0020000000000007
+npy I.npy '<f8' '(2, 2)' 3ff0000000000000 0000000000000000 0000000000000000 3ff0000000000000
+for seed in 1 2 3 4 5 6; do
+	fplab gemm -a A.npy -b I.npy -f fp64:sp --acc fp64 --seed $seed -o c1.npy >/dev/null &&
+	fplab gemm -a AT.npy -b I.npy --transa -f fp64:sp --acc fp64 --seed $seed -o c2.npy \
+		>/dev/null && cmp -s c1.npy c2.npy || fail "gemm --transa, seed $seed: other draws"
+	checks=$((checks + 1))
+done
 expect_fail "allreduce refuses an integer binary64 cannot hold" 1 \
 	"element 0 = 9007199254740992 .*an integer that binary64 cannot hold" \
 	fplab allreduce --inputs big.npy,big.npy
