@@ -216,8 +216,13 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 		struct cli_operand o = { &rt, what, 1, 0, 0, 0 };
 
 		snprintf(what, sizeof what, opt.rows > 1 ? "%s: row %zu" : "%s", wx, r);
+		double *unused;
+
+		/* a generated row taken as given is rounded into its format
+		 * first, as for sum (cli_accum_given) */
 		if ((rc = row_of(x, r, len, &rt, &inx, &k))
-		    || (!j->generated && (rc = cli_operand_load(j, &o, &xe))))
+		    || (j->generated ? (rc = cli_accum_given(j, len, rt.v, &xe, 0, NULL, &unused))
+				     : (rc = cli_operand_load(j, &o, &xe))))
 			break;
 		if (xe)
 			rt.v = xe;
@@ -236,10 +241,12 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 			rc = error("%s", fpl_strerror(rc));
 			break;
 		}
-		/* the reference of the given values: binary64's (the nearest
-		 * of a decimal binary64 cannot hold) */
+		/* the reference of the given values: the generated ones as
+		 * rounded for a given load, a file's as read (the nearest
+		 * binary64 of a number binary64 cannot hold) */
 		rc = fpl_reduce_reference(ref + r * nper, opt.op, flags, len,
-					  opt.mo.reference_given ? x->v + r * len : xl, 1);
+					  !opt.mo.reference_given ? xl
+					  : j->generated ? rt.v : x->v + r * len, 1);
 		if (rc) {
 			rc = error("reference failed: %s", fpl_strerror(rc));
 			break;
