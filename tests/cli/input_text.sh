@@ -114,6 +114,14 @@ expect_fail "given: matrix index" 1 \
 	"-b m.npy: element \[1, 1\] = 1.000244140625 is not a value of its format \(bf16\)" \
 	fplab gemm -a m.npy -b m.npy --a-format fp32 --b-format bf16:given
 
+# generated inputs taken as given are first rounded into the format, for
+# every operation as for sum: the mean is the sum divided by 4 (exact)
+sum=$(fplab reduce sum --gen normal:0,1 -n 4 -f bf16:given --acc fp64 --tsv | col result)
+mean=$(fplab reduce mean --gen normal:0,1 -n 4 -f bf16:given --acc fp64 --tsv 2>&1 | col result)
+[ -n "$sum" ] && [ "$mean" = "$(awk -v s="$sum" 'BEGIN { printf "%.17g", s / 4 }')" ] ||
+	fail "reduce mean of generated input taken as given: '$mean', sum '$sum'"
+checks=$((checks + 1))
+
 # --- integer tensors (item 8) ---------------------------------------------
 # [1, -2, 3] as '<i4': sum 2
 npy i4.npy '<i4' '(3,)' 00000001 fffffffe 00000003
