@@ -352,6 +352,27 @@ static void test_bad(void)
 	tf_npy(tf_path("int.npy"), 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", f, 16);
 	rc = read_all(tf_path("int.npy"), NULL, NULL, got, 64, &n, err, sizeof err);
 	expect_error("int npy", rc, err, "int.npy", "unsupported dtype '<i4'");
+	{	/* listed with its shape (the integer readers read it), refused when streamed */
+		fpl_tensor_file *tf;
+		rc = fpl_tensor_open(&tf, tf_path("int.npy"), NULL, err, sizeof err);
+		CHECK(rc == 0, "int npy: open refused: %s", err);
+		if (rc == 0) {
+			const fpl_tensor_info *ti = fpl_tensor_get(tf, 0);
+			CHECK(fpl_tensor_count(tf) == 1 && ti && ti->ndim == 1 && ti->shape[0] == 4
+			      && ti->dtype == FPL_DT_UNKNOWN, "int npy: listed as %zu tensors",
+			      fpl_tensor_count(tf));
+			fpl_tensor_close(tf);
+		}
+	}
+	/* a file name with control characters is escaped in messages */
+	{
+		char bad[4200];	/* a real ESC byte in the name on disk */
+		snprintf(bad, sizeof bad, "%s", tf_path("e\x1b[31m.npy"));
+		tf_npy(bad, 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", f, 16);
+		rc = read_all(bad, NULL, NULL, got, 64, &n, err, sizeof err);
+		expect_error("escaped name", rc, err, "e\\x1b[31m.npy", "unsupported dtype");
+		CHECK(!strchr(err, 0x1b), "escaped name: raw ESC in '%s'", err);
+	}
 	tf_npy(tf_path("rec.npy"), 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", f, 16);
 	rc = read_all(tf_path("rec.npy"), NULL, NULL, got, 64, &n, err, sizeof err);
 	expect_error("structured npy", rc, err, "rec.npy", "structured");

@@ -628,6 +628,10 @@ void cli_model_init(struct cli_model *mo);
 /* As cli_round_option: 1 handled, 0 not a model option, -2 usage error
  * (message printed). */
 int cli_model_option(struct cli_model *mo, int c, const char *arg);
+/* arg itself, or, when it holds a control character (so that no option
+ * takes it), its escaped copy (fpl_escape; one of a few kept) for
+ * parsers whose messages quote it. */
+const char *cli_arg_shown(const char *arg);
 /* The grid of jobs (*jobs allocated, *n of them).  0, -2 usage error or
  * -1 (messages printed). */
 int cli_model_grid(const struct cli_model *mo, struct cli_model_job **jobs, size_t *n);
@@ -640,12 +644,63 @@ struct cli_tensor {
 	size_t n;
 	int ndim;
 	uint64_t shape[FPL_TENSOR_MAXDIM];
+	fpl_dtype dtype;	/* the file's; FPL_DT_UNKNOWN for text */
+	/* text: the decimals binary64 cannot hold (v holds their nearest
+	 * binary64), in order, pos indexing v; a model loads each of them by
+	 * rounding the decimal itself once (cli_operand_load) */
+	fpl_inexact *inx;
+	size_t ninx;
+	int int_src;		/* read from an integer tensor */
 };
+/* cli_tensor_read keeps no inx: a decimal keeps its nearest binary64,
+ * and an integer binary64 cannot hold is refused (for callers whose
+ * loads cannot round it once); cli_tensor_read_exact keeps the list,
+ * integers included, for cli_operand_load. */
 int cli_tensor_read(struct cli_tensor *t, const char *spec);
+int cli_tensor_read_exact(struct cli_tensor *t, const char *spec);
 /* Tensor `name` of `path` (path:name), or the whole file when name is
  * NULL (a text file); as cli_tensor_read. */
 int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name);
 void cli_tensor_release(struct cli_tensor *t);
+
+/*
+ * One operand of a model job read from a file, for cli_operand_load:
+ * `what` names it in messages ("-a FILE"); the tensor is stored row-major
+ * with rows of `cols` elements (1 for a vector), and the operand the
+ * model reads is its transpose when `trans`; its load draws start at
+ * d0 (from the job's counter: A at 0, B after A's m*k) in the model's
+ * logical order; `b` selects the B format, else A's.
+ */
+struct cli_operand {
+	const struct cli_tensor *t;
+	const char *what;
+	size_t cols;
+	int trans;
+	uint64_t d0;
+	int b;
+};
+/*
+ * Prepare operand o for job j, where the library's load (fplab/accum.h)
+ * cannot do it alone.  A load taken as given: every element must be a
+ * value of the format; the first that is not is refused naming the
+ * operand, its index in the file and its value.  A rounded load: each
+ * decimal of o->t->inx is rounded once, from the decimal, into the
+ * format, with the mode and the draw the load gives that element (no
+ * flip: the load's own rounding of the result, exact, flips it); the
+ * flags are counted into j->st, and *out receives a copy of the data
+ * holding those results (which the load then rounds exactly, to
+ * themselves), NULL when there is no such decimal.  0 or -1 (message
+ * printed).
+ */
+/* "OPT FILE" with FILE escaped (fpl_escape), for messages naming an
+ * operand; returns buf, of CLI_WHAT_MAX bytes (a longer name is cut). */
+#define CLI_WHAT_MAX 1024
+const char *cli_what(char *buf, const char *opt, const char *file);
+int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, double **out);
+/* -1 (message naming o and the element) when o->t holds a decimal that
+ * binary64 cannot hold: `why` says which path needs binary64 (or
+ * binary32) values, such as "the native kernel takes binary32 values". */
+int cli_operand_exact(const struct cli_operand *o, const char *why);
 
 /* One report row of an accumulation run. */
 struct cli_accum_row {

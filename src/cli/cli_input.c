@@ -20,14 +20,24 @@
 
 #include "cli/cli.h"
 
+/* A file name as messages show it (control characters escaped; a very
+ * long one cut), "stdin" for NULL or "-". */
+#define SHOWN_MAX 1024
+static const char *shown_name(char *buf, const char *path)
+{
+	return fpl_escape(buf, SHOWN_MAX, path && strcmp(path, "-") ? path : "stdin");
+}
+
 /* -------------------------------------------------------- text input */
 fpl_dtype cli_text_dtype;
 
 int cli_text_open(struct cli_text *t, const char *path)
 {
+	char sh[SHOWN_MAX];
+
 	if (cli_text_dtype != FPL_DT_UNKNOWN)	/* --dtype is never ignored */
 		return error("%s: --dtype applies to .npy/.npz files of raw codes, not to text",
-			     path && strcmp(path, "-") ? path : "stdin");
+			     shown_name(sh, path));
 	memset(t, 0, sizeof *t);
 	if (!path || !strcmp(path, "-")) {
 		t->fp = stdin;
@@ -36,7 +46,7 @@ int cli_text_open(struct cli_text *t, const char *path)
 	t->name = path;
 	t->fp = fopen(path, "r");
 	if (!t->fp)
-		return error("cannot open '%s': %s", path, strerror(errno));
+		return error("cannot open '%s': %s", shown_name(sh, path), strerror(errno));
 	t->own = 1;
 	return 0;
 }
@@ -70,14 +80,16 @@ static int inexact_add(struct cli_inexact_list *l, size_t pos, const fpl_wide *w
 
 static int text_where(const struct cli_text *t, char *buf, size_t len)
 {
+	char sh[SHOWN_MAX];
+
 	if (t->name)
-		return snprintf(buf, len, "%s: line %ld", t->name, t->line);
+		return snprintf(buf, len, "%s: line %ld", shown_name(sh, t->name), t->line);
 	return snprintf(buf, len, "stdin: line %ld", t->line);
 }
 
 static int empty_field(const struct cli_text *t)
 {
-	char where[600];
+	char where[SHOWN_MAX + 64];
 
 	text_where(t, where, sizeof where);
 	return error("%s: empty field", where);
@@ -91,7 +103,7 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 {
 	static const char blanks[] = " \t\r\n\v\f";
 	static const char seps[] = " \t\r\n\v\f,";
-	char where[600];
+	char where[SHOWN_MAX + 64];
 	char *p = t->pos;
 	size_t k = 0;
 	fpl_wide w;
@@ -146,7 +158,7 @@ static int text_tokens(struct cli_text *t, double *vals, size_t max, size_t *n)
 
 int cli_text_line(struct cli_text *t, double *vals, size_t max, size_t *n)
 {
-	char where[600];
+	char where[SHOWN_MAX + 64], sh[SHOWN_MAX];
 	ssize_t len;
 
 	*n = 0;
@@ -160,7 +172,7 @@ int cli_text_line(struct cli_text *t, double *vals, size_t max, size_t *n)
 		len = getline(&t->buf, &t->cap, t->fp);
 		if (len < 0) {
 			if (ferror(t->fp))
-				return error("read error on '%s': %s", t->name ? t->name : "stdin",
+				return error("read error on '%s': %s", shown_name(sh, t->name),
 					     strerror(errno ? errno : EIO));
 			t->partial = 0;
 			return 0;
@@ -216,13 +228,15 @@ static size_t in_elem_size(const struct cli_reader *r)
 int cli_dtype_parse(const char *s, fpl_dtype *out)
 {
 	static const char *const names[] = { "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2" };
+	char sh[SHOWN_MAX];
 
 	if (!fpl_dtype_parse(s, out) && *out != FPL_DT_TEXT)
 		return 0;
+	fpl_escape(sh, sizeof sh, s);
 	if (!cli_closest(s, names, 6))
-		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2", s);
+		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2", sh);
 	else
-		cli_unknown("dtype", s, names, 6);
+		cli_unknown("dtype", sh, names, 6);
 	return -2;
 }
 
@@ -326,7 +340,9 @@ int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kin
 			return -1;
 		}
 		if (!fpl_tensor_count(r->tf)) {
-			error("'%s' holds no tensor", path);
+			char sh[SHOWN_MAX];
+
+			error("'%s' holds no tensor", shown_name(sh, path));
 			cli_reader_release(r);
 			return -1;
 		}
@@ -341,8 +357,11 @@ int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kin
 		return 0;
 	}
 	r->fp = fopen(path, "rb");
-	if (!r->fp)
-		return error("cannot open '%s': %s", path, strerror(errno));
+	if (!r->fp) {
+		char sh[SHOWN_MAX];
+
+		return error("cannot open '%s': %s", shown_name(sh, path), strerror(errno));
+	}
 	r->own = 1;
 	return 0;
 }
@@ -403,7 +422,8 @@ int cli_reader_read(struct cli_reader *r, double *buf, size_t cap, size_t *got)
 {
 	char err[1024];
 	size_t w = in_elem_size(r), k, i;
-	const char *name = r->name ? r->name : "stdin";
+	char sh[SHOWN_MAX];
+	const char *name = shown_name(sh, r->name);
 	int rc;
 
 	*got = 0;

@@ -21,6 +21,14 @@
 
 #define MAX_LIST 64	/* values of one comma list */
 
+/* An argument as messages show it: control characters escaped
+ * (fpl_escape), as the README promises for every name a user gives. */
+#define ESC_MAX (4 * 256 + 1)
+static const char *esc(char *buf, const char *s)
+{
+	return fpl_escape(buf, ESC_MAX, s);
+}
+
 void cli_model_init(struct cli_model *mo)
 {
 	memset(mo, 0, sizeof *mo);
@@ -38,12 +46,18 @@ static int gen_parse(struct fpl__gen *g, const char *s)
 		char name[64];
 		size_t len = strcspn(s, ":");
 
+		char e[ESC_MAX];
+
 		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), s);
-		cli_unknown("generator", name, names, 6);
+		cli_unknown("generator", esc(e, name), names, 6);
 	} else if (rc && g->kind == FPL__GEN_ONES) {
-		error("--gen '%s': ones takes no parameters", s);
+		char e[ESC_MAX];
+
+		error("--gen '%s': ones takes no parameters", esc(e, s));
 	} else if (rc) {
-		error("--gen '%s': expected %s", s, g->kind == FPL__GEN_INTS ? "ints:A,B (integers, "
+		char e[ESC_MAX];
+
+		error("--gen '%s': expected %s", esc(e, s), g->kind == FPL__GEN_INTS ? "ints:A,B (integers, "
 		      "A <= B)" : g->kind == FPL__GEN_UNIFORM ? "uniform:A,B (A <= B)" :
 		      g->kind == FPL__GEN_NORMAL ? "normal:MU,SIGMA (SIGMA >= 0)" :
 		      g->kind == FPL__GEN_LOGUNIFORM ? "loguniform:A,B (-1074 <= A <= B <= 1023)" :
@@ -52,9 +66,28 @@ static int gen_parse(struct fpl__gen *g, const char *s)
 	return rc ? -2 : 0;
 }
 
+const char *cli_arg_shown(const char *arg)
+{
+	/* a few persistent copies: the option parsers keep the pointer */
+	static char ring[8][ESC_MAX];
+	static unsigned next;
+	const char *p;
+
+	for (p = arg; p && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			break;
+	if (!p || !*p)
+		return arg;
+	return esc(ring[next++ % 8], arg);
+}
+
 int cli_model_option(struct cli_model *mo, int c, const char *arg)
 {
-	int rc = cli_round_option(&mo->ro, c, arg);
+	/* an argument with a control character is wrong for every option
+	 * of cli_round_option; its escaped copy fails the same way and shows
+	 * safely (the model's own options, -f included, escape their
+	 * messages) */
+	int rc = cli_round_option(&mo->ro, c, c == 'f' ? arg : cli_arg_shown(arg));
 
 	if (rc)
 		return rc;
@@ -74,7 +107,9 @@ int cli_model_option(struct cli_model *mo, int c, const char *arg)
 		else if (!strcmp(arg, "loaded"))
 			mo->reference_given = 0;
 		else {
-			error("--reference: '%s' is not loaded or given", arg);
+			char e[ESC_MAX];
+
+			error("--reference: '%s' is not loaded or given", esc(e, arg));
 			return -2;
 		}
 		return 1;
@@ -102,7 +137,10 @@ static size_t split(const char *opt, const char *s, char **store, const char **o
 		if (c)
 			*c = 0;
 		if (!*p || n == MAX_LIST) {
-			error("%s '%s': not a comma list of at most %d values", opt, s, MAX_LIST);
+			char e[ESC_MAX];
+
+			error("%s '%s': not a comma list of at most %d values", opt, esc(e, s),
+			      MAX_LIST);
 			return 0;
 		}
 		out[n++] = p;
@@ -118,6 +156,7 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		    int *has_mode)
 {
 	int rc = fpl_accum_parse_spec(s, f, rnd, given);
+	char e[ESC_MAX], en[ESC_MAX];
 
 	if (!rc) {
 		*has_mode = strchr(s, ':') && !(given && *given);
@@ -129,12 +168,26 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		char name[64];
 
 		snprintf(name, sizeof name, "%.*s", (int)strcspn(s, "+:") % 63, s);
-		error("%s '%s': unknown format '%s'%s%s%s", opt, s, name,
+		error("%s '%s': unknown format '%s'%s%s%s", opt, esc(e, s), esc(en, name),
 		      cli_closest(name, names, n) ? "; did you mean '" : "",
 		      cli_closest(name, names, n) ? cli_closest(name, names, n) : "",
 		      cli_closest(name, names, n) ? "'?" : "");
 	} else if (rc == FPL_EFORMAT) {
-		error("%s '%s': impossible format with these switches", opt, s);
+		fpl_format plain;
+		char name[FPL_FORMAT_NAME_MAX + 32];
+
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(s, "+:") % (int)(sizeof name - 1), s);
+		if (fpl_format_lookup(&plain, name) == FPL_EFORMAT)
+			error("%s '%s': impossible format '%s': exponent bits must be 1..11 and "
+			      "mantissa bits 0..52", opt, esc(e, s), esc(en, name));
+		else {
+			const char *sw = s + strlen(name);
+
+			snprintf(name, sizeof name, "%.*s", (int)strcspn(sw, ":") % (int)(sizeof name - 1),
+				 sw);
+			error("%s '%s': impossible format with the switches %s", opt, esc(e, s),
+			      esc(en, name));
+		}
 	} else {
 		char modes[64] = "";
 		size_t k = 0;
@@ -144,7 +197,7 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 			k += (size_t)snprintf(modes + k, k < sizeof modes ? sizeof modes - k : 0,
 					      "%s%s", r ? " " : "", fpl_rnd_name((fpl_rnd)r));
 		error("%s '%s': expected FORMAT[+daz][+ftz][+nosub][+sat][:MODE%s] (MODE one of "
-		      "%s)", opt, s, given ? "|:given" : "", modes);
+		      "%s)", opt, esc(e, s), given ? "|:given" : "", modes);
 	}
 	return -2;
 }
@@ -157,7 +210,7 @@ static int order(fpl_accum_model *m, const char *s)
 	size_t len = strcspn(s, ":"), i, no, k = 0;
 	const fpl_accum_order_entry *o = fpl_accum_orders(&no);
 	const char *names[FPL_ORDER_COUNT];
-	char name[64], list[256] = "";
+	char name[64], list[256] = "", e[ESC_MAX];
 	int found = 0;
 
 	if (!rc)
@@ -170,12 +223,12 @@ static int order(fpl_accum_model *m, const char *s)
 				      i == 0 ? "" : i + 1 == no ? " or " : ", ", o[i].spelling);
 	}
 	if (!found)
-		cli_unknown("order", name, names, i);
+		cli_unknown("order", esc(e, name), names, i);
 	else if (rc == FPL_ENOTFOUND)
-		error("--order '%s': unknown promotion format", s);
+		error("--order '%s': unknown promotion format", esc(e, s));
 	else
-		error("--order '%s': expected %s (L, B, F >= 1, B of pairs even, W in 1..64)", s,
-		      list);
+		error("--order '%s': expected %s (L, B, F >= 1, B of pairs even, W in 1..64)",
+		      esc(e, s), list);
 	return -2;
 }
 
@@ -268,7 +321,7 @@ static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct giv
 		size_t n, i;
 		const fpl_accum_profile_entry *p = fpl_accum_profiles(&n);
 		const char *names[64];
-		char list[512] = "";
+		char list[512] = "", e[ESC_MAX];
 		size_t k = 0;
 
 		if (fpl_accum_profile(m, mo->profile)) {
@@ -278,9 +331,9 @@ static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct giv
 						      " %s", p[i].name);
 			}
 			if (!cli_closest(mo->profile, names, i))
-				error("unknown profile '%s' (profiles:%s)", mo->profile, list);
+				error("unknown profile '%s' (profiles:%s)", esc(e, mo->profile), list);
 			else
-				cli_unknown("profile", mo->profile, names, i);
+				cli_unknown("profile", esc(e, mo->profile), names, i);
 			return -2;
 		}
 		/* a profile's own roundings keep their modes: -r does not change

@@ -36,6 +36,7 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char e[CLI_WHAT_MAX];
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
@@ -53,7 +54,7 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			return -1;
 		case CLI_OPT_BACKEND:
-			if (cli_backend_parse(optarg, &opt.backend))
+			if (cli_backend_parse(cli_arg_shown(optarg), &opt.backend))
 				return CLI_EXIT_USAGE;
 			break;
 		case 'a':
@@ -67,14 +68,16 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, &opt.n) || opt.n < 1 || opt.n > (1L << 40))
-				return usage_error(dot_usage, "-n: '%s' is not a length >= 1", optarg);
+				return usage_error(dot_usage, "-n: '%s' is not a length from 1 to 2^40 "
+						   "(1099511627776)", fpl_escape(e, sizeof e, optarg));
 			break;
 		default:
 			return usage_error(dot_usage, NULL);
 		}
 	}
 	if (optind < argc)
-		return usage_error(dot_usage, "unexpected argument '%s'", argv[optind]);
+		return usage_error(dot_usage, "unexpected argument '%s'",
+				   fpl_escape(e, sizeof e, argv[optind]));
 	if (opt.mo.gen.kind && (opt.afile || opt.bfile))
 		return usage_error(dot_usage, "--gen and -a/-b are two sources: give one");
 	if (!opt.mo.gen.kind && !opt.afile && !opt.bfile)
@@ -89,6 +92,8 @@ static int parse_args(int argc, char **argv)
 /* The two vectors, generated or read; 0 or -1. */
 static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 {
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+
 	if (opt.mo.gen.kind) {
 		size_t n = (size_t)opt.n;
 
@@ -101,20 +106,57 @@ static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, y->v, n);
 		return 0;
 	}
-	if (cli_tensor_read(x, opt.afile) || cli_tensor_read(y, opt.bfile))
+	if (cli_tensor_read_exact(x, opt.afile) || cli_tensor_read_exact(y, opt.bfile))
 		return -1;
+	cli_what(wa, "-a", opt.afile);
+	cli_what(wb, "-b", opt.bfile);
 	if (x->ndim != 1)
-		return error("-a %s: a dot product takes a vector (1-D), not a %d-D tensor",
-			     opt.afile, x->ndim);
+		return error("%s: a dot product takes a vector (1-D), not a %d-D tensor", wa,
+			     x->ndim);
 	if (y->ndim != 1)
-		return error("-b %s: a dot product takes a vector (1-D), not a %d-D tensor",
-			     opt.bfile, y->ndim);
+		return error("%s: a dot product takes a vector (1-D), not a %d-D tensor", wb,
+			     y->ndim);
 	if (x->n != y->n)
-		return error("-a %s has %zu elements but -b %s has %zu: the lengths must agree",
-			     opt.afile, x->n, opt.bfile, y->n);
+		return error("%s has %zu elements but %s has %zu: the lengths must agree", wa, x->n,
+			     wb, y->n);
+	if (!x->n)
+		return error("%s: the vectors are empty: a dot product takes lengths from 1 to "
+			     "2^40", wa);
 	if (opt.n >= 0 && (size_t)opt.n != x->n)
 		return error("-n %ld but the files hold vectors of %zu", opt.n, x->n);
 	return 0;
+}
+
+/* The native kernel reads binary32: no decimal binary64 cannot hold. */
+static int native_exact(const struct cli_tensor *x, const struct cli_tensor *y)
+{
+	static const char why[] = "the native kernel takes binary32 values";
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, 0, 1 };
+
+	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
+}
+
+/* Job j on the vectors: the files' decimals loaded exactly (cli_operand_load,
+ * B's draws after A's n), then the run.  0 or -1. */
+static int run_job(struct cli_model_job *j, const struct cli_tensor *x,
+		   const struct cli_tensor *y, double *r, struct cli_accum_row *row)
+{
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, x->n, 1 };
+	double *xa = NULL, *yb = NULL;
+	int rc = 0;
+
+	if (!j->generated)
+		rc = cli_operand_load(j, &oa, &xa) || cli_operand_load(j, &ob, &yb) ? -1 : 0;
+	if (!rc)
+		rc = cli_accum_run(j, opt.mo.reference_given, CLI_RUN_DOT, r, 1, 1, x->n,
+				   xa ? xa : x->v, x->n, 0, yb ? yb : y->v, 1, 0, row);
+	free(xa);
+	free(yb);
+	return rc;
 }
 
 int cmd_dot(int argc, char **argv)
@@ -153,6 +195,8 @@ int cmd_dot(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 1, cli_accum_cols, sizeof cli_accum_cols);
+	if (!rc && opt.backend != CLI_BACKEND_EMU)
+		rc = native_exact(&x, &y);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
 		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_DOT, &r, 1, 1,
 				      x.n, x.v, x.n, 0, y.v, 1, 0, opt.mo.profile);
@@ -161,8 +205,7 @@ int cmd_dot(int argc, char **argv)
 				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
 		cli_progress_start("dot", nj);
 		for (j = 0; j < nj && !rc; j++) {
-			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_DOT, &r, 1, 1,
-					   x.n, x.v, x.n, 0, y.v, 1, 0, &row);
+			rc = run_job(&jobs[j], &x, &y, &r, &row);
 			if (rc)
 				break;
 			cli_model_cells(&t, &jobs[j]);

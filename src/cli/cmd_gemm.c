@@ -30,10 +30,18 @@ static struct gemm_opts {
 	enum cli_backend backend;
 } opt;
 
+/* One rule for every size, given (-m -n -k) or read from the files:
+ * m, n and k from 1 to 2^30, m*n*k at most 2^40 products. */
+#define GEMM_DIM_MAX (1L << 30)
+#define GEMM_DIM_RANGE "from 1 to 2^30 (1073741824)"
+
 static int dim(const char *o, const char *arg, long *v)
 {
-	if (cli_parse_long(arg, v) || *v < 1 || *v > (1L << 30))
-		return usage_error(gemm_usage, "%s: '%s' is not a size >= 1", o, arg);
+	char e[CLI_WHAT_MAX];
+
+	if (cli_parse_long(arg, v) || *v < 1 || *v > GEMM_DIM_MAX)
+		return usage_error(gemm_usage, "%s: '%s' is not a size " GEMM_DIM_RANGE, o,
+				   fpl_escape(e, sizeof e, arg));
 	return 0;
 }
 
@@ -50,6 +58,7 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char e[CLI_WHAT_MAX];
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
@@ -67,7 +76,7 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			return -1;
 		case CLI_OPT_BACKEND:
-			if (cli_backend_parse(optarg, &opt.backend))
+			if (cli_backend_parse(cli_arg_shown(optarg), &opt.backend))
 				return CLI_EXIT_USAGE;
 			break;
 		case 'a': opt.afile = optarg; break;
@@ -83,7 +92,8 @@ static int parse_args(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return usage_error(gemm_usage, "unexpected argument '%s'", argv[optind]);
+		return usage_error(gemm_usage, "unexpected argument '%s'",
+				   fpl_escape(e, sizeof e, argv[optind]));
 	if (opt.mo.gen.kind && (opt.afile || opt.bfile))
 		return usage_error(gemm_usage, "--gen and -a/-b are two sources: give one");
 	if (!opt.mo.gen.kind && !opt.afile && !opt.bfile)
@@ -100,12 +110,20 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* t must be a matrix. */
+/* t must be a matrix whose sizes follow the rule of -m -n -k. */
 static int shape2(const struct cli_tensor *t, const char *o, const char *file, const char *what)
 {
+	char w[CLI_WHAT_MAX];
+
+	cli_what(w, o, file);
 	if (t->ndim != 2)
-		return error("%s %s: gemm takes a matrix (2-D) for %s, not a %d-D tensor", o, file,
-			     what, t->ndim);
+		return error("%s: gemm takes a matrix (2-D) for %s, not a %d-D tensor", w, what,
+			     t->ndim);
+	if (t->shape[0] < 1 || t->shape[1] < 1 || t->shape[0] > (uint64_t)GEMM_DIM_MAX
+	    || t->shape[1] > (uint64_t)GEMM_DIM_MAX)
+		return error("%s: %s is %llux%llu: gemm takes sizes " GEMM_DIM_RANGE
+			     ", from files as from -m -n -k", w, what, (unsigned long long)t->shape[0],
+			     (unsigned long long)t->shape[1]);
 	return 0;
 }
 
@@ -125,7 +143,7 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 2, b->v, nb);
 		return 0;
 	}
-	if (cli_tensor_read(a, opt.afile) || cli_tensor_read(b, opt.bfile))
+	if (cli_tensor_read_exact(a, opt.afile) || cli_tensor_read_exact(b, opt.bfile))
 		return -1;
 	if (shape2(a, "-a", opt.afile, "A") || shape2(b, "-b", opt.bfile, "B"))
 		return -1;
@@ -133,22 +151,64 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 		long am = (long)a->shape[opt.transa], ak = (long)a->shape[!opt.transa];
 		long bk = (long)b->shape[opt.transb], bn = (long)b->shape[!opt.transb];
 
+		char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+
 		if (ak != bk)
-			return error("-a %s is %llux%llu%s and -b %s is %llux%llu%s: the inner "
-				     "dimensions (k) differ, %ld and %ld", opt.afile,
+			return error("%s is %llux%llu%s and %s is %llux%llu%s: the inner "
+				     "dimensions (k) differ, %ld and %ld", cli_what(wa, "-a", opt.afile),
 				     (unsigned long long)a->shape[0], (unsigned long long)a->shape[1],
-				     opt.transa ? " (transposed)" : "", opt.bfile,
+				     opt.transa ? " (transposed)" : "", cli_what(wb, "-b", opt.bfile),
 				     (unsigned long long)b->shape[0], (unsigned long long)b->shape[1],
 				     opt.transb ? " (transposed)" : "", ak, bk);
 		if ((opt.m >= 0 && opt.m != am) || (opt.n >= 0 && opt.n != bn) ||
 		    (opt.k >= 0 && opt.k != ak))
 			return error("the files give m=%ld n=%ld k=%ld, which the -m/-n/-k given "
 				     "contradict", am, bn, ak);
+		if ((double)am * (double)bn * (double)ak > 0x1p40)
+			return error("the files give m=%ld n=%ld k=%ld: more than 2^40 products",
+				     am, bn, ak);
 		opt.m = am;
 		opt.n = bn;
 		opt.k = ak;
 	}
 	return 0;
+}
+
+/* The native kernel reads binary32: no decimal binary64 cannot hold. */
+static int native_exact(const struct cli_tensor *x, const struct cli_tensor *y)
+{
+	static const char why[] = "the native kernel takes binary32 values";
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, 0, 1 };
+
+	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
+}
+
+/* Job j on A and B (stored layouts: A m x k, k x m transposed; B k x n,
+ * n x k transposed): the files' decimals loaded exactly (cli_operand_load;
+ * draws in the logical order, B's after A's m*k), then the run.  0 or -1. */
+static int run_job(struct cli_model_job *j, const struct cli_tensor *a,
+		   const struct cli_tensor *b, double *c, size_t m, size_t n, size_t k,
+		   struct cli_accum_row *row)
+{
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { a, cli_what(wa, "-a", opt.afile), opt.transa ? m : k,
+				  opt.transa, 0, 0 };
+	struct cli_operand ob = { b, cli_what(wb, "-b", opt.bfile), opt.transb ? k : n,
+				  opt.transb, (uint64_t)m * k, 1 };
+	double *al = NULL, *bl = NULL;
+	int rc = 0;
+
+	if (!j->generated)
+		rc = cli_operand_load(j, &oa, &al) || cli_operand_load(j, &ob, &bl) ? -1 : 0;
+	if (!rc)
+		rc = cli_accum_run(j, opt.mo.reference_given, CLI_RUN_GEMM, c, m, n, k,
+				   al ? al : a->v, opt.transa ? m : k, opt.transa, bl ? bl : b->v,
+				   opt.transb ? k : n, opt.transb, row);
+	free(al);
+	free(bl);
+	return rc;
 }
 
 int cmd_gemm(int argc, char **argv)
@@ -195,6 +255,8 @@ int cmd_gemm(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 3, cli_accum_cols, sizeof cli_accum_cols);
+	if (!rc && opt.backend != CLI_BACKEND_EMU)
+		rc = native_exact(&a, &b);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
 		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_GEMM, c, m, n, k,
 				      a.v, opt.transa ? m : k, opt.transa, b.v, opt.transb ? k : n,
@@ -204,10 +266,7 @@ int cmd_gemm(int argc, char **argv)
 				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS);
 		cli_progress_start("gemm", nj);
 		for (j = 0; j < nj && !rc; j++) {
-			/* stored layouts: A m x k (k x m transposed), B k x n (n x k) */
-			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_GEMM, c, m, n,
-					   k, a.v, opt.transa ? m : k, opt.transa, b.v,
-					   opt.transb ? k : n, opt.transb, &row);
+			rc = run_job(&jobs[j], &a, &b, c, m, n, k, &row);
 			if (rc)
 				break;
 			cli_model_cells(&t, &jobs[j]);

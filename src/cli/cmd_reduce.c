@@ -18,14 +18,17 @@
 
 static const char reduce_usage[] =
 	"usage: fplab reduce OP " CLI_MODEL_SYNOPSIS "\n"
-	"    [--gen GEN -n N | -x FILE] [--sample] [-o FILE] [--tsv|--json|--ndjson]\n";
+	"    [--gen GEN -n N | -x FILE] [--sample] [-o FILE] [--out-dtype DTYPE]\n"
+	"    [--tsv|--json|--ndjson]\n";
 
-enum { OPT_SAMPLE = CLI_OPT_CMD };
+enum { OPT_SAMPLE = CLI_OPT_CMD, OPT_OUT_DTYPE };
 
 static struct reduce_opts {
 	struct cli_model mo;
 	const char *xfile, *output;
 	long n;			/* -1 when not given */
+	size_t rows;		/* softmax, logsumexp: reductions along the last axis */
+	fpl_dtype out_dtype;	/* --out-dtype */
 	int sample;
 	fpl_reduce_op op;
 	enum cli_report report;
@@ -42,10 +45,12 @@ static int parse_args(int argc, char **argv)
 		CLI_MODEL_LONGOPTS,
 		CLI_REPORT_LONGOPTS,
 		{ "sample", no_argument, NULL, OPT_SAMPLE },
+		{ "out-dtype", required_argument, NULL, OPT_OUT_DTYPE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char e[CLI_WHAT_MAX];
 	int c, rc;
 
 	memset(&opt, 0, sizeof opt);
@@ -70,8 +75,13 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, &opt.n) || opt.n < 1 || opt.n > (1L << 40))
-				return usage_error(reduce_usage, "-n: '%s' is not a length >= 1",
-						   optarg);
+				return usage_error(reduce_usage, "-n: '%s' is not a length from 1 "
+						   "to 2^40 (1099511627776)",
+						   fpl_escape(e, sizeof e, optarg));
+			break;
+		case OPT_OUT_DTYPE:
+			if (cli_dtype_parse(optarg, &opt.out_dtype))
+				return CLI_EXIT_USAGE;
 			break;
 		case OPT_SAMPLE:
 			opt.sample = 1;
@@ -84,13 +94,16 @@ static int parse_args(int argc, char **argv)
 		return usage_error(reduce_usage, "no operation: give one of sum mean var "
 				   "var-welford norm2 softmax logsumexp");
 	if (optind + 1 < argc)
-		return usage_error(reduce_usage, "unexpected argument '%s'", argv[optind + 1]);
+		return usage_error(reduce_usage, "unexpected argument '%s'",
+				   fpl_escape(e, sizeof e, argv[optind + 1]));
 	if (fpl_reduce_parse(argv[optind], &opt.op)) {
-		cli_unknown("operation", argv[optind], op_names, 7);
+		cli_unknown("operation", fpl_escape(e, sizeof e, argv[optind]), op_names, 7);
 		return usage_error(reduce_usage, NULL);
 	}
 	if (opt.sample && opt.op != FPL_REDUCE_VAR && opt.op != FPL_REDUCE_VAR_WELFORD)
 		return usage_error(reduce_usage, "--sample applies to var and var-welford");
+	if (opt.out_dtype != FPL_DT_UNKNOWN && !opt.output)
+		return usage_error(reduce_usage, "--out-dtype applies to -o FILE");
 	if (opt.mo.gen.kind && opt.xfile)
 		return usage_error(reduce_usage, "--gen and -x are two sources: give one");
 	if (!opt.mo.gen.kind && !opt.xfile)
@@ -100,25 +113,43 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
+/* Softmax and logsumexp reduce along the last axis, as numpy and PyTorch
+ * do: a (batch, classes) tensor is `rows` reductions of `classes` values. */
+static int along_last_axis(void)
+{
+	return opt.op == FPL_REDUCE_SOFTMAX || opt.op == FPL_REDUCE_LOGSUMEXP;
+}
+
+/* The input, generated or read; opt.rows (rows of the last axis).  0 or -1. */
 static int inputs(struct cli_tensor *x)
 {
+	char wx[CLI_WHAT_MAX];
+
+	opt.rows = 1;
 	if (opt.mo.gen.kind) {
 		x->n = (size_t)opt.n;
+		x->ndim = 1;
+		x->shape[0] = x->n;
 		x->v = malloc(x->n * sizeof *x->v);
 		if (!x->v)
 			return error("out of memory");
 		fpl__gen_fill(&opt.mo.gen, opt.mo.ro.st.seed, 1, x->v, x->n);
 		return 0;
 	}
-	if (cli_tensor_read(x, opt.xfile))
+	if (cli_tensor_read_exact(x, opt.xfile))
 		return -1;
-	if (x->ndim != 1)
-		return error("-x %s: reduce takes a vector (1-D), not a %d-D tensor", opt.xfile,
-			     x->ndim);
+	cli_what(wx, "-x", opt.xfile);
+	if (x->ndim != 1 && !(along_last_axis() && x->ndim > 1))
+		return error("%s: reduce %s takes a vector (1-D), not a %d-D tensor (softmax and "
+			     "logsumexp take any tensor, along its last axis)", wx,
+			     fpl_reduce_name(opt.op), x->ndim);
 	if (!x->n)
-		return error("-x %s: the vector is empty", opt.xfile);
-	if (opt.n >= 0 && (size_t)opt.n != x->n)
-		return error("-n %ld but -x %s holds %zu values", opt.n, opt.xfile, x->n);
+		return error("%s: the %s is empty", wx, x->ndim > 1 ? "tensor" : "vector");
+	opt.rows = x->n / x->shape[x->ndim - 1];
+	if (opt.n >= 0 && (size_t)opt.n != x->n / opt.rows)
+		return error("-n %ld but %s holds %s of %llu values", opt.n, wx,
+			     opt.rows > 1 ? "rows" : "a vector",
+			     (unsigned long long)x->shape[x->ndim - 1]);
 	return 0;
 }
 
@@ -129,40 +160,102 @@ static int cmp_double(const void *p, const void *q)
 	return a < b ? -1 : a > b;
 }
 
-/* One job of an operation other than sum: out[nout], errors into row. */
+/*
+ * Row r of x (len values from r*len) as a vector of its own, with its
+ * decimals that binary64 cannot hold (positions from the row's start,
+ * into *inx, grown as needed; *k: the next of x's list).  0 or -1.
+ */
+static int row_of(const struct cli_tensor *x, size_t r, size_t len, struct cli_tensor *rt,
+		  fpl_inexact **inx, size_t *k)
+{
+	size_t k0 = *k, i;
+
+	memset(rt, 0, sizeof *rt);
+	rt->v = x->v + r * len;
+	rt->n = len;
+	rt->ndim = 1;
+	rt->shape[0] = len;
+	while (*k < x->ninx && x->inx[*k].pos < (r + 1) * len)
+		(*k)++;
+	if (*k == k0)
+		return 0;
+	if (!(rt->inx = realloc(*inx, (*k - k0) * sizeof **inx)))
+		return error("out of memory");
+	*inx = rt->inx;
+	for (i = k0; i < *k; i++) {
+		rt->inx[i - k0] = x->inx[i];
+		rt->inx[i - k0].pos -= r * len;
+	}
+	rt->ninx = *k - k0;
+	return 0;
+}
+
+/*
+ * One job of an operation other than sum: each of opt.rows rows of x is
+ * one reduction (fpl_reduce, its draws after the previous row's), the
+ * file's decimals loaded exactly (cli_operand_load), into out (the rows'
+ * outputs one after the other); errors over all outputs into row.
+ */
 static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *out,
 		  size_t nout, struct cli_accum_row *row)
 {
 	unsigned flags = opt.sample ? FPL_REDUCE_SAMPLE : 0;
-	double *xl = malloc(x->n * sizeof *xl), *ref = malloc(nout * sizeof *ref);
-	double *rel = malloc(nout * sizeof *rel), t0;
-	size_t i, nrel = 0;
-	int rc;
+	size_t len = x->n / opt.rows, nper = nout / opt.rows, i, r, k = 0, nrel = 0;
+	double *xl = malloc((len + 1) * sizeof *xl), *ref = malloc((nout + 1) * sizeof *ref);
+	double *rel = malloc((nout + 1) * sizeof *rel), *xe = NULL, t0;
+	char wx[CLI_WHAT_MAX], what[CLI_WHAT_MAX + 32];
+	fpl_inexact *inx = NULL;
+	int rc = 0;
 
 	memset(row, 0, sizeof *row);
-	if (!xl || !ref || !rel) {
+	if (!xl || !ref || !rel)
 		rc = error("out of memory");
-		goto out;
+	cli_what(wx, "-x", opt.xfile);
+	for (r = 0; r < opt.rows && !rc; r++) {
+		struct cli_tensor rt;
+		struct cli_operand o = { &rt, what, 1, 0, 0, 0 };
+
+		snprintf(what, sizeof what, opt.rows > 1 ? "%s: row %zu" : "%s", wx, r);
+		double *unused;
+
+		/* a generated row taken as given is rounded into its format
+		 * first, as for sum (cli_accum_given) */
+		if ((rc = row_of(x, r, len, &rt, &inx, &k))
+		    || (j->generated ? (rc = cli_accum_given(j, len, rt.v, &xe, 0, NULL, &unused))
+				     : (rc = cli_operand_load(j, &o, &xe))))
+			break;
+		if (xe)
+			rt.v = xe;
+		rc = fpl_accum_gemm_loads(xl, NULL, NULL, &j->mod, 1, 1, len, rt.v, len, 0, NULL,
+					  0, 0, NULL, 0, &j->st);
+		if (rc) {
+			rc = error("an input is not a value of its format (%s): inputs taken as "
+				   "given (':given', or a profile's) must be; round them with -f "
+				   "FORMAT", j->a);
+			break;
+		}
+		t0 = cli_now();
+		rc = fpl_reduce(out + r * nper, opt.op, flags, &j->mod, len, rt.v, 1, &j->st);
+		row->seconds += cli_now() - t0;
+		if (rc) {
+			rc = error("%s", fpl_strerror(rc));
+			break;
+		}
+		/* the reference of the given values: the generated ones as
+		 * rounded for a given load, a file's as read (the nearest
+		 * binary64 of a number binary64 cannot hold) */
+		rc = fpl_reduce_reference(ref + r * nper, opt.op, flags, len,
+					  !opt.mo.reference_given ? xl
+					  : j->generated ? rt.v : x->v + r * len, 1);
+		if (rc) {
+			rc = error("reference failed: %s", fpl_strerror(rc));
+			break;
+		}
+		free(xe);
+		xe = NULL;
 	}
-	rc = fpl_accum_gemm_loads(xl, NULL, NULL, &j->mod, 1, 1, x->n, x->v, x->n, 0, NULL, 0, 0,
-				  NULL, 0, &j->st);
-	if (rc) {
-		rc = error("an input is not a value of its format (%s): inputs taken as given "
-			   "(':given', or a profile's) must be; round them with -f FORMAT", j->a);
+	if (rc)
 		goto out;
-	}
-	t0 = cli_now();
-	rc = fpl_reduce(out, opt.op, flags, &j->mod, x->n, x->v, 1, &j->st);
-	row->seconds = cli_now() - t0;
-	if (rc) {
-		rc = error("%s", fpl_strerror(rc));
-		goto out;
-	}
-	rc = fpl_reduce_reference(ref, opt.op, flags, x->n, opt.mo.reference_given ? x->v : xl, 1);
-	if (rc) {
-		rc = error("reference failed: %s", fpl_strerror(rc));
-		goto out;
-	}
 	for (i = 0; i < nout; i++) {
 		if (!isfinite(ref[i]) || ref[i] == 0 || !isfinite(out[i]))
 			continue;
@@ -179,12 +272,64 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 	row->normwise = row->bound = NAN;
 	memcpy(row->count, j->st.count, sizeof row->count);
 	row->flops = (double)x->n;
-	rc = 0;
 out:
+	free(xe);
+	free(inx);
 	free(xl);
 	free(ref);
 	free(rel);
 	return rc ? -1 : 0;
+}
+
+/* Job j: sum through cli_accum_run (the file's decimals loaded exactly,
+ * cli_operand_load), any other operation through run_op.  0 or -1. */
+static int run_job(struct cli_model_job *j, const struct cli_tensor *x, double *out,
+		   size_t nout, struct cli_accum_row *row)
+{
+	char wx[CLI_WHAT_MAX];
+	struct cli_operand ox = { x, cli_what(wx, "-x", opt.xfile), 1, 0, 0, 0 };
+	double *xa = NULL;
+	int rc;
+
+	if (opt.op != FPL_REDUCE_SUM)
+		return run_op(j, x, out, nout, row);
+	if (!j->generated && cli_operand_load(j, &ox, &xa))
+		return -1;
+	rc = cli_accum_run(j, opt.mo.reference_given, CLI_RUN_SUM, out, 1, 1, x->n,
+			   xa ? xa : x->v, x->n, 0, NULL, 0, 0, row);
+	free(xa);
+	return rc;
+}
+
+/*
+ * -o: softmax in the input's shape, logsumexp in its shape without the
+ * last axis, both in the input's dtype (binary64 for text and generated
+ * input), as numpy and PyTorch keep it; any other operation one binary64
+ * value; --out-dtype names another dtype.  0 or -1.
+ */
+static int write_result(const struct cli_tensor *x, const double *out, size_t nout)
+{
+	struct cli_writer w;
+	fpl_tensor_info info;
+	int rc;
+
+	memset(&info, 0, sizeof info);
+	snprintf(info.name, sizeof info.name, "result");
+	info.dtype = FPL_DT_F64;
+	info.count = nout;
+	if (along_last_axis()) {
+		if (x->dtype != FPL_DT_UNKNOWN && x->dtype != FPL_DT_TEXT)
+			info.dtype = x->dtype;
+		info.ndim = opt.op == FPL_REDUCE_SOFTMAX ? x->ndim : x->ndim - 1;
+		memcpy(info.shape, x->shape, (size_t)info.ndim * sizeof *info.shape);
+	}
+	if (cli_writer_open(&w, opt.output, cli_out_from_path(opt.output, CLI_OUT_TEXT), NULL,
+			    nout))
+		return -1;
+	rc = cli_writer_tensor(&w, &info, opt.out_dtype);
+	if (!rc)
+		rc = cli_writer_put(&w, out, nout);
+	return cli_writer_close(&w, !rc);
 }
 
 int cmd_reduce(int argc, char **argv)
@@ -215,7 +360,7 @@ int cmd_reduce(int argc, char **argv)
 	memset(&x, 0, sizeof x);
 	rc = inputs(&x);
 	if (!rc) {
-		nout = fpl_reduce_outputs(opt.op, x.n);
+		nout = opt.rows * fpl_reduce_outputs(opt.op, x.n / opt.rows);
 		out = malloc((nout + 1) * sizeof *out);
 		if (!out)
 			rc = error("out of memory");
@@ -229,11 +374,7 @@ int cmd_reduce(int argc, char **argv)
 				2 + CLI_MODEL_NCOLS + CLI_ACCUM_NCOLS);
 		cli_progress_start("reduce", nj);
 		for (j = 0; j < nj && !rc; j++) {
-			if (opt.op == FPL_REDUCE_SUM)
-				rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_SUM, out,
-						   1, 1, x.n, x.v, x.n, 0, NULL, 0, 0, &row);
-			else
-				rc = run_op(&jobs[j], &x, out, nout, &row);
+			rc = run_job(&jobs[j], &x, out, nout, &row);
 			if (rc)
 				break;
 			cli_table_str(&t, fpl_reduce_name(opt.op));
@@ -248,12 +389,8 @@ int cmd_reduce(int argc, char **argv)
 		else
 			cli_table_end(&t);
 	}
-	if (!rc && opt.output) {
-		uint64_t shape[1] = { nout };
-
-		rc = cli_accum_write(opt.output, out, nout, nout == 1 &&
-				     opt.op != FPL_REDUCE_SOFTMAX ? 0 : 1, shape);
-	}
+	if (!rc && opt.output)
+		rc = write_result(&x, out, nout);
 	free(out);
 	cli_tensor_release(&x);
 	free(jobs);

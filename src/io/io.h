@@ -32,7 +32,8 @@ struct io_tensor {
 };
 
 struct fpl_tensor_file {
-	char *path;		/* as given, for messages */
+	char *path;		/* as given, to open */
+	char *shown;		/* path escaped (fpl_escape), for messages */
 	const char *base;	/* file name without directories */
 	fpl_tensor_kind kind;
 	fpl_tensor_opts opts;

@@ -106,12 +106,12 @@ static int override_applies(const fpl_tensor_file *tf, int applied, long misfit,
 	if (tf->opts.dtype == FPL_DT_UNKNOWN || tf->n == 0 || applied)
 		return 0;
 	if (misfit >= 0)
-		return io_fail(err, errlen, FPL_EINVAL, "%s: tensor '%s': %s", tf->path,
+		return io_fail(err, errlen, FPL_EINVAL, "%s: tensor '%s': %s", tf->shown,
 			       fpl_escape(en, sizeof en, tf->t[misfit].info.name),
 			       tf->t[misfit].bad);
 	return io_fail(err, errlen, FPL_EINVAL,
 		       "%s: --dtype %s does not apply: no member holds raw codes ('<u2', "
-		       "'|V2', '|u1' or '|V1')", tf->path, fpl_dtype_name(tf->opts.dtype));
+		       "'|V2', '|u1' or '|V1')", tf->shown, fpl_dtype_name(tf->opts.dtype));
 }
 
 int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
@@ -128,7 +128,7 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 		zip_error_t ze;
 		zip_error_init_with_code(&ze, zerr);
 		int rc = io_fail(err, errlen, FPL_EPARSE, "%s: not a readable .npz (zip): %s",
-				 tf->path, zip_error_strerror(&ze));
+				 tf->shown, zip_error_strerror(&ze));
 		zip_error_fini(&ze);
 		return rc;
 	}
@@ -137,7 +137,7 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 		n = 0;
 	int rc = io_tensors_alloc(tf, (size_t)n);
 	if (rc)
-		return io_fail(err, errlen, rc, "%s: out of memory", tf->path);
+		return io_fail(err, errlen, rc, "%s: out of memory", tf->shown);
 	size_t k = 0;
 	char msg[256], en[FPL_ESCAPED_NAME_MAX];
 	int fit, applied = 0;
@@ -145,7 +145,7 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 	for (zip_int64_t i = 0; i < n; i++) {
 		zip_stat_t st;
 		if (zip_stat_index(tf->zip, (zip_uint64_t)i, 0, &st) < 0)
-			return io_fail(err, errlen, FPL_EPARSE, "%s: member %lld: %s", tf->path,
+			return io_fail(err, errlen, FPL_EPARSE, "%s: member %lld: %s", tf->shown,
 				       (long long)i, zip_strerror(tf->zip));
 		const char *name = (st.valid & ZIP_STAT_NAME) ? st.name : "";
 		size_t len = strlen(name);
@@ -156,24 +156,24 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 		size_t nl = len >= 4 && strcmp(name + len - 4, ".npy") == 0 ? len - 4 : len;
 		if (nl >= sizeof t->info.name)
 			return io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: member name too long",
-				       tf->path);
+				       tf->shown);
 		memcpy(t->info.name, name, nl);
 		t->info.name[nl] = 0;
 		t->member = i;
 		fpl_escape(en, sizeof en, t->info.name);
 		if (nl == len)
 			return io_fail(err, errlen, FPL_EPARSE,
-				       "%s: member '%s' is not an .npy file", tf->path, en);
+				       "%s: member '%s' is not an .npy file", tf->shown, en);
 		if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
 		    st.encryption_method != ZIP_EM_NONE)
 			return io_fail(err, errlen, FPL_EUNSUPPORTED,
 				       "%s: tensor '%s': encrypted members are not supported",
-				       tf->path, en);
+				       tf->shown, en);
 		if ((st.valid & ZIP_STAT_COMP_METHOD) &&
 		    !zip_compression_method_supported((zip_int32_t)st.comp_method, 0))
 			return io_fail(err, errlen, FPL_EUNSUPPORTED,
 				       "%s: tensor '%s': unsupported compression method %u",
-				       tf->path, en, (unsigned)st.comp_method);
+				       tf->shown, en, (unsigned)st.comp_method);
 		uint64_t usize = (st.valid & ZIP_STAT_SIZE) ? st.size : 0;
 		rc = member_header(tf, (zip_uint64_t)i, t, usize, &fit, msg, sizeof msg);
 		if (rc == FPL_EUNSUPPORTED) {	/* listed; refused when streamed */
@@ -182,7 +182,7 @@ int io_npz_open(fpl_tensor_file *tf, char *err, size_t errlen)
 			rc = 0;
 		}
 		if (rc)
-			return io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->path, en, msg);
+			return io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->shown, en, msg);
 		applied |= fit > 0;
 		if (fit < 0 && misfit < 0)
 			misfit = (long)k;

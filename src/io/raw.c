@@ -15,7 +15,7 @@
 
 int io_raw_open(fpl_tensor_file *tf, char *err, size_t errlen)
 {
-	const char *name = tf->is_stdin ? "stdin" : tf->path;
+	const char *name = tf->is_stdin ? "stdin" : tf->shown;
 	fpl_dtype dt = tf->opts.dtype;
 	size_t es = fpl_dtype_size(dt);
 	if (es == 0)

@@ -124,7 +124,7 @@ static int check_tiling(const fpl_tensor_file *tf, uint64_t dsize, char *err, si
 	uint64_t end = 0;
 	int rc = 0;
 	if (!s)
-		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->path);
+		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->shown);
 	for (size_t i = 0; i < tf->n; i++) {
 		s[i].b = tf->t[i].data_off;
 		s[i].e = s[i].b + tf->t[i].nbytes;
@@ -137,14 +137,14 @@ static int check_tiling(const fpl_tensor_file *tf, uint64_t dsize, char *err, si
 		if (s[k].b < end)
 			rc = io_fail(err, errlen, FPL_EPARSE,
 				     "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor "
-				     "'%s' [%llu, %llu]", tf->path, fpl_escape(a, sizeof a, name),
+				     "'%s' [%llu, %llu]", tf->shown, fpl_escape(a, sizeof a, name),
 				     (unsigned long long)s[k].b, (unsigned long long)s[k].e,
 				     fpl_escape(b, sizeof b, tf->t[s[k - 1].i].info.name),
 				     (unsigned long long)s[k - 1].b, (unsigned long long)s[k - 1].e);
 		else if (s[k].b > end)
 			rc = io_fail(err, errlen, FPL_EPARSE,
 				     "%s: data_offsets leave a gap of %llu byte%s before tensor '%s'",
-				     tf->path, (unsigned long long)(s[k].b - end),
+				     tf->shown, (unsigned long long)(s[k].b - end),
 				     s[k].b - end == 1 ? "" : "s", fpl_escape(a, sizeof a, name));
 		end = s[k].e;
 	}
@@ -153,7 +153,7 @@ static int check_tiling(const fpl_tensor_file *tf, uint64_t dsize, char *err, si
 		rc = io_fail(err, errlen, FPL_EPARSE,
 			     tf->n ? "%s: %llu byte%s after the last tensor"
 				   : "%s: %llu data byte%s but no tensors",
-			     tf->path, (unsigned long long)(dsize - end), dsize - end == 1 ? "" : "s");
+			     tf->shown, (unsigned long long)(dsize - end), dsize - end == 1 ? "" : "s");
 	return rc;
 }
 
@@ -162,40 +162,40 @@ int io_safetensors_open(fpl_tensor_file *tf, char *err, size_t errlen)
 	unsigned char pre[8];
 	long long r = io_pread_full(tf->fd, pre, 8, 0);
 	if (r < 0)
-		return io_fail(err, errlen, FPL_EIO, "%s: %s", tf->path, strerror(errno));
+		return io_fail(err, errlen, FPL_EIO, "%s: %s", tf->shown, strerror(errno));
 	if (r < 8)
 		return io_fail(err, errlen, FPL_EPARSE, "%s: truncated header (%lld bytes)",
-			       tf->path, r);
+			       tf->shown, r);
 	uint64_t hn = 0;
 	for (int i = 7; i >= 0; i--)
 		hn = hn << 8 | pre[i];
 	if (hn > ST_HDR_MAX || hn > tf->size - 8)
 		return io_fail(err, errlen, FPL_EPARSE,
-			       "%s: header size %llu exceeds the file (%llu bytes)", tf->path,
+			       "%s: header size %llu exceeds the file (%llu bytes)", tf->shown,
 			       (unsigned long long)hn, (unsigned long long)tf->size);
 	char *h = malloc(hn ? hn : 1);
 	if (!h)
-		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->path);
+		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", tf->shown);
 	r = io_pread_full(tf->fd, h, hn, 8);
 	if (r != (long long)hn) {
 		free(h);
-		return io_fail(err, errlen, FPL_EIO, "%s: cannot read the header", tf->path);
+		return io_fail(err, errlen, FPL_EIO, "%s: cannot read the header", tf->shown);
 	}
 	json_error_t je;
 	json_t *root = json_loadb(h, hn, JSON_REJECT_DUPLICATES, &je);
 	free(h);
 	if (!root)
 		return io_fail(err, errlen, FPL_EPARSE, "%s: bad JSON header: %s (offset %d)",
-			       tf->path, je.text, je.position);
+			       tf->shown, je.text, je.position);
 	int rc = 0;
 	char msg[256];
 	if (!json_is_object(root)) {
-		rc = io_fail(err, errlen, FPL_EPARSE, "%s: JSON header is not an object", tf->path);
+		rc = io_fail(err, errlen, FPL_EPARSE, "%s: JSON header is not an object", tf->shown);
 		goto out;
 	}
 	size_t n = json_object_size(root);
 	if ((rc = io_tensors_alloc(tf, n))) {
-		rc = io_fail(err, errlen, rc, "%s: out of memory", tf->path);
+		rc = io_fail(err, errlen, rc, "%s: out of memory", tf->shown);
 		goto out;
 	}
 	uint64_t dstart = 8 + hn, dsize = tf->size - dstart;
@@ -208,13 +208,13 @@ int io_safetensors_open(fpl_tensor_file *tf, char *err, size_t errlen)
 		struct io_tensor *t = &tf->t[k];
 		if (strlen(key) >= sizeof t->info.name) {
 			rc = io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: tensor name too long",
-				     tf->path);
+				     tf->shown);
 			goto out;
 		}
 		strcpy(t->info.name, key);
 		if ((rc = entry(v, t, dsize, msg, sizeof msg))) {
 			char en[FPL_ESCAPED_NAME_MAX];
-			rc = io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->path,
+			rc = io_fail(err, errlen, rc, "%s: tensor '%s': %s", tf->shown,
 				     fpl_escape(en, sizeof en, key), msg);
 			goto out;
 		}

@@ -50,7 +50,7 @@ void io_name_from_file(fpl_tensor_file *tf, char *name, size_t cap)
 static int check_opts(const fpl_tensor_file *tf, char *err, size_t errlen)
 {
 	const fpl_tensor_opts *o = &tf->opts;
-	const char *name = tf->is_stdin ? "stdin" : tf->path;
+	const char *name = tf->is_stdin ? "stdin" : tf->shown;
 	fpl_tensor_kind k = tf->kind;
 	const char *opt = o->offset ? "--offset" : o->count ? "--count"
 			: o->big_endian ? "--big-endian" : NULL;
@@ -88,7 +88,7 @@ static const char *ext_of(const char *base)
  */
 static int spool(fpl_tensor_file *tf, int src, char *err, size_t errlen)
 {
-	const char *name = tf->is_stdin ? "stdin" : tf->path;
+	const char *name = tf->is_stdin ? "stdin" : tf->shown;
 	const char *dir = getenv("TMPDIR");
 	uint64_t max = tf->opts.spool_max ? tf->opts.spool_max : FPL_SPOOL_MAX, total = 0;
 	char path[4096];
@@ -193,10 +193,13 @@ FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path, const fpl_t
 		return io_fail(err, errlen, FPL_EINVAL, "no file name");
 	*out = NULL;
 	fpl_tensor_file *tf = calloc(1, sizeof *tf);
-	if (!tf || !(tf->path = strdup(path))) {
+	if (!tf || !(tf->path = strdup(path)) || !(tf->shown = malloc(4 * strlen(path) + 1))) {
+		if (tf)
+			free(tf->path);
 		free(tf);
-		return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", path);
+		return io_fail(err, errlen, FPL_ENOMEM, "out of memory");
 	}
+	fpl_escape(tf->shown, 4 * strlen(path) + 1, path);
 	const char *sl = strrchr(tf->path, '/');
 	tf->base = sl ? sl + 1 : tf->path;
 	if (opts)
@@ -234,16 +237,16 @@ FPL_API int fpl_tensor_open(fpl_tensor_file **out, const char *path, const fpl_t
 
 	tf->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (tf->fd < 0) {
-		rc = io_fail(err, errlen, FPL_EIO, "cannot open '%s': %s", path, strerror(errno));
+		rc = io_fail(err, errlen, FPL_EIO, "cannot open '%s': %s", tf->shown, strerror(errno));
 		goto fail;
 	}
 	struct stat sb;
 	if (fstat(tf->fd, &sb) < 0) {
-		rc = io_fail(err, errlen, FPL_EIO, "%s: %s", path, strerror(errno));
+		rc = io_fail(err, errlen, FPL_EIO, "%s: %s", tf->shown, strerror(errno));
 		goto fail;
 	}
 	if (S_ISDIR(sb.st_mode)) {
-		rc = io_fail(err, errlen, FPL_EIO, "%s: is a directory", path);
+		rc = io_fail(err, errlen, FPL_EIO, "%s: is a directory", tf->shown);
 		goto fail;
 	}
 	tf->size = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
@@ -260,7 +263,7 @@ opened:
 	if (tf->sequential && tf->kind != FPL_TK_RAW && tf->kind != FPL_TK_TEXT) {
 		rc = io_fail(err, errlen, FPL_EUNSUPPORTED,
 			     "%s: not a regular file: .npy, .npz and .safetensors files are read "
-			     "at offsets; save it to a file first", path);
+			     "at offsets; save it to a file first", tf->shown);
 		goto fail;
 	}
 	switch (tf->kind) {
@@ -284,7 +287,7 @@ opened:
 		}
 		rc = io_text_open(tf, err, errlen);
 		break;
-	default: rc = io_fail(err, errlen, FPL_EINVAL, "%s: bad file kind", path);
+	default: rc = io_fail(err, errlen, FPL_EINVAL, "%s: bad file kind", tf->shown);
 	}
 	if (rc)
 		goto fail;
@@ -305,6 +308,7 @@ FPL_API void fpl_tensor_close(fpl_tensor_file *tf)
 		zip_discard(tf->zip);
 	free(tf->t);
 	free(tf->path);
+	free(tf->shown);
 	free(tf);
 }
 
@@ -333,10 +337,10 @@ const char *io_where(const fpl_tensor_stream *s, char *buf, size_t cap)
 	const fpl_tensor_file *tf = s->tf;
 	char name[FPL_ESCAPED_NAME_MAX];
 	if (tf->kind == FPL_TK_NPZ || tf->kind == FPL_TK_SAFETENSORS)
-		snprintf(buf, cap, "%s: tensor '%s'", tf->path,
+		snprintf(buf, cap, "%s: tensor '%s'", tf->shown,
 			 fpl_escape(name, sizeof name, s->t->info.name));
 	else
-		snprintf(buf, cap, "%s", tf->is_stdin ? "stdin" : tf->path);
+		snprintf(buf, cap, "%s", tf->is_stdin ? "stdin" : tf->shown);
 	return buf;
 }
 
@@ -351,12 +355,12 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 	int multi = tf->kind == FPL_TK_NPZ || tf->kind == FPL_TK_SAFETENSORS;
 	if (t->bad[0])
 		return multi ? io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: tensor '%s': %s",
-				       tf->path, tn, t->bad)
-			     : io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: %s", tf->path, t->bad);
+				       tf->shown, tn, t->bad)
+			     : io_fail(err, errlen, FPL_EUNSUPPORTED, "%s: %s", tf->shown, t->bad);
 	if (tf->kind == FPL_TK_TEXT && tf->sequential && tf->streamed)
 		return io_fail(err, errlen, FPL_EUNSUPPORTED,
 			       "%s: a pipe can be read only once (the reader spools it when "
-			       "asked to read twice)", tf->is_stdin ? "stdin" : tf->path);
+			       "asked to read twice)", tf->is_stdin ? "stdin" : tf->shown);
 	fpl_tensor_stream *s = calloc(1, sizeof *s);
 	if (!s)
 		return io_fail(err, errlen, FPL_ENOMEM, "out of memory");
@@ -386,7 +390,7 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 	if (tf->kind == FPL_TK_NPZ) {
 		zip_file_t *zf = zip_fopen_index(tf->zip, (zip_uint64_t)t->member, 0);
 		if (!zf) {
-			rc = io_fail(err, errlen, FPL_EIO, "%s: tensor '%s': %s", tf->path, tn,
+			rc = io_fail(err, errlen, FPL_EIO, "%s: tensor '%s': %s", tf->shown, tn,
 				     zip_strerror(tf->zip));
 			goto fail;
 		}
@@ -397,7 +401,7 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 			size_t n = skip < IO_BUFBYTES ? (size_t)skip : IO_BUFBYTES;
 			zip_int64_t r = zip_fread(zf, s->buf, n);
 			if (r <= 0) {
-				rc = io_fail(err, errlen, FPL_EPARSE, "%s: tensor '%s': %s", tf->path,
+				rc = io_fail(err, errlen, FPL_EPARSE, "%s: tensor '%s': %s", tf->shown,
 					     tn, r < 0 ? zip_file_strerror(zf) : "truncated member");
 				goto fail;
 			}
@@ -412,7 +416,7 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 				s->left = UINT64_MAX;	/* to the end */
 			if (tf->streamed) {
 				rc = io_fail(err, errlen, FPL_EUNSUPPORTED,
-					     "%s: a pipe can be read only once", tf->path);
+					     "%s: a pipe can be read only once", tf->shown);
 				goto fail;
 			}
 			tf->streamed = 1;
@@ -426,7 +430,7 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
 				if (r <= 0) {
 					rc = io_fail(err, errlen, FPL_EPARSE,
 						     "%s: offset %llu beyond the end of the input",
-						     tf->is_stdin ? "stdin" : tf->path,
+						     tf->is_stdin ? "stdin" : tf->shown,
 						     (unsigned long long)t->data_off);
 					goto fail;
 				}

@@ -22,7 +22,7 @@ int io_text_open(fpl_tensor_file *tf, char *err, size_t errlen)
 {
 	int rc = io_tensors_alloc(tf, 1);
 	if (rc)
-		return io_fail(err, errlen, rc, "%s: out of memory", tf->path);
+		return io_fail(err, errlen, rc, "%s: out of memory", tf->shown);
 	struct io_tensor *t = &tf->t[0];
 	io_name_from_file(tf, t->info.name, sizeof t->info.name);
 	t->info.dtype = FPL_DT_TEXT;
@@ -43,7 +43,7 @@ int io_text_stream_open(fpl_tensor_stream *s, char *err, size_t errlen)
 			if (fd >= 0)
 				close(fd);
 			return io_fail(err, errlen, FPL_EIO, "%s: %s",
-				       tf->is_stdin ? "stdin" : tf->path, strerror(e));
+				       tf->is_stdin ? "stdin" : tf->shown, strerror(e));
 		}
 		s->own_fp = 1;
 	} else if (tf->is_stdin) {
@@ -52,7 +52,7 @@ int io_text_stream_open(fpl_tensor_stream *s, char *err, size_t errlen)
 	} else {
 		s->fp = fopen(tf->path, "r");
 		if (!s->fp)
-			return io_fail(err, errlen, FPL_EIO, "cannot open '%s': %s", tf->path,
+			return io_fail(err, errlen, FPL_EIO, "cannot open '%s': %s", tf->shown,
 				       strerror(errno));
 		s->own_fp = 1;
 	}
@@ -88,7 +88,7 @@ static int is_blank(char c)
 int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *got,
 		 char *err, size_t errlen)
 {
-	const char *name = s->tf->is_stdin ? "stdin" : s->tf->path;
+	const char *name = s->tf->is_stdin ? "stdin" : s->tf->shown;
 	size_t n = 0;
 
 	s->ninx = 0;

@@ -296,13 +296,17 @@ int ds_int_open(ds_int_tensor *t, const char *path, const char *name, char *err,
 	struct stat st;
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
+	char sp[300], sn[4 * 64 + 1];
+	/* names escaped (fpl_escape) for messages; a long one cut */
+	fpl_escape(sp, sizeof sp, path);
 	if (name)
-		snprintf(t->where, sizeof t->where, "%s: tensor '%.256s'", path, name);
+		snprintf(t->where, sizeof t->where, "%s: tensor '%s'", sp,
+			 fpl_escape(sn, sizeof sn, name));
 	else
-		snprintf(t->where, sizeof t->where, "%s", path);
+		snprintf(t->where, sizeof t->where, "%s", sp);
 	t->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->fd < 0 || fstat(t->fd, &st) < 0)
-		return io_fail(err, errlen, FPL_EIO, "%s: cannot open: %s", path, strerror(errno));
+		return io_fail(err, errlen, FPL_EIO, "%s: cannot open: %s", sp, strerror(errno));
 	long long r = io_pread_full(t->fd, magic, sizeof magic, 0);
 	if (r >= 6 && memcmp(magic, "\x93NUMPY", 6) == 0)
 		return npy_open_common(t, (uint64_t)st.st_size, fd_rd, err, errlen);
@@ -324,7 +328,34 @@ static uint64_t get_uint(const unsigned char *p, int w, int be)
 	return v;
 }
 
-int ds_int_read(ds_int_tensor *t, float *f, double *d, size_t n, char *err, size_t errlen)
+/* Append {pos, the integer (neg, magnitude m)} to *l; -1 when out of memory. */
+static int note_wide(fpl_inexact **l, size_t *nl, size_t *cap, size_t pos, int neg, uint64_t m)
+{
+	if (*nl == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		fpl_inexact *v = realloc(*l, c * sizeof *v);
+		if (!v)
+			return -1;
+		*l = v;
+		*cap = c;
+	}
+	memset(&(*l)[*nl], 0, sizeof **l);
+	(*l)[*nl].pos = pos;
+	(*l)[*nl].w.negative = neg;
+	(*l)[*nl].w.lo = m;	/* m 2^0, exactly: no sticky */
+	(*nl)++;
+	return 0;
+}
+
+/* Does binary64 hold the integer of magnitude m (at most 53 significant bits)? */
+static int exact64(uint64_t m)
+{
+	return m == 0 || 64 - __builtin_clzll(m) - __builtin_ctzll(m) <= 53;
+}
+
+/* ds_int_read, and with l not NULL the list of ds_int_read_exact. */
+static int read_ints(ds_int_tensor *t, float *f, double *d, size_t n, fpl_inexact **l,
+		     size_t *nl, size_t *cap, char *err, size_t errlen)
 {
 	unsigned char buf[1 << 14];
 	size_t per = sizeof buf / (size_t)t->width, done = 0;
@@ -350,10 +381,13 @@ int ds_int_read(ds_int_tensor *t, float *f, double *d, size_t n, char *err, size
 					f[done + i] = (float)s;
 				else
 					d[done + i] = (double)s;
+				u = t->width == 8 ? -u : ((uint64_t)1 << (8 * t->width)) - u;
 			} else if (f)
 				f[done + i] = (float)u;
 			else
 				d[done + i] = (double)u;
+			if (l && !exact64(u) && note_wide(l, nl, cap, t->done + i, neg, u))
+				return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", t->where);
 		}
 		done += k;
 		t->done += k;
@@ -367,6 +401,17 @@ int ds_int_read(ds_int_tensor *t, float *f, double *d, size_t n, char *err, size
 					     : "member longer than its header says");
 	}
 	return 0;
+}
+
+int ds_int_read(ds_int_tensor *t, float *f, double *d, size_t n, char *err, size_t errlen)
+{
+	return read_ints(t, f, d, n, NULL, NULL, NULL, err, errlen);
+}
+
+int ds_int_read_exact(ds_int_tensor *t, double *d, size_t n, fpl_inexact **l, size_t *nl,
+		      size_t *cap, char *err, size_t errlen)
+{
+	return read_ints(t, NULL, d, n, l, nl, cap, err, errlen);
 }
 
 void ds_int_close(ds_int_tensor *t)

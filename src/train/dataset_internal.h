@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <fplab/dataset.h>
+#include <fplab/number.h>
 #include <fplab/tensor.h>
 
 #include "util/errmsg.h"
@@ -65,6 +66,14 @@ int ds_int_open(ds_int_tensor *t, const char *path, const char *name, char *err,
  * f or to binary64 into d (exact up to 2^53; one of them non-NULL).
  * Returns 0 or FPL_EIO/FPL_EPARSE (truncated, corrupt member). */
 int ds_int_read(ds_int_tensor *t, float *f, double *d, size_t n, char *err, size_t errlen);
+/* As ds_int_read into d, and each integer binary64 cannot hold (above
+ * 2^53, more than 53 significant bits; d has its nearest) appended to
+ * the list *l (*nl entries, *cap allocated, grown with realloc) as its
+ * exact fpl_wide, pos counted from the tensor's first element in storage
+ * order, so that the caller can round the integer itself once.  Also
+ * FPL_ENOMEM. */
+int ds_int_read_exact(ds_int_tensor *t, double *d, size_t n, fpl_inexact **l, size_t *nl,
+		      size_t *cap, char *err, size_t errlen);
 void ds_int_close(ds_int_tensor *t);
 
 #endif
