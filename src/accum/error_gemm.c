@@ -22,6 +22,11 @@
  * negligible ones underflow) and the ratio formed from the scaled norms:
  * it carries the rounding errors of the sums, a relative 2^-53 times the
  * output count at worst.
+ *
+ * Failed results.  A result that is NaN or infinite where the exact
+ * value is finite gets relative error +inf (it joins the relative errors
+ * as such), and makes max_abs and the normwise ratio +inf: the header's
+ * one rule.  Outputs whose exact value is not finite are only counted.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +38,7 @@
 #include "accum/exact_internal.h"
 #include "util/parallel.h"
 
-enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8 };
+enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
 
 typedef struct ectx {
 	size_t M, N, K;
@@ -116,8 +121,14 @@ static void one_output(const ectx *X, size_t i, size_t j)
 				cl |= C_ZERO;
 		}
 	} else if (efin) {
-		cl |= C_NONFIN;
+		/* a failed result: error +inf (accum_error.h's one rule) */
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
 	}
+	if (isnan(y))
+		cl |= C_NAN;
+	else if (isinf(y))
+		cl |= C_INF;
 	X->cls[o] = cl;
 }
 
@@ -229,6 +240,27 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
 	*s = sqrt(sum);
 }
 
+/* sqrt(sum of v[0..n)^2 / n) for v >= 0 (n >= 1), the squares scaled by
+ * the power of two that brings the largest to [1, 2): +inf when one is. */
+static double rms(const double *v, size_t n)
+{
+	double mx = 0, sum = 0, x;
+	size_t i;
+	int ex;
+
+	for (i = 0; i < n; i++)
+		if (v[i] > mx)
+			mx = v[i];
+	if (mx == 0 || isinf(mx))
+		return mx;
+	ex = ilogb(mx);
+	for (i = 0; i < n; i++) {
+		x = ldexp(v[i], -ex);	/* exact: a power of two */
+		sum += x * x;
+	}
+	return ldexp(sqrt(sum / (double)n), ex);
+}
+
 static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 {
 	double sum_rel = 0, nd, dd;
@@ -250,14 +282,23 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 			err->became_zero++;
 		if (c & C_NONFIN)
 			err->nonfinite++;
+		if (c & C_NAN)
+			err->nan++;
+		if (c & C_INF)
+			err->inf++;
 	}
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
+		err->rms_rel = rms(X->rel, q);
 		err->median_rel = median(X->rel, q);
 	}
 	frobenius(X->abserr, X->cls, n, &nd, &xd);
 	frobenius(X->den, X->cls, n, &dd, &xg);
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
+	if (err->nonfinite) {
+		err->max_abs = INFINITY;
+		err->normwise = INFINITY;
+	}
 }
 
 /* ------------------------------------------------------------ driver */
