@@ -422,7 +422,7 @@ static void check_case(const gcase *G, int threads, const char *what)
 	double *exact = malloc((n + 1) * sizeof *exact), *lo = malloc((n + 1) * sizeof *lo);
 	double *hi = malloc((n + 1) * sizeof *hi), v, e_maxabs = 0, e_sumlo = 0, e_sumhi = 0;
 	double e_maxlo = 0, e_maxhi = 0, mlo, mhi, nw, e_sqlo = 0, e_sqhi = 0;
-	uint64_t e_zero = 0, e_nonfin = 0, e_nan = 0, e_inf = 0;
+	uint64_t e_zero = 0, e_nonfin = 0, e_nan = 0, e_inf = 0, e_cmp = 0;
 	fpl_accum_errors err;
 	fpl_accum_model mod;
 	refout o;
@@ -459,6 +459,7 @@ static void check_case(const gcase *G, int threads, const char *what)
 			e_inf += isinf(y) != 0;
 			if (o.kind != 0)
 				continue;
+			e_cmp++;
 			if (!isfinite(y)) {
 				/* the documented rule: a failed result has error +inf */
 				e_nonfin++;
@@ -500,7 +501,8 @@ static void check_case(const gcase *G, int threads, const char *what)
 			q++;
 		}
 	if (!h_check(err.outputs == n && err.rel_n == q && err.became_zero == e_zero
-		     && err.nonfinite == e_nonfin && err.nan == e_nan && err.inf == e_inf))
+		     && err.nonfinite == e_nonfin && err.nan == e_nan && err.inf == e_inf
+		     && err.compared == e_cmp))
 		h_fail("%s: counts outputs %llu rel_n %llu (exp %zu) zero %llu (exp %llu) "
 		       "nonfinite %llu (exp %llu)", what, (unsigned long long)err.outputs,
 		       (unsigned long long)err.rel_n, q, (unsigned long long)err.became_zero,
@@ -773,6 +775,7 @@ static void test_failed(void)
 	h_check(fpl_accum_errors_gemm(&err, ex, rn, 1, &m, 1, 1, 1, nanin, 1, 0, one, 1, 0,
 				      NULL, 0, 1) == 0);
 	if (!h_check(err.nan == 1 && err.nonfinite == 0 && err.rel_n == 0 && err.max_rel == 0
+		     && err.compared == 0
 		     && err.mean_rel == 0 && err.rms_rel == 0 && err.normwise == 0
 		     && isnan(ex[0])))
 		h_fail("nan input: nan %llu rel_n %llu max %a", (unsigned long long)err.nan,

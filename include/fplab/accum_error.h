@@ -131,6 +131,7 @@ typedef struct fpl_accum_errors {
 	double rms_rel;
 	uint64_t nan;		/* results r that are NaN, whatever e */
 	uint64_t inf;		/* results r that are +-inf, whatever e */
+	uint64_t compared;	/* outputs with e finite (the others are not compared) */
 } fpl_accum_errors;
 
 /*
@@ -153,6 +154,21 @@ FPL_API int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const do
 				  size_t kk, const double *a, size_t lda, int transa,
 				  const double *b, size_t ldb, int transb, const double *c,
 				  size_t ldc, int threads);
+
+/*
+ * As fpl_accum_errors_gemm, and, when progress is not NULL, *progress is
+ * increased by n*(kk+1) (the terms of a row of outputs) as each row is
+ * done, with an atomic relaxed addition (__atomic_fetch_add), so another
+ * thread may read it (__atomic_load_n) to show how far the comparison is;
+ * m*n*(kk+1) is added in all when it succeeds.
+ */
+FPL_API int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact,
+					   const double *r, size_t ldr,
+					   const fpl_accum_model *mod, size_t m, size_t n,
+					   size_t kk, const double *a, size_t lda, int transa,
+					   const double *b, size_t ldb, int transb,
+					   const double *c, size_t ldc, int threads,
+					   uint64_t *progress);
 
 #ifdef __cplusplus
 }

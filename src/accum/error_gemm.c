@@ -50,6 +50,7 @@ typedef struct ectx {
 	size_t ldr;
 	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
 	unsigned char *cls;
+	uint64_t *progress;		/* terms done, or NULL */
 } ectx;
 
 typedef struct eworker {
@@ -137,9 +138,13 @@ static void *ework(void *arg)
 	eworker *w = arg;
 	size_t i, j;
 
-	for (i = w->i0; i < w->i1; i++)
+	for (i = w->i0; i < w->i1; i++) {
 		for (j = 0; j < w->X->N; j++)
 			one_output(w->X, i, j);
+		if (w->X->progress)
+			__atomic_fetch_add(w->X->progress, (uint64_t)w->X->N * (w->X->K + 1),
+					   __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -282,6 +287,8 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 			err->became_zero++;
 		if (c & C_NONFIN)
 			err->nonfinite++;
+		if (c & (C_ABS | C_NONFIN))
+			err->compared++;
 		if (c & C_NAN)
 			err->nan++;
 		if (c & C_INF)
@@ -319,6 +326,16 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 			  size_t kk, const double *a, size_t lda, int transa,
 			  const double *b, size_t ldb, int transb, const double *c,
 			  size_t ldc, int threads)
+{
+	return fpl_accum_errors_gemm_progress(err, exact, r, ldr, mod, m, n, kk, a, lda, transa,
+					      b, ldb, transb, c, ldc, threads, NULL);
+}
+
+int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
+				   size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
+				   size_t kk, const double *a, size_t lda, int transa,
+				   const double *b, size_t ldb, int transb, const double *c,
+				   size_t ldc, int threads, uint64_t *progress)
 {
 	size_t nA, nB, nC;
 	double *pa = NULL, *pb = NULL, *buf = NULL;
@@ -374,6 +391,7 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 	X.abserr = buf + nC;
 	X.den = buf + 2 * nC;
 	X.cls = cls;
+	X.progress = progress;
 	run_rows(&X, threads);
 	summarize(&E, &X, nC);
 	*err = E;

@@ -159,7 +159,7 @@ int cmd_dot(int argc, char **argv)
 	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
 				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
-		cli_progress_start("dot", nj);
+		cli_progress_start("dot", (size_t)((double)nj * CLI_ACCUM_WORK(1, 1, x.n)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_DOT, &r, 1, 1,
 					   x.n, x.v, x.n, 0, y.v, 1, 0, &row);
@@ -168,7 +168,6 @@ int cmd_dot(int argc, char **argv)
 			cli_model_cells(&t, &jobs[j]);
 			cli_table_int(&t, (long long)x.n);
 			cli_accum_cells(&t, &row);
-			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
 		if (rc)

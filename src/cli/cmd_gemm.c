@@ -202,7 +202,7 @@ int cmd_gemm(int argc, char **argv)
 	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
 				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS);
-		cli_progress_start("gemm", nj);
+		cli_progress_start("gemm", (size_t)((double)nj * CLI_ACCUM_WORK(m, n, k)));
 		for (j = 0; j < nj && !rc; j++) {
 			/* stored layouts: A m x k (k x m transposed), B k x n (n x k) */
 			rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_GEMM, c, m, n,
@@ -215,7 +215,6 @@ int cmd_gemm(int argc, char **argv)
 			cli_table_int(&t, (long long)n);
 			cli_table_int(&t, (long long)k);
 			cli_accum_cells(&t, &row);
-			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
 		if (rc)

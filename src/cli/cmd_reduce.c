@@ -122,25 +122,18 @@ static int inputs(struct cli_tensor *x)
 	return 0;
 }
 
-static int cmp_double(const void *p, const void *q)
-{
-	double a = *(const double *)p, b = *(const double *)q;
-
-	return a < b ? -1 : a > b;
-}
+#define NID 7		/* op, the model (one input format), n */
 
 /* One job of an operation other than sum: out[nout], errors into row. */
 static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *out,
 		  size_t nout, struct cli_accum_row *row)
 {
 	unsigned flags = opt.sample ? FPL_REDUCE_SAMPLE : 0;
-	double *xl = malloc(x->n * sizeof *xl), *ref = malloc(nout * sizeof *ref);
-	double *rel = malloc(nout * sizeof *rel), t0;
-	size_t i, nrel = 0;
+	double *xl = malloc(x->n * sizeof *xl), *ref = malloc(nout * sizeof *ref), t0;
 	int rc;
 
 	memset(row, 0, sizeof *row);
-	if (!xl || !ref || !rel) {
+	if (!xl || !ref) {
 		rc = error("out of memory");
 		goto out;
 	}
@@ -158,39 +151,41 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 		rc = error("%s", fpl_strerror(rc));
 		goto out;
 	}
+	cli_progress_add(x->n);
+	t0 = cli_now();
 	rc = fpl_reduce_reference(ref, opt.op, flags, x->n, opt.mo.reference_given ? x->v : xl, 1);
+	row->reference_seconds = cli_now() - t0;
 	if (rc) {
 		rc = error("reference failed: %s", fpl_strerror(rc));
 		goto out;
 	}
-	for (i = 0; i < nout; i++) {
-		if (!isfinite(ref[i]) || ref[i] == 0 || !isfinite(out[i]))
-			continue;
-		if (out[i] == 0)
-			row->became_zero++;
-		rel[nrel++] = fabs(out[i] - ref[i]) / fabs(ref[i]);
-	}
-	qsort(rel, nrel, sizeof *rel, cmp_double);
-	row->max_rel = nrel ? rel[nrel - 1] : 0;
-	row->median_rel = nrel ? (nrel % 2 ? rel[nrel / 2] : (rel[nrel / 2 - 1] + rel[nrel / 2]) / 2)
-			       : 0;
-	row->result = nout == 1 ? out[0] : NAN;
-	row->exact = nout == 1 ? ref[0] : NAN;
-	row->normwise = row->bound = NAN;
+	/* the errors as dot's, against the binary64 reference; no
+	 * normwise error or bound */
+	t0 = cli_now();
+	rc = cli_accum_compare(row, out, ref, nout);
+	row->reference_seconds += cli_now() - t0;
+	if (rc)
+		goto out;
+	cli_progress_add(x->n + 1);
+	row->has_result = nout == 1;
+	row->result = out[0];
+	row->exact = ref[0];
 	memcpy(row->count, j->st.count, sizeof row->count);
 	row->flops = (double)x->n;
 	rc = 0;
 out:
 	free(xl);
 	free(ref);
-	free(rel);
 	return rc ? -1 : 0;
 }
 
 int cmd_reduce(int argc, char **argv)
 {
-	static const char *const id_cols[] = { "op" };
-	const char *cols[1 + CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS];
+	/* every operation takes one input: one format column */
+	static const char *const id_cols[] = {
+		"op", "format", "prod", "acc", "order", "out_format", "n"
+	};
+	const char *cols[NID + CLI_ACCUM_NCOLS];
 	struct cli_tensor x;
 	struct cli_model_job *jobs = NULL;
 	struct cli_accum_row row;
@@ -221,13 +216,10 @@ int cmd_reduce(int argc, char **argv)
 			rc = error("out of memory");
 	}
 	memcpy(cols, id_cols, sizeof id_cols);
-	memcpy(cols + 1, cli_model_cols, sizeof cli_model_cols);
-	cols[1 + CLI_MODEL_NCOLS] = "n";
-	memcpy(cols + 2 + CLI_MODEL_NCOLS, cli_accum_cols, sizeof cli_accum_cols);
+	memcpy(cols + NID, cli_accum_cols, sizeof cli_accum_cols);
 	if (!rc) {
-		cli_table_begin(&t, stdout, opt.report, cols,
-				2 + CLI_MODEL_NCOLS + CLI_ACCUM_NCOLS);
-		cli_progress_start("reduce", nj);
+		cli_table_begin(&t, stdout, opt.report, cols, NID + CLI_ACCUM_NCOLS);
+		cli_progress_start("reduce", (size_t)((double)nj * CLI_ACCUM_WORK(1, 1, x.n)));
 		for (j = 0; j < nj && !rc; j++) {
 			if (opt.op == FPL_REDUCE_SUM)
 				rc = cli_accum_run(&jobs[j], opt.mo.reference_given, CLI_RUN_SUM, out,
@@ -237,10 +229,13 @@ int cmd_reduce(int argc, char **argv)
 			if (rc)
 				break;
 			cli_table_str(&t, fpl_reduce_name(opt.op));
-			cli_model_cells(&t, &jobs[j]);
+			cli_table_str(&t, jobs[j].a);
+			cli_table_str(&t, jobs[j].prod);
+			cli_table_str(&t, jobs[j].acc);
+			cli_table_str(&t, jobs[j].order);
+			cli_table_str(&t, jobs[j].out);
 			cli_table_int(&t, (long long)x.n);
 			cli_accum_cells(&t, &row);
-			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
 		if (rc)
