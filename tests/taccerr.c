@@ -567,8 +567,8 @@ static void check_case(const gcase *G, int threads, const char *what)
 	size_t n = G->M * G->N, i, j, q = 0;
 	double *exact = malloc((n + 1) * sizeof *exact), *lo = malloc((n + 1) * sizeof *lo);
 	double *hi = malloc((n + 1) * sizeof *hi), v, e_maxabs = 0, e_sumlo = 0, e_sumhi = 0;
-	double e_maxlo = 0, e_maxhi = 0, mlo, mhi, nw;
-	uint64_t e_zero = 0, e_nonfin = 0;
+	double e_maxlo = 0, e_maxhi = 0, mlo, mhi, nw, e_sqlo = 0, e_sqhi = 0;
+	uint64_t e_zero = 0, e_nonfin = 0, e_nan = 0, e_inf = 0, e_cmp = 0;
 	fpl_accum_errors err;
 	fpl_accum_model mod;
 	refout o;
@@ -601,10 +601,18 @@ static void check_case(const gcase *G, int threads, const char *what)
 			if (!h_check(o.kind == 3 ? isnan(exact[idx]) : h_same(ev, exact[idx])))
 				h_fail("%s (%zu,%zu): exact expected %a got %a", what, i, j, ev,
 				       exact[idx]);
+			e_nan += isnan(y) != 0;
+			e_inf += isinf(y) != 0;
 			if (o.kind != 0)
 				continue;
+			e_cmp++;
 			if (!isfinite(y)) {
+				/* the documented rule: a failed result has error +inf */
 				e_nonfin++;
+				lo[q] = hi[q] = INFINITY;
+				e_maxlo = e_maxhi = INFINITY;
+				e_sumlo = e_sumhi = e_sqlo = e_sqhi = INFINITY;
+				q++;
 				continue;
 			}
 			/* |y - s| exactly, then its square into the norm */
@@ -634,15 +642,20 @@ static void check_case(const gcase *G, int threads, const char *what)
 			e_maxhi = fmax(e_maxhi, hi[q]);
 			e_sumlo += lo[q];
 			e_sumhi += hi[q];
+			e_sqlo += lo[q] * lo[q];
+			e_sqhi += hi[q] * hi[q];
 			q++;
 		}
 	if (!h_check(err.outputs == n && err.rel_n == q && err.became_zero == e_zero
-		     && err.nonfinite == e_nonfin))
+		     && err.nonfinite == e_nonfin && err.nan == e_nan && err.inf == e_inf
+		     && err.compared == e_cmp))
 		h_fail("%s: counts outputs %llu rel_n %llu (exp %zu) zero %llu (exp %llu) "
 		       "nonfinite %llu (exp %llu)", what, (unsigned long long)err.outputs,
 		       (unsigned long long)err.rel_n, q, (unsigned long long)err.became_zero,
 		       (unsigned long long)e_zero, (unsigned long long)err.nonfinite,
 		       (unsigned long long)e_nonfin);
+	if (e_nonfin)
+		e_maxabs = INFINITY;
 	if (!h_check(h_same(err.max_abs, e_maxabs)))
 		h_fail("%s: max_abs expected %a got %a", what, e_maxabs, err.max_abs);
 	if (!h_check(q ? err.max_rel >= e_maxlo && err.max_rel <= e_maxhi : err.max_rel == 0))
@@ -664,11 +677,22 @@ static void check_case(const gcase *G, int threads, const char *what)
 		mhi = e_sumhi / (double)q * (1 + 1e-13);
 		if (!h_check(err.mean_rel >= mlo && err.mean_rel <= mhi))
 			h_fail("%s: mean_rel %a outside [%a, %a]", what, err.mean_rel, mlo, mhi);
-	} else if (!h_check(err.median_rel == 0 && err.mean_rel == 0)) {
+		/* the squares of relative errors this small or large may
+		 * under/overflow here: check the RMS only where they do not */
+		mlo = sqrt(e_sqlo / (double)q) * (1 - 1e-13);
+		mhi = sqrt(e_sqhi / (double)q) * (1 + 1e-13);
+		if (!h_check(!(e_sqhi < 0x1p1000 && e_sqlo > 0x1p-900)
+			     || (err.rms_rel >= mlo && err.rms_rel <= mhi)))
+			h_fail("%s: rms_rel %a outside [%a, %a]", what, err.rms_rel, mlo, mhi);
+		if (!h_check(!e_nonfin || isinf(err.rms_rel)))
+			h_fail("%s: rms_rel %a with an infinite error", what, err.rms_rel);
+	} else if (!h_check(err.median_rel == 0 && err.mean_rel == 0 && err.rms_rel == 0)) {
 		h_fail("%s: median/mean of nothing not 0", what);
 	}
 	/* the normwise ratio */
-	if (mpfr_zero_p(dd)) {
+	if (e_nonfin) {
+		nw = INFINITY;
+	} else if (mpfr_zero_p(dd)) {
 		nw = 0;
 	} else {
 		mpfr_sqrt(nd, nd, MPFR_RNDN);
@@ -863,6 +887,52 @@ static void test_int_gemm(h_rng *r)
 }
 
 /* The median by hand: 1x1 exact values 1 (a = b = 1), results 1 + d. */
+/*
+ * Failed results (accum_error.h's one rule), by hand: outputs 1*1 (+ C).
+ * exact 1, r NaN: nan 1, rel +inf in max, median, mean and rms, max_abs
+ * and normwise +inf.  exact 1, r = +inf next to an exact 1, r = 1: inf 1,
+ * rel {+inf, 0}: median (inf + 0)/2 = inf.  A NaN input (exact NaN), r
+ * NaN: nan 1, nothing compared (rel_n 0, errors 0).  An exact 0 (C = -1
+ * cancels 1*1) with r = +inf: error +inf as well.
+ */
+static void test_failed(void)
+{
+	double one[2] = { 1, 1 }, ex[2], rn[1] = { NAN }, ri[2] = { INFINITY, 1 };
+	double nanin[1] = { NAN }, c[1] = { -1 };
+	fpl_accum_model m;
+	fpl_accum_errors err;
+
+	fpl_accum_init(&m);
+	h_check(fpl_accum_errors_gemm(&err, ex, rn, 1, &m, 1, 1, 1, one, 1, 0, one, 1, 0, NULL,
+				      0, 1) == 0);
+	if (!h_check(err.nan == 1 && err.inf == 0 && err.nonfinite == 1 && err.rel_n == 1
+		     && isinf(err.max_rel) && isinf(err.median_rel) && isinf(err.mean_rel)
+		     && isinf(err.rms_rel) && isinf(err.max_abs) && isinf(err.normwise)
+		     && ex[0] == 1))
+		h_fail("nan result: nan %llu max %a mean %a rms %a normwise %a",
+		       (unsigned long long)err.nan, err.max_rel, err.mean_rel, err.rms_rel,
+		       err.normwise);
+	h_check(fpl_accum_errors_gemm(&err, ex, ri, 2, &m, 1, 2, 1, one, 1, 0, one, 2, 0, NULL,
+				      0, 1) == 0);
+	if (!h_check(err.inf == 1 && err.nan == 0 && err.rel_n == 2 && isinf(err.max_rel)
+		     && isinf(err.median_rel) && isinf(err.mean_rel)))
+		h_fail("inf result: inf %llu rel_n %llu median %a", (unsigned long long)err.inf,
+		       (unsigned long long)err.rel_n, err.median_rel);
+	h_check(fpl_accum_errors_gemm(&err, ex, rn, 1, &m, 1, 1, 1, nanin, 1, 0, one, 1, 0,
+				      NULL, 0, 1) == 0);
+	if (!h_check(err.nan == 1 && err.nonfinite == 0 && err.rel_n == 0 && err.max_rel == 0
+		     && err.compared == 0
+		     && err.mean_rel == 0 && err.rms_rel == 0 && err.normwise == 0
+		     && isnan(ex[0])))
+		h_fail("nan input: nan %llu rel_n %llu max %a", (unsigned long long)err.nan,
+		       (unsigned long long)err.rel_n, err.max_rel);
+	h_check(fpl_accum_errors_gemm(&err, ex, ri, 1, &m, 1, 1, 1, one, 1, 0, one, 1, 0, c, 1,
+				      1) == 0);
+	if (!h_check(err.inf == 1 && err.rel_n == 1 && isinf(err.max_rel) && ex[0] == 0))
+		h_fail("inf over an exact 0: rel_n %llu max %a", (unsigned long long)err.rel_n,
+		       err.max_rel);
+}
+
 static void test_median(void)
 {
 	double a[2] = { 1, 1 }, b[6] = { 1, 1, 1, 1, 1, 1 }, ex[6];
@@ -875,8 +945,10 @@ static void test_median(void)
 	fpl_accum_init(&m);
 	h_check(fpl_accum_errors_gemm(&err, ex, r5, 5, &m, 1, 5, 1, a, 1, 0, b, 5, 0, NULL, 0, 1)
 		== 0);
+	/* rms: squares .25 + .0625 + .015625 + 1 + 0 = 1.328125, over 5 */
 	if (!h_check(err.median_rel == 0.25 && err.max_rel == 1 && err.mean_rel == 1.875 / 5
-		     && err.max_abs == 1 && err.rel_n == 5))
+		     && err.max_abs == 1 && err.rel_n == 5
+		     && fabs(err.rms_rel - sqrt(1.328125 / 5)) <= 0x1p-52))
 		h_fail("median odd: %a max %a mean %a", err.median_rel, err.max_rel, err.mean_rel);
 	h_check(fpl_accum_errors_gemm(&err, ex, r4, 4, &m, 1, 4, 1, a, 1, 0, b, 4, 0, NULL, 0, 1)
 		== 0);
@@ -1082,6 +1154,7 @@ int main(void)
 	test_bound_counted();
 	test_ones();
 	test_median();
+	test_failed();
 	test_int_gemm(&r);
 	test_threads(&r);
 	test_loads(&r);

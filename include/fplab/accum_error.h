@@ -95,21 +95,29 @@ FPL_API double fpl_accum_bound(const fpl_accum_model *mod, size_t k);
 
 /* Errors of a batch of outputs against their exact values.  "e finite"
  * means the exact value has no infinite or NaN term (it may still lie
- * beyond binary64's range); "r finite" that the result is not inf/NaN. */
+ * beyond binary64's range); "r finite" that the result is not inf/NaN.
+ *
+ * The one rule for results that failed: a result r that is NaN or
+ * infinite while e is finite has relative and absolute error +inf (it
+ * enters max_rel, median_rel, mean_rel and rms_rel as +inf, max_abs and
+ * normwise are +inf), so a failed computation never looks accurate.  An
+ * output whose e is not finite (a NaN or infinite input, inf * 0) is not
+ * compared at all: it enters only the nan and inf counts, when r is one. */
 typedef struct fpl_accum_errors {
 	uint64_t outputs;	/* outputs compared: m*n */
-	uint64_t rel_n;		/* those with e finite and nonzero, r finite */
-	/* |r - e| / |e| over the rel_n outputs (fpl_exact_relerr: faithful):
-	 * maximum, median (an even count: the mean of the two middle values,
-	 * (a + b)/2 in binary64) and mean (their sum in output order / rel_n);
-	 * all three 0 when rel_n = 0 */
+	uint64_t rel_n;		/* those with e finite, and nonzero or r not finite */
+	/* |r - e| / |e| over the rel_n outputs (fpl_exact_relerr: faithful;
+	 * +inf for r NaN or infinite): maximum, median (an even count: the
+	 * mean of the two middle values, (a + b)/2 in binary64) and mean
+	 * (their sum in output order / rel_n); all 0 when rel_n = 0 */
 	double max_rel, median_rel, mean_rel;
-	double max_abs;		/* max |r - e| over outputs with e and r finite (or 0) */
+	double max_abs;		/* max |r - e| over outputs with e finite (or 0) */
 	uint64_t became_zero;	/* r = +-0, e finite nonzero */
 	uint64_t nonfinite;	/* r inf or NaN while e is finite */
 	/*
 	 * normwise = ||R - E||_F / || |A||B| + |C| ||_F over the outputs with
-	 * e and r finite (0 when the denominator is 0): |r - e| correctly
+	 * e and r finite (0 when the denominator is 0; +inf when nonfinite >
+	 * 0): |r - e| correctly
 	 * rounded, |A||B| + |C| exact then rounded, the sums of squares in
 	 * binary64 (scaled by a power of two against overflow) in output
 	 * order, so the ratio is good to about 2^-53 times the output count;
@@ -121,6 +129,13 @@ typedef struct fpl_accum_errors {
 	 * (then the bound says nothing).
 	 */
 	double normwise, bound;
+	/* sqrt(mean of the squared relative errors) over the rel_n outputs
+	 * (+inf with one of them infinite; 0 when rel_n = 0), the squares
+	 * scaled by a power of two against overflow */
+	double rms_rel;
+	uint64_t nan;		/* results r that are NaN, whatever e */
+	uint64_t inf;		/* results r that are +-inf, whatever e */
+	uint64_t compared;	/* outputs with e finite (the others are not compared) */
 } fpl_accum_errors;
 
 /*
@@ -143,6 +158,21 @@ FPL_API int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const do
 				  size_t kk, const double *a, size_t lda, int transa,
 				  const double *b, size_t ldb, int transb, const double *c,
 				  size_t ldc, int threads);
+
+/*
+ * As fpl_accum_errors_gemm, and, when progress is not NULL, *progress is
+ * increased by n*(kk+1) (the terms of a row of outputs) as each row is
+ * done, with an atomic relaxed addition (__atomic_fetch_add), so another
+ * thread may read it (__atomic_load_n) to show how far the comparison is;
+ * m*n*(kk+1) is added in all when it succeeds.
+ */
+FPL_API int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact,
+					   const double *r, size_t ldr,
+					   const fpl_accum_model *mod, size_t m, size_t n,
+					   size_t kk, const double *a, size_t lda, int transa,
+					   const double *b, size_t ldb, int transb,
+					   const double *c, size_t ldc, int threads,
+					   uint64_t *progress);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,11 @@
  * negligible ones underflow) and the ratio formed from the scaled norms:
  * it carries the rounding errors of the sums, a relative 2^-53 times the
  * output count at worst.
+ *
+ * Failed results.  A result that is NaN or infinite where the exact
+ * value is finite gets relative error +inf (it joins the relative errors
+ * as such), and makes max_abs and the normwise ratio +inf: the header's
+ * one rule.  Outputs whose exact value is not finite are only counted.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +38,7 @@
 #include "accum/exact_internal.h"
 #include "util/parallel.h"
 
-enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8 };
+enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
 
 typedef struct ectx {
 	size_t M, N, K;
@@ -45,6 +50,7 @@ typedef struct ectx {
 	size_t ldr;
 	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
 	unsigned char *cls;
+	uint64_t *progress;		/* terms done, or NULL */
 } ectx;
 
 typedef struct eworker {
@@ -116,8 +122,14 @@ static void one_output(const ectx *X, size_t i, size_t j)
 				cl |= C_ZERO;
 		}
 	} else if (efin) {
-		cl |= C_NONFIN;
+		/* a failed result: error +inf (accum_error.h's one rule) */
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
 	}
+	if (isnan(y))
+		cl |= C_NAN;
+	else if (isinf(y))
+		cl |= C_INF;
 	X->cls[o] = cl;
 }
 
@@ -126,9 +138,13 @@ static void *ework(void *arg)
 	eworker *w = arg;
 	size_t i, j;
 
-	for (i = w->i0; i < w->i1; i++)
+	for (i = w->i0; i < w->i1; i++) {
 		for (j = 0; j < w->X->N; j++)
 			one_output(w->X, i, j);
+		if (w->X->progress)
+			__atomic_fetch_add(w->X->progress, (uint64_t)w->X->N * (w->X->K + 1),
+					   __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -229,6 +245,27 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
 	*s = sqrt(sum);
 }
 
+/* sqrt(sum of v[0..n)^2 / n) for v >= 0 (n >= 1), the squares scaled by
+ * the power of two that brings the largest to [1, 2): +inf when one is. */
+static double rms(const double *v, size_t n)
+{
+	double mx = 0, sum = 0, x;
+	size_t i;
+	int ex;
+
+	for (i = 0; i < n; i++)
+		if (v[i] > mx)
+			mx = v[i];
+	if (mx == 0 || isinf(mx))
+		return mx;
+	ex = ilogb(mx);
+	for (i = 0; i < n; i++) {
+		x = ldexp(v[i], -ex);	/* exact: a power of two */
+		sum += x * x;
+	}
+	return ldexp(sqrt(sum / (double)n), ex);
+}
+
 static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 {
 	double sum_rel = 0, nd, dd;
@@ -250,14 +287,25 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 			err->became_zero++;
 		if (c & C_NONFIN)
 			err->nonfinite++;
+		if (c & (C_ABS | C_NONFIN))
+			err->compared++;
+		if (c & C_NAN)
+			err->nan++;
+		if (c & C_INF)
+			err->inf++;
 	}
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
+		err->rms_rel = rms(X->rel, q);
 		err->median_rel = median(X->rel, q);
 	}
 	frobenius(X->abserr, X->cls, n, &nd, &xd);
 	frobenius(X->den, X->cls, n, &dd, &xg);
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
+	if (err->nonfinite) {
+		err->max_abs = INFINITY;
+		err->normwise = INFINITY;
+	}
 }
 
 /* ------------------------------------------------------------ driver */
@@ -278,6 +326,16 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 			  size_t kk, const double *a, size_t lda, int transa,
 			  const double *b, size_t ldb, int transb, const double *c,
 			  size_t ldc, int threads)
+{
+	return fpl_accum_errors_gemm_progress(err, exact, r, ldr, mod, m, n, kk, a, lda, transa,
+					      b, ldb, transb, c, ldc, threads, NULL);
+}
+
+int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
+				   size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
+				   size_t kk, const double *a, size_t lda, int transa,
+				   const double *b, size_t ldb, int transb, const double *c,
+				   size_t ldc, int threads, uint64_t *progress)
 {
 	size_t nA, nB, nC;
 	double *pa = NULL, *pb = NULL, *buf = NULL;
@@ -333,6 +391,7 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 	X.abserr = buf + nC;
 	X.den = buf + 2 * nC;
 	X.cls = cls;
+	X.progress = progress;
 	run_rows(&X, threads);
 	summarize(&E, &X, nC);
 	*err = E;

@@ -505,6 +505,9 @@ void cli_table_num(struct cli_table *t, double x);
 void cli_table_int(struct cli_table *t, long long v);
 /* A cell without a value: "-" in text, empty in TSV, null in JSON. */
 void cli_table_none(struct cli_table *t);
+/* x, or no value (cli_table_none) when x is NaN: for figures that NaN
+ * marks as undefined (an error over no values), never for results. */
+void cli_table_num_or_none(struct cli_table *t, double x);
 void cli_table_end(struct cli_table *t);
 void cli_table_abandon(struct cli_table *t);
 
@@ -518,21 +521,28 @@ void cli_table_abandon(struct cli_table *t);
  *   became_zero: results that are +-0 although the exact value is finite
  *     and nonzero, whatever the cause (rounded to zero below the
  *     subnormals, no subnormals, flushed by FTZ);
+ *   nan, inf: results y that are NaN, +-infinity, whatever x;
  *   *_rel_error: |y - x| / |x| over the values whose exact value x is
  *     finite and nonzero and whose result y is finite (a value that
- *     became zero counts as 1, and is counted in became_zero as well);
- *   *_abs_error: |y - x| over the values with x and y finite.
- * mean, RMS (root mean square) and max; 0 when no value qualifies.
+ *     became zero counts as 1, and is counted in became_zero as well),
+ *     and +inf for every y that is NaN or infinite while x is finite
+ *     (zero included): a failed result never looks accurate;
+ *   *_abs_error: |y - x| over the values with x finite, +inf where y is
+ *     not finite.
+ * A value whose x is NaN or infinite is not compared (only counted in
+ * nan and inf).  mean, RMS (root mean square) and max; no value (NaN in
+ * cli_errstats_values, an empty cell in the table) when no value
+ * qualifies.
  */
 struct cli_errstats {
 	uint64_t n;			/* values seen */
-	uint64_t became_zero;
+	uint64_t became_zero, nan, inf;
 	uint64_t rel_n, abs_n;
 	double rel_sum, rel_sumsq, rel_max;
 	double abs_sum, abs_sumsq, abs_max;
 	double worst;			/* an exact value (binary64) reaching rel_max */
 };
-#define CLI_ERRSTATS_NEVENTS 7	/* inexact .. became_zero */
+#define CLI_ERRSTATS_NEVENTS 9	/* inexact .. became_zero, nan, inf */
 #define CLI_ERRSTATS_NERRORS 6	/* mean_rel_error .. max_abs_error */
 #define CLI_ERRSTATS_NCOLS (CLI_ERRSTATS_NEVENTS + CLI_ERRSTATS_NERRORS)
 extern const char *const cli_errstats_cols[CLI_ERRSTATS_NCOLS];
@@ -702,18 +712,30 @@ int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, doubl
  * binary32) values, such as "the native kernel takes binary32 values". */
 int cli_operand_exact(const struct cli_operand *o, const char *why);
 
-/* One report row of an accumulation run. */
+/* One report row of an accumulation run.  has_result: result and exact
+ * are those of the single output (dot, a one-output reduce), else the
+ * cells have no value; has_bound: normwise and bound are defined (dot,
+ * gemm, reduce sum).  The relative errors follow fpl_accum_errors' rule
+ * (a NaN or infinite result of a finite exact value: +inf); with no
+ * relative error (rel_n 0) the error cells have no value, and with no
+ * output compared (compared 0) normwise neither. */
 struct cli_accum_row {
 	double result, exact;
-	double max_rel, median_rel, normwise, bound;
-	uint64_t became_zero;
+	int has_result, has_bound;
+	uint64_t rel_n, compared;
+	double mean_rel, rms_rel, max_rel, median_rel, normwise, bound;
+	uint64_t became_zero, nan, inf;
 	uint64_t count[FPL_NFLAGS];
-	double seconds, flops;
+	double seconds, reference_seconds, flops;
 };
 #define CLI_MODEL_NCOLS 6
 extern const char *const cli_model_cols[CLI_MODEL_NCOLS];
-#define CLI_ACCUM_NCOLS 15
+#define CLI_ACCUM_NCOLS 20
 extern const char *const cli_accum_cols[CLI_ACCUM_NCOLS];
+/* The errors of n results r against binary64 references ref (not from
+ * fpl_exact: reduce's other operations), under the same rule, into row's
+ * rel_n .. inf fields (has_bound left alone).  0 or -1 (out of memory). */
+int cli_accum_compare(struct cli_accum_row *row, const double *r, const double *ref, size_t n);
 void cli_model_cells(struct cli_table *t, const struct cli_model_job *j);
 void cli_accum_cells(struct cli_table *t, const struct cli_accum_row *r);
 /*
@@ -801,9 +823,20 @@ int cli_accum_write(const char *path, const double *v, size_t n, int ndim,
 		    const uint64_t *shape);
 
 /* A progress bar on stderr, only when stderr is a terminal and the work
- * lasts more than a second: start(what, total jobs), step(done), end. */
+ * lasts more than a second: start(what, total units of work), step(units
+ * done so far), end.  dot, gemm and reduce count flops (every model's
+ * and every reference's); large totals are shown as a percentage. */
 void cli_progress_start(const char *what, size_t total);
 void cli_progress_step(size_t done);
+/* Add units to the work done (instead of step). */
+void cli_progress_add(size_t units);
+/* Watch *ctr, a count the library raises atomically (relaxed) from other
+ * threads: the work done is what it was plus *ctr until
+ * cli_progress_watch(NULL), which adds *ctr's last value for good. */
+void cli_progress_watch(const uint64_t *ctr);
+/* The units of work of one accumulation job: m*n*k products or terms of
+ * the model, m*n*(k+1) of its reference. */
+#define CLI_ACCUM_WORK(m, n, k) ((double)(m) * (double)(n) * (2.0 * (double)(k) + 1))
 void cli_progress_end(void);
 
 int cmd_dot(int argc, char **argv);

@@ -23,9 +23,10 @@ const char *const cli_model_cols[CLI_MODEL_NCOLS] = {
 	"a_format", "b_format", "prod", "acc", "order", "out_format"
 };
 const char *const cli_accum_cols[CLI_ACCUM_NCOLS] = {
-	"result", "exact", "max_rel_error", "median_rel_error", "normwise_error", "bound",
+	"result", "exact", "mean_rel_error", "rms_rel_error", "max_rel_error",
+	"median_rel_error", "normwise_error", "bound",
 	"inexact", "underflow", "overflow", "saturated", "flushed", "invalid", "became_zero",
-	"seconds", "mflops"
+	"nan", "inf", "seconds", "reference_seconds", "mflops"
 };
 
 void cli_model_cells(struct cli_table *t, const struct cli_model_job *j)
@@ -38,23 +39,93 @@ void cli_model_cells(struct cli_table *t, const struct cli_model_job *j)
 	cli_table_str(t, j->out);
 }
 
+/* x, or no value where `has` is 0. */
+static void num_if(struct cli_table *t, int has, double x)
+{
+	if (has)
+		cli_table_num(t, x);
+	else
+		cli_table_none(t);
+}
+
 void cli_accum_cells(struct cli_table *t, const struct cli_accum_row *r)
 {
 	/* the engine's flag indices of the count columns, as cli_errstats */
 	static const int flag[6] = { 0, 1, 2, 5, 6, 4 };
-	int i;
+	int i, rel = r->rel_n > 0;
 
-	cli_table_num(t, r->result);
-	cli_table_num(t, r->exact);
-	cli_table_num(t, r->max_rel);
-	cli_table_num(t, r->median_rel);
-	cli_table_num(t, r->normwise);
-	cli_table_num(t, r->bound);
+	num_if(t, r->has_result, r->result);
+	num_if(t, r->has_result, r->exact);
+	num_if(t, rel, r->mean_rel);
+	num_if(t, rel, r->rms_rel);
+	num_if(t, rel, r->max_rel);
+	num_if(t, rel, r->median_rel);
+	num_if(t, r->has_bound && r->compared && !isnan(r->normwise), r->normwise);
+	num_if(t, r->has_bound, r->bound);
 	for (i = 0; i < 6; i++)
 		cli_table_int(t, (long long)r->count[flag[i]]);
 	cli_table_int(t, (long long)r->became_zero);
+	cli_table_int(t, (long long)r->nan);
+	cli_table_int(t, (long long)r->inf);
 	cli_table_num(t, r->seconds);
+	cli_table_num(t, r->reference_seconds);
 	cli_table_num(t, r->seconds > 0 ? r->flops / r->seconds / 1e6 : 0);
+}
+
+static int cmp_double(const void *p, const void *q)
+{
+	double a = *(const double *)p, b = *(const double *)q;
+
+	return a < b ? -1 : a > b;
+}
+
+int cli_accum_compare(struct cli_accum_row *row, const double *r, const double *ref, size_t n)
+{
+	double *rel = malloc((n + 1) * sizeof *rel), sum = 0, sq = 0, mx = 0, x;
+	size_t i, q = 0;
+	int ex;
+
+	if (!rel)
+		return error("out of memory");
+	row->rel_n = row->compared = row->became_zero = row->nan = row->inf = 0;
+	for (i = 0; i < n; i++) {
+		row->nan += isnan(r[i]) != 0;
+		row->inf += isinf(r[i]) != 0;
+		if (!isfinite(ref[i]))
+			continue;	/* not compared */
+		row->compared++;
+		if (!isfinite(r[i]))
+			rel[q++] = INFINITY;	/* a failed result */
+		else if (ref[i] != 0) {
+			row->became_zero += r[i] == 0;
+			rel[q++] = fabs(r[i] - ref[i]) / fabs(ref[i]);
+		}
+	}
+	row->rel_n = q;
+	row->mean_rel = row->rms_rel = row->max_rel = row->median_rel = 0;
+	if (q) {
+		for (i = 0; i < q; i++) {
+			sum += rel[i];
+			mx = rel[i] > mx ? rel[i] : mx;
+		}
+		/* the RMS with the squares scaled by a power of two near the max */
+		if (mx > 0 && isfinite(mx)) {
+			ex = ilogb(mx);
+			for (i = 0; i < q; i++) {
+				x = ldexp(rel[i], -ex);
+				sq += x * x;
+			}
+			row->rms_rel = ldexp(sqrt(sq / (double)q), ex);
+		} else {
+			row->rms_rel = mx;
+		}
+		qsort(rel, q, sizeof *rel, cmp_double);
+		row->mean_rel = sum / (double)q;
+		row->max_rel = mx;
+		row->median_rel = q % 2 ? rel[q / 2] : rel[q / 2 - 1] / 2 + rel[q / 2] / 2;
+	}
+	free(rel);
+	return 0;
 }
 
 double cli_now(void)
@@ -113,6 +184,7 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 {
 	const fpl_accum_model *mod = &j->mod;
 	double *al = NULL, *bl = NULL, *ex = NULL, *ga = NULL, *gb = NULL, t0;
+	uint64_t done = 0;	/* the reference's terms, for the progress bar */
 	fpl_accum_errors e;
 	int rc;
 
@@ -153,25 +225,38 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 		rc = run_error(j, rc, kind == CLI_RUN_SUM);
 		goto out;
 	}
+	cli_progress_add((size_t)((double)m * (double)n * (double)k));
+	cli_progress_watch(&done);
 	/* the loaded inputs in the layouts gemm reads: A m x k (lda k), B k x n */
+	t0 = cli_now();
 	rc = reference_given
-		? fpl_accum_errors_gemm(&e, ex, c, n, mod, m, n, k, a, lda, transa,
-					kind == CLI_RUN_SUM ? NULL : b, ldb, transb, NULL, 0,
-					j->st.threads)
-		: fpl_accum_errors_gemm(&e, ex, c, n, mod, m, n, k, al, k, 0,
-					kind == CLI_RUN_SUM ? NULL : bl, n, 0, NULL, 0,
-					j->st.threads);
+		? fpl_accum_errors_gemm_progress(&e, ex, c, n, mod, m, n, k, a, lda, transa,
+						 kind == CLI_RUN_SUM ? NULL : b, ldb, transb, NULL,
+						 0, j->st.threads, &done)
+		: fpl_accum_errors_gemm_progress(&e, ex, c, n, mod, m, n, k, al, k, 0,
+						 kind == CLI_RUN_SUM ? NULL : bl, n, 0, NULL, 0,
+						 j->st.threads, &done);
+	cli_progress_watch(NULL);
 	if (rc) {
 		rc = error("error measurement failed: %s", fpl_strerror(rc));
 		goto out;
 	}
+	row->reference_seconds = cli_now() - t0;
+	row->has_result = kind != CLI_RUN_GEMM;
+	row->has_bound = 1;
 	row->result = kind == CLI_RUN_GEMM ? NAN : c[0];
 	row->exact = kind == CLI_RUN_GEMM ? NAN : ex[0];
+	row->rel_n = e.rel_n;
+	row->compared = e.compared;
+	row->mean_rel = e.mean_rel;
+	row->rms_rel = e.rms_rel;
 	row->max_rel = e.max_rel;
 	row->median_rel = e.median_rel;
 	row->normwise = e.normwise;
 	row->bound = e.bound;
 	row->became_zero = e.became_zero;
+	row->nan = e.nan;
+	row->inf = e.inf;
 	memcpy(row->count, j->st.count, sizeof row->count);
 	row->flops = kind == CLI_RUN_SUM ? (double)k : 2.0 * (double)m * (double)n * (double)k;
 	rc = 0;

@@ -141,10 +141,21 @@ static void row_cells(struct cli_table *t, int kind, const char *backend, const 
 		cli_table_none(t);
 	else
 		cli_table_int(t, mism);
-	cli_table_num(t, e->max_rel);
-	cli_table_num(t, e->median_rel);
-	cli_table_num(t, e->normwise);
+	if (e->rel_n) {	/* no value over no values (cli_accum_cells) */
+		cli_table_num(t, e->mean_rel);
+		cli_table_num(t, e->rms_rel);
+		cli_table_num(t, e->max_rel);
+		cli_table_num(t, e->median_rel);
+	} else {
+		cli_table_none(t);
+		cli_table_none(t);
+		cli_table_none(t);
+		cli_table_none(t);
+	}
+	cli_table_num_or_none(t, e->compared ? e->normwise : NAN);
 	cli_table_num(t, e->bound);
+	cli_table_int(t, (long long)e->nan);
+	cli_table_int(t, (long long)e->inf);
 	cli_table_num(t, seconds);
 	cli_table_num(t, seconds > 0 ? flops / seconds / 1e6 : 0);
 }
@@ -155,12 +166,14 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 		     int transb, const char *profile)
 {
 	static const char *const gemm_cols[] = {
-		"backend", "kernel", "profile", "blocking", "m", "n", "k", "mismatches", "max_rel_error", "median_rel_error", "normwise_error", "bound",
-		"seconds", "mflops"
+		"backend", "kernel", "profile", "blocking", "m", "n", "k", "mismatches",
+		"mean_rel_error", "rms_rel_error", "max_rel_error", "median_rel_error",
+		"normwise_error", "bound", "nan", "inf", "seconds", "mflops"
 	};
 	static const char *const dot_cols[] = {
 		"backend", "kernel", "profile", "blocking", "n", "result", "exact", "mismatches",
-		"max_rel_error", "median_rel_error", "normwise_error", "bound", "seconds", "mflops"
+		"mean_rel_error", "rms_rel_error", "max_rel_error", "median_rel_error",
+		"normwise_error", "bound", "nan", "inf", "seconds", "mflops"
 	};
 	const char *opt = be == CLI_BACKEND_BOTH ? "both" : "native";
 	const fpl_native_kernel *kn = cli_native_kernel(opt, profile);
@@ -261,8 +274,14 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 			char blk[CLI_SPEC_MAX + 8];
 
 			memset(&ee, 0, sizeof ee);
+			ee.rel_n = emu.rel_n;
+			ee.compared = emu.compared;
+			ee.mean_rel = emu.mean_rel;
+			ee.rms_rel = emu.rms_rel;
 			ee.max_rel = emu.max_rel;
 			ee.median_rel = emu.median_rel;
+			ee.nan = emu.nan;
+			ee.inf = emu.inf;
 			ee.normwise = emu.normwise;
 			ee.bound = emu.bound;
 			snprintf(blk, sizeof blk, "order %s", j->order);

@@ -3,6 +3,11 @@
  * cli_progress.c - a progress bar on stderr for long runs, drawn by a thread
  * only when stderr is a terminal and the run has taken about a second.
  *
+ * The bar counts units of work, not jobs: a command that runs one long
+ * job (a 2048^3 gemm and its exact reference) still sees it move.  While
+ * a counter is watched (cli_progress_watch) the thread reads it itself,
+ * with an atomic load, as the library adds to it.
+ *
  * Invariant: nothing is ever written when stderr is not a terminal (pipes,
  * files, the tests).
  */
@@ -23,17 +28,28 @@ static struct {
 	pthread_cond_t cv;
 	int on, stop, shown;
 	size_t done, total;
+	const uint64_t *ctr;	/* watched: done = base + *ctr */
+	size_t base;
 	const char *what;
 	double t0;
 } prog = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static void draw(void)
 {
-	int w = 30, k = prog.total ? (int)((size_t)w * prog.done / prog.total) : 0;
+	size_t done = prog.ctr ? prog.base + (size_t)__atomic_load_n(prog.ctr, __ATOMIC_RELAXED)
+			       : prog.done;
+	double f = prog.total ? (double)(done < prog.total ? done : prog.total) /
+				(double)prog.total : 0;
+	int w = 30, k = (int)(w * f);
+	char n[64];
 
-	fprintf(stderr, "\rfplab %s: [%.*s%*s] %zu/%zu  %.1f s", prog.what, k,
-		"##############################", w - k, "", prog.done, prog.total,
-		cli_now() - prog.t0);
+	/* counts people can read; a percentage for flops and terms */
+	if (prog.total <= 100000)
+		snprintf(n, sizeof n, "%zu/%zu", done, prog.total);
+	else
+		snprintf(n, sizeof n, "%5.1f%%", 100 * f);
+	fprintf(stderr, "\rfplab %s: [%.*s%*s] %s  %.1f s ", prog.what, k,
+		"##############################", w - k, "", n, cli_now() - prog.t0);
 	fflush(stderr);
 	prog.shown = 1;
 }
@@ -66,6 +82,7 @@ void cli_progress_start(const char *what, size_t total)
 		return;
 	prog.stop = prog.shown = 0;
 	prog.done = 0;
+	prog.ctr = NULL;
 	prog.total = total;
 	prog.what = what;
 	prog.t0 = cli_now();
@@ -81,6 +98,29 @@ void cli_progress_step(size_t done)
 	pthread_mutex_unlock(&prog.mu);
 }
 
+void cli_progress_add(size_t units)
+{
+	if (!prog.on)
+		return;
+	pthread_mutex_lock(&prog.mu);
+	prog.done += units;
+	pthread_mutex_unlock(&prog.mu);
+}
+
+void cli_progress_watch(const uint64_t *ctr)
+{
+	if (!prog.on)
+		return;
+	pthread_mutex_lock(&prog.mu);
+	if (ctr) {
+		prog.base = prog.done;
+	} else if (prog.ctr) {
+		prog.done = prog.base + (size_t)__atomic_load_n(prog.ctr, __ATOMIC_RELAXED);
+	}
+	prog.ctr = ctr;
+	pthread_mutex_unlock(&prog.mu);
+}
+
 void cli_progress_end(void)
 {
 	if (!prog.on)
@@ -91,6 +131,6 @@ void cli_progress_end(void)
 	pthread_mutex_unlock(&prog.mu);
 	pthread_join(prog.tid, NULL);
 	if (prog.shown)
-		fprintf(stderr, "\r%*s\r", 60 + (int)strlen(prog.what), "");
+		fprintf(stderr, "\r%*s\r", 72 + (int)strlen(prog.what), "");
 	prog.on = 0;
 }

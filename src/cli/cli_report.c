@@ -144,6 +144,14 @@ void cli_table_none(struct cli_table *t)
 	table_cell(t, t->kind == CLI_REPORT_TEXT ? "-" : t->kind == CLI_REPORT_TSV ? "" : "null", 0);
 }
 
+void cli_table_num_or_none(struct cli_table *t, double x)
+{
+	if (isnan(x))
+		cli_table_none(t);
+	else
+		cli_table_num(t, x);
+}
+
 void cli_table_abandon(struct cli_table *t)
 {
 	if (t->started) {
@@ -193,7 +201,7 @@ void cli_table_end(struct cli_table *t)
 /* ------------------------------------------ error and event statistics */
 const char *const cli_errstats_cols[CLI_ERRSTATS_NCOLS] = {
 	"inexact", "underflow", "overflow", "saturated", "flushed", "invalid", "became_zero",
-	"mean_rel_error", "rms_rel_error", "max_rel_error",
+	"nan", "inf", "mean_rel_error", "rms_rel_error", "max_rel_error",
 	"mean_abs_error", "rms_abs_error", "max_abs_error"
 };
 
@@ -220,13 +228,36 @@ static void add_rel(struct cli_errstats *s, double x, double rel)
 	}
 }
 
+/* A result y that is NaN or infinite: counted, and, where the exact
+ * value is finite, an error of +inf (cli.h: a failed result never looks
+ * accurate).  Returns 1 when y was such a result. */
+static int add_failed(struct cli_errstats *s, double x, double y)
+{
+	if (isfinite(y))
+		return 0;
+	if (isnan(y))
+		s->nan++;
+	else
+		s->inf++;
+	if (isfinite(x)) {
+		add_abs(s, INFINITY);
+		add_rel(s, x, INFINITY);
+	}
+	return 1;
+}
+
 void cli_errstats_add_rel(struct cli_errstats *s, double xd, double y, double rel)
 {
 	/* x is finite and nonzero (a number binary64 cannot hold), though xd
 	 * may be 0 or inf when x lies beyond binary64's range */
 	s->n++;
-	if (!isfinite(y))
+	if (!isfinite(y)) {
+		s->nan += isnan(y) != 0;
+		s->inf += isinf(y) != 0;
+		add_abs(s, INFINITY);
+		add_rel(s, xd, INFINITY);
 		return;
+	}
 	if (y == 0)
 		s->became_zero++;
 	/* x is within 2^-53 |xd| of xd: its abs error is rel |xd| */
@@ -237,16 +268,14 @@ void cli_errstats_add_rel(struct cli_errstats *s, double xd, double y, double re
 
 void cli_errstats_add(struct cli_errstats *s, double x, double y)
 {
-	if (x == 0 || !isfinite(x) || !isfinite(y)) {
-		s->n++;
-		if (isfinite(x) && isfinite(y))
-			add_abs(s, fabs(y - x));
-		return;
-	}
 	s->n++;
+	if (add_failed(s, x, y) || !isfinite(x))
+		return;
+	add_abs(s, fabs(y - x));
+	if (x == 0)
+		return;
 	if (y == 0)
 		s->became_zero++;
-	add_abs(s, fabs(y - x));
 	add_rel(s, x, fabs((y - x) / x));
 }
 
@@ -254,6 +283,8 @@ void cli_errstats_merge(struct cli_errstats *to, const struct cli_errstats *from
 {
 	to->n += from->n;
 	to->became_zero += from->became_zero;
+	to->nan += from->nan;
+	to->inf += from->inf;
 	to->rel_n += from->rel_n;
 	to->abs_n += from->abs_n;
 	to->rel_sum += from->rel_sum;
@@ -271,18 +302,21 @@ void cli_errstats_merge(struct cli_errstats *to, const struct cli_errstats *from
 void cli_errstats_values(const struct cli_errstats *s, const uint64_t count[FPL_NFLAGS],
 			 uint64_t ev[CLI_ERRSTATS_NEVENTS], double err[CLI_ERRSTATS_NERRORS])
 {
-	double rn = s->rel_n ? (double)s->rel_n : 1, an = s->abs_n ? (double)s->abs_n : 1;
+	double rn = (double)s->rel_n, an = (double)s->abs_n;
 	int i;
 
 	for (i = 0; i < 6; i++)
 		ev[i] = count[errstats_flag[i]];
 	ev[6] = s->became_zero;
-	err[0] = s->rel_sum / rn;
-	err[1] = sqrt(s->rel_sumsq / rn);
-	err[2] = s->rel_max;
-	err[3] = s->abs_sum / an;
-	err[4] = sqrt(s->abs_sumsq / an);
-	err[5] = s->abs_max;
+	ev[7] = s->nan;
+	ev[8] = s->inf;
+	/* no value over no values (NaN, an empty cell) */
+	err[0] = s->rel_n ? s->rel_sum / rn : NAN;
+	err[1] = s->rel_n ? sqrt(s->rel_sumsq / rn) : NAN;
+	err[2] = s->rel_n ? s->rel_max : NAN;
+	err[3] = s->abs_n ? s->abs_sum / an : NAN;
+	err[4] = s->abs_n ? sqrt(s->abs_sumsq / an) : NAN;
+	err[5] = s->abs_n ? s->abs_max : NAN;
 }
 
 void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
@@ -296,7 +330,7 @@ void cli_errstats_cells(struct cli_table *t, const struct cli_errstats *s,
 	for (i = 0; i < CLI_ERRSTATS_NEVENTS; i++)
 		cli_table_int(t, (long long)ev[i]);
 	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++)
-		cli_table_num(t, err[i]);
+		cli_table_num_or_none(t, err[i]);
 }
 
 char *cli_flag_names(char *buf, size_t len, unsigned flags)

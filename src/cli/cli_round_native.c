@@ -148,8 +148,8 @@ static void row(struct cli_table *t, const char *backend, const char *kernel,
 		cli_table_int(t, (long long)rn->mismatches);
 	else
 		cli_table_none(t);
-	cli_table_num(t, err[2]);	/* max_rel_error */
-	cli_table_num(t, err[5]);	/* max_abs_error */
+	cli_table_num_or_none(t, err[2]);	/* max_rel_error */
+	cli_table_num_or_none(t, err[5]);	/* max_abs_error */
 	cli_table_num(t, seconds);
 	cli_table_num(t, seconds > 0 ? (double)rn->n / seconds / 1e6 : 0);
 }

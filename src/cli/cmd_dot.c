@@ -203,7 +203,7 @@ int cmd_dot(int argc, char **argv)
 	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
 				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
-		cli_progress_start("dot", nj);
+		cli_progress_start("dot", (size_t)((double)nj * CLI_ACCUM_WORK(1, 1, x.n)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = run_job(&jobs[j], &x, &y, &r, &row);
 			if (rc)
@@ -211,7 +211,6 @@ int cmd_dot(int argc, char **argv)
 			cli_model_cells(&t, &jobs[j]);
 			cli_table_int(&t, (long long)x.n);
 			cli_accum_cells(&t, &row);
-			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
 		if (rc)

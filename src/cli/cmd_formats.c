@@ -159,8 +159,8 @@ static int list_catalogue(void)
 }
 
 static const char *const detail_cols[] = {
-	"name", "aliases", "e", "m", "p", "bias", "nbits", "emin", "emax", "subnormal", "daz",
-	"specials", "overflow", "tininess", "nan", "explim", "max", "min_normal",
+	"name", "aliases", "e", "m", "p", "bias", "nbits", "emin", "emax", "subnormal_mode",
+	"daz", "specials", "overflow_result", "tininess", "nan_rule", "explim", "max", "min_normal",
 	"min_subnormal", "epsilon", "source"
 };
 #define NDETAIL ((int)(sizeof detail_cols / sizeof *detail_cols))

@@ -264,7 +264,7 @@ int cmd_gemm(int argc, char **argv)
 	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
 				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS);
-		cli_progress_start("gemm", nj);
+		cli_progress_start("gemm", (size_t)((double)nj * CLI_ACCUM_WORK(m, n, k)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = run_job(&jobs[j], &a, &b, c, m, n, k, &row);
 			if (rc)
@@ -274,7 +274,6 @@ int cmd_gemm(int argc, char **argv)
 			cli_table_int(&t, (long long)n);
 			cli_table_int(&t, (long long)k);
 			cli_accum_cells(&t, &row);
-			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
 		if (rc)

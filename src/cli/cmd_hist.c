@@ -270,16 +270,21 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
  * The columns: the tensor, its class counts (overflow and became_zero
  * among the shared columns), the error and event statistics every
  * measuring command reports (cli_errstats_cols, one meaning across
- * commands), the class fractions, the extremes and the scales.
+ * commands) but its nan and inf counts, the class fractions, the extremes
+ * and the scales.  fpl_hist counts NaN and infinite inputs together
+ * (nan_inf) and the casts that overflowed (overflow), not the NaN and
+ * infinite results one by one, so hist has no nan and inf columns: the
+ * two classes say it.
  */
 #define NHEAD 7
 #define NTAIL 7
-#define NCOLS (NHEAD + CLI_ERRSTATS_NCOLS + NTAIL)
+#define NSTATS (CLI_ERRSTATS_NCOLS - 2)
+#define NCOLS (NHEAD + NSTATS + NTAIL)
 static const char *const head_cols[NHEAD] = {
 	"tensor", "dtype", "count", "zeros", "nan_inf", "subnormal", "normal"
 };
 static const char *const tail_cols[NTAIL] = {
-	"became_zero_frac", "subnormal_frac", "overflow_frac", "amax", "scale", "aps_log2",
+	"became_zero_frac", "subnormal_frac", "overflow_frac", "amax", "applied_scale", "aps_log2",
 	"best_log2"
 };
 static const char *colnames[NCOLS];
@@ -290,7 +295,8 @@ static const char *const *hist_cols(void)
 	for (int i = 0; i < NHEAD; i++)
 		colnames[k++] = head_cols[i];
 	for (int i = 0; i < CLI_ERRSTATS_NCOLS; i++)
-		colnames[k++] = cli_errstats_cols[i];
+		if (i != CLI_ERRSTATS_NEVENTS - 2 && i != CLI_ERRSTATS_NEVENTS - 1)
+			colnames[k++] = cli_errstats_cols[i];	/* not nan, inf */
 	for (int i = 0; i < NTAIL; i++)
 		colnames[k++] = tail_cols[i];
 	return colnames;
@@ -322,6 +328,13 @@ static void hist_errstats(const fpl_hist *h, struct cli_errstats *es, uint64_t *
 	es->abs_sum = h->abs_sum;
 	es->abs_sumsq = h->abs_sumsq;
 	es->abs_max = h->abs_max;
+	/* a finite value whose cast is NaN or infinite: error +inf (cli.h) */
+	if (h->ovf_direct) {
+		es->rel_n += h->ovf_direct;
+		es->abs_n += h->ovf_direct;
+		es->rel_sum = es->rel_sumsq = es->rel_max = INFINITY;
+		es->abs_sum = es->abs_sumsq = es->abs_max = INFINITY;
+	}
 	memcpy(count, h->events, FPL_NFLAGS * sizeof *count);
 	count[__builtin_ctz(FPL_FLAG_OVERFLOW)] = h->overflow;
 }
@@ -331,17 +344,26 @@ static void hist_row(struct cli_table *t, const char *name, const char *dtype, c
 {
 	char s[CLI_VALUE_MAX], shown[FPL_ESCAPED_NAME_MAX + 256];
 	struct cli_errstats es;
-	uint64_t count[FPL_NFLAGS];
+	uint64_t count[FPL_NFLAGS], ev[CLI_ERRSTATS_NEVENTS];
+	double err[CLI_ERRSTATS_NERRORS];
+	int i;
 
 	cli_table_str(t, fpl_escape(shown, sizeof shown, name));
-	cli_table_str(t, dtype);
+	if (dtype)
+		cli_table_str(t, dtype);
+	else
+		cli_table_none(t);	/* the total of several tensors */
 	cli_table_int(t, (long long)h->count);
 	cli_table_int(t, (long long)h->zeros);
 	cli_table_int(t, (long long)h->nan_inf);
 	cli_table_int(t, (long long)h->subnormal);
 	cli_table_int(t, (long long)h->normal);
 	hist_errstats(h, &es, count);
-	cli_errstats_cells(t, &es, count);
+	cli_errstats_values(&es, count, ev, err);
+	for (i = 0; i < CLI_ERRSTATS_NEVENTS - 2; i++)	/* not nan, inf */
+		cli_table_int(t, (long long)ev[i]);
+	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++)
+		cli_table_num_or_none(t, err[i]);
 	cli_table_num(t, hist_frac(h->became_zero, h->count));
 	cli_table_num(t, hist_frac(h->subnormal, h->count));
 	cli_table_num(t, hist_frac(h->overflow, h->count));
@@ -461,13 +483,13 @@ static void report_end(struct report *rp)
 	case CLI_REPORT_TSV:
 	case CLI_REPORT_NDJSON:
 		if (several)
-			hist_row(&rp->t, "(total)", "-", &rp->total);
+			hist_row(&rp->t, "(total)", NULL, &rp->total);
 		cli_table_end(&rp->t);
 		break;
 	case CLI_REPORT_JSON:
 		fputs(rp->ntensors ? "\n ],\n \"total\":\n    " : "],\n \"total\": null", stdout);
 		if (rp->ntensors)
-			json_tensor("(total)", "-", NULL, &rp->total);
+			json_tensor("(total)", NULL, NULL, &rp->total);
 		fputs("\n}\n", stdout);
 		break;
 	default:

@@ -153,12 +153,7 @@ static int inputs(struct cli_tensor *x)
 	return 0;
 }
 
-static int cmp_double(const void *p, const void *q)
-{
-	double a = *(const double *)p, b = *(const double *)q;
-
-	return a < b ? -1 : a > b;
-}
+#define NID 7		/* op, the model (one input format), n */
 
 /*
  * Row r of x (len values from r*len) as a vector of its own, with its
@@ -200,15 +195,15 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 		  size_t nout, struct cli_accum_row *row)
 {
 	unsigned flags = opt.sample ? FPL_REDUCE_SAMPLE : 0;
-	size_t len = x->n / opt.rows, nper = nout / opt.rows, i, r, k = 0, nrel = 0;
+	size_t len = x->n / opt.rows, nper = nout / opt.rows, r, k = 0;
 	double *xl = malloc((len + 1) * sizeof *xl), *ref = malloc((nout + 1) * sizeof *ref);
-	double *rel = malloc((nout + 1) * sizeof *rel), *xe = NULL, t0;
+	double *xe = NULL, t0;
 	char wx[CLI_WHAT_MAX], what[CLI_WHAT_MAX + 32];
 	fpl_inexact *inx = NULL;
 	int rc = 0;
 
 	memset(row, 0, sizeof *row);
-	if (!xl || !ref || !rel)
+	if (!xl || !ref)
 		rc = error("out of memory");
 	cli_what(wx, "-x", opt.xfile);
 	for (r = 0; r < opt.rows && !rc; r++) {
@@ -241,12 +236,16 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 			rc = error("%s", fpl_strerror(rc));
 			break;
 		}
+		cli_progress_add(len);
+		t0 = cli_now();
 		/* the reference of the given values: the generated ones as
 		 * rounded for a given load, a file's as read (the nearest
 		 * binary64 of a number binary64 cannot hold) */
 		rc = fpl_reduce_reference(ref + r * nper, opt.op, flags, len,
 					  !opt.mo.reference_given ? xl
 					  : j->generated ? rt.v : x->v + r * len, 1);
+		row->reference_seconds += cli_now() - t0;
+		cli_progress_add(len);
 		if (rc) {
 			rc = error("reference failed: %s", fpl_strerror(rc));
 			break;
@@ -256,20 +255,15 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 	}
 	if (rc)
 		goto out;
-	for (i = 0; i < nout; i++) {
-		if (!isfinite(ref[i]) || ref[i] == 0 || !isfinite(out[i]))
-			continue;
-		if (out[i] == 0)
-			row->became_zero++;
-		rel[nrel++] = fabs(out[i] - ref[i]) / fabs(ref[i]);
-	}
-	qsort(rel, nrel, sizeof *rel, cmp_double);
-	row->max_rel = nrel ? rel[nrel - 1] : 0;
-	row->median_rel = nrel ? (nrel % 2 ? rel[nrel / 2] : (rel[nrel / 2 - 1] + rel[nrel / 2]) / 2)
-			       : 0;
-	row->result = nout == 1 ? out[0] : NAN;
-	row->exact = nout == 1 ? ref[0] : NAN;
-	row->normwise = row->bound = NAN;
+	t0 = cli_now();
+	rc = cli_accum_compare(row, out, ref, nout);
+	row->reference_seconds += cli_now() - t0;
+	if (rc)
+		goto out;
+	cli_progress_add(1);
+	row->has_result = nout == 1;
+	row->result = out[0];
+	row->exact = ref[0];
 	memcpy(row->count, j->st.count, sizeof row->count);
 	row->flops = (double)x->n;
 out:
@@ -277,7 +271,6 @@ out:
 	free(inx);
 	free(xl);
 	free(ref);
-	free(rel);
 	return rc ? -1 : 0;
 }
 
@@ -334,8 +327,11 @@ static int write_result(const struct cli_tensor *x, const double *out, size_t no
 
 int cmd_reduce(int argc, char **argv)
 {
-	static const char *const id_cols[] = { "op" };
-	const char *cols[1 + CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS];
+	/* every operation takes one input: one format column */
+	static const char *const id_cols[] = {
+		"op", "format", "prod", "acc", "order", "out_format", "n"
+	};
+	const char *cols[NID + CLI_ACCUM_NCOLS];
 	struct cli_tensor x;
 	struct cli_model_job *jobs = NULL;
 	struct cli_accum_row row;
@@ -366,22 +362,22 @@ int cmd_reduce(int argc, char **argv)
 			rc = error("out of memory");
 	}
 	memcpy(cols, id_cols, sizeof id_cols);
-	memcpy(cols + 1, cli_model_cols, sizeof cli_model_cols);
-	cols[1 + CLI_MODEL_NCOLS] = "n";
-	memcpy(cols + 2 + CLI_MODEL_NCOLS, cli_accum_cols, sizeof cli_accum_cols);
+	memcpy(cols + NID, cli_accum_cols, sizeof cli_accum_cols);
 	if (!rc) {
-		cli_table_begin(&t, stdout, opt.report, cols,
-				2 + CLI_MODEL_NCOLS + CLI_ACCUM_NCOLS);
-		cli_progress_start("reduce", nj);
+		cli_table_begin(&t, stdout, opt.report, cols, NID + CLI_ACCUM_NCOLS);
+		cli_progress_start("reduce", (size_t)((double)nj * CLI_ACCUM_WORK(1, 1, x.n)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = run_job(&jobs[j], &x, out, nout, &row);
 			if (rc)
 				break;
 			cli_table_str(&t, fpl_reduce_name(opt.op));
-			cli_model_cells(&t, &jobs[j]);
+			cli_table_str(&t, jobs[j].a);
+			cli_table_str(&t, jobs[j].prod);
+			cli_table_str(&t, jobs[j].acc);
+			cli_table_str(&t, jobs[j].order);
+			cli_table_str(&t, jobs[j].out);
 			cli_table_int(&t, (long long)x.n);
 			cli_accum_cells(&t, &row);
-			cli_progress_step(j + 1);
 		}
 		cli_progress_end();
 		if (rc)

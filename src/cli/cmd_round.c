@@ -413,7 +413,7 @@ static void print_summary(const struct job *jb)
 		fprintf(stderr, "  %-14s %llu\n", cli_errstats_cols[i], (unsigned long long)ev[i]);
 	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++) {
 		fprintf(stderr, "  %-14s %s", cli_errstats_cols[CLI_ERRSTATS_NEVENTS + i],
-			cli_shortest(a, err[i]));
+			isnan(err[i]) ? "-" : cli_shortest(a, err[i]));
 		if (i == 2 && jb->es.rel_max > 0)
 			fprintf(stderr, " (at %s)", cli_shortest(b, jb->es.worst));
 		fputc('\n', stderr);
@@ -441,7 +441,10 @@ static void print_report(int values_on_stdout)
 		cli_table_str(&t, fpl_rnd_name(jobs[j].ro.rnd));
 		cli_table_int(&t, (long long)jobs[j].es.n);
 		cli_errstats_cells(&t, &jobs[j].es, jobs[j].ro.st.count);
-		cli_table_num(&t, jobs[j].es.worst);
+		if (jobs[j].es.rel_n)
+			cli_table_num(&t, jobs[j].es.worst);
+		else
+			cli_table_none(&t);
 	}
 	cli_table_end(&t);
 }

@@ -31,7 +31,10 @@ fplab reduce sum --gen ones -n 4096 --acc fp16 --order sequential --tsv >s.tsv
 expect_out "exact of 4096 ones" "4096" field exact s.tsv
 expect_out "error of 2048" "0.5" field max_rel_error s.tsv
 # the header: the columns the man page lists, in order
-expect_out "reduce header" "$(printf 'op\ta_format\tb_format\tprod\tacc\torder\tout_format\tn\tresult\texact\tmax_rel_error\tmedian_rel_error\tnormwise_error\tbound\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tseconds\tmflops')" head -n 1 s.tsv
+# (every operation takes one input: one format column, no b_format)
+expect_out "reduce header" "$(printf 'op\tformat\tprod\tacc\torder\tout_format\tn\tresult\texact\tmean_rel_error\trms_rel_error\tmax_rel_error\tmedian_rel_error\tnormwise_error\tbound\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tnan\tinf\tseconds\treference_seconds\tmflops')" head -n 1 s.tsv
+# one output: mean, RMS, max and median of one error are that error
+expect_out "error of 2048: mean rms median" "0.5 0.5 0.5" eval 'echo $(field mean_rel_error s.tsv) $(field rms_rel_error s.tsv) $(field median_rel_error s.tsv)'
 # 2048 + 1 rounds 2048 times (k = 2048..4095), each inexact
 expect_out "inexact count" "2048" field inexact s.tsv
 
@@ -50,11 +53,11 @@ expect_out "sweep rows" "5" eval 'wc -l <w.tsv | tr -d " "'
 expect_out "sweep order" "fp16:ne sequential 2048
 fp16:ne kahan 4096
 bf16:ne sequential 256
-bf16:ne kahan 4096" awk -F '\t' 'NR > 1 { print $5, $6, $9 }' w.tsv
+bf16:ne kahan 4096" awk -F '\t' 'NR > 1 { print $4, $5, $8 }' w.tsv
 # a -r list: the default mode of the roundings with none (the loads and the
 # accumulator here), the accumulator's own :tz kept
 expect_out "-r list" "fp32:sp fp16:tz
-fp32:ne fp16:tz" eval "fplab reduce sum --gen ones -n 3 -r sp,ne --acc fp16:tz --tsv | awk -F '\t' 'NR > 1 { print \$2, \$5 }'"
+fp32:ne fp16:tz" eval "fplab reduce sum --gen ones -n 3 -r sp,ne --acc fp16:tz --tsv | awk -F '\t' 'NR > 1 { print \$2, \$4 }'"
 # JSON: one document of 4 objects; NDJSON: 4 lines
 if "$PYTHON" -c 'import json' 2>/dev/null; then
 	fplab reduce sum --gen ones -n 64 --acc fp16,bf16 --order sequential,kahan --json >w.json
@@ -79,7 +82,8 @@ cmp -s t1.npy t2.npy || fail "stochastic gemm: --threads 1 and 2 give different 
 checks=$((checks + 1))
 cmp -s t1.npy t3.npy && fail "stochastic gemm: --seed 7 gives the same bits as seed 0"
 checks=$((checks + 1))
-[ "$(cut -f1-20 t1.tsv)" = "$(cut -f1-20 t2.tsv)" ] ||
+# every column but the three timings (seconds, reference_seconds, mflops)
+[ "$(cut -f1-26 t1.tsv)" = "$(cut -f1-26 t2.tsv)" ] ||
 	fail "stochastic gemm: reports differ with threads: $(cat t1.tsv t2.tsv)"
 
 # --- text input: 1 + 2 + 3 + 4 = 10; a 2x2 gemm by hand
@@ -174,6 +178,78 @@ fplab gemm --gen normal:0,1 -m 128 -n 128 -k 512 -f bf16 --acc fp16,bf16,fp32 -r
 checks=$((checks + 1))
 [ -s long.err ] && fail "stderr in a pipe is not empty: $(od -c long.err | head -n 3)"
 expect_out "long sweep rows" "7" eval 'wc -l <long.tsv | tr -d " "'
+
+# --- a failed computation never looks accurate (issue 23, item 2): a
+# NaN or infinite result of a finite exact value counts as relative error
+# +inf; an output whose exact value is NaN or infinite is not compared
+# (its error cells are empty), and the nan and inf columns count results.
+# dot of 16 values in [100, 101]: every product is above 10^4, beyond
+# e4m3fn's largest finite 448; e4m3fn has no infinity, so the first
+# addition into the accumulator gives NaN, and NaN stays.  The exact value
+# (the inputs are fp32 values, products exact) is finite.
+fplab dot -n 16 --gen uniform:100,101 --acc e4m3fn --tsv >f.tsv
+expect_out "failed dot: result nan inf" "nan 1 0" \
+	eval 'echo $(field result f.tsv) $(field nan f.tsv) $(field inf f.tsv)'
+expect_out "failed dot: errors +inf" "inf inf inf inf inf" \
+	eval 'echo $(field mean_rel_error f.tsv) $(field rms_rel_error f.tsv) $(field max_rel_error f.tsv) $(field median_rel_error f.tsv) $(field normwise_error f.tsv)'
+# lognormal:100,1 draws near e^100 ~ 2.7e43, beyond fp32's 3.4e38: loaded
+# into fp32 they become +inf, the loaded inputs' exact products are +inf
+# (not compared: empty errors), and the 2x2 results are all +inf.
+fplab gemm --gen lognormal:100,1 -m 2 -n 2 -k 2 --tsv >f.tsv
+expect_out "overflowed loads: not compared" "|||| 0 4" \
+	eval 'echo "$(field mean_rel_error f.tsv)|$(field max_rel_error f.tsv)|$(field median_rel_error f.tsv)|$(field normwise_error f.tsv)|" $(field nan f.tsv) $(field inf f.tsv)'
+# --reference given: the exact values of the drawn inputs are finite
+# (~1e87), every result +inf: error +inf
+fplab gemm --gen lognormal:100,1 -m 2 -n 2 -k 2 --reference given --tsv >f.tsv
+expect_out "overflow against given inputs" "inf inf inf 4" \
+	eval 'echo $(field max_rel_error f.tsv) $(field mean_rel_error f.tsv) $(field normwise_error f.tsv) $(field inf f.tsv)'
+# e4m3fn loads of 500..600 (above 448, no infinity, no saturation): NaN
+fplab dot -n 4 --gen uniform:500,600 -f e4m3fn --reference given --tsv >f.tsv
+expect_out "e4m3fn overflow, --reference given" "nan 1 inf" \
+	eval 'echo $(field result f.tsv) $(field nan f.tsv) $(field max_rel_error f.tsv)'
+# all-NaN inputs (binary32 quiet NaN 0x7fc00000): every exact value is
+# NaN, nothing is compared, every result is NaN
+. "$SRCDIR/tests/cli/hist.inc"
+npy_f32 nan4.npy 0x7fc00000 0x7fc00000 0x7fc00000 0x7fc00000
+{ npy_header '<f4' '2, 2'; for i in 1 2 3 4; do le32 0x7fc00000; done; } >nan22.npy
+fplab dot -a nan4.npy -b nan4.npy --tsv >f.tsv
+expect_out "NaN inputs, dot" "nan nan 1 |||" \
+	eval 'echo $(field result f.tsv) $(field exact f.tsv) $(field nan f.tsv) "|$(field max_rel_error f.tsv)|$(field mean_rel_error f.tsv)|"'
+fplab gemm -a nan22.npy -b nan22.npy --tsv >f.tsv
+expect_out "NaN inputs, gemm" "4 0 |||" \
+	eval 'echo $(field nan f.tsv) $(field inf f.tsv) "|$(field max_rel_error f.tsv)|$(field normwise_error f.tsv)|"'
+# reduce mean, --reference given: the mean of four ~1e43 values is
+# finite, the fp32 loads are +inf, the result +inf
+fplab reduce mean --gen lognormal:100,1 -n 4 --reference given --tsv >f.tsv
+expect_out "reduce mean overflow" "inf inf 1" \
+	eval 'echo $(field result f.tsv) $(field max_rel_error f.tsv) $(field inf f.tsv)'
+
+# --- no value: an empty TSV cell and JSON null, never "nan" (item 6):
+# gemm has no single result, softmax none, nor a normwise error or bound
+if "$PYTHON" -c 'import json' 2>/dev/null; then
+	fplab gemm --gen normal:0,1 -m 2 -n 2 -k 3 --json >nv.json
+	fplab reduce softmax --gen normal:0,1 -n 4 --json >>nv.json
+	fplab dot -a nan4.npy -b nan4.npy --json >>nv.json
+	checks=$((checks + 1))
+	"$PYTHON" -c '
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]).read().replace("]\n[", "]\x00[").split("\x00")]
+g, s, d = docs[0][0], docs[1][0], docs[2][0]
+assert g["result"] is None and g["exact"] is None, g
+assert g["reference_seconds"] >= 0 and g["nan"] == 0 and g["inf"] == 0, g
+assert s["result"] is None and s["normwise_error"] is None and s["bound"] is None, s
+assert d["max_rel_error"] is None and d["result"] == "nan" and d["nan"] == 1, d
+' nv.json || fail "no-value cells are not JSON null: $(cat nv.json)"
+fi
+fplab reduce softmax --gen normal:0,1 -n 4 --tsv >nv.tsv
+expect_out "no value in TSV" "|||" \
+	eval 'echo "|$(field result nv.tsv)|$(field normwise_error nv.tsv)|$(field bound nv.tsv)"'
+
+# --- reference_seconds: the time of the exact reference, apart
+fplab gemm --gen normal:0,1 -m 8 -n 8 -k 64 --tsv >rs.tsv
+checks=$((checks + 1))
+awk -F '\t' -v r="$(field reference_seconds rs.tsv)" 'BEGIN { exit !(r ~ /^[0-9.e+-]+$/ && r + 0 > 0) }' ||
+	fail "reference_seconds is not a positive time: $(cat rs.tsv)"
 
 # --- models: every order and profile
 fplab models --tsv >m.tsv

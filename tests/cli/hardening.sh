@@ -103,24 +103,24 @@ expect_out "mx exact" "$(printf '2\t0\t0\t1\t0\t1\t0')" sh -c \
 # 1 2 3e5 in fp16 with APS: 3e5 needs 2^-3 (3e5/8 = 37500 < 65504)
 want=$(printf '3\t0\t0\t0\t0\t3\t0\t2^-3')
 expect_out "--aps from a pipe" "$want" sh -c \
-	"printf '1 2 3e5\n' | fplab hist --aps --tsv | tsvcut $CLASSES scale"
+	"printf '1 2 3e5\n' | fplab hist --aps --tsv | tsvcut $CLASSES applied_scale"
 expect_out "--aps from stdin named -" "$want" sh -c \
-	"printf '1 2 3e5\n' | fplab hist --aps --tsv - | tsvcut $CLASSES scale"
+	"printf '1 2 3e5\n' | fplab hist --aps --tsv - | tsvcut $CLASSES applied_scale"
 if [ -e /dev/fd/0 ]; then
 	expect_out "--aps from /dev/stdin" "$want" sh -c \
-		"printf '1 2 3e5\n' | fplab hist --aps --tsv /dev/stdin | tsvcut $CLASSES scale"
+		"printf '1 2 3e5\n' | fplab hist --aps --tsv /dev/stdin | tsvcut $CLASSES applied_scale"
 fi
 mkfifo fifo
 (printf '1 2 3e5\n' >fifo) &
 checks=$((checks + 1))
-got=$(timeout 20 fplab hist --aps --tsv fifo 2>err | tsvcut $CLASSES scale)
+got=$(timeout 20 fplab hist --aps --tsv fifo 2>err | tsvcut $CLASSES applied_scale)
 [ "$got" = "$want" ] || fail "--aps from a FIFO: got '$got' ($(cat err))"
 wait
 # a binary dump through a pipe, with APS (detected by its magic bytes)
 npy_f32 k.npy 0x3f800000 0x48000000
 # 1 and 2^17: APS 2^-2 (2^15 is fp16's top binade)
 expect_out "--aps on a piped .npy" "$(printf '2\t0\t0\t0\t0\t2\t0\t2^-2')" sh -c \
-	"cat k.npy | fplab hist --aps --tsv | tsvcut $CLASSES scale"
+	"cat k.npy | fplab hist --aps --tsv | tsvcut $CLASSES applied_scale"
 # the spool is bounded: FPLAB never keeps more than the limit (4 GiB);
 # a small input is fine, and nothing is left in TMPDIR
 mkdir tmp

@@ -34,7 +34,7 @@ expect_out "e4m3fn saturating" "$(printf '8\t2\t5\t6')" \
 	sh -c "fplab hist -f e4m3fn --saturation 1 --tsv known.npy | tsvcut became_zero subnormal normal overflow"
 # the TSV header: the classes, the shared statistics (src/cli/cli.h), the
 # fractions and the scales
-expect_out "tsv header" "$(printf 'tensor\tdtype\tcount\tzeros\tnan_inf\tsubnormal\tnormal\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tmean_rel_error\trms_rel_error\tmax_rel_error\tmean_abs_error\trms_abs_error\tmax_abs_error\tbecame_zero_frac\tsubnormal_frac\toverflow_frac\tamax\tscale\taps_log2\tbest_log2')" \
+expect_out "tsv header" "$(printf 'tensor\tdtype\tcount\tzeros\tnan_inf\tsubnormal\tnormal\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tmean_rel_error\trms_rel_error\tmax_rel_error\tmean_abs_error\trms_abs_error\tmax_abs_error\tbecame_zero_frac\tsubnormal_frac\toverflow_frac\tamax\tapplied_scale\taps_log2\tbest_log2')" \
 	sh -c "fplab hist --tsv known.npy | head -n 1"
 
 # identical reports: .npz, .safetensors (all columns, every tensor and the total)
@@ -78,9 +78,9 @@ expect_out "--loss-scale 1024 = --scale 2^10" "$(printf '2\t3\t8\t8')" \
 # --aps on {2^-30, 2^-26, 2^-20}: k = 35, all normal
 npy_f32 small.npy 0x30800000 0x32800000 0x35800000
 expect_out "--aps" "$(printf '0\t0\t3\t0\t2^35')" \
-	sh -c "fplab hist -f fp16 --aps --tsv small.npy | tsvcut became_zero subnormal normal overflow scale"
+	sh -c "fplab hist -f fp16 --aps --tsv small.npy | tsvcut became_zero subnormal normal overflow applied_scale"
 expect_out "--mx 32" "$(printf '0\t0\t3\t0\tmx')" \
-	sh -c "fplab hist -f e4m3fn --mx 32 --tsv small.npy | tsvcut became_zero subnormal normal overflow scale"
+	sh -c "fplab hist -f e4m3fn --mx 32 --tsv small.npy | tsvcut became_zero subnormal normal overflow applied_scale"
 # raw input with --dtype, --offset, --count: {junk, 1, 2^-30, nan};
 # count zeros became_zero subnormal normal overflow of {1, 2^-30} in fp16
 { le32 0xdeadbeef; le32 0x3f800000; le32 0x30800000; le32 0x7fc00000; } >raw.bin

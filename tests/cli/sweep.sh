@@ -17,10 +17,10 @@ fplab round -f fp16,bf16,e4m3fn -r ne,tz,sp --stats --tsv -o /dev/null data.txt 
 rc=$?
 checks=$((checks + 1))
 [ $rc = 0 ] && [ ! -s g.err ] && [ "$(wc -l <g.tsv)" = 10 ] &&
-	awk -F '\t' 'NF != 17 { bad = 1 } END { exit bad }' g.tsv ||
+	awk -F '\t' 'NF != 19 { bad = 1 } END { exit bad }' g.tsv ||
 	fail "sweep: rc $rc, $(wc -l <g.tsv) lines: $(cat g.tsv g.err)"
 checks=$((checks + 1))
-head -n 1 g.tsv | grep -q "$(printf '^format\tmode\tn\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tmean_rel_error\trms_rel_error\tmax_rel_error\tmean_abs_error\trms_abs_error\tmax_abs_error\tworst_input$')" ||
+head -n 1 g.tsv | grep -q "$(printf '^format\tmode\tn\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tnan\tinf\tmean_rel_error\trms_rel_error\tmax_rel_error\tmean_abs_error\trms_abs_error\tmax_abs_error\tworst_input$')" ||
 	fail "sweep header: $(head -n 1 g.tsv)"
 # format-major order
 expect_out "sweep order" "fp16 ne
@@ -57,7 +57,7 @@ checks=$((checks + 1))
 # --- JSON: one document, an array of 9 objects; NDJSON: 9 lines, each an object
 if "$PYTHON" -c 'import json' 2>/dev/null; then
 	fplab round -f fp16,bf16,e4m3fn -r ne,tz,sp --json data.txt >g.json
-	expect_out "json document" "9 17" "$PYTHON" -c '
+	expect_out "json document" "9 19" "$PYTHON" -c '
 import json, sys
 d = json.load(open("g.json"))
 print(len(d), len(d[0]))'
@@ -108,7 +108,7 @@ fplab round -r ne,xx data.txt >/dev/null 2>err.txt
 # RMS abs sqrt(2*2^-52/3) = 2^-26*sqrt(2/3) = 1.2166747166629524e-08.
 printf '0x1.8p-25 0x1p-26 0x1p-24\n' >tiny.txt
 expect_out "vocabulary" "3 2 2 0 0 1 0.4444444444444444 1 9.934107462565104e-09 1.2166747166629524e-08 1.4901161193847656e-08 1.4901161193847656e-08" \
-	sh -c 'fplab round -f fp16 --tsv tiny.txt | awk -F "\t" "NR == 2 { print \$3, \$4, \$5, \$6, \$8, \$10, \$11, \$13, \$14, \$15, \$16, \$17 }"'
+	sh -c 'fplab round -f fp16 --tsv tiny.txt | awk -F "\t" "NR == 2 { print \$3, \$4, \$5, \$6, \$8, \$10, \$13, \$15, \$16, \$17, \$18, \$19 }"'
 # --flags: each result on its line with the flags of its own rounding
 expect_out "--flags" "0x1p-24 inexact,underflow
 0x0p+0 inexact,underflow
