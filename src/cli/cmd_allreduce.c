@@ -66,7 +66,7 @@ static struct allreduce_opts {
 	enum cli_report report;
 } opt;
 
-static const char *const algo_names[] = { "sequential", "ring", "tree", "hier" };
+static const char *const algo_names[] = { "sequential", "ring", "tree", "hier", "hier-ring" };
 static const char *const scale_names[] = { "none", "loss", "aps" };
 
 static int parse_args(int argc, char **argv)
@@ -261,12 +261,12 @@ static int make_lists(struct lists *l, uint32_t nodes)
 			return -2;
 		for (i = 0; i < l->nalgo; i++)
 			if (fpl_ar_algo_parse(v[i], &l->algo[i])) {
-				cli_unknown("algorithm", v[i], algo_names, 4);
+				cli_unknown("algorithm", v[i], algo_names, 5);
 				return -2;
 			}
 	}
 	for (i = 0; i < l->nalgo; i++)
-		l->has_hier |= l->algo[i] == FPL_AR_HIER;
+		l->has_hier |= fpl_ar_algo_grouped(l->algo[i]);
 	if (l->has_hier && !opt.group)
 		return error("--algo hier needs --group G (the nodes per group)"), -2;
 	if (!l->has_hier && opt.group)
@@ -484,7 +484,7 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 
 	cli_table_begin(&t, stdout, opt.report, cols, (int)NCOLS);
 	for (a = 0; a < li->nalgo && !rc; a++)
-		for (g = 0; g < (li->algo[a] == FPL_AR_HIER ? li->ngroup : 1) && !rc; g++)
+		for (g = 0; g < (fpl_ar_algo_grouped(li->algo[a]) ? li->ngroup : 1) && !rc; g++)
 			for (m = 0; m < li->ncomm && !rc; m++)
 				for (k = 0; k < li->nacc && !rc; k++)
 					for (s = 0; s < li->nscale && !rc; s++) {
@@ -494,7 +494,7 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 						fpl_ar_config_init(&c.cfg);
 						c.cfg.algo = li->algo[a];
 						c.cfg.nodes = ls->nodes;
-						c.cfg.group = li->algo[a] == FPL_AR_HIER ? li->group[g] : 1;
+						c.cfg.group = fpl_ar_algo_grouped(li->algo[a]) ? li->group[g] : 1;
 						c.cfg.comm = li->comm[m].f;
 						c.cfg.comm_rnd = li->comm[m].rnd;
 						c.cfg.acc = acc->f;
@@ -506,7 +506,7 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 						c.comm = li->comm[m].spell;
 						c.acc = acc->spell;
 						c.scale = li->scale[s].spell;
-						if (li->algo[a] == FPL_AR_HIER)
+						if (fpl_ar_algo_grouped(li->algo[a]))
 							snprintf(c.group, sizeof c.group, "%u", c.cfg.group);
 						else
 							snprintf(c.group, sizeof c.group, "-");
@@ -664,7 +664,7 @@ int cmd_allreduce(int argc, char **argv)
 		size_t a;
 
 		for (a = 0; a < li.nalgo; a++)
-			ncombo += li.algo[a] == FPL_AR_HIER ? li.ngroup : 1;
+			ncombo += fpl_ar_algo_grouped(li.algo[a]) ? li.ngroup : 1;
 		ncombo *= li.ncomm * li.nacc * li.nscale;
 	}
 	if (opt.output && ncombo > 1) {
