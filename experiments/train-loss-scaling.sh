@@ -22,7 +22,7 @@
 # (SSD).  Printed: the mean over the seeds and the spread (largest minus
 # smallest) of the last test accuracy and training loss and of the
 # gradient underflows of the whole run, the difference from fp32 seed by
-# seed, and whether the claim is reproduced.  About 45 seconds.
+# seed, and whether the claim is reproduced.  About 20 seconds of CPU time.
 #
 #   sh experiments/train-loss-scaling.sh [FPLAB]
 set -eu
