@@ -19,12 +19,12 @@ FPLAB=${1:-./fplab}
 SEEDS=${SEEDS:-1 2 3}
 
 run() {
+	# shellcheck disable=SC2086 # $2, the algorithm options, are words
 	"$FPLAB" allreduce --nodes "$1" $2 --comm e5m2,e4m3ieee,e3m0 --scale none,aps --seed "$3" \
 		--layers '4096:normal:0,1e-3;4096:lognormal:-9,1' --tsv
 }
 h=1
 for s in $SEEDS; do
-	# shellcheck disable=SC2086 # the algorithm options are words
 	{ run 8 "--algo ring" "$s"; run 256 "--algo hier --group 16" "$s" | tail -n +2; } |
 		awk -v s="$s" -v h="$h" 'NR == 1 { if (h) print "seed\t" $0; next } { print s "\t" $0 }'
 	h=0
