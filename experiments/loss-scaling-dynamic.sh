@@ -7,38 +7,83 @@
 # The scale starts at 2^16; a step whose scaled gradients hold an inf or
 # NaN is skipped and the scale halves; after INTERVAL clean steps it
 # doubles.  Printed: only the steps where the scale changed or a step was
-# skipped, then the totals beside constant scaling and no scaling.
+# skipped (for the first of SEEDS), then the totals beside constant
+# scaling and no scaling: the mean over SEEDS (default 3 1 2) and the
+# spread (largest minus smallest).
 #
 #   sh experiments/loss-scaling-dynamic.sh [FPLAB]
 set -eu
 FPLAB=${1:-./fplab}
 STEPS=${STEPS:-400}
 INTERVAL=${INTERVAL:-50}
-COMMON="--steps $STEPS --sizes 2000 --grads loguniform:-30,-10 --spikes 0.04:65536 --seed 3"
+SEEDS=${SEEDS:-3 1 2}
+COMMON="--steps $STEPS --sizes 2000 --grads loguniform:-30,-10 --spikes 0.04:65536"
 
-echo "dynamic:65536:2:0.5:$INTERVAL on fp32-master:fp16 ($STEPS steps, spikes x 2^16 with p 0.04)"
+echo "dynamic:65536:2:0.5:$INTERVAL on fp32-master:fp16 ($STEPS steps, spikes x 2^16 with p 0.04, seed ${SEEDS%% *})"
 printf '%6s %10s %8s  %s\n' step scale skipped event
 # shellcheck disable=SC2086
-"$FPLAB" optim $COMMON --loss-scale "dynamic:65536:2:0.5:$INTERVAL" --policy fp32-master:fp16 \
-	--every 1 --tsv | awk -F '\t' '
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+"$FPLAB" optim $COMMON --seed "${SEEDS%% *}" --loss-scale "dynamic:65536:2:0.5:$INTERVAL" \
+	--policy fp32-master:fp16 --every 1 --tsv | awk -F '\t' '
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; cs = "loss_scale" in c ? c["loss_scale"] : c["scale"]; next }
 	{
-		s = $c["scale"]; k = $c["skipped"]; ev = ""
+		s = $cs; k = $c["skipped"]; ev = ""
 		if (k > pk) ev = "skipped (inf/NaN in the scaled gradients): scale halves next"
 		else if (NR > 2 && s != ps) ev = (s > ps ? "grown after " '"$INTERVAL"' " clean steps" : "changed")
 		if (ev != "" || NR == 2) printf "%6s %10s %8s  %s\n", $c["step"], s, k, ev == "" ? "start" : ev
 		ps = s; pk = k
 	}'
 echo
-printf '%-24s %8s %9s %9s %14s %10s\n' "scaling" skipped nonzero applied grad_underflow drift
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fplab-lsd.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
 for sc in "dynamic:65536:2:0.5:$INTERVAL" 65536 1024 none; do
-	# shellcheck disable=SC2086
-	"$FPLAB" optim $COMMON --loss-scale "$sc" --policy fp32-master:fp16 --tsv |
-	awk -F '\t' -v sc="$sc" -v n="$STEPS" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		{ t = n * 2000
-		  printf "%-24s %8s %8.1f%% %8.1f%% %14s %10.3g\n", sc, $c["skipped"], 100 * $c["nonzero"] / t,
-		  100 * ($c["nonzero"] - $c["vanished"]) / t, $c["grad_underflow"], $c["drift"] }'
-done
+	for s in $SEEDS; do
+		# shellcheck disable=SC2086
+		"$FPLAB" optim $COMMON --seed "$s" --loss-scale "$sc" --policy fp32-master:fp16 --tsv |
+			awk -v sc="$sc" -v s="$s" 'NR == 1 { print "scaling\tseed\t" $0; next } { print sc "\t" s "\t" $0 }'
+	done
+done >"$TMP/all.tsv"
+awk -F '\t' -v seeds="$SEEDS" -v t="$((STEPS * 2000))" '
+	function stats(x, key,   i, y, lo, hi) {
+		m = 0; nan = 0
+		for (i = 1; i <= ns; i++) {
+			y = x[key, S[i]]
+			if (y != y + 0 || y == "nan" || y == "inf" || y == "-nan") { nan = 1; continue }
+			m += y
+			if (i == 1 || y < lo) lo = y
+			if (i == 1 || y > hi) hi = y
+		}
+		m /= ns; sp = hi - lo
+	}
+	BEGIN { ns = split(seeds, S, " ") }
+	$1 == "scaling" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{
+		if (!($1 in seen)) { seen[$1] = 1; order[++nk] = $1 }
+		sk[$1, $2] = $c["skipped"]; nz[$1, $2] = $c["nonzero"] / t
+		ap[$1, $2] = ($c["nonzero"] - $c["vanished"]) / t; gu[$1, $2] = $c["grad_underflow"]
+		dr[$1, $2] = $c["drift"]
+		if ($c["drift"] !~ /^[0-9.e+-]+$/) bad[$1] = 1
+	}
+	END {
+		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
+		printf "%-24s %8s %17s %9s %14s %10s\n", "scaling", "skipped", "nonzero", "applied",
+			"grad_underflow", "drift"
+		for (i = 1; i <= nk; i++) {
+			k = order[i]
+			stats(sk, k); printf "%-24s %8.1f", k, m
+			stats(nz, k); n[k] = m; printf " %7.1f%% [%5.2f]", 100 * m, 100 * sp
+			stats(ap, k); printf " %8.1f%%", 100 * m
+			stats(gu, k); printf " %14.0f", m
+			if (bad[k]) printf " %10s\n", "not finite"
+			else { stats(dr, k); printf " %10.3g\n", m }
+		}
+		d = order[1]
+		print ""
+		printf "The slides'\'' automatic scaling skips the steps whose scaled gradients overflow and keeps\n"
+		printf "the weights finite where a constant scale does not: %s.  It keeps more of the small\n",
+			(!bad[d] && bad["65536"] ? "reproduced" : "NOT reproduced")
+		printf "gradients than no scaling (nonzero %.1f%% against %.1f%%): %s.\n", 100 * n[d], 100 * n["none"],
+			(n[d] > n["none"] ? "reproduced" : "NOT reproduced")
+	}' "$TMP/all.tsv"
 cat <<EOF
 
 seed 001 (slides, "Automatic loss scaling"): "Start with a large scaling factor S;

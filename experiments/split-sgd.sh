@@ -8,7 +8,8 @@
 # strategies, against the FP64 reference: the masters must be the same
 # (the same master_drift, bit for bit in the library's test), the stored
 # bf16 weights differ (truncation instead of nearest even), and the memory
-# per parameter of each strategy.
+# per parameter of each strategy.  Over SEEDS (default 1 2 3): the mean
+# and the spread (largest minus smallest).
 #
 #   sh experiments/split-sgd.sh [FPLAB]
 set -eu
@@ -16,25 +17,65 @@ FPLAB=${1:-./fplab}
 STEPS=${STEPS:-300}
 SIZE=${SIZE:-10000}
 
+SEEDS=${SEEDS:-1 2 3}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fplab-ssgd.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
 run() {
 	# shellcheck disable=SC2086
-	"$FPLAB" optim --steps "$STEPS" --sizes "$SIZE" $1 --policy split:bf16 \
+	"$FPLAB" optim --steps "$STEPS" --sizes "$SIZE" --seed "$2" $1 --policy split:bf16 \
 		--policy fp32-master:bf16 --policy none:bf16 --policy kahan:bf16 \
 		--policy stochastic:bf16 --tsv
 }
-printf '%-8s %-17s %9s %11s %11s %10s %8s %8s %7s %7s\n' optim policy vanished drift \
-	master_drift split!=rne bytes weight master state
 for o in "--optim sgd --lr 1e-2 --momentum 0.9" "--optim adagrad" "--optim lamb"; do
-	run "$o" | awk -F '\t' '
-		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		{ printf "%-8s %-17s %8.2f%% %11.4g %11.4g %10s %8s %8s %7s %7s\n", $c["optim"],
-			$c["policy"], 100 * $c["vanished_frac"], $c["drift"], $c["master_drift"],
-			$c["split_rne_differs"] == "" ? "-" : sprintf("%.1f%%", 100 * $c["split_rne_differs"]),
-			$c["bytes_per_param"], $c["weight_bytes"], $c["master_bytes"], $c["state_bytes"]
-		  if ($c["policy"] == "split:bf16") sm[$c["optim"]] = $c["master_drift"]
-		  if ($c["policy"] == "fp32-master:bf16") fm[$c["optim"]] = $c["master_drift"] }
-		END { for (o in sm) if (sm[o] != fm[o]) { print "MISMATCH: split and fp32-master masters differ (" o ")"; exit 1 } }'
-done
+	for s in $SEEDS; do
+		run "$o" "$s" | awk -v s="$s" 'NR == 1 { print "seed\t" $0; next } { print s "\t" $0 }'
+	done
+done >"$TMP/all.tsv"
+awk -F '\t' -v seeds="$SEEDS" '
+	function stats(x, key,   i, y, lo, hi) {
+		m = 0
+		for (i = 1; i <= ns; i++) {
+			y = x[key, S[i]]; m += y
+			if (i == 1 || y < lo) lo = y
+			if (i == 1 || y > hi) hi = y
+		}
+		m /= ns; sp = hi - lo
+	}
+	BEGIN { ns = split(seeds, S, " ") }
+	$1 == "seed" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{
+		key = $c["optim"] SUBSEP $c["policy"]
+		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+		va[key, $1] = $c["vanished_frac"]; dr[key, $1] = $c["drift"]; md[key, $1] = $c["master_drift"]
+		sr[key, $1] = $c["split_rne_differs"]
+		by[key] = $c["bytes_per_param"]; wb[key] = $c["weight_bytes"]; mb[key] = $c["master_bytes"]
+		sb[key] = $c["state_bytes"]
+		if ($c["policy"] == "split:bf16") sm[$c["optim"], $1] = $c["master_drift"]
+		if ($c["policy"] == "fp32-master:bf16") fm[$c["optim"], $1] = $c["master_drift"]
+	}
+	END {
+		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
+		printf "%-8s %-17s %17s %11s %11s %10s %6s %7s %7s %6s\n", "optim", "policy", "vanished",
+			"drift", "master_drift", "split!=rne", "bytes", "weight", "master", "state"
+		for (i = 1; i <= nk; i++) {
+			key = order[i]; split(key, w, SUBSEP)
+			stats(va, key); printf "%-8s %-17s %8.2f%% [%5.2f]", w[1], w[2], 100 * m, 100 * sp
+			stats(dr, key); printf " %11.4g", m
+			stats(md, key); printf " %11.4g", m
+			if (sr[key, S[1]] == "") printf " %10s", "-"
+			else { stats(sr, key); printf " %9.1f%%", 100 * m }
+			printf " %6s %7s %7s %6s\n", by[key], wb[key], mb[key], sb[key]
+		}
+		same = 1
+		for (k in sm) if (sm[k] != fm[k]) same = 0
+		print ""
+		printf "Split SGD recovers the FP32 master exactly (master_drift equal to fp32-master'\''s, every\n"
+		printf "optimizer and seed): %s; at 4 bytes of weight + trail instead of 6: %s.\n",
+			same ? "reproduced" : "NOT reproduced",
+			(by["sgd" SUBSEP "split:bf16"] + 2 == by["sgd" SUBSEP "fp32-master:bf16"] ? "reproduced" : "NOT reproduced")
+		if (!same) exit 1
+	}' "$TMP/all.tsv"
 cat <<EOF
 
 seed 000 (Split SGD): "BFloat16 is only half as long [as Float32], and thus saves

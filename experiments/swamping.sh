@@ -77,5 +77,8 @@ lost range: just above 2^10, B = 0.99 2^-10 with A = 1 gives 1 + 2^-10 (B
 rounded to a whole ulp, not to zero).  B degrades to zero, as the seed says,
 only from 2^11 (A a power of two) to 2^12 (any A) in fp16, 2^8 to 2^9 in
 bf16, 2^24 to 2^25 in fp32: one to two binades later than stated.
+Verdict: that a large ratio swamps B is reproduced; the seed's thresholds
+(2^10, 2^23) are NOT, as the ratios where B degrades to zero: they are where
+B starts to lose bits.  Exact arithmetic, no randomness: nothing to spread.
 EOF
 exit $bad

@@ -45,7 +45,25 @@
  *               formula our copy of it lost).  hier:1 is `ring`
  *               transfer for transfer, hier:P is `sequential`.  The APS
  *               paper, §4.2.
- * P must be >= 1; hier needs G >= 1 dividing P.  Transfers of empty
+ *   hier-ring:G the same three stages with every step moving one chunk
+ *               per link, as a ring step does (the paper: "each step
+ *               transfers the same amount of data"); groups, members
+ *               m = 0..G-1 (node q*G + m) and leaders as in hier, chunk c
+ *               of a group = [floor(c*n/G), floor((c+1)*n/G)).  In each
+ *               group: a ring reduce-scatter, step s (0..G-2) member m
+ *               sends chunk (m - s) mod G to member m+1 mod G, which adds
+ *               it (member m then holds the group's sum of chunk
+ *               (m+1) mod G); then step G-1+t (t = 0..G-2) member t+1
+ *               sends chunk (t+2) mod G to the leader (COPY).  Then the
+ *               leaders' ring as in hier, from step 2(G-1).  Then, from
+ *               step S = 2(G-1) + 2(Q-1), in each group: step S+t the
+ *               leader sends chunk (t+2) mod G to member t+1 (COPY), and
+ *               a ring all-gather, step S+G-1+s member m sends chunk
+ *               (m + 1 - s) mod G to member m+1 mod G (COPY; the leader
+ *               receives too).  4(G-1) + 2(Q-1) steps: 90 for P = 256,
+ *               G = 16 (see fplab-allreduce(1) on the paper's 74).
+ *               hier-ring:1 is `ring` transfer for transfer.
+ * P must be >= 1; hier and hier-ring need G >= 1 dividing P.  Transfers of empty
  * ranges (ring chunks when n < P) are left out; the step numbers and
  * counts stay as stated.  Within a step transfers are sorted by src,
  * then dst, and in every schedule here no node receives twice in one
@@ -96,6 +114,7 @@ typedef enum fpl_ar_algo {
 	FPL_AR_RING,
 	FPL_AR_TREE,
 	FPL_AR_HIER,
+	FPL_AR_HIER_RING,
 	FPL_AR_COUNT
 } fpl_ar_algo;
 
@@ -110,17 +129,19 @@ typedef struct fpl_ar_xfer {
 
 typedef struct fpl_ar_schedule {
 	fpl_ar_algo algo;
-	uint32_t nodes, group;	/* group: hier only */
+	uint32_t nodes, group;	/* group: hier and hier-ring only */
 	uint64_t n;		/* elements per node */
 	uint32_t steps;
 	fpl_ar_xfer *x;		/* sorted by step, then src */
 	size_t nx;
 } fpl_ar_schedule;
 
-/* "sequential", "ring", "tree", "hier"; parse accepts them (0 or
- * FPL_ENOTFOUND). */
+/* "sequential", "ring", "tree", "hier", "hier-ring"; parse accepts them
+ * (0 or FPL_ENOTFOUND).  grouped: 1 for the schedules that take a group
+ * G (hier, hier-ring), 0 otherwise. */
 FPL_API const char *fpl_ar_algo_name(fpl_ar_algo a);
 FPL_API int fpl_ar_algo_parse(const char *s, fpl_ar_algo *a);
+FPL_API int fpl_ar_algo_grouped(fpl_ar_algo a);
 
 /* Build the schedule of `algo` for `nodes` nodes of n elements (group:
  * hier's G, ignored otherwise).  0, FPL_EINVAL (nodes 0, a group that

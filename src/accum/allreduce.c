@@ -289,7 +289,7 @@ static int check(const fpl_ar_config *cfg, const double *const *g, const double 
 
 	if (!cfg || !st || cfg->nodes == 0 || (unsigned)cfg->algo >= FPL_AR_COUNT)
 		return FPL_EINVAL;
-	if (cfg->algo == FPL_AR_HIER && (cfg->group == 0 || cfg->nodes % cfg->group))
+	if (fpl_ar_algo_grouped(cfg->algo) && (cfg->group == 0 || cfg->nodes % cfg->group))
 		return FPL_EINVAL;
 	if ((unsigned)cfg->comm_rnd >= FPL_RND_COUNT || (unsigned)cfg->acc_rnd >= FPL_RND_COUNT)
 		return FPL_EINVAL;

@@ -15,11 +15,17 @@
 #include <fplab/allreduce.h>
 #include <fplab/error.h>
 
-static const char *const names[FPL_AR_COUNT] = { "sequential", "ring", "tree", "hier" };
+static const char *const names[FPL_AR_COUNT] = { "sequential", "ring", "tree", "hier",
+						  "hier-ring" };
 
 const char *fpl_ar_algo_name(fpl_ar_algo a)
 {
 	return (unsigned)a < FPL_AR_COUNT ? names[a] : "?";
+}
+
+int fpl_ar_algo_grouped(fpl_ar_algo a)
+{
+	return a == FPL_AR_HIER || a == FPL_AR_HIER_RING;
 }
 
 int fpl_ar_algo_parse(const char *s, fpl_ar_algo *a)
@@ -140,6 +146,49 @@ static uint32_t hier(xlist *L, uint32_t P, uint32_t G, uint64_t n)
 	return s + 1;
 }
 
+/*
+ * hier-ring: the APS paper's three stages with every step moving one
+ * chunk per link, as a ring does.  Q groups of G, member m of group q is
+ * node q*G + m, the leader m = 0; chunks of a group are G chunks of n.
+ */
+static uint32_t hier_ring(xlist *L, uint32_t P, uint32_t G, uint64_t n)
+{
+	uint32_t Q = P / G, q, m, s, t, s1;
+
+	/* a ring reduce-scatter in each group: member m ends with chunk (m+1) mod G */
+	for (s = 0; s + 1 < G; s++)
+		for (q = 0; q < Q; q++)
+			for (m = 0; m < G; m++) {
+				uint64_t c = (m + G - s % G) % G;
+				push(L, s, q * G + m, q * G + (m + 1) % G, cut(c, n, G),
+				     cut(c + 1, n, G), FPL_AR_ADD);
+			}
+	/* gather: member t+1 sends its chunk (t+2) mod G to the leader */
+	for (t = 0; t + 1 < G; t++)
+		for (q = 0; q < Q; q++) {
+			uint64_t c = (t + 2) % G;
+			push(L, G - 1 + t, q * G + t + 1, q * G, cut(c, n, G), cut(c + 1, n, G),
+			     FPL_AR_COPY);
+		}
+	s1 = ring(L, G > 1 ? 2 * (G - 1) : 0, Q, G, n);
+	/* scatter: the leader sends chunk (t+2) mod G to member t+1 */
+	for (t = 0; t + 1 < G; t++)
+		for (q = 0; q < Q; q++) {
+			uint64_t c = (t + 2) % G;
+			push(L, s1 + t, q * G, q * G + t + 1, cut(c, n, G), cut(c + 1, n, G),
+			     FPL_AR_COPY);
+		}
+	/* a ring all-gather in each group */
+	for (s = 0; s + 1 < G; s++)
+		for (q = 0; q < Q; q++)
+			for (m = 0; m < G; m++) {
+				uint64_t c = (m + 1 + G - s % G) % G;
+				push(L, s1 + G - 1 + s, q * G + m, q * G + (m + 1) % G, cut(c, n, G),
+				     cut(c + 1, n, G), FPL_AR_COPY);
+			}
+	return G > 1 ? s1 + 2 * (G - 1) : s1;
+}
+
 int fpl_ar_schedule_build(fpl_ar_schedule *s, fpl_ar_algo algo, uint32_t nodes,
 			  uint32_t group, uint64_t n)
 {
@@ -151,13 +200,14 @@ int fpl_ar_schedule_build(fpl_ar_schedule *s, fpl_ar_algo algo, uint32_t nodes,
 	memset(s, 0, sizeof *s);
 	if (nodes == 0 || (unsigned)algo >= FPL_AR_COUNT)
 		return FPL_EINVAL;
-	if (algo == FPL_AR_HIER && (group == 0 || nodes % group != 0))
+	if (fpl_ar_algo_grouped(algo) && (group == 0 || nodes % group != 0))
 		return FPL_EINVAL;
 	switch (algo) {
 	case FPL_AR_SEQUENTIAL: steps = sequential(&L, nodes, n); break;
 	case FPL_AR_RING: steps = ring(&L, 0, nodes, 1, n); break;
 	case FPL_AR_TREE: steps = tree(&L, nodes, n); break;
-	default: steps = hier(&L, nodes, group, n); break;
+	case FPL_AR_HIER: steps = hier(&L, nodes, group, n); break;
+	default: steps = hier_ring(&L, nodes, group, n); break;
 	}
 	if (L.oom) {
 		free(L.x);
@@ -165,7 +215,7 @@ int fpl_ar_schedule_build(fpl_ar_schedule *s, fpl_ar_algo algo, uint32_t nodes,
 	}
 	s->algo = algo;
 	s->nodes = nodes;
-	s->group = algo == FPL_AR_HIER ? group : 0;
+	s->group = fpl_ar_algo_grouped(algo) ? group : 0;
 	s->n = n;
 	s->steps = steps;
 	s->x = L.x;

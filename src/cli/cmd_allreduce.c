@@ -75,7 +75,7 @@ static struct allreduce_opts {
 	enum cli_report report;
 } opt;
 
-static const char *const algo_names[] = { "sequential", "ring", "tree", "hier" };
+static const char *const algo_names[] = { "sequential", "ring", "tree", "hier", "hier-ring" };
 static const char *const scale_names[] = { "none", "loss", "aps" };
 
 static int parse_args(int argc, char **argv)
@@ -306,16 +306,19 @@ static int make_lists(struct lists *l, uint32_t nodes)
 			return -2;
 		for (i = 0; i < l->nalgo; i++)
 			if (fpl_ar_algo_parse(v[i], &l->algo[i])) {
-				cli_unknown("algorithm", v[i], algo_names, 4);
+				cli_unknown("algorithm", v[i], algo_names, 5);
 				return -2;
 			}
 	}
 	for (i = 0; i < l->nalgo; i++)
-		l->has_hier |= l->algo[i] == FPL_AR_HIER;
-	if (l->has_hier && !opt.group)
-		return error("--algo hier needs --group G (the nodes per group)"), -2;
+		if (fpl_ar_algo_grouped(l->algo[i])) {
+			if (!opt.group)
+				return error("--algo %s needs --group G (the nodes per group)",
+					     fpl_ar_algo_name(l->algo[i])), -2;
+			l->has_hier = 1;
+		}
 	if (!l->has_hier && opt.group)
-		return error("--group applies to --algo hier"), -2;
+		return error("--group applies to --algo hier and hier-ring"), -2;
 	l->ngroup = 1;
 	if (opt.group) {
 		if (!(l->ngroup = split("--group", opt.group, &l->store[1], v)))
@@ -347,7 +350,7 @@ static int make_lists(struct lists *l, uint32_t nodes)
 			if (l->algo[i] == l->algo[j])
 				return error("--algo lists '%s' twice", algo_names[l->algo[i]]), -2;
 	for (i = 0; i < l->nalgo; i++)
-		l->ncombo += l->algo[i] == FPL_AR_HIER ? l->ngroup : 1;
+		l->ncombo += fpl_ar_algo_grouped(l->algo[i]) ? l->ngroup : 1;
 	l->ncombo *= l->ncomm * l->nacc * l->nscale;
 	return 0;
 }
@@ -375,7 +378,7 @@ static void row(struct cli_table *t, const struct combo *c, const char *layer,
 	int i;
 
 	cli_table_str(t, fpl_ar_algo_name(c->cfg.algo));
-	if (c->cfg.algo == FPL_AR_HIER)
+	if (fpl_ar_algo_grouped(c->cfg.algo))
 		cli_table_str(t, c->group);
 	else
 		cli_table_none(t);
@@ -553,7 +556,7 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 	if (!cmd_allreduce_mpi || !cmd_allreduce_mpi->rank)
 		cli_progress_start("allreduce", li->ncombo * ls->n);
 	for (a = 0; a < li->nalgo && !rc; a++)
-		for (g = 0; g < (li->algo[a] == FPL_AR_HIER ? li->ngroup : 1) && !rc; g++)
+		for (g = 0; g < (fpl_ar_algo_grouped(li->algo[a]) ? li->ngroup : 1) && !rc; g++)
 			for (m = 0; m < li->ncomm && !rc; m++)
 				for (k = 0; k < li->nacc && !rc; k++)
 					for (s = 0; s < li->nscale && !rc; s++) {
@@ -563,7 +566,7 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 						fpl_ar_config_init(&c.cfg);
 						c.cfg.algo = li->algo[a];
 						c.cfg.nodes = ls->nodes;
-						c.cfg.group = li->algo[a] == FPL_AR_HIER ? li->group[g] : 1;
+						c.cfg.group = fpl_ar_algo_grouped(li->algo[a]) ? li->group[g] : 1;
 						c.cfg.comm = li->comm[m].f;
 						c.cfg.comm_rnd = li->comm[m].rnd;
 						c.cfg.acc = acc->f;

@@ -35,7 +35,7 @@ static const char usage_text[] =
 	"    [--scale none|loss:S|aps,...] [-r MODE] [--keep-fp32 L,...] [--seed N]\n"
 	"    [--sr-bits R] [--in PATTERN|FILE,...] [-o FILE] [--tsv]\n"
 	"DIST: ones, uniform:A,B, normal:MU,SIGMA, lognormal:MU,SIGMA, ints:A,B;\n"
-	"ALGO: sequential, ring, tree, hier[:G]; SPEC: FORMAT[+switches][:MODE].\n";
+	"ALGO: sequential, ring, tree, hier[:G], hier-ring[:G]; SPEC: FORMAT[+switches][:MODE].\n";
 
 static int usage(const struct ar_job *j, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -221,7 +221,7 @@ static int combo_set(struct ar_job *j, struct ar_combo *c, const char *comm, con
 	return 0;
 }
 
-/* One algorithm spelling: ALGO or hier:G; 0 or -1. */
+/* One algorithm spelling: ALGO, hier:G or hier-ring:G; 0 or -1. */
 static int algo_one(const char *s, fpl_ar_algo *a, uint64_t *g)
 {
 	char buf[64], *colon;
@@ -231,10 +231,12 @@ static int algo_one(const char *s, fpl_ar_algo *a, uint64_t *g)
 	colon = strchr(buf, ':');
 	if (colon) {
 		*colon = 0;
-		if (strcmp(buf, "hier") || parse_u64(colon + 1, g) || !*g || *g > UINT32_MAX)
+		if (parse_u64(colon + 1, g) || !*g || *g > UINT32_MAX)
 			return -1;
 	}
-	return fpl_ar_algo_parse(buf, a) ? -1 : 0;
+	if (fpl_ar_algo_parse(buf, a) || (colon && !fpl_ar_algo_grouped(*a)))
+		return -1;
+	return 0;
 }
 
 /* The cross product, in cmd_allreduce's order. */
@@ -267,19 +269,19 @@ static int combos(struct ar_job *j, const struct raw *r)
 		uint64_t gg;
 
 		if (algo_one(va[a], &al, &gg)) {
-			rc = usage(j, "--algo: '%s' is not sequential, ring, tree, hier[:G]", va[a]);
+			rc = usage(j, "--algo: '%s' is not sequential, ring, tree, hier[:G], hier-ring[:G]", va[a]);
 			break;
 		}
-		for (g = 0; !rc && g < (al == FPL_AR_HIER && !gg ? ng : 1); g++) {
+		for (g = 0; !rc && g < (fpl_ar_algo_grouped(al) && !gg ? ng : 1); g++) {
 			uint64_t G = gg;
 
-			if (al == FPL_AR_HIER && !G && (parse_u64(vg[g], &G) || !G || G > UINT32_MAX))
+			if (fpl_ar_algo_grouped(al) && !G && (parse_u64(vg[g], &G) || !G || G > UINT32_MAX))
 				rc = usage(j, "--group: '%s' is not a positive integer", vg[g]);
 			for (c = 0; !rc && c < nc; c++)
 				for (x = 0; !rc && x < nx; x++)
 					for (s = 0; !rc && s < ns; s++, k++) {
 						j->combo[k].algo = al;
-						j->combo[k].group = al == FPL_AR_HIER ? (uint32_t)G : 1;
+						j->combo[k].group = fpl_ar_algo_grouped(al) ? (uint32_t)G : 1;
 						rc = combo_set(j, &j->combo[k], vc[c], vx[x], vs[s], rnd);
 					}
 		}
@@ -404,8 +406,8 @@ void ar_job_print_combo(const struct ar_job *j, size_t a)
 {
 	const struct ar_combo *c = &j->combo[a];
 
-	if (c->algo == FPL_AR_HIER)
-		printf("hier:%u", (unsigned)c->group);
+	if (fpl_ar_algo_grouped(c->algo))
+		printf("%s:%u", fpl_ar_algo_name(c->algo), (unsigned)c->group);
 	else
 		printf("%s", fpl_ar_algo_name(c->algo));
 	printf("\t%s\t%s\t%s", c->comm_s, c->acc_s, c->scale_s);
