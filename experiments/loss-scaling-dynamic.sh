@@ -23,7 +23,7 @@ printf '%6s %10s %8s  %s\n' step scale skipped event
 	--every 1 --tsv | awk -F '\t' '
 	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	{
-		s = $c["scale"]; k = $c["skipped"]; ev = ""
+		s = $c["loss_scale"]; k = $c["skipped"]; ev = ""
 		if (k > pk) ev = "skipped (inf/NaN in the scaled gradients): scale halves next"
 		else if (NR > 2 && s != ps) ev = (s > ps ? "grown after " '"$INTERVAL"' " clean steps" : "changed")
 		if (ev != "" || NR == 2) printf "%6s %10s %8s  %s\n", $c["step"], s, k, ev == "" ? "start" : ev
