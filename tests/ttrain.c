@@ -850,10 +850,22 @@ static void test_check(const fpl_dataset *ds)
 	/* fwd.b takes the weights: bf16-mixed stores them in bf16, fp16
 	 * lacks bf16's range */
 	static const char *const wt[] = { "fwd.b", "fp16:given", NULL };
+	/* fwd.a given: the biases (weight = fp64) start each chain as given
+	 * values of the running sum's format, fp32 (acc, order sequential):
+	 * 52 fraction bits do not fit 23.  With blocked:16:fp64 the running
+	 * sum is the promotion format fp64: they fit. */
+	static const char *const bias[] = { "weight", "fp64", "fwd.a", "fp32:given", NULL };
+	static const char *const bias2[] = { "weight", "fp64", "fwd.a", "fp32:given",
+					     "fwd.order", "blocked:16:fp64", NULL };
 	fpl_train_policy p = preset("fp32");
 	fpl_train_config c;
 	char err[512];
 
+	check_one("biases into acc", "fp32", bias, 3, FPL_EINVAL,
+		  "fwd takes the biases as given fp32 values (fwd.a = fp32:given: no rounding), "
+		  "but weight = fp64 has values fp32 lacks");
+	check_one("biases into promo", "fp32", bias2, 3, 0, "");
+	check_steps("biases into promo", "fp32", bias2, 3, ds);
 	check_one("profile over fp32", "fp32", prof, 3, FPL_EINVAL,
 		  "fwd takes the activations as given bf16 values (fwd.profile avx512bf16");
 	check_one("profile over fp32 (key)", "fp32", prof, 3, FPL_EINVAL, "act = fp32");

@@ -237,7 +237,8 @@ FPL_API void fpl_train_config_init(fpl_train_config *c);
  * Does policy p fit a run of cfg, so that no step fails on it?  A model
  * that takes an input as given (":given", a profile) must be handed only
  * values of its format: fwd's A the activations (act) and B the weights
- * (opt.weight); bwd's A the gradients (grad), B the activations and, with
+ * (opt.weight), and with A given, C the biases (opt.weight) into the
+ * running sum's format (acc, promo for the blocked order); bwd's A the gradients (grad), B the activations and, with
  * two layers or more, the weights; red's A the logits (act) and the
  * gradients (grad); so each of those formats must be a subset of the
  * model's.  Also refused: APS loss scaling, a hier group that does not

@@ -4,9 +4,10 @@
  * that no step can fail on it?  Every model that takes an input as given
  * (":given", or a profile: no rounding on load) must be handed only
  * values of its format, so the format the trainer stores that input in
- * (act, grad, weight) must be a subset of it; and the keys a step cannot
- * honour (APS loss scaling, a hier group that does not divide the nodes)
- * are refused with the key and the reason.
+ * (act, grad, weight; the biases too, which start the forward GEMM's
+ * chains in the running sum's format) must be a subset of it; and the
+ * keys a step cannot honour (APS loss scaling, a hier group that does not
+ * divide the nodes) are refused with the key and the reason.
  *
  * The invariant: the subset test is exact for the formats fplab makes
  * (sign-symmetric, a grid of 2^m values per binade): a finite value of a
@@ -81,26 +82,42 @@ static void profile_of(const fpl_accum_model *m, char *name, size_t size)
 		snprintf(name, size, "%.*s", (int)strcspn(buf + 10, " "), buf + 10);
 }
 
-/* One given input: model `key` (fwd, bwd, red), its input `in` (a or b)
- * of format dst, fed the values of `what`, stored in src (key `skey`). */
+/* One given input: model `key` (fwd, bwd, red), its input `in` (a or b;
+ * "acc" for the bias that starts each chain, loaded as given into the
+ * running sum's format when a is given) of format dst, fed the values of
+ * `what`, stored in src (key `skey`). */
 static int given(const fpl_accum_model *m, const char *key, const char *in,
 		 const fpl_format *dst, const char *what, const char *skey,
 		 const fpl_format *src, char *err, size_t errlen)
 {
-	char prof[64], how[96];
+	char prof[64], how[96], fix[96];
 
 	if (subset(src, dst))
 		return 0;
 	profile_of(m, prof, sizeof prof);
 	if (prof[0])
 		snprintf(how, sizeof how, "%s.profile %s", key, prof);
+	else if (!strcmp(in, "acc"))
+		snprintf(how, sizeof how, "%s.a = %s:given", key, m->a.name);
 	else
 		snprintf(how, sizeof how, "%s.%s = %s:given", key, in, dst->name);
+	if (!strcmp(in, "acc"))
+		snprintf(fix, sizeof fix, "round the inputs (%s.a = %s)", key, m->a.name);
+	else
+		snprintf(fix, sizeof fix, "let %s round them (%s.%s = %s)", key, key, in,
+			 dst->name);
 	return fail(err, errlen, FPL_EINVAL,
 		    "%s takes %s as given %s values (%s: no rounding), but %s = %s has values "
-		    "%s lacks: set %s = %s (or a format within it), or let %s round them "
-		    "(%s.%s = %s)", key, what, dst->name, how, skey, src->name, dst->name, skey,
-		    dst->name, key, key, in, dst->name);
+		    "%s lacks: set %s = %s (or a format within it), or %s", key, what, dst->name,
+		    how, skey, src->name, dst->name, skey, dst->name, fix);
+}
+
+/* The running sum's format, into which a GEMM loads C: promo for the
+ * blocked order and pairs:B, acc otherwise (accum.h). */
+static const fpl_format *sum_format(const fpl_accum_model *m)
+{
+	return m->order == FPL_ORDER_BLOCKED || (m->order == FPL_ORDER_PAIRS && m->pair_block)
+	       ? &m->promo : &m->acc;
 }
 
 int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cfg, char *err,
@@ -118,6 +135,12 @@ int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cf
 	if (p->fwd.a_load == FPL_LOAD_GIVEN
 	    && (r = given(&p->fwd, "fwd", "a", &p->fwd.a, "the activations", "act", &p->act, err,
 			  errlen)))
+		return r;
+	/* ... and C = the biases (weight), loaded the way A is, into the
+	 * running sum's format */
+	if (p->fwd.a_load == FPL_LOAD_GIVEN
+	    && (r = given(&p->fwd, "fwd", "acc", sum_format(&p->fwd), "the biases", "weight", w,
+			  err, errlen)))
 		return r;
 	if (p->fwd.b_load == FPL_LOAD_GIVEN
 	    && (r = given(&p->fwd, "fwd", "b", &p->fwd.b, "the weights", "weight", w, err,
