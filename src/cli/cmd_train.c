@@ -812,6 +812,8 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 		cli_table_abandon(&t);
 	else
 		cli_table_end(&t);
+	if (!rc && cli_flush_stdout())	/* a report not written: no files either */
+		rc = -1;
 	if (!rc && opt.output)
 		rc = cli_output_open(&mo, opt.output) || cli_train_write_model(&mo, models, np) ? -1
 		     : 0;

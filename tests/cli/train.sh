@@ -348,8 +348,11 @@ if [ -w /dev/full ]; then
 		sh -c "fplab train $GEN --epochs 3 --tsv -o full.safetensors >/dev/full"
 	checks=$((checks + 1))
 	[ -e full.safetensors ] && fail "a run that could not report wrote its model"
+	# text comes at the end: the error then, and no model either
 	expect_fail "text on a full disk" 1 "^fplab: train: write error on stdout: No space left on device\$" \
-		sh -c "fplab train $GEN >/dev/full"
+		sh -c "fplab train $GEN -o full.safetensors >/dev/full"
+	checks=$((checks + 1))
+	[ -e full.safetensors ] && fail "a text run that could not report wrote its model"
 fi
 
 # --- control characters of arguments, file names and files are escaped
