@@ -291,7 +291,8 @@ static int parse_layers(const char *s, fpl_train_config *c)
 struct pol {
 	fpl_train_policy p;
 	char tag[256];		/* "+KEY=VALUE" of each override that changed it */
-	char name[400];		/* p.name and tag, escaped; unique among the run's */
+	char raw[400];		/* p.name and tag; unique among the run's */
+	char name[800];		/* raw escaped (fpl_escape): the report's, the files' */
 };
 
 static int is_file(const char *path)
@@ -477,12 +478,13 @@ static int policies(struct pol **out, size_t *np)
 		snprintf(full, sizeof full, "%s%s", p[i].p.name, p[i].tag);
 		snprintf(p[i].p.name, sizeof p[i].p.name, "%.*s", (int)sizeof p[i].p.name - 1,
 			 full);	/* for --policy-dump */
-		fpl_escape(p[i].name, sizeof p[i].name - 24, full);
+		snprintf(p[i].raw, sizeof p[i].raw - 24, "%s", full);
 		for (j = 0; j < i; j++)	/* a name given twice: NAME-K, K its position */
-			if (!strcmp(p[j].name, p[i].name)) {
-				snprintf(p[i].name + strlen(p[i].name), 24, "-%zu", i + 1);
+			if (!strcmp(p[j].raw, p[i].raw)) {
+				snprintf(p[i].raw + strlen(p[i].raw), 24, "-%zu", i + 1);
 				break;
 			}
+		fpl_escape(p[i].name, sizeof p[i].name, p[i].raw);
 	}
 	return 0;
 }
@@ -500,7 +502,8 @@ static const char *const cols[] = {
 /* One policy's run: its trainer, what happened since its last row, and
  * its SVG series. */
 struct run {
-	const char *name;
+	const char *name;	/* escaped, for the report */
+	const char *raw;	/* as given, for messages (terr escapes) */
 	fpl_trainer *tr;
 	fpl_train_stats st;
 	const struct cli_train_data *data;
@@ -527,7 +530,7 @@ static int row(struct run *r, size_t done)
 	if (r->data->has_test) {
 		rc = fpl_trainer_evaluate(r->tr, &r->data->test, &acc, &loss);
 		if (rc)
-			return terr("%s: evaluating the test set: %s", r->name, fpl_strerror(rc));
+			return terr("%s: evaluating the test set: %s", r->raw, fpl_strerror(rc));
 	}
 	cli_table_str(t, r->name);
 	cli_table_int(t, (long long)r->epoch);
@@ -586,15 +589,16 @@ static int train_one(struct run *r, const fpl_train_config *cfg, const struct po
 
 	rc = fpl_trainer_create(&r->tr, cfg, &p->p);
 	if (rc)
-		return terr("policy %s: %s", p->name, rc == FPL_EINVAL ?
+		return terr("policy %s: %s", p->raw, rc == FPL_EINVAL ?
 			    "the policy does not fit the run (see fplab-train(1))" :
 			    fpl_strerror(rc));
 	r->name = p->name;
+	r->raw = p->raw;
 	for (r->epoch = 1; r->epoch <= opt.epochs; r->epoch++) {
 		r->t0 = cli_now();
 		rc = fpl_trainer_epoch(r->tr, &r->data->train, &r->st, on_step, r);
 		if (rc)
-			return terr("policy %s, epoch %llu: %s", p->name,
+			return terr("policy %s, epoch %llu: %s", p->raw,
 				    (unsigned long long)r->epoch, fpl_strerror(rc));
 		if (r->rc || row(r, r->per_epoch))
 			return -1;
@@ -704,10 +708,10 @@ static int check_run(const fpl_train_config *cfg, const struct pol *p, size_t np
 
 		if (p[i].p.comm.algo == FPL_AR_HIER && cfg->nodes % p[i].p.comm.group)
 			return terr("policy %s: hier:%u needs a group that divides --nodes %u",
-				    p[i].name, p[i].p.comm.group, cfg->nodes), -2;
+				    p[i].raw, p[i].p.comm.group, cfg->nodes), -2;
 		if (m != FPL_TRAIN_COMM_FP32_ALL && (m >> L))
 			return terr("policy %s: comm-fp32 names a layer above %zu, the network's "
-				    "last", p[i].name, L), -2;
+				    "last", p[i].raw, L), -2;
 	}
 	/* every policy against the network, before the first step: a given
 	 * input its format cannot hold, then whatever else the trainer
@@ -718,11 +722,11 @@ static int check_run(const fpl_train_config *cfg, const struct pol *p, size_t np
 		int rc;
 
 		if (fpl_train_policy_check(&p[i].p, cfg, err, sizeof err))
-			return terr("policy %s: %s", p[i].name, err), -2;
+			return terr("policy %s: %s", p[i].raw, err), -2;
 		rc = fpl_trainer_create(&tr, cfg, &p[i].p);
 		fpl_trainer_free(tr);
 		if (rc)
-			return terr("policy %s: %s", p[i].name, rc == FPL_EINVAL ?
+			return terr("policy %s: %s", p[i].raw, rc == FPL_EINVAL ?
 				    "the policy does not fit the run (see fplab-train(1))" :
 				    fpl_strerror(rc)), rc == FPL_ENOMEM ? -1 : -2;
 	}

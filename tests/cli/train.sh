@@ -370,6 +370,10 @@ expect_fail "escaped policy file name" 1 "^fplab: train: --policy: x\\\\ty.polic
 printf 'act = bf16\nac\000t = fp16\n' >bin.policy
 expect_fail "binary policy file" 1 "^fplab: train: --policy: bin.policy:2:3: byte 0x00: not a text file\$" \
 	fplab train $GEN --policy bin.policy
+# ... escaped once in messages about the policy
+printf 'fwd.profile = avx512bf16\n' >"$(printf 'c\td.policy')"
+expect_fail "policy name escaped once" 2 "^fplab: train: policy c\\\\td: fwd takes" \
+	fplab train $GEN --policy "$(printf 'c\td.policy')"
 # a policy named after a file with a tab: escaped in the report too
 printf 'act = bf16\n' >"$(printf 'a\tb.policy')"
 fplab train $GEN --policy "$(printf 'a\tb.policy')" --tsv >tab.tsv
