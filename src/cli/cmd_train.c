@@ -80,7 +80,7 @@ static struct train_opts {
  * escaped (fpl_escape: \t, \x1b): arguments, file names and what files
  * hold never reach the terminal raw.  The fixed text has no backslash,
  * so only what came from outside changes. */
-__attribute__((format(printf, 1, 0)))
+__attribute__((format(printf, 3, 0)))
 static void escaped(char *shown, size_t cap, const char *fmt, va_list ap)
 {
 	char raw[2048];
