@@ -381,8 +381,16 @@ static void test_fashion_missing(void)
 	snprintf(dir, sizeof dir, "%s/fm", tf_tmpdir());
 	mkdir(dir, 0700);
 	int rc = fpl_dataset_fashion_mnist(&ds, dir, 0, 0, err, sizeof err);
-	expect_err("fashion-mnist absent", rc, FPL_ENOTFOUND, &ds, err, "dataset-fashion-mnist",
-		   dir);
+	expect_err("fashion-mnist absent", rc, FPL_ENOTFOUND, &ds, err,
+		   "no train-images-idx3-ubyte (nor train-images-idx3-ubyte.gz) in", dir);
+	CHECK(!strstr(err, "apt") && !strstr(err, "package"),
+	      "a directory of the caller's names no package: %s", err);
+	/* a directory that does not exist is said to be missing */
+	char none[700];
+	snprintf(none, sizeof none, "%s/none", dir);
+	rc = fpl_dataset_fashion_mnist(&ds, none, 0, 0, err, sizeof err);
+	expect_err("fashion-mnist no directory", rc, FPL_ENOTFOUND, &ds, err, "no directory",
+		   none);
 	/* plain (not .gz) files in a directory of our own */
 	char im[700], lb[700];
 	snprintf(im, sizeof im, "%s/t10k-images-idx3-ubyte", dir);

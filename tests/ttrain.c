@@ -16,6 +16,10 @@
  *    (comments, blanks, a preset line, a bad line as FILE:LINE);
  *    describe -> load gives the same policy (the same description and the
  *    same training bits);
+ *  - fpl_train_policy_check: given inputs against the formats that feed
+ *    them, each verdict derived by hand from the formats' parameters (a
+ *    refused policy is refused by fpl_trainer_create too, an accepted one
+ *    takes steps);
  *  - behaviour: fp32 learns the generated set (> 90%), the same bits on
  *    1 and 2 threads and on a re-run, P = 2 close to P = 1 (tolerance
  *    below), dynamic scaling skips overflowing steps, aps-e4m3-comm runs
@@ -577,6 +581,45 @@ static void test_files(const fpl_dataset *ds)
 	r = fpl_train_policy_load(&q, path, err, sizeof err);
 	CHECK(r == FPL_EPARSE && strstr(err, ":1: expected 'key = value'"),
 	      "no '=': %d '%s'", r, err);
+	/* a byte no text holds: named with its line and column, not "line
+	 * too long" (a NUL cut the line short for fgets) */
+	{
+		static const char bin[] = "act = bf16\nac\0t = fp16\n";
+		FILE *fp = fopen(path, "wb");
+
+		if (fp) {
+			fwrite(bin, 1, sizeof bin - 1, fp);
+			fclose(fp);
+		}
+		r = fpl_train_policy_load(&q, path, err, sizeof err);
+		snprintf(a, sizeof a, "%s:2:3: byte 0x00: not a text file", path);
+		CHECK(r == FPL_EPARSE && !strcmp(err, a), "NUL byte: %d '%s'", r, err);
+		write_file(path, "act = bf16\n\x1b[31m\n");
+		r = fpl_train_policy_load(&q, path, err, sizeof err);
+		snprintf(a, sizeof a, "%s:2:1: byte 0x1b: not a text file", path);
+		CHECK(r == FPL_EPARSE && !strcmp(err, a), "escape byte: %d '%s'", r, err);
+	}
+	/* lines of 1023 characters read (the documented limit), 1024 do not:
+	 * "act = fp16" then blanks */
+	{
+		char line[1100];
+
+		memset(line, ' ', sizeof line);
+		memcpy(line, "act = fp16", 10);
+		line[1023] = '\n';
+		line[1024] = 0;
+		write_file(path, line);
+		r = fpl_train_policy_load(&q, path, err, sizeof err);
+		CHECK(r == 0 && !strcmp(q.act.name, "fp16"), "a 1023-character line: %d '%s'", r,
+		      err);
+		line[1023] = ' ';
+		line[1024] = '\n';
+		line[1025] = 0;
+		write_file(path, line);
+		r = fpl_train_policy_load(&q, path, err, sizeof err);
+		CHECK(r == FPL_EPARSE && strstr(err, ":1: line too long"),
+		      "a 1024-character line: %d '%s'", r, err);
+	}
 	snprintf(a, sizeof a, "%s/absent.policy", dir);
 	r = fpl_train_policy_load(&q, a, err, sizeof err);
 	CHECK(r == FPL_EIO && strstr(err, "absent.policy"),
@@ -727,6 +770,124 @@ static void test_errors(const fpl_dataset *ds)
 	      "config defaults");
 	}
 	fpl_trainer_free(t);
+}
+
+/* fpl_train_policy_check: policy `base` with key = value pairs (NULL
+ * ended), on a network of nsizes sizes: the status, and the message
+ * holds `needle` when refused.  Subset verdicts derived by hand below. */
+static void check_one(const char *what, const char *base, const char *const *kv,
+		      size_t nsizes, int want, const char *needle)
+{
+	static const size_t sizes[3] = { 64, 8, 4 };
+	fpl_train_policy p = preset(base);
+	fpl_train_config c;
+	fpl_trainer *t = NULL;
+	char err[1024] = "";
+	int r, rc;
+
+	for (; kv && kv[0]; kv += 2)
+		set_ok(&p, kv[0], kv[1]);
+	small_config(&c, nsizes, sizes, RB);
+	c.sizes[nsizes - 1] = 4;
+	r = fpl_train_policy_check(&p, &c, err, sizeof err);
+	CHECK(r == want && (!want || (strstr(err, needle) && !strchr(err, '\n'))),
+	      "%s: check %d '%s' (expected %d and '%s')", what, r, err, want, needle);
+	rc = fpl_trainer_create(&t, &c, &p);
+	CHECK(rc == want, "%s: create %d (expected %d)", what, rc, want);
+	fpl_trainer_free(t);
+}
+
+/* An accepted policy with given inputs really takes steps: the check is
+ * no looser than the loads (a refused given load is FPL_ERANGE). */
+static void check_steps(const char *what, const char *base, const char *const *kv,
+			size_t nsizes, const fpl_dataset *ds)
+{
+	static const size_t sizes[3] = { 64, 8, 4 };
+	fpl_train_policy p = preset(base);
+	fpl_train_config c;
+	fpl_trainer *t;
+	size_t rows[RB], s;
+	int r = 0;
+
+	for (; kv && kv[0]; kv += 2)
+		set_ok(&p, kv[0], kv[1]);
+	small_config(&c, nsizes, sizes, RB);
+	c.sizes[nsizes - 1] = 4;
+	t = make(&c, &p);
+	for (s = 0; t && s < 3 && !r; s++) {
+		step_rows(rows, s, ds->n);
+		r = fpl_trainer_step(t, ds, rows, NULL);
+	}
+	CHECK(t && r == 0, "%s: a step fails: %d", what, r);
+	fpl_trainer_free(t);
+}
+
+static void test_check(const fpl_dataset *ds)
+{
+	/* the issue's policy file: fwd.profile avx512bf16 over fp32 (act =
+	 * fp32: 23 fraction bits, bf16 has 7) */
+	static const char *const prof[] = { "fwd.profile", "avx512bf16", NULL };
+	/* over bf16-mixed (act, weight bf16) every input is a bf16 value */
+	static const char *const all[] = { "fwd.profile", "avx512bf16", "bwd.profile", "amx-bf16",
+					   NULL };
+	/* e5m2 into fp16: both 5 exponent bits, bias 15, subnormals, inf
+	 * and NaN; 2 fraction bits within 10: a subset */
+	static const char *const e5[] = { "act", "e5m2", "fwd.a", "fp16:given", NULL };
+	/* e4m3fn into e5m2: 3 fraction bits, e5m2 has 2 */
+	static const char *const e4[] = { "act", "e4m3fn", "fwd.a", "e5m2:given", NULL };
+	/* bf16 into fp16: 7 <= 10 fraction bits, but bf16's max (about
+	 * 3.4e38) is far above fp16's 65504 */
+	static const char *const bf[] = { "act", "bf16", "fwd.a", "fp16:given", NULL };
+	/* e4m3ieee into e4m3fn: the same bias 7, 3 fraction bits, emin -6,
+	 * max 240 <= 448: every finite value is one, but e4m3ieee's
+	 * infinity is not (e4m3fn has none) */
+	static const char *const inf[] = { "act", "e4m3ieee", "fwd.a", "e4m3fn:given", NULL };
+	/* bwd.b takes the activations (dW) and, from two layers, the
+	 * weights (the input gradient): act bf16, weight fp32 */
+	static const char *const bw[] = { "act", "bf16", "bwd.b", "bf16:given", NULL };
+	/* red.a takes the logits (act) and the gradients (grad = fp32) */
+	static const char *const rd[] = { "act", "bf16", "red.a", "bf16:given", NULL };
+	/* fwd.b takes the weights: bf16-mixed stores them in bf16, fp16
+	 * lacks bf16's range */
+	static const char *const wt[] = { "fwd.b", "fp16:given", NULL };
+	/* fwd.a given: the biases (weight = fp64) start each chain as given
+	 * values of the running sum's format, fp32 (acc, order sequential):
+	 * 52 fraction bits do not fit 23.  With blocked:16:fp64 the running
+	 * sum is the promotion format fp64: they fit. */
+	static const char *const bias[] = { "weight", "fp64", "fwd.a", "fp32:given", NULL };
+	static const char *const bias2[] = { "weight", "fp64", "fwd.a", "fp32:given",
+					     "fwd.order", "blocked:16:fp64", NULL };
+	fpl_train_policy p = preset("fp32");
+	fpl_train_config c;
+	char err[512];
+
+	check_one("biases into acc", "fp32", bias, 3, FPL_EINVAL,
+		  "fwd takes the biases as given fp32 values (fwd.a = fp32:given: no rounding), "
+		  "but weight = fp64 has values fp32 lacks");
+	check_one("biases into promo", "fp32", bias2, 3, 0, "");
+	check_steps("biases into promo", "fp32", bias2, 3, ds);
+	check_one("profile over fp32", "fp32", prof, 3, FPL_EINVAL,
+		  "fwd takes the activations as given bf16 values (fwd.profile avx512bf16");
+	check_one("profile over fp32 (key)", "fp32", prof, 3, FPL_EINVAL, "act = fp32");
+	check_one("profiles over bf16-mixed", "bf16-mixed", all, 3, 0, "");
+	check_steps("profiles over bf16-mixed", "bf16-mixed", all, 3, ds);
+	check_one("e5m2 in fp16", "fp32", e5, 3, 0, "");
+	check_steps("e5m2 in fp16", "fp32", e5, 3, ds);
+	check_one("e4m3fn in e5m2", "fp32", e4, 3, FPL_EINVAL, "act = e4m3fn has values e5m2 lacks");
+	check_one("bf16 in fp16", "fp32", bf, 3, FPL_EINVAL, "act = bf16 has values fp16 lacks");
+	check_one("e4m3ieee in e4m3fn", "fp32", inf, 3, FPL_EINVAL,
+		  "act = e4m3ieee has values e4m3fn lacks");
+	check_one("bwd.b, one layer", "fp32", bw, 2, 0, "");
+	check_steps("bwd.b, one layer", "fp32", bw, 2, ds);
+	check_one("bwd.b, two layers", "fp32", bw, 3, FPL_EINVAL,
+		  "bwd takes the weights as given bf16 values (bwd.b = bf16:given");
+	check_one("red.a", "fp32", rd, 3, FPL_EINVAL, "red takes the gradients");
+	check_one("fwd.b", "bf16-mixed", wt, 3, FPL_EINVAL, "weight = bf16 has values fp16 lacks");
+	/* APS loss scaling (no key sets it: the struct does) */
+	p.scaler.kind = FPL_OPT_SCALE_APS;
+	small_config(&c, 2, (const size_t[]){ 64, 4 }, RB);
+	CHECK(fpl_train_policy_check(&p, &c, err, sizeof err) == FPL_EINVAL
+		&& !strncmp(err, "loss-scale: ", 12), "APS loss scaling: '%s'", err);
 }
 
 static size_t progress_calls;
@@ -931,6 +1092,7 @@ int main(void)
 	test_keys();
 	test_files(&small);
 	test_errors(&small);
+	test_check(&small);
 	test_plain(&small, 0, 1);
 	test_plain(&small, 0.9f, 1);
 	test_plain(&small, 0.9f, 2);

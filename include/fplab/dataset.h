@@ -53,8 +53,9 @@ FPL_API int fpl_dataset_load_idx(fpl_dataset *ds, const char *images, const char
  * set (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz; 60000
  * examples) when test is 0, the test set (t10k-*; 10000) when 1; the
  * files are tried with and without the .gz suffix.  As
- * fpl_dataset_load_idx; FPL_ENOTFOUND when the files are absent (err then
- * names the Debian package dataset-fashion-mnist).
+ * fpl_dataset_load_idx; FPL_ENOTFOUND when the directory or a file is
+ * absent (err names which; for FPL_FASHION_MNIST_DIR also the Debian
+ * package dataset-fashion-mnist).
  */
 FPL_API int fpl_dataset_fashion_mnist(fpl_dataset *ds, const char *dir, int test, size_t limit,
 				      char *err, size_t errlen);

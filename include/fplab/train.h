@@ -202,7 +202,9 @@ FPL_API int fpl_train_policy_set(fpl_train_policy *p, const char *key, const cha
  * an optional first key `preset = NAME` starts from that preset (else
  * fp32).  name becomes the file's base name without extension.  Errors:
  * FPL_EIO, FPL_ENOTFOUND, FPL_EPARSE with "FILE:LINE: message" in err
- * (lines up to 1023 characters); *p changes only when the whole file
+ * (lines up to 1023 characters; a NUL or a control character other than
+ * tab, CR, VT and FF is "FILE:LINE:COLUMN: byte 0xNN: not a text file");
+ * *p changes only when the whole file
  * reads.
  */
 FPL_API int fpl_train_policy_load(fpl_train_policy *p, const char *path, char *err,
@@ -231,6 +233,21 @@ FPL_API void fpl_train_config_init(fpl_train_config *c);
 
 /* What happened during the steps since the last fpl_train_stats reset
  * (the caller zeroes it; steps add into it). */
+/*
+ * Does policy p fit a run of cfg, so that no step fails on it?  A model
+ * that takes an input as given (":given", a profile) must be handed only
+ * values of its format: fwd's A the activations (act) and B the weights
+ * (opt.weight), and with A given, C the biases (opt.weight) into the
+ * running sum's format (acc, promo for the blocked order); bwd's A the gradients (grad), B the activations and, with
+ * two layers or more, the weights; red's A the logits (act) and the
+ * gradients (grad); so each of those formats must be a subset of the
+ * model's.  Also refused: APS loss scaling, a hier group that does not
+ * divide cfg->nodes.  Returns 0 or FPL_EINVAL with a one-line message in
+ * err naming the key and the reason.  fpl_trainer_create runs it.
+ */
+FPL_API int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cfg,
+				   char *err, size_t errlen);
+
 typedef struct fpl_train_stats {
 	uint64_t steps, skipped;	/* steps (skipped ones included) and skipped ones */
 	double loss_sum;		/* sum of the batch losses (binary64) */
@@ -253,8 +270,9 @@ typedef struct fpl_trainer fpl_trainer;
  * every policy), optimizer created, every buffer of a step allocated
  * (activations for B rows, each node's gradients: P * parameters
  * doubles).  Returns 0, FPL_EINVAL (sizes, batch, nodes, hyperparameters,
- * hier's group not dividing nodes, APS loss scaling: a step hands the
- * optimizer gradients it already scaled), FPL_EFORMAT, FPL_ENOMEM.
+ * a policy fpl_train_policy_check refuses: a given input its format cannot
+ * hold, hier's group not dividing nodes, APS loss scaling: a step hands
+ * the optimizer gradients it already scaled), FPL_EFORMAT, FPL_ENOMEM.
  */
 FPL_API int fpl_trainer_create(fpl_trainer **out, const fpl_train_config *cfg,
 			       const fpl_train_policy *pol);

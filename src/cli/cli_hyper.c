@@ -5,16 +5,32 @@
  * kept as given while parsing and checked and converted afterwards, when
  * the optimizer they must apply to is known.
  *
- * Invariant: every message names the option as the user wrote it, and an
- * option not given leaves the command's default in the fpl_opt_hyper.
+ * Invariant: every message names the option as the user wrote it (its
+ * control characters escaped), and an option not given leaves the
+ * command's default in the fpl_opt_hyper.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
 static const char *const algo_names[] = { "sgd", "adagrad", "adam", "adamw", "lamb" };
+
+/* usage_error() with the message's control characters escaped
+ * (fpl_escape): an argument never reaches the terminal raw. */
+__attribute__((format(printf, 2, 3)))
+static int husage(const char *usage, const char *fmt, ...)
+{
+	char raw[1024], shown[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	return usage_error(usage, "%s", fpl_escape(shown, sizeof shown, raw));
+}
 
 void cli_hyper_init(struct cli_hyper *h)
 {
@@ -27,7 +43,9 @@ int cli_hyper_option(struct cli_hyper *h, int c, const char *arg)
 	switch (c) {
 	case CLI_OPT_OPTIM:
 		if (fpl_opt_algo_parse(arg, &h->algo)) {
-			cli_unknown("optimizer", arg, algo_names, 5);
+			char shown[256];
+
+			cli_unknown("optimizer", fpl_escape(shown, sizeof shown, arg), algo_names, 5);
 			return -2;
 		}
 		return 1;
@@ -50,9 +68,9 @@ static int number(const char *usage, const char *o, const char *s, double *out)
 	if (!s)
 		return 0;
 	if (cli_parse_double(s, out) || isnan(*out))
-		return usage_error(usage, "%s '%s' is not a number", o, s);
+		return husage(usage, "%s '%s' is not a number", o, s);
 	if (!isfinite(*out) || *out < 0)
-		return usage_error(usage, "%s '%s' must be a finite number >= 0", o, s);
+		return husage(usage, "%s '%s' must be a finite number >= 0", o, s);
 	return 0;
 }
 
@@ -61,8 +79,8 @@ static int applies(const char *usage, const struct cli_hyper *h, const char *o, 
 		   int ok, const char *which)
 {
 	if (given && !ok)
-		return usage_error(usage, "%s applies to --optim %s, not %s", o, which,
-				   fpl_opt_algo_name(h->algo));
+		return husage(usage, "%s applies to --optim %s, not %s", o, which,
+			      fpl_opt_algo_name(h->algo));
 	return 0;
 }
 
@@ -74,16 +92,16 @@ static int betas(const char *usage, const char *s, fpl_opt_hyper *out)
 	size_t len = comma ? (size_t)(comma - s) : 0;
 
 	if (!comma || len >= sizeof b1 || strchr(comma + 1, ','))
-		return usage_error(usage, "--betas '%s' is not B1,B2", s);
+		return husage(usage, "--betas '%s' is not B1,B2", s);
 	snprintf(b1, sizeof b1, "%.*s", (int)len, s);
 	if (cli_parse_double(b1, &out->beta1) || isnan(out->beta1))
-		return usage_error(usage, "--betas: beta1 '%s' is not a number", b1);
+		return husage(usage, "--betas: beta1 '%s' is not a number", b1);
 	if (cli_parse_double(comma + 1, &out->beta2) || isnan(out->beta2))
-		return usage_error(usage, "--betas: beta2 '%s' is not a number", comma + 1);
+		return husage(usage, "--betas: beta2 '%s' is not a number", comma + 1);
 	if (!(out->beta1 >= 0 && out->beta1 < 1))
-		return usage_error(usage, "--betas: beta1 must be in [0, 1)");
+		return husage(usage, "--betas: beta1 must be in [0, 1)");
 	if (!(out->beta2 >= 0 && out->beta2 < 1))
-		return usage_error(usage, "--betas: beta2 must be in [0, 1)");
+		return husage(usage, "--betas: beta2 must be in [0, 1)");
 	return 0;
 }
 
@@ -110,12 +128,12 @@ int cli_hyper_finish(const struct cli_hyper *h, fpl_opt_hyper *out, const char *
 		return CLI_EXIT_USAGE;
 	if (h->dampening && (cli_parse_double(h->dampening, &out->dampening) ||
 			     !isfinite(out->dampening)))
-		return usage_error(usage, "--dampening '%s' is not a finite number", h->dampening);
+		return husage(usage, "--dampening '%s' is not a finite number", h->dampening);
 	if (h->betas && betas(usage, h->betas, out))
 		return CLI_EXIT_USAGE;
 	if (h->nesterov)
 		out->nesterov = 1;
 	if (out->nesterov && (!(out->momentum > 0) || out->dampening != 0))
-		return usage_error(usage, "--nesterov needs --momentum > 0 and --dampening 0");
+		return husage(usage, "--nesterov needs --momentum > 0 and --dampening 0");
 	return 0;
 }

@@ -13,6 +13,7 @@
  * a model.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,20 @@
 #include <fplab/tensor.h>
 
 #include "cli/cli.h"
+
+/* error() with the message's control characters escaped (fpl_escape):
+ * paths and arguments never reach the terminal raw.  Returns -1. */
+__attribute__((format(printf, 1, 2)))
+static int terr(const char *fmt, ...)
+{
+	char raw[2048], shown[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	return error("%s", fpl_escape(shown, sizeof shown, raw));
+}
 
 /* generated[:N[:D[:C]]]: 0 with the fields filled, or -2 (message printed). */
 static int parse_generated(const char *o, const char *s, size_t *n, size_t *d, unsigned *c)
@@ -31,7 +46,7 @@ static int parse_generated(const char *o, const char *s, size_t *n, size_t *d, u
 	static const char *const what[3] = { "N", "D", "C" };
 
 	if (strlen(s) >= sizeof buf)
-		return error("%s '%.40s...': too long", o, s), -2;
+		return terr("%s '%.40s...': too long", o, s), -2;
 	strcpy(buf, s);
 	for (p = buf; p && nf < 4; nf++) {
 		f[nf] = p;
@@ -40,12 +55,12 @@ static int parse_generated(const char *o, const char *s, size_t *n, size_t *d, u
 			*p++ = 0;
 	}
 	if (p)
-		return error("%s '%s': expected generated[:N[:D[:C]]]", o, s), -2;
+		return terr("%s '%s': expected generated[:N[:D[:C]]]", o, s), -2;
 	for (i = 1; i < nf; i++)
 		if (cli_parse_u64(f[i], &v[i - 1]) || v[i - 1] < (i == 3 ? 2u : 1u) ||
 		    v[i - 1] > max[i - 1])
-			return error("%s '%s': %s '%s' is not a count %d..%llu", o, s, what[i - 1],
-				     f[i], i == 3 ? 2 : 1, (unsigned long long)max[i - 1]), -2;
+			return terr("%s '%s': %s '%s' is not a count %d..%llu", o, s, what[i - 1],
+				    f[i], i == 3 ? 2 : 1, (unsigned long long)max[i - 1]), -2;
 	*n = (size_t)v[0];
 	*d = (size_t)v[1];
 	*c = (unsigned)v[2];
@@ -60,7 +75,7 @@ static int slice(fpl_dataset *dst, const fpl_dataset *src, size_t lo, size_t n)
 	dst->y = malloc((n + 1) * sizeof *dst->y);
 	if (!dst->x || !dst->y) {
 		fpl_dataset_free(dst);
-		return error("out of memory");
+		return terr("out of memory");
 	}
 	memcpy(dst->x, src->x + lo * src->d, n * src->d * sizeof *dst->x);
 	memcpy(dst->y, src->y + lo, n * sizeof *dst->y);
@@ -79,17 +94,17 @@ static int load_files(const char *o, const char *s, fpl_dataset *ds, size_t limi
 	int rc;
 
 	if (strlen(s) >= sizeof buf)
-		return error("%s: a path too long", o), -2;
+		return terr("%s: a path too long", o), -2;
 	strcpy(buf, s);
 	comma = strchr(buf, ',');
 	if (!comma || comma == buf || !comma[1] || strchr(comma + 1, ','))
-		return error("%s '%s': expected fashion-mnist, generated[:N[:D[:C]]] or "
-			     "FEATURES,LABELS (tensor files: .npy, .npz:NAME, .safetensors:NAME)",
-			     o, s), -2;
+		return terr("%s '%s': expected fashion-mnist, generated[:N[:D[:C]]] or "
+			    "FEATURES,LABELS (tensor files: .npy, .npz:NAME, .safetensors:NAME)",
+			    o, s), -2;
 	*comma = 0;
 	rc = fpl_dataset_load_tensors(ds, buf, comma + 1, limit, err, sizeof err);
 	if (rc)
-		return error("%s: %s", o, err[0] ? err : fpl_strerror(rc));
+		return terr("%s: %s", o, err[0] ? err : fpl_strerror(rc));
 	snprintf(desc, desclen, "%s", s);
 	return 0;
 }
@@ -99,12 +114,15 @@ static int load_fashion(const char *o, const char *dir, int test, fpl_dataset *d
 	char err[512];
 	int rc = fpl_dataset_fashion_mnist(ds, dir, test, limit, err, sizeof err);
 
+	/* the library's message names the directory or the file missing,
+	 * and the package only for the package's directory */
+	if (rc == FPL_ENOTFOUND && dir)
+		return terr("--data-dir: %s", err[0] ? err : "Fashion-MNIST not found");
 	if (rc == FPL_ENOTFOUND)
-		return error("%s; run: sudo apt-get install dataset-fashion-mnist (or give --data-dir "
-			     "DIR, or --data generated for a small generated set)", err[0] ? err :
-			     "Fashion-MNIST not found");
+		return terr("%s; or give --data-dir DIR, or --data generated for a small generated "
+			    "set", err[0] ? err : "Fashion-MNIST not found");
 	if (rc)
-		return error("%s: %s", o, err[0] ? err : fpl_strerror(rc));
+		return terr("%s: %s", o, err[0] ? err : fpl_strerror(rc));
 	return 0;
 }
 
@@ -118,10 +136,10 @@ int cli_train_load(struct cli_train_data *d, const char *data, const char *data_
 		data = "fashion-mnist";
 	if (data_dir && strcmp(data, "fashion-mnist") && (!test_data ||
 							   strcmp(test_data, "fashion-mnist")))
-		return error("--data-dir applies to Fashion-MNIST, and --data is '%s'", data), -2;
+		return terr("--data-dir applies to Fashion-MNIST, and --data is '%s'", data), -2;
 	if (test_data && !strncmp(test_data, "generated", 9))
-		return error("--test-data: a generated test set comes with --data generated "
-			     "(its continuation); give --test-limit for its size"), -2;
+		return terr("--test-data: a generated test set comes with --data generated "
+			    "(its continuation); give --test-limit for its size"), -2;
 	if (!strcmp(data, "fashion-mnist")) {
 		if ((rc = load_fashion("--data fashion-mnist", data_dir, 0, &d->train, train_limit)))
 			return rc;
@@ -147,7 +165,7 @@ int cli_train_load(struct cli_train_data *d, const char *data, const char *data_
 			m = 0;
 		rc = fpl_dataset_generate(&all, n + m, dim, c, seed);
 		if (rc)
-			return error("--data '%s': %s", data, fpl_strerror(rc));
+			return terr("--data '%s': %s", data, fpl_strerror(rc));
 		rc = slice(&d->train, &all, 0, n);
 		if (!rc && m)
 			rc = slice(&d->test, &all, n, m);
@@ -173,8 +191,8 @@ int cli_train_load(struct cli_train_data *d, const char *data, const char *data_
 		d->has_test = 1;
 	}
 	if (d->has_test && d->test.d != d->train.d)
-		return error("the test set has %zu features per example, the training set %zu",
-			     d->test.d, d->train.d), -1;
+		return terr("the test set has %zu features per example, the training set %zu",
+			    d->test.d, d->train.d), -1;
 	return 0;
 }
 
@@ -240,7 +258,7 @@ int cli_train_write_model(struct cli_output *o, const struct cli_train_model *m,
 	ti = calloc(nt ? nt : 1, sizeof *ti);
 	if (!ti) {
 		cli_output_close(o, 0);
-		return error("out of memory");
+		return terr("out of memory");
 	}
 	for (i = 0; i < nm; i++)
 		for (l = 1; l < m[i].nsizes; l++, k += 2) {
@@ -260,7 +278,7 @@ int cli_train_write_model(struct cli_output *o, const struct cli_train_model *m,
 		}
 	rc = fpl_safetensors_write_header(o->fp, nt, ti);
 	if (rc == FPL_EINVAL) {
-		error("-o '%s': two tensors with the same name", o->path);
+		terr("-o '%s': two tensors with the same name", o->path);
 		free(ti);
 		cli_output_close(o, 0);
 		return -1;

@@ -466,7 +466,7 @@ static double split_differs(const struct run *r, const struct cli_optim_data *d)
 
 static const char *const cols[] = {
 	"policy", "optim", "step", "nonzero", "vanished", "vanished_frac", "stale_frac", "drift",
-	"master_drift", "scale", "skipped", "overflow", "underflow", "grad_underflow",
+	"master_drift", "loss_scale", "skipped", "opt_overflow", "opt_underflow", "grad_underflow",
 	"bytes_per_param", "weight_bytes", "master_bytes", "state_bytes", "split_rne_differs"
 };
 #define NCOLS (sizeof cols / sizeof *cols)
@@ -552,6 +552,40 @@ static int write_svg(struct run *runs, size_t nrun, size_t npts, const double *x
 	return rc;
 }
 
+/* --sizes N,...: every piece a size, as every comma list of fplab (no
+ * empty piece: "10," and "10,,20" are refused).  0, -2 or -1. */
+static int sizes(struct cli_optim_data *d, const char *spec)
+{
+	size_t n = strlen(spec);
+
+	if (!n || spec[0] == ',' || spec[n - 1] == ',' || strstr(spec, ",,"))
+		return error("--sizes '%s': an empty size (give sizes joined by ',', e.g. "
+			     "1000,10)", spec), -2;
+	return cli_optim_sizes(d, spec);
+}
+
+/* The weights of --init `path` all finite: a NaN or an infinity is named
+ * by its tensor and index (0-based, numpy's).  0 or -1. */
+static int finite_init(const struct cli_optim_data *d, const char *path)
+{
+	size_t j, i;
+
+	for (j = 0; j < d->nt; j++)
+		for (i = 0; i < d->sizes[j]; i++)
+			if (!isfinite(d->w0[j][i])) {
+				char v[CLI_VALUE_MAX];
+
+				if (cli_is_tensor_file(path))
+					return error("--init '%s': tensor '%s', index %zu, is %s: the "
+						     "initial weights must be finite", path,
+						     d->names[j], i, cli_shortest(v, d->w0[j][i]));
+				return error("--init '%s': value %zu (index %zu) is %s: the initial "
+					     "weights must be finite", path, i + 1, i,
+					     cli_shortest(v, d->w0[j][i]));
+			}
+	return 0;
+}
+
 /* The sources and sizes of the data; 0, -2 (usage) or -1. */
 static int load(struct cli_optim_data *d)
 {
@@ -568,9 +602,9 @@ static int load(struct cli_optim_data *d)
 	if (opt.ngfiles && opt.stack)
 		return error("-g and --grad-stack are two gradient sources: give one"), -2;
 	if (opt.init)
-		rc = cli_optim_read_init(d, opt.init);
+		rc = cli_optim_read_init(d, opt.init) ? -1 : finite_init(d, opt.init);
 	else if (opt.sizes)
-		rc = cli_optim_sizes(d, opt.sizes);
+		rc = sizes(d, opt.sizes);
 	else if (!opt.ngfiles && !opt.stack)
 		rc = cli_optim_sizes(d, "10000");
 	if (!rc && opt.ngfiles)

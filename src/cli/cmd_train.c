@@ -15,6 +15,7 @@
  * counts cover the steps since the previous row of its policy.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,13 +75,51 @@ static struct train_opts {
 	enum cli_report report;
 } opt;
 
+/* ------------------------------------------------------------ messages */
+/* error() and usage_error() with the control characters of the message
+ * escaped (fpl_escape: \t, \x1b): arguments, file names and what files
+ * hold never reach the terminal raw.  The fixed text has no backslash,
+ * so only what came from outside changes. */
+__attribute__((format(printf, 3, 0)))
+static void escaped(char *shown, size_t cap, const char *fmt, va_list ap)
+{
+	char raw[2048];
+
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	fpl_escape(shown, cap, raw);
+}
+
+__attribute__((format(printf, 1, 2)))
+static int terr(const char *fmt, ...)
+{
+	char shown[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	escaped(shown, sizeof shown, fmt, ap);
+	va_end(ap);
+	return error("%s", shown);
+}
+
+__attribute__((format(printf, 1, 2)))
+static int tusage(const char *fmt, ...)
+{
+	char shown[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	escaped(shown, sizeof shown, fmt, ap);
+	va_end(ap);
+	return usage_error(train_usage, "%s", shown);
+}
+
 /* ------------------------------------------------------------ parsing */
 /* A count option 1..max.  0 or CLI_EXIT_USAGE. */
 static int count(const char *o, const char *s, uint64_t max, uint64_t *out)
 {
 	if (cli_parse_u64(s, out) || *out < 1 || *out > max)
-		return usage_error(train_usage, "%s '%s' is not a count 1..%llu", o, s,
-				   (unsigned long long)max);
+		return tusage("%s '%s' is not a count 1..%llu", o, s,
+			      (unsigned long long)max);
 	return 0;
 }
 
@@ -148,13 +187,13 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_POLICY:
 			if (opt.npolicy == MAX_POLICIES)
-				return usage_error(train_usage, "more than %d --policy options",
-						   MAX_POLICIES);
+				return tusage("more than %d --policy options",
+					      MAX_POLICIES);
 			opt.policy[opt.npolicy++] = optarg;
 			break;
 		case OPT_SET:
 			if (opt.nset == MAX_SETS)
-				return usage_error(train_usage, "more than %d --set options", MAX_SETS);
+				return tusage("more than %d --set options", MAX_SETS);
 			opt.set[opt.nset++] = optarg;
 			break;
 		case OPT_DUMP: opt.dump = 1; break;
@@ -171,8 +210,8 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_NODES:
 			if (cli_parse_long(optarg, &opt.nodes) || opt.nodes < 1 || opt.nodes > 65536)
-				return usage_error(train_usage, "--nodes: '%s' is not a node count "
-						   "1..65536", optarg);
+				return tusage("--nodes: '%s' is not a node count "
+					      "1..65536", optarg);
 			break;
 		case OPT_ALGO: opt.ar_algo = optarg; break;
 		case OPT_GROUP: opt.group = optarg; break;
@@ -182,26 +221,26 @@ static int parse_args(int argc, char **argv)
 		case OPT_FP32: opt.fp32 = optarg; break;
 		case OPT_SEED:
 			if (cli_parse_u64(optarg, &opt.seed))
-				return usage_error(train_usage, "--seed '%s' is not an unsigned integer",
-						   optarg);
+				return tusage("--seed '%s' is not an unsigned integer",
+					      optarg);
 			break;
 		case OPT_THREADS:
 			if (cli_parse_long(optarg, &opt.threads) || opt.threads < 0 ||
 			    opt.threads > 1024)
-				return usage_error(train_usage, "--threads '%s' is not a count 0..1024",
-						   optarg);
+				return tusage("--threads '%s' is not a count 0..1024",
+					      optarg);
 			break;
 		case OPT_SVG:
 			if (!cli_plot_svg_name_ok(optarg))
-				return usage_error(train_usage, "--svg '%s': the picture is SVG: give a "
-						   "name ending in .svg (or - for stdout)", optarg);
+				return tusage("--svg '%s': the picture is SVG: give a name ending in "
+					      ".svg (or - for stdout)", optarg);
 			opt.svg = optarg;
 			break;
 		default: return usage_error(train_usage, NULL);
 		}
 	}
 	if (optind < argc)
-		return usage_error(train_usage, "unexpected argument '%s'", argv[optind]);
+		return tusage("unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
@@ -231,15 +270,15 @@ static int parse_layers(const char *s, fpl_train_config *c)
 		uint64_t v;
 
 		if (n == FPL_TRAIN_MAX_LAYERS + 1)
-			return usage_error(train_usage, "--layers '%s': at most %d layers (%d sizes)",
-					   s, FPL_TRAIN_MAX_LAYERS, FPL_TRAIN_MAX_LAYERS + 1);
+			return tusage("--layers '%s': at most %d layers (%d sizes)",
+				      s, FPL_TRAIN_MAX_LAYERS, FPL_TRAIN_MAX_LAYERS + 1);
 		if (!len || len >= sizeof num)
-			return usage_error(train_usage, "--layers '%s': expected sizes joined by '-', "
-					   "e.g. 784-256-10", s);
+			return tusage("--layers '%s': expected sizes joined by '-', "
+				      "e.g. 784-256-10", s);
 		snprintf(num, sizeof num, "%.*s", (int)len, p);
 		if (cli_parse_u64(num, &v) || v < 1 || v > ((uint64_t)1 << 24))
-			return usage_error(train_usage, "--layers '%s': '%s' is not a layer size "
-					   "1..16777216", s, num);
+			return tusage("--layers '%s': '%s' is not a layer size "
+				      "1..16777216", s, num);
 		c->sizes[n++] = (size_t)v;
 		p += len;
 		if (!*p)
@@ -247,8 +286,8 @@ static int parse_layers(const char *s, fpl_train_config *c)
 		p++;
 	}
 	if (n < 2)
-		return usage_error(train_usage, "--layers '%s': give at least the inputs and the "
-				   "classes, e.g. 784-10", s);
+		return tusage("--layers '%s': give at least the inputs and the "
+			      "classes, e.g. 784-10", s);
 	c->nsizes = n;
 	return 0;
 }
@@ -256,7 +295,9 @@ static int parse_layers(const char *s, fpl_train_config *c)
 /* ------------------------------------------------------------ policies */
 struct pol {
 	fpl_train_policy p;
-	char name[80];		/* unique among the run's policies */
+	char tag[256];		/* "+KEY=VALUE" of each override that changed it */
+	char raw[400];		/* p.name and tag; unique among the run's */
+	char name[800];		/* raw escaped (fpl_escape): the report's, the files' */
 };
 
 static int is_file(const char *path)
@@ -277,38 +318,80 @@ static int set_key(fpl_train_policy *p, const char *what, const char *key, const
 					    sizeof policy_keys / sizeof *policy_keys);
 
 		if (c)
-			return error("%s: unknown policy key '%s'; did you mean '%s'?", what, key,
-				     c), -2;
-		return error("%s: unknown policy key '%s' (fplab-train(1) lists them)", what,
-			     key), -2;
+			return terr("%s: unknown policy key '%s'; did you mean '%s'?", what, key,
+				    c), -2;
+		return terr("%s: unknown policy key '%s' (fplab-train(1) lists them)", what,
+			    key), -2;
 	}
 	if (rc)
-		return error("%s: %s", what, err[0] ? err : fpl_strerror(rc)), -2;
+		return terr("%s: %s", what, err[0] ? err : fpl_strerror(rc)), -2;
 	return 0;
 }
 
-/* The data-parallel options as policy keys, then --set.  0 or -2. */
-static int overrides(fpl_train_policy *p)
+/* The policy as a policy file (malloc'd; NULL when out of memory). */
+static char *describe(const fpl_train_policy *p)
+{
+	size_t n = fpl_train_policy_describe(p, NULL, 0);
+	char *buf = malloc(n + 1);
+
+	if (buf)
+		fpl_train_policy_describe(p, buf, n + 1);
+	return buf;
+}
+
+/* One override: key (and key2 when not NULL) = value, for option `what`;
+ * when it changes the policy, "+label=value" joins the policy's tag (the
+ * label alone for a value with blanks: a model), so its name says what
+ * it is.  0, -1 (memory) or -2. */
+static int override(struct pol *pp, const char *what, const char *key, const char *key2,
+		    const char *value, const char *label)
+{
+	char *before = describe(&pp->p), *after;
+	size_t k = strlen(pp->tag);
+	int changed;
+
+	if (!before)
+		return terr("out of memory");
+	if (set_key(&pp->p, what, key, value) || (key2 && set_key(&pp->p, what, key2, value))) {
+		free(before);
+		return -2;
+	}
+	after = describe(&pp->p);
+	changed = !after || strcmp(before, after);
+	free(before);
+	free(after);
+	if (changed && value[strcspn(value, " \t")])
+		snprintf(pp->tag + k, sizeof pp->tag - k, "+%s", label);
+	else if (changed)
+		snprintf(pp->tag + k, sizeof pp->tag - k, "+%s=%s", label, value);
+	return 0;
+}
+
+/* The data-parallel options as policy keys, then --set.  0, -1 or -2. */
+static int overrides(struct pol *pp)
 {
 	char v[256];
 	size_t i;
+	int rc;
 
 	if (opt.ar_algo) {
 		if (!strcmp(opt.ar_algo, "hier"))
 			snprintf(v, sizeof v, "hier:%s", opt.group ? opt.group : "");
 		else
 			snprintf(v, sizeof v, "%s", opt.ar_algo);
-		if (set_key(p, "--algo", "algo", v))
-			return -2;
+		if ((rc = override(pp, "--algo", "algo", NULL, v, "algo")))
+			return rc;
 	}
 	/* as fplab allreduce: without --comm-acc, sums in the --comm format */
-	if (opt.comm && (set_key(p, "--comm", "comm", opt.comm) ||
-			 (!opt.comm_acc && set_key(p, "--comm", "comm-acc", opt.comm))))
-		return -2;
-	if (opt.comm_acc && set_key(p, "--comm-acc", "comm-acc", opt.comm_acc))
-		return -2;
-	if (opt.scale && set_key(p, "--scale", "comm-scale", opt.scale))
-		return -2;
+	if (opt.comm && (rc = override(pp, "--comm", "comm", opt.comm_acc ? NULL : "comm-acc",
+				       opt.comm, "comm")))
+		return rc;
+	if (opt.comm_acc && (rc = override(pp, "--comm-acc", "comm-acc", NULL, opt.comm_acc,
+					   "comm-acc")))
+		return rc;
+	if (opt.scale && (rc = override(pp, "--scale", "comm-scale", NULL, opt.scale,
+					"comm-scale")))
+		return rc;
 	if (opt.fp32) {
 		const char *s = opt.fp32;
 		size_t k = 0;
@@ -324,8 +407,8 @@ static int overrides(fpl_train_policy *p)
 			}
 		}
 		v[k] = 0;
-		if (set_key(p, "--fp32-layers", "comm-fp32", v))
-			return -2;
+		if ((rc = override(pp, "--fp32-layers", "comm-fp32", NULL, v, "comm-fp32")))
+			return rc;
 	}
 	for (i = 0; i < opt.nset; i++) {
 		char kv[1024], *eq, *key, *val, what[1100];
@@ -333,7 +416,7 @@ static int overrides(fpl_train_policy *p)
 		snprintf(what, sizeof what, "--set '%s'", opt.set[i]);
 		if (strlen(opt.set[i]) >= sizeof kv || !(eq = strchr(opt.set[i], '=')) ||
 		    eq == opt.set[i])
-			return error("%s: expected KEY=VALUE", what), -2;
+			return terr("%s: expected KEY=VALUE", what), -2;
 		strcpy(kv, opt.set[i]);
 		eq = kv + (eq - opt.set[i]);
 		*eq = 0;
@@ -341,8 +424,8 @@ static int overrides(fpl_train_policy *p)
 		val = eq + 1;
 		key[strcspn(key, " \t")] = 0;
 		val += strspn(val, " \t");
-		if (set_key(p, what, key, val))
-			return -2;
+		if ((rc = override(pp, what, key, NULL, val, key)))
+			return rc;
 	}
 	return 0;
 }
@@ -364,19 +447,19 @@ static int load_policy(struct pol *p, const char *spec)
 	if (is_file(spec) || strchr(spec, '/') || strchr(spec, '.')) {
 		rc = fpl_train_policy_load(&p->p, spec, err, sizeof err);
 		if (rc)
-			return error("--policy: %s", err[0] ? err : fpl_strerror(rc)), -1;
+			return terr("--policy: %s", err[0] ? err : fpl_strerror(rc)), -1;
 		return 0;
 	}
 	while (names[n])
 		n++;
 	close = cli_closest(spec, (const char *const *)names, n);
 	if (close)
-		return error("unknown preset '%s' (and no policy file of that name); did you mean "
-			     "'%s'?", spec, close), -2;
+		return terr("unknown preset '%s' (and no policy file of that name); did you mean "
+			    "'%s'?", spec, close), -2;
 	for (n = 0, k = 0; names[n] && k < sizeof err; n++)
 		k += (size_t)snprintf(err + k, sizeof err - k, "%s%s", n ? ", " : "", names[n]);
-	return error("unknown preset '%s' (and no policy file of that name); the presets: %s",
-		     spec, err), -2;
+	return terr("unknown preset '%s' (and no policy file of that name); the presets: %s",
+		    spec, err), -2;
 }
 
 /* Every policy, overridden, with unique names.  0, -1 or -2. */
@@ -391,16 +474,22 @@ static int policies(struct pol **out, size_t *np)
 	*out = p;
 	*np = n;
 	if (!p)
-		return error("out of memory");
+		return terr("out of memory");
 	for (i = 0; i < n; i++) {
-		if ((rc = load_policy(&p[i], specs[i])) || (rc = overrides(&p[i].p)))
+		char full[sizeof p->p.name + sizeof p->tag];
+
+		if ((rc = load_policy(&p[i], specs[i])) || (rc = overrides(&p[i])))
 			return rc;
-		snprintf(p[i].name, sizeof p[i].name, "%s", p[i].p.name);
+		snprintf(full, sizeof full, "%s%s", p[i].p.name, p[i].tag);
+		snprintf(p[i].p.name, sizeof p[i].p.name, "%.*s", (int)sizeof p[i].p.name - 1,
+			 full);	/* for --policy-dump */
+		snprintf(p[i].raw, sizeof p[i].raw - 24, "%s", full);
 		for (j = 0; j < i; j++)	/* a name given twice: NAME-K, K its position */
-			if (!strcmp(p[j].p.name, p[i].p.name)) {
-				snprintf(p[i].name, sizeof p[i].name, "%.56s-%zu", p[i].p.name, i + 1);
+			if (!strcmp(p[j].raw, p[i].raw)) {
+				snprintf(p[i].raw + strlen(p[i].raw), 24, "-%zu", i + 1);
 				break;
 			}
+		fpl_escape(p[i].name, sizeof p[i].name, p[i].raw);
 	}
 	return 0;
 }
@@ -418,7 +507,8 @@ static const char *const cols[] = {
 /* One policy's run: its trainer, what happened since its last row, and
  * its SVG series. */
 struct run {
-	const char *name;
+	const char *name;	/* escaped, for the report */
+	const char *raw;	/* as given, for messages (terr escapes) */
 	fpl_trainer *tr;
 	fpl_train_stats st;
 	const struct cli_train_data *data;
@@ -433,11 +523,6 @@ struct run {
 	int rc;			/* an error inside the progress callback */
 };
 
-static void na(struct cli_table *t)
-{
-	cli_table_str(t, t->kind == CLI_REPORT_TEXT ? "-" : "");
-}
-
 /* A report row for r after its step r->step; done: steps of this epoch. */
 static int row(struct run *r, size_t done)
 {
@@ -450,7 +535,7 @@ static int row(struct run *r, size_t done)
 	if (r->data->has_test) {
 		rc = fpl_trainer_evaluate(r->tr, &r->data->test, &acc, &loss);
 		if (rc)
-			return error("%s: evaluating the test set: %s", r->name, fpl_strerror(rc));
+			return terr("%s: evaluating the test set: %s", r->raw, fpl_strerror(rc));
 	}
 	cli_table_str(t, r->name);
 	cli_table_int(t, (long long)r->epoch);
@@ -460,8 +545,8 @@ static int row(struct run *r, size_t done)
 		cli_table_num(t, loss);
 		cli_table_num(t, acc);
 	} else {
-		na(t);
-		na(t);
+		cli_table_none(t);
+		cli_table_none(t);
 	}
 	cli_table_num(t, s->updates ? (double)s->vanished / (double)s->updates : 0);
 	cli_table_int(t, (long long)s->act_count[F_OVF]);
@@ -475,8 +560,9 @@ static int row(struct run *r, size_t done)
 	cli_table_int(t, (long long)s->skipped);
 	cli_table_num(t, s->scale);
 	cli_table_num(t, secs);
-	if (t->kind != CLI_REPORT_TEXT)
-		fflush(t->fp);	/* a long run's rows as they come */
+	/* a long run's rows as they come; a full disk stops the run */
+	if (t->kind != CLI_REPORT_TEXT && cli_flush_stdout())
+		return -1;
 	if (r->x && r->npts < r->cap) {
 		r->x[r->npts] = (double)(r->epoch - 1) + (double)done / (double)r->per_epoch;
 		r->loss[r->npts] = tl;
@@ -509,16 +595,17 @@ static int train_one(struct run *r, const fpl_train_config *cfg, const struct po
 
 	rc = fpl_trainer_create(&r->tr, cfg, &p->p);
 	if (rc)
-		return error("policy %s: %s", p->name, rc == FPL_EINVAL ?
-			     "the policy does not fit the run (see fplab-train(1))" :
-			     fpl_strerror(rc));
+		return terr("policy %s: %s", p->raw, rc == FPL_EINVAL ?
+			    "the policy does not fit the run (see fplab-train(1))" :
+			    fpl_strerror(rc));
 	r->name = p->name;
+	r->raw = p->raw;
 	for (r->epoch = 1; r->epoch <= opt.epochs; r->epoch++) {
 		r->t0 = cli_now();
 		rc = fpl_trainer_epoch(r->tr, &r->data->train, &r->st, on_step, r);
 		if (rc)
-			return error("policy %s, epoch %llu: %s", p->name,
-				     (unsigned long long)r->epoch, fpl_strerror(rc));
+			return terr("policy %s, epoch %llu: %s", p->raw,
+				    (unsigned long long)r->epoch, fpl_strerror(rc));
 		if (r->rc || row(r, r->per_epoch))
 			return -1;
 	}
@@ -533,7 +620,7 @@ static int train_one(struct run *r, const fpl_train_config *cfg, const struct po
 			m->w[l - 1] = malloc(nw * sizeof *m->w[l - 1]);
 			m->b[l - 1] = malloc(cfg->sizes[l] * sizeof *m->b[l - 1]);
 			if (!m->w[l - 1] || !m->b[l - 1])
-				return error("out of memory");
+				return terr("out of memory");
 			memcpy(m->w[l - 1], fpl_trainer_weights(r->tr, l), nw * sizeof(double));
 			memcpy(m->b[l - 1], fpl_trainer_bias(r->tr, l),
 			       cfg->sizes[l] * sizeof(double));
@@ -557,7 +644,7 @@ static int write_svg(struct cli_output *o, struct run *runs, size_t nrun,
 
 	if (!ls) {
 		cli_output_close(o, 0);
-		return error("out of memory");
+		return terr("out of memory");
 	}
 	for (i = 0; i < nrun; i++) {
 		ls[i] = (struct cli_plot_series){ runs[i].name, runs[i].x, runs[i].loss, runs[i].npts };
@@ -604,7 +691,7 @@ static void single_node_warnings(const struct pol *p, size_t np)
 				" with APS" : "");
 }
 
-/* Checks that need the data and the policies.  0 or -2. */
+/* Checks that need the data and the policies.  0, -1 or -2. */
 static int check_run(const fpl_train_config *cfg, const struct pol *p, size_t np,
 		     const struct cli_train_data *d)
 {
@@ -614,26 +701,43 @@ static int check_run(const fpl_train_config *cfg, const struct pol *p, size_t np
 	if (d->has_test && d->test.classes > classes)
 		classes = d->test.classes;
 	if (cfg->sizes[0] != d->train.d)
-		return error("--layers: the first size is %zu, but the data have %zu features per "
-			     "example", cfg->sizes[0], d->train.d), -2;
+		return terr("--layers: the first size is %zu, but the data have %zu features per "
+			    "example", cfg->sizes[0], d->train.d), -2;
 	if (cfg->sizes[L] != classes)
-		return error("--layers: the last size is %zu, but the data have %u classes "
-			     "(labels 0..%u)", cfg->sizes[L], classes, classes - 1), -2;
+		return terr("--layers: the last size is %zu, but the data have %u classes "
+			    "(labels 0..%u)", cfg->sizes[L], classes, classes - 1), -2;
 	if (cfg->batch > d->train.n)
-		return error("--batch %zu is larger than the training set (%zu examples): no "
-			     "step", cfg->batch, d->train.n), -2;
+		return terr("--batch %zu is larger than the training set (%zu examples): no "
+			    "step", cfg->batch, d->train.n), -2;
 	if (cfg->batch < cfg->nodes)
-		return error("--batch %zu is smaller than --nodes %u: a node needs an example",
-			     cfg->batch, cfg->nodes), -2;
+		return terr("--batch %zu is smaller than --nodes %u: a node needs an example",
+			    cfg->batch, cfg->nodes), -2;
 	for (i = 0; i < np; i++) {
 		uint32_t m = p[i].p.comm_fp32 & ~FPL_TRAIN_COMM_FP32_LAST;
 
 		if (p[i].p.comm.algo == FPL_AR_HIER && cfg->nodes % p[i].p.comm.group)
-			return error("policy %s: hier:%u needs a group that divides --nodes %u",
-				     p[i].name, p[i].p.comm.group, cfg->nodes), -2;
+			return terr("policy %s: hier:%u needs a group that divides --nodes %u",
+				    p[i].raw, p[i].p.comm.group, cfg->nodes), -2;
 		if (m != FPL_TRAIN_COMM_FP32_ALL && (m >> L))
-			return error("policy %s: comm-fp32 names a layer above %zu, the network's "
-				     "last", p[i].name, L), -2;
+			return terr("policy %s: comm-fp32 names a layer above %zu, the network's "
+				    "last", p[i].raw, L), -2;
+	}
+	/* every policy against the network, before the first step: a given
+	 * input its format cannot hold, then whatever else the trainer
+	 * refuses (it is made and dropped) */
+	for (i = 0; i < np; i++) {
+		char err[1024];
+		fpl_trainer *tr;
+		int rc;
+
+		if (fpl_train_policy_check(&p[i].p, cfg, err, sizeof err))
+			return terr("policy %s: %s", p[i].raw, err), -2;
+		rc = fpl_trainer_create(&tr, cfg, &p[i].p);
+		fpl_trainer_free(tr);
+		if (rc)
+			return terr("policy %s: %s", p[i].raw, rc == FPL_EINVAL ?
+				    "the policy does not fit the run (see fplab-train(1))" :
+				    fpl_strerror(rc)), rc == FPL_ENOMEM ? -1 : -2;
 	}
 	return 0;
 }
@@ -647,12 +751,27 @@ static int dump(const struct pol *p, size_t np)
 		char *buf = malloc(n + 1);
 
 		if (!buf)
-			return error("out of memory"), CLI_EXIT_FAIL;
+			return terr("out of memory"), CLI_EXIT_FAIL;
 		fpl_train_policy_describe(&p[i].p, buf, n + 1);
 		printf("%s%s", i ? "\n" : "", buf);
 		free(buf);
 	}
 	return CLI_EXIT_OK;
+}
+
+/* Can `path` be written?  Its temporary made and removed at once (a
+ * device or a FIFO, written in place, is left alone).  0 or -1. */
+static int probe(const char *path)
+{
+	struct cli_output o;
+	struct stat sb;
+
+	if (!strcmp(path, "-") || (!stat(path, &sb) && !S_ISREG(sb.st_mode)))
+		return 0;
+	if (cli_output_open(&o, path))
+		return -1;
+	cli_output_close(&o, 0);
+	return 0;
 }
 
 /* Every policy, one after another; the rows, then -o and --svg.  An exit
@@ -663,28 +782,19 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 	struct run *runs = calloc(np, sizeof *runs);
 	struct cli_train_model *models = opt.output ? calloc(np, sizeof *models) : NULL;
 	struct cli_output mo, so;
-	int mo_open = 0, so_open = 0, rc = 0;
+	int rc = 0;
 	size_t per = d->train.n / cfg->batch, i, l;
 	struct cli_table t;
 
 	if (!runs || (opt.output && !models)) {
 		free(runs);
 		free(models);
-		return error("out of memory"), CLI_EXIT_FAIL;
+		return terr("out of memory"), CLI_EXIT_FAIL;
 	}
-	/* the outputs first: an unwritable place fails before the training */
-	if (opt.output) {
-		if (cli_output_open(&mo, opt.output))
-			rc = -1;
-		else
-			mo_open = 1;
-	}
-	if (!rc && opt.svg) {
-		if (cli_output_open(&so, opt.svg))
-			rc = -1;
-		else
-			so_open = 1;
-	}
+	/* an unwritable place fails before the training; the files
+	 * themselves are made at the end (a kill -9 leaves no temporary) */
+	if ((opt.output && probe(opt.output)) || (opt.svg && probe(opt.svg)))
+		rc = -1;
 	cli_table_begin(&t, stdout, opt.report, cols, (int)NCOLS);
 	cli_progress_start("train", np * (size_t)opt.epochs * per);
 	for (i = 0; i < np && !rc; i++) {
@@ -701,7 +811,7 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 			r->tloss = malloc(r->cap * sizeof *r->tloss);
 			r->acc = malloc(r->cap * sizeof *r->acc);
 			if (!r->x || !r->loss || !r->tloss || !r->acc) {
-				rc = error("out of memory");
+				rc = terr("out of memory");
 				break;
 			}
 		}
@@ -716,10 +826,13 @@ static int run_all(const fpl_train_config *cfg, const struct pol *p, size_t np,
 		cli_table_abandon(&t);
 	else
 		cli_table_end(&t);
-	if (mo_open)
-		rc = rc ? cli_output_close(&mo, 0) : cli_train_write_model(&mo, models, np) ? -1 : 0;
-	if (so_open)
-		rc = rc ? cli_output_close(&so, 0) : write_svg(&so, runs, np, cfg, d);
+	if (!rc && cli_flush_stdout())	/* a report not written: no files either */
+		rc = -1;
+	if (!rc && opt.output)
+		rc = cli_output_open(&mo, opt.output) || cli_train_write_model(&mo, models, np) ? -1
+		     : 0;
+	if (!rc && opt.svg)
+		rc = cli_output_open(&so, opt.svg) ? -1 : write_svg(&so, runs, np, cfg, d);
 	for (i = 0; i < np; i++) {
 		free(runs[i].x);
 		free(runs[i].loss);
@@ -753,15 +866,15 @@ int cmd_train(int argc, char **argv)
 	if (!rc && opt.layers)
 		rc = parse_layers(opt.layers, &cfg);
 	if (!rc && opt.group && (!opt.ar_algo || strcmp(opt.ar_algo, "hier")))
-		rc = usage_error(train_usage, "--group applies to --algo hier");
+		rc = tusage("--group applies to --algo hier");
 	if (!rc && opt.ar_algo && !strcmp(opt.ar_algo, "hier") && !opt.group)
-		rc = usage_error(train_usage, "--algo hier needs --group G");
+		rc = tusage("--algo hier needs --group G");
 	if (!rc && opt.output) {
 		const char *dot = strrchr(opt.output, '.');
 
 		if (!dot || strcmp(dot, ".safetensors"))
-			rc = usage_error(train_usage, "-o '%s': the model is written as "
-					 ".safetensors: name the file FILE.safetensors", opt.output);
+			rc = tusage("-o '%s': the model is written as "
+				    ".safetensors: name the file FILE.safetensors", opt.output);
 	}
 	if (!rc) {
 		int pr = policies(&p, &np);
@@ -794,8 +907,11 @@ int cmd_train(int argc, char **argv)
 		cfg.sizes[2] = d.has_test && d.test.classes > d.train.classes ? d.test.classes :
 			       d.train.classes;
 	}
-	if (!rc && check_run(&cfg, p, np, &d))
-		rc = CLI_EXIT_USAGE;
+	if (!rc) {
+		int cr = check_run(&cfg, p, np, &d);
+
+		rc = cr == -2 ? CLI_EXIT_USAGE : cr ? CLI_EXIT_FAIL : 0;
+	}
 	if (!rc)
 		rc = run_all(&cfg, p, np, &d);
 	free(p);

@@ -60,12 +60,20 @@ FPL_API int fpl_dataset_fashion_mnist(fpl_dataset *ds, const char *dir, int test
 	if (!dir)
 		dir = FPL_FASHION_MNIST_DIR;
 	const char *const *nm = names[test ? 1 : 0];
+	/* the package's directory: say how to get it; the caller's: say what
+	 * is missing there */
+	const char *pkg = strcmp(dir, FPL_FASHION_MNIST_DIR) ? "" :
+			  " (install the Debian package dataset-fashion-mnist)";
+	struct stat st;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return ds_fail(err, errlen, FPL_ENOTFOUND, "fashion-mnist: no directory '%s'%s",
+			       dir, pkg);
 	for (int k = 0; k < 2; k++) {
 		char *p = k ? labels : images;
 		if (!find_file(p, sizeof images, dir, nm[k]))
 			return ds_fail(err, errlen, FPL_ENOTFOUND,
-				       "fashion-mnist: '%s/%s.gz' not found (install the Debian "
-				       "package dataset-fashion-mnist)", dir, nm[k]);
+				       "fashion-mnist: no %s (nor %s.gz) in '%s'%s", nm[k], nm[k],
+				       dir, pkg);
 	}
 	return fpl_dataset_load_idx(ds, images, labels, limit, err, errlen);
 }

@@ -6,7 +6,8 @@
  * through fpl_train_policy_set over the preset (fp32 when none is named).
  *
  * The invariant: the caller's policy changes only when the whole file
- * reads; the first bad line is reported as "FILE:LINE: message".
+ * reads; the first bad line is reported as "FILE:LINE: message" (a byte
+ * no text holds, a NUL or a control character, as FILE:LINE:COLUMN).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -49,12 +50,45 @@ static void base_name(char *name, size_t size, const char *path)
 	name[len] = 0;
 }
 
+/* The next line of f into line (its newline dropped), *len its length.
+ * 1, 0 at the end of the file, -1 for a line of size bytes or more. */
+static int read_line(FILE *f, char *line, size_t size, size_t *len)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != '\n') {
+		if (n + 1 == size)
+			return -1;
+		line[n++] = (char)c;
+	}
+	line[n] = 0;
+	*len = n;
+	return c == EOF && n == 0 ? 0 : 1;
+}
+
+/* The column (1-based) of line's first byte that no text line holds (a
+ * NUL, a control character but tab, CR, VT and FF), or 0. */
+static size_t binary_byte(const char *line, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		if ((c < 0x20 && c != '\t' && c != '\r' && c != '\v' && c != '\f') || c == 0x7f)
+			return i + 1;
+	}
+	return 0;
+}
+
 int fpl_train_policy_load(fpl_train_policy *p, const char *path, char *err, size_t errlen)
 {
 	fpl_train_policy t;
 	char line[1024], msg[512];
 	unsigned long ln = 0;
-	int keys = 0, rc = 0;
+	size_t len, col;
+	int keys = 0, rc = 0, got;
 	FILE *f;
 
 	if (err && errlen)
@@ -65,12 +99,18 @@ int fpl_train_policy_load(fpl_train_policy *p, const char *path, char *err, size
 	if (!f)
 		return fail(err, errlen, FPL_EIO, "%s: cannot open: %s", path, strerror(errno));
 	fpl_train_policy_preset(&t, "fp32");
-	while (fgets(line, sizeof line, f)) {
+	while ((got = read_line(f, line, sizeof line, &len)) != 0) {
 		char *s, *eq, *key, *val;
 
 		ln++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			rc = fail(err, errlen, FPL_EPARSE, "%s:%lu: line too long", path, ln);
+		if (got < 0) {
+			rc = fail(err, errlen, FPL_EPARSE, "%s:%lu: line too long (%zu bytes at "
+				  "most)", path, ln, sizeof line - 1);
+			break;
+		}
+		if ((col = binary_byte(line, len))) {
+			rc = fail(err, errlen, FPL_EPARSE, "%s:%lu:%zu: byte 0x%02x: not a text "
+				  "file", path, ln, col, (unsigned char)line[col - 1]);
 			break;
 		}
 		if ((s = strchr(line, '#')))

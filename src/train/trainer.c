@@ -97,7 +97,7 @@ static int check_format(const fpl_format *f, fpl_rnd r)
 	return fpl_format_finish(&t) ? FPL_EFORMAT : 0;
 }
 
-static int check_policy(const fpl_train_policy *p, uint32_t nodes)
+static int check_policy(const fpl_train_policy *p, const fpl_train_config *c)
 {
 	int r;
 
@@ -107,10 +107,9 @@ static int check_policy(const fpl_train_policy *p, uint32_t nodes)
 	    || (r = check_format(&p->comm.comm, p->comm.comm_rnd))
 	    || (r = check_format(&p->comm.acc, p->comm.acc_rnd)))
 		return r;
-	/* APS loss scaling needs the true gradients, which a training step
-	 * does not have (fpl_optim_step_scaled) */
-	if (p->scaler.kind == FPL_OPT_SCALE_APS || (unsigned)p->comm.algo >= FPL_AR_COUNT
-	    || (p->comm.algo == FPL_AR_HIER && (p->comm.group < 1 || nodes % p->comm.group))
+	/* given inputs, APS loss scaling, hier's group
+	 * (fpl_train_policy_check) */
+	if (fpl_train_policy_check(p, c, NULL, 0) || (unsigned)p->comm.algo >= FPL_AR_COUNT
 	    || (p->comm.scaling == FPL_AR_SCALE_LOSS && !(isfinite(p->comm.loss_scale)
 							  && p->comm.loss_scale > 0)))
 		return FPL_EINVAL;
@@ -192,7 +191,7 @@ int fpl_trainer_create(fpl_trainer **out, const fpl_train_config *cfg,
 	*out = NULL;
 	if (!cfg || !pol)
 		return FPL_EINVAL;
-	if ((r = check_config(cfg)) || (r = check_policy(pol, cfg->nodes)))
+	if ((r = check_config(cfg)) || (r = check_policy(pol, cfg)))
 		return r;
 	if (!(t = calloc(1, sizeof *t)))
 		return FPL_ENOMEM;

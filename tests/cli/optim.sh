@@ -34,7 +34,7 @@ awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
 	END { exit !(NR == 3 && v["none:fp16"] > 0 && v["fp32-master:fp16"] == "0" &&
 		     s["none:fp16"] == 1000) }' dw.tsv ||
 	fail "done-when: expected vanished_frac > 0 for none:fp16, 0 for fp32-master:fp16: $(cat dw.tsv)"
-expect_out "columns" "policy optim step nonzero vanished vanished_frac stale_frac drift master_drift scale skipped overflow underflow grad_underflow bytes_per_param weight_bytes master_bytes state_bytes split_rne_differs" \
+expect_out "columns" "policy optim step nonzero vanished vanished_frac stale_frac drift master_drift loss_scale skipped opt_overflow opt_underflow grad_underflow bytes_per_param weight_bytes master_bytes state_bytes split_rne_differs" \
 	eval "head -n 1 dw.tsv | tr '\t' ' '"
 
 # --- the default policies, text report: one row each after the last step
@@ -123,7 +123,7 @@ fi
 fplab optim --steps 10 --every 3 --sizes 20 --policy none:fp16 --policy split:bf16 --tsv >ev.tsv
 expect_out "--every rows" "3 3 6 6 9 9 10 10" eval "awk -F '\t' 'NR > 1 { printf \"%s%s\", s, \$3; s = \" \" } END { print \"\" }' ev.tsv"
 
-# --- JSON parses; NDJSON one object per row; the NA cell is "" there
+# --- JSON parses; NDJSON one object per row; the NA cell is null there
 fplab optim --steps 4 --every 2 --sizes 30 --json >o.json
 fplab optim --steps 4 --every 2 --sizes 30 --ndjson >o.nd
 if command -v jq >/dev/null 2>&1; then
@@ -166,8 +166,8 @@ fplab optim --steps 40 --sizes 100 --grads loguniform:-20,-10 --spikes 0.2:10485
 	--loss-scale dynamic:65536:2:0.5:1000 --policy fp32-master:fp16 --every 1 --tsv >dyn.tsv
 checks=$((checks + 1))
 awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
-	NR > 2 && $k["scale"] != want { bad = 1 }
-	{ sk = $k["skipped"] > prev; n += sk; want = sk ? $k["scale"] / 2 : $k["scale"]; prev = $k["skipped"] }
+	NR > 2 && $k["loss_scale"] != want { bad = 1 }
+	{ sk = $k["skipped"] > prev; n += sk; want = sk ? $k["loss_scale"] / 2 : $k["loss_scale"]; prev = $k["skipped"] }
 	END { exit !(n > 0 && !bad) }' dyn.tsv || fail "dynamic scaling history: $(cut -f3,10,11 dyn.tsv | tr '\n' ' ')"
 
 # --- the SVG: well-formed, two panels, a line per policy in each
@@ -212,6 +212,10 @@ bad "bad backoff" 2 "BACKOFF '2' must be in \\(0, 1\\)" fplab optim --loss-scale
 bad "steps 0" 2 "--steps '0' is not a count" fplab optim --steps 0
 bad "bad --every" 2 "--every 'x' is not a count" fplab optim --every x
 bad "size 0" 2 "--sizes '10,0': '0' is not a tensor size" fplab optim --sizes 10,0
+# an empty piece is refused, as by every comma list of fplab
+bad "trailing comma" 2 "^fplab: optim: --sizes '10,': an empty size" fplab optim --sizes 10,
+bad "leading comma" 2 "^fplab: optim: --sizes ',10': an empty size" fplab optim --sizes ,10
+bad "double comma" 2 "^fplab: optim: --sizes '10,,2': an empty size" fplab optim --sizes 10,,2
 bad "bad generator" 2 "--weights 'nromal:0,1': unknown generator 'nromal'; did you mean 'normal'\\?" fplab optim --weights nromal:0,1
 bad "generator count" 2 "--grads 'ones;ones;ones': 3 distributions for 2 tensors" fplab optim --sizes 3,4 --grads 'ones;ones;ones'
 bad "bad spikes" 2 "--spikes '2:10': P must be a probability" fplab optim --spikes 2:10
@@ -226,6 +230,16 @@ bad "gradient size mismatch" 1 "-g 'g3.txt' \\(step 1\\): tensor 1 'g3.txt' has 
 bad "gradient tensor count" 1 "holds 1 tensors, but the weights are 2 tensors" \
 	fplab optim --sizes 2,3 -g g.npz
 bad "stack from text" 1 "--grad-stack 'g.txt': not an .npy, .npz or .safetensors file" fplab optim --grad-stack g.txt
+# initial weights must be finite: the first NaN or infinity is named by
+# its file, tensor and index (0-based; the value's position 1-based in text)
+printf '1 nan 3\n' >wnan.txt
+printf '1 2 -inf\n' >winf.txt
+bad "NaN initial weight" 1 "^fplab: optim: --init 'wnan.txt': value 2 \\(index 1\\) is nan: the initial weights must be finite" \
+	fplab optim --init wnan.txt
+bad "infinite initial weight" 1 "^fplab: optim: --init 'winf.txt': value 3 \\(index 2\\) is -inf" fplab optim --init winf.txt
+fplab round -f fp64 -o wnan.npz wnan.txt || fail "cannot write wnan.npz"
+bad "NaN initial weight in .npz" 1 "^fplab: optim: --init 'wnan.npz': tensor 'arr_0', index 1, is nan" \
+	fplab optim --init wnan.npz
 # a failed run keeps an existing SVG as it was
 echo old >keep.svg
 expect_fail "failed run keeps the old SVG" 2 "is not a number" fplab optim --lr x --svg keep.svg

@@ -79,7 +79,8 @@ fplab train $GEN --epochs 2 --every 5 --tsv >ev.tsv
 expect_out "--every rows" "1:5 1:10 1:15 1:16 2:20 2:25 2:30 2:32" \
 	eval "awk -F '\t' 'NR > 1 { printf \"%s%s:%s\", s, \$2, \$3; s = \" \" } END { print \"\" }' ev.tsv"
 
-# --- JSON and NDJSON parse, one object per row; no test set: "" cells
+# --- JSON and NDJSON parse, one object per row; no test set: null cells
+# (cli_table_none: "-" in text, empty in TSV, null in JSON)
 fplab train $GEN --epochs 2 --policy fp32 --policy bf16-mixed --json >o.json
 fplab train $GEN --epochs 2 --policy fp32 --policy bf16-mixed --ndjson >o.nd
 fplab train $GEN --test-data none --json >nt.json
@@ -87,7 +88,7 @@ if command -v jq >/dev/null 2>&1; then
 	expect_out "json rows" "4" jq length o.json
 	expect_out "ndjson rows" "4" eval "jq -s length o.nd"
 	expect_out "json types" "string number number" eval "jq -r '.[0] | [(.policy | type), (.test_accuracy | type), (.step | type)] | join(\" \")' o.json"
-	expect_out "no test set" '"" ""' eval "jq -r '.[0] | [(.test_loss | tojson), (.test_accuracy | tojson)] | join(\" \")' nt.json"
+	expect_out "no test set" 'null null' eval "jq -r '.[0] | [(.test_loss | tojson), (.test_accuracy | tojson)] | join(\" \")' nt.json"
 else
 	checks=$((checks + 1))
 	python3 -m json.tool o.json >/dev/null || fail "invalid JSON"
@@ -163,17 +164,18 @@ W2 F32 4x32
 b2 F32 4" header m.safetensors
 fplab hist -f bf16 m.safetensors >h.txt 2>h.err || fail "fplab hist cannot read the model: $(cat h.err)"
 expect_out "hist sees the tensors" "W1 b1 W2 b2" eval "grep -o '^[Wb][12] ' h.txt | tr -d ' ' | paste -sd ' ' -"
-# several policies: POLICY/NAME; a weight format wider than binary32: F64
+# several policies: POLICY/NAME (the names say --set changed them); a
+# weight format wider than binary32: F64
 fplab train $GEN --policy fp32 --policy fp8-e4m3 --set weight=fp64 -o m2.safetensors >/dev/null 2>m2.err ||
 	fail "two policies -o exits $?: $(cat m2.err)"
-expect_out "two models" "fp32/W1 F64 32x16
-fp32/b1 F64 32
-fp32/W2 F64 4x32
-fp32/b2 F64 4
-fp8-e4m3/W1 F64 32x16
-fp8-e4m3/b1 F64 32
-fp8-e4m3/W2 F64 4x32
-fp8-e4m3/b2 F64 4" header m2.safetensors
+expect_out "two models" "fp32+weight=fp64/W1 F64 32x16
+fp32+weight=fp64/b1 F64 32
+fp32+weight=fp64/W2 F64 4x32
+fp32+weight=fp64/b2 F64 4
+fp8-e4m3+weight=fp64/W1 F64 32x16
+fp8-e4m3+weight=fp64/b1 F64 32
+fp8-e4m3+weight=fp64/W2 F64 4x32
+fp8-e4m3+weight=fp64/b2 F64 4" header m2.safetensors
 # the saved weights are the trained ones: evaluated from the file with
 # numpy, the accuracy is the report's (fp32: each output one fma chain
 # in binary32 from the bias, in index order; float64 here is close)
@@ -297,7 +299,10 @@ bad "bad lr" 2 "--lr 'x' is not a number" fplab train $GEN --lr x
 bad "bad data source" 2 "--data 'foo': expected fashion-mnist, generated" fplab train --data foo
 bad "bad generated" 2 "--data 'generated:10:0': D '0' is not a count" fplab train --data generated:10:0
 bad "missing data file" 1 "--data: .*nope.npy" fplab train --data nope.npy,y.npy
-bad "missing Fashion-MNIST" 1 "not found .*apt-get install dataset-fashion-mnist" fplab train --data-dir "$T/none"
+bad "missing --data-dir" 1 "^fplab: train: --data-dir: fashion-mnist: no directory '$T/none'\$" fplab train --data-dir "$T/none"
+mkdir empty
+bad "empty --data-dir" 1 "^fplab: train: --data-dir: fashion-mnist: no train-images-idx3-ubyte \\(nor train-images-idx3-ubyte.gz\\) in '$T/empty'\$" \
+	fplab train --data-dir "$T/empty"
 bad "extra argument" 2 "unexpected argument 'x'" fplab train $GEN x
 bad "unknown option" 2 "unrecognized option '--epoks'" fplab train $GEN --epoks 2
 expect_fail "unwritable -o" 1 "cannot create .*none/m.safetensors" fplab train $GEN -o "$T/none/m.safetensors"
@@ -305,6 +310,90 @@ expect_fail "-o not safetensors" 2 "name the file FILE.safetensors" fplab train 
 checks=$((checks + 1))
 [ -e model.npz ] && fail "-o model.npz written"
 expect_fail "comm options on one node" 0 "warning: .*--nodes 1 skips" fplab train $GEN --comm e5m2
+
+# --- every policy is checked before the first step (issue 23, point 5):
+# a profile takes its inputs as given bf16 values, and p.policy (over
+# fp32) stores the activations in fp32, which has values bf16 lacks (23
+# fraction bits, bf16 7): refused with the key and why, before
+# bf16-mixed trains a step (no row), and no output file
+printf 'fwd.profile = avx512bf16\n' >p.policy
+rm -f m.safetensors m.svg
+expect_fail "a policy that cannot run" 2 \
+	"^fplab: train: policy p: fwd takes the activations as given bf16 values \\(fwd.profile avx512bf16: no rounding\\), but act = fp32 has values bf16 lacks" \
+	fplab train --data generated --layers 16-8-4 --epochs 3 --policy bf16-mixed --policy p.policy -o m.safetensors --svg m.svg
+checks=$((checks + 1))
+[ -s "$T/stdout" ] && fail "a step was trained before the check: $(cat "$T/stdout")"
+checks=$((checks + 1))
+ls m.* >/dev/null 2>&1 && fail "the refused run left: $(ls m.*)"
+# over bf16-mixed (act and weight bf16) the profile runs; e5m2 values
+# given to fp16 fit (same exponent, 2 <= 10 fraction bits); e4m3fn
+# values given to e5m2 do not (3 > 2 fraction bits)
+ok fplab train --data generated --layers 16-8-4 --policy bf16-mixed --set fwd.profile=avx512bf16 --set bwd.profile=amx-bf16
+ok fplab train --data generated --layers 16-8-4 --set act=e5m2 --set fwd.a=fp16:given
+expect_fail "e4m3fn given to e5m2" 2 "policy fp32\\+act=e4m3fn\\+fwd.a=e5m2:given: fwd takes the activations as given e5m2 values \\(fwd.a = e5m2:given: no rounding\\), but act = e4m3fn" \
+	fplab train --data generated --layers 16-8-4 --set act=e4m3fn --set fwd.a=e5m2:given
+
+# --- a policy changed by the options is named for what it is: fp32 with
+# its all-reduce in e4m3ieee under APS is not "fp32"; an override that
+# changes nothing keeps the name
+fplab train $GEN --nodes 2 --comm e4m3ieee --scale aps --tsv >nm.tsv || fail "renamed run exits $?"
+expect_out "name after the options" "fp32+comm=e4m3ieee+comm-scale=aps" eval "awk -F '\t' 'NR == 2 { print \$1 }' nm.tsv"
+fplab train $GEN --policy bf16-mixed --set act=bf16 --set master=split --tsv >nm2.tsv
+expect_out "name after --set" "bf16-mixed+master=split" eval "awk -F '\t' 'NR == 2 { print \$1 }' nm2.tsv"
+
+# --- a full disk stops the run, named as such (ENOSPC), and nothing is
+# written: the rows go out as they come (TSV), the first one fails
+if [ -w /dev/full ]; then
+	rm -f full.safetensors
+	expect_fail "stdout on a full disk" 1 "^fplab: train: write error on stdout: No space left on device\$" \
+		sh -c "fplab train $GEN --epochs 3 --tsv -o full.safetensors >/dev/full"
+	checks=$((checks + 1))
+	[ -e full.safetensors ] && fail "a run that could not report wrote its model"
+	# text comes at the end: the error then, and no model either
+	expect_fail "text on a full disk" 1 "^fplab: train: write error on stdout: No space left on device\$" \
+		sh -c "fplab train $GEN -o full.safetensors >/dev/full"
+	checks=$((checks + 1))
+	[ -e full.safetensors ] && fail "a text run that could not report wrote its model"
+fi
+
+# --- control characters of arguments, file names and files are escaped
+# in messages (\t, \x1b: fpl_escape), never echoed raw; a policy file
+# with binary bytes is reported as such, with its line and column
+esc=$(printf '\033')
+expect_fail "escaped --data" 2 "^fplab: train: --data 'gen\\\\x1b\\[31mx': expected" fplab train --data "$(printf 'gen\033[31mx')"
+checks=$((checks + 1))
+grep -q "$esc" "$T/stderr" && fail "--data: a raw escape in the message"
+expect_fail "escaped --epochs" 2 "^fplab: train: --epochs '\\\\x1b' is not a count" fplab train --epochs "$esc"
+expect_fail "escaped --lr" 2 "^fplab: train: --lr '\\\\x1b' is not a number" fplab train --lr "$esc"
+printf 'act = fp99\n' >"$(printf 'x\ty.policy')"
+expect_fail "escaped policy file name" 1 "^fplab: train: --policy: x\\\\ty.policy:1: act: unknown format" \
+	fplab train $GEN --policy "$(printf 'x\ty.policy')"
+printf 'act = bf16\nac\000t = fp16\n' >bin.policy
+expect_fail "binary policy file" 1 "^fplab: train: --policy: bin.policy:2:3: byte 0x00: not a text file\$" \
+	fplab train $GEN --policy bin.policy
+# ... escaped once in messages about the policy
+printf 'fwd.profile = avx512bf16\n' >"$(printf 'c\td.policy')"
+expect_fail "policy name escaped once" 2 "^fplab: train: policy c\\\\td: fwd takes" \
+	fplab train $GEN --policy "$(printf 'c\td.policy')"
+# a policy named after a file with a tab: escaped in the report too
+printf 'act = bf16\n' >"$(printf 'a\tb.policy')"
+fplab train $GEN --policy "$(printf 'a\tb.policy')" --tsv >tab.tsv
+expect_out "escaped policy name" 'a\tb 18' eval "awk -F '\t' 'NR == 2 { print \$1, NF }' tab.tsv"
+
+# --- -o and --svg are made when written: a kill -9 during the training
+# leaves no temporary (nor file)
+fplab train --data generated:200000:64:10 --layers 64-256-10 --epochs 50 -o k9.safetensors \
+	--svg k9.svg --tsv >/dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -9 $pid 2>/dev/null
+{ wait $pid; } 2>/dev/null
+checks=$((checks + 1))
+ls k9.* >/dev/null 2>&1 && fail "a killed run left: $(ls k9.*)"
+# ... and an unwritable place still fails before the training
+expect_fail "unwritable --svg" 1 "cannot create .*none/p.svg" fplab train $GEN --epochs 50 --svg "$T/none/p.svg"
+checks=$((checks + 1))
+[ -s "$T/stdout" ] && fail "trained before finding --svg unwritable"
 
 # --- Fashion-MNIST, when installed
 FM=/usr/share/datasets/fashion-mnist
