@@ -370,8 +370,11 @@ struct combo {
 	char group[16];
 };
 
+/* A row of layer `layer` (or the total); fp32: the layer is one of
+ * --fp32-layers, reduced in binary32 in ne without scaling whatever c
+ * says, and labelled so. */
 static void row(struct cli_table *t, const struct combo *c, const char *layer,
-		const fpl_ar_report *r, double scale_log2)
+		const fpl_ar_report *r, double scale_log2, int fp32)
 {
 	/* the engine's flag indices of the count columns, as cli_errstats */
 	static const int flag[6] = { 0, 1, 2, 5, 6, 4 };
@@ -382,9 +385,9 @@ static void row(struct cli_table *t, const struct combo *c, const char *layer,
 		cli_table_str(t, c->group);
 	else
 		cli_table_none(t);
-	cli_table_str(t, c->comm);
-	cli_table_str(t, c->acc);
-	cli_table_str(t, c->scale);
+	cli_table_str(t, fp32 ? "fp32:ne" : c->comm);
+	cli_table_str(t, fp32 ? "fp32:ne" : c->acc);
+	cli_table_str(t, fp32 ? "none" : c->scale);
 	cli_table_str(t, layer);
 	cli_table_int(t, (long long)r->n);
 	cli_table_int(t, (long long)c->cfg.nodes);
@@ -459,14 +462,14 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 			: rep.scale_log2;
 		if (!y->fp32 && k < kmin)
 			kmin = k;
-		row(t, c, y->name, &rep, k);
+		row(t, c, y->name, &rep, k, y->fp32);
 		add_total(&tot, &rep);
 		off += y->n;
 		cli_progress_step(++progress_done);
 	}
 	if (!rc) {
 		tot.avg_rel = tot.rel_n ? tot.avg_rel / (double)tot.rel_n : 0;
-		row(t, c, "total", &tot, isinf(kmin) ? 0 : kmin);
+		row(t, c, "total", &tot, isinf(kmin) ? 0 : kmin, 0);
 	}
 	free(g);
 	return rc;

@@ -102,6 +102,10 @@ fplab allreduce --nodes 8 --comm e4m3fn --scale aps --layers '2x800:normal:0,1e-
 	--fp32-layers last --tsv >f.tsv
 expect_out "fp32 layer bytes and scale" "layer0 1401
 layer1 5600 0" awk -F '\t' '$6 == "layer0" { print $6, $10 } $6 == "layer1" { print $6, $10, $11 }' f.tsv
+# and its row is labelled with what it was reduced in, not the row's e4m3fn
+expect_out "fp32 layer labelled fp32" "layer0 e4m3fn:ne e4m3fn:ne aps
+layer1 fp32:ne fp32:ne none
+total e4m3fn:ne e4m3fn:ne aps" awk -F '\t' 'NR > 1 { print $6, $3, $4, $5 }' f.tsv
 
 # --- sweeps: one row group (layers + total) per combination, algo
 # outermost, then group, comm, acc, scale
