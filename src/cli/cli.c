@@ -22,16 +22,51 @@
 const char *cli_cmd;
 
 /* ------------------------------------------------------------ messages */
+/*
+ * The message fmt, ap on stderr after `prefix`, on one line.  Every
+ * argument that can come from a user (a file name, an option's value, a
+ * token of a file) is meant to be escaped by its caller (fpl_escape);
+ * as the last line of defence a control byte that still reaches here is
+ * written as \xHH, so no message can move the cursor, recolour the
+ * terminal or split a line of a log.
+ */
+__attribute__((format(printf, 2, 0)))
+static void put_message(const char *prefix, const char *fmt, va_list ap)
+{
+	char stack[1024], *buf = stack;
+	const unsigned char *p;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(stack, sizeof stack, fmt, aq);
+	va_end(aq);
+	if (n >= (int)sizeof stack && (buf = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(buf, (size_t)n + 1, fmt, ap);
+	else if (!buf)
+		buf = stack;	/* out of memory: the message cut */
+	fflush(stdout);
+	fputs(prefix, stderr);
+	for (p = (const unsigned char *)(n < 0 ? "(message lost)" : buf); *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	fputc('\n', stderr);
+	if (buf != stack)
+		free(buf);
+}
+
 __attribute__((format(printf, 1, 0)))
 static void vmessage(const char *fmt, va_list ap)
 {
-	fflush(stdout);
+	char prefix[128];
+
 	if (cli_cmd)
-		fprintf(stderr, "fplab: %s: ", cli_cmd);
+		snprintf(prefix, sizeof prefix, "fplab: %s: ", cli_cmd);
 	else
-		fputs("fplab: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+		snprintf(prefix, sizeof prefix, "fplab: ");
+	put_message(prefix, fmt, ap);
 }
 
 int error(const char *fmt, ...)
@@ -48,12 +83,9 @@ void warning(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("fplab: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message("fplab: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int usage_error(const char *usage, const char *fmt, ...)

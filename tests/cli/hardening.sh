@@ -184,4 +184,18 @@ expect_fail "stdin is named" 1 "stdin: line 1: 'abc' is not a number" sh -c "ech
 expect_fail "round names stdin" 1 "round: stdin: line 1: 'abc' is not a number" sh -c "echo abc | fplab round"
 expect_fail "calc names stdin" 1 "calc: stdin: line 1:" sh -c "echo 1 | fplab calc add"
 
+# no message of any command carries a raw control byte: the output paths
+# (cli_output.c) and every other message pass through one writer that
+# shows a leftover one as \xHH
+esc=$(printf '\033')
+for c in "round -o /nonexist${esc}[31m/x.npy" "gemm -m 2 -n 2 -k 2 --gen normal:0,1 -o /no${esc}/c.npy" \
+	"train --data generated --layers 16-4 --epochs 1 -o /no${esc}/m.safetensors" \
+	"allreduce --nodes 2 --layers 4:ones -o /no${esc}/a.npy" "optim --steps 1 --init /no${esc}.npy"; do
+	checks=$((checks + 1))
+	# shellcheck disable=SC2086
+	fplab $c </dev/null >/dev/null 2>msg
+	if grep -q "$esc" msg; then fail "fplab $c: raw ESC in the message"; fi
+	grep -q 'x1b' msg || { fail "fplab $c: the escaped name is not shown"; sed 's/^/  stderr: /' msg >&2; }
+done
+
 finish
