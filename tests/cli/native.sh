@@ -62,8 +62,11 @@ if usable fma32; then
 	cmp -s cn.txt ce.txt || fail "gemm -o: native and emulated results differ"
 	expect_fail "a changed profile" 1 "changed the profile fp32-fma" \
 		fplab gemm -m 4 -n 4 -k 4 --gen ones --profile fp32-fma --acc bf16 --backend native
-	expect_fail "not a binary32 value" 1 "x\[0\] = 0.1.* is not a binary32 value" \
+	expect_fail "a decimal binary64 cannot hold" 1 \
+		"-a u.txt: element 0 .*nearest 0\.1.*the native kernel takes binary32 values" \
 		sh -c "printf '0.1\n1\n' > u.txt && fplab dot -a u.txt -b u.txt --profile fp32-fma --backend native"
+	expect_fail "not a binary32 value" 1 "x\[0\] = 0.1.* is not a binary32 value" \
+		sh -c "printf '0x1.999999999999ap-4\n1\n' > h.txt && fplab dot -a h.txt -b h.txt --profile fp32-fma --backend native"
 	expect_fail "FPLAB_KERNELS=ref turns native kernels off" 1 "kernel set in use is ref" \
 		env FPLAB_KERNELS=ref fplab gemm -m 4 -n 4 -k 4 --gen ones --profile fp32-fma \
 		--backend native
