@@ -305,8 +305,9 @@ $(DEPS_STAMP):
 	if [ -n "$$missing$$optional" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing$$missing$$optional (one apt-get call, log in build/apt.log)"; \
-			( apt-get install -y -q $$missing $$optional || { apt-get update -q && apt-get install -y -q $$missing $$optional; } \
-			  || { [ -n "$$missing" ] && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1; \
+			( export DEBIAN_FRONTEND=noninteractive; \
+			  apt-get install -y -q $$missing $$optional || { apt-get update -q && apt-get install -y -q $$missing $$optional; } \
+			  || { [ -n "$$missing" ] && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1 </dev/null; \
 			for p in $$missing; do \
 				dpkg -s $$p >/dev/null 2>&1 || { echo "fplab: apt-get could not install $$p, see build/apt.log"; exit 1; }; \
 			done; \
@@ -506,8 +507,9 @@ bench: all $(BENCH_BINS) | $(DATA_STAMP)
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing$$missing (bench baselines)"; \
-			( apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) \
-				>build/apt-bench.log 2>&1 || echo "fplab: apt-get failed, see build/apt-bench.log"; \
+			( export DEBIAN_FRONTEND=noninteractive; \
+			  apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) \
+				>build/apt-bench.log 2>&1 </dev/null || echo "fplab: apt-get failed, see build/apt-bench.log"; \
 		else \
 			echo "fplab: bench baselines missing: run: sudo apt-get install -y$$missing"; \
 		fi; \
