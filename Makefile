@@ -481,10 +481,14 @@ experiments: $(FPLAB) | $(DATA_STAMP)
 check: all $(TEST_BINS) $(MPI_SIM) | $(DATA_STAMP)
 	@BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
+# check-long fuzzes each target for a minute (FUZZ_TIME=N on the command
+# line still wins).
+check-long: FUZZ_TIME = 60
 check-long: all $(TEST_BINS) fuzz
 	@FPLAB_LONG=1 BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
-# Fuzz the tensor readers and the hist/round commands with libFuzzer
+# Fuzz the tensor readers and the commands (hist, round, dot, gemm,
+# reduce, allreduce, optim, train: tests/fuzz/fuzz_cli.c) with libFuzzer
 # (clang) for FUZZ_TIME seconds each; skipped with a message when clang or
 # its fuzzer runtime is missing.  FUZZ_TARGETS="cli npy" picks targets.
 FUZZ_TIME ?= 20
