@@ -113,14 +113,17 @@ cli_seeds() {
 	command -v zip >/dev/null 2>&1 && (cd "$s" && zip -q -X t.npz a.npy)
 	cp "$SRC/experiments/data/sample-conv1.npy" "$s/conv.npy"
 	# for the lab's commands: a training policy file; features a (4 x 2)
-	# and labels b in one .npz; a stack of three 2 x 2 (nodes or steps)
+	# and labels b in one .npz; a vector; a stack of four 2 x 2 (nodes,
+	# steps or examples); every value exact in bf16 and fp16 (the native
+	# profiles take their inputs as given)
 	printf '# policy\npreset = bf16-mixed\nmaster = split\nact = fp16\nloss-scale = dynamic\n' >"$s/p.txt"
 	for py in python3 /usr/bin/python3; do
 		"$py" -c 'import numpy' 2>/dev/null || continue
 		"$py" -c 'import numpy as np, sys
-np.savez(sys.argv[1] + "/d.npz", a=np.array([[1, -2], [0.5, 3], [0, 1e-3], [-1, 4]], np.float32),
-	 b=np.array([0, 1, 1, 0], np.uint8))
-np.save(sys.argv[1] + "/stack.npy", np.arange(12, dtype=np.float32).reshape(3, 2, 2) / 7 - 0.5)' "$s"
+np.savez(sys.argv[1] + "/d.npz", a=np.array([[1, -2], [0.5, 3], [0, 2**-10], [-1, 4]], np.float32),
+	 b=np.array([0, 1, 1, 0], np.int32))
+np.save(sys.argv[1] + "/v.npy", np.array([1, 0.09375, -3, 2**-14, 448, 2**-24, 0.5, -0.25], np.float32))
+np.save(sys.argv[1] + "/stack.npy", np.arange(16, dtype=np.float32).reshape(4, 2, 2) / 7 - 0.5)' "$s"
 		break
 	done
 	# argument set k runs command cmd (in fuzz_cli.c's order): hist and
@@ -134,7 +137,7 @@ np.save(sys.argv[1] + "/stack.npy", np.arange(12, dtype=np.float32).reshape(3, 2
 			esac
 			case $cmd:${f##*/} in
 			hist:*|round:*) ms="$n 0" ;;
-			*:a.npy|*:t.safetensors|*:t.txt|*:d.npz|*:stack.npy|*:p.txt) ms=$n ;;
+			*:a.npy|*:v.npy|*:t.safetensors|*:t.txt|*:d.npz|*:stack.npy|*:p.txt) ms=$n ;;
 			*) continue ;;
 			esac
 			for m in $ms; do
