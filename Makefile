@@ -291,7 +291,7 @@ deps deps-data deps-mpi:
 	$(Q)$(MAKE) --no-print-directory $(DEPS_STAMP)
 $(DEPS_STAMP):
 	$(Q)mkdir -p build
-	$(Q)missing=""; optional=""; \
+	$(Q)missing=""; optional=""; what=""; \
 	for h in mpfr.h:libmpfr-dev gmp.h:libgmp-dev jansson.h:libjansson-dev zip.h:libzip-dev zlib.h:zlib1g-dev; do \
 		printf '#include <%s>\n' "$${h%%:*}" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing $${h##*:}"; \
 	done; \
@@ -300,8 +300,10 @@ $(DEPS_STAMP):
 	done; \
 	{ python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } >/dev/null 2>&1 \
 		|| missing="$$missing python3-numpy"; \
-	{ command -v $(MPICC) && command -v mpirun; } >/dev/null 2>&1 || optional="$$optional $(MPI_PKGS)"; \
-	[ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ] || optional="$$optional $(DATA_PKGS)"; \
+	{ command -v $(MPICC) && command -v mpirun; } >/dev/null 2>&1 \
+		|| { optional="$$optional $(MPI_PKGS)"; what="Open MPI (fplab-mpi)"; }; \
+	[ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ] \
+		|| { optional="$$optional $(DATA_PKGS)"; what="$${what:+$$what and }Fashion-MNIST (fplab train)"; }; \
 	if [ -n "$$missing$$optional" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing$$missing$$optional (one apt-get call, log in build/apt.log)"; \
@@ -318,7 +320,7 @@ $(DEPS_STAMP):
 			echo "fplab: missing packages:$$missing"; \
 			echo "run: sudo apt-get install -y$$missing$$optional"; exit 1; \
 		else \
-			echo "fplab: optional packages missing (Open MPI: fplab-mpi; Fashion-MNIST: fplab train), their tests skip; run: sudo apt-get install -y$$optional"; \
+			echo "fplab: optional packages missing: $$what, their tests skip; run: sudo apt-get install -y$$optional"; \
 		fi; \
 	fi
 	$(Q)touch $@
