@@ -291,7 +291,7 @@ deps deps-data deps-mpi:
 	$(Q)$(MAKE) --no-print-directory $(DEPS_STAMP)
 $(DEPS_STAMP):
 	$(Q)mkdir -p build
-	$(Q)missing=""; optional=""; \
+	$(Q)missing=""; optional=""; what=""; \
 	for h in mpfr.h:libmpfr-dev gmp.h:libgmp-dev jansson.h:libjansson-dev zip.h:libzip-dev zlib.h:zlib1g-dev; do \
 		printf '#include <%s>\n' "$${h%%:*}" | $(CC) -E -x c - >/dev/null 2>&1 || missing="$$missing $${h##*:}"; \
 	done; \
@@ -300,13 +300,16 @@ $(DEPS_STAMP):
 	done; \
 	{ python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } >/dev/null 2>&1 \
 		|| missing="$$missing python3-numpy"; \
-	{ command -v $(MPICC) && command -v mpirun; } >/dev/null 2>&1 || optional="$$optional $(MPI_PKGS)"; \
-	[ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ] || optional="$$optional $(DATA_PKGS)"; \
+	{ command -v $(MPICC) && command -v mpirun; } >/dev/null 2>&1 \
+		|| { optional="$$optional $(MPI_PKGS)"; what="Open MPI (fplab-mpi)"; }; \
+	[ -e $(DATA_DIR)/train-images-idx3-ubyte.gz ] \
+		|| { optional="$$optional $(DATA_PKGS)"; what="$${what:+$$what and }Fashion-MNIST (fplab train)"; }; \
 	if [ -n "$$missing$$optional" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing$$missing$$optional (one apt-get call, log in build/apt.log)"; \
-			( apt-get install -y -q $$missing $$optional || { apt-get update -q && apt-get install -y -q $$missing $$optional; } \
-			  || { [ -n "$$missing" ] && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1; \
+			( export DEBIAN_FRONTEND=noninteractive; \
+			  apt-get install -y -q $$missing $$optional || { apt-get update -q && apt-get install -y -q $$missing $$optional; } \
+			  || { [ -n "$$missing" ] && apt-get install -y -q $$missing; } ) >build/apt.log 2>&1 </dev/null; \
 			for p in $$missing; do \
 				dpkg -s $$p >/dev/null 2>&1 || { echo "fplab: apt-get could not install $$p, see build/apt.log"; exit 1; }; \
 			done; \
@@ -317,7 +320,7 @@ $(DEPS_STAMP):
 			echo "fplab: missing packages:$$missing"; \
 			echo "run: sudo apt-get install -y$$missing$$optional"; exit 1; \
 		else \
-			echo "fplab: optional packages missing (Open MPI: fplab-mpi; Fashion-MNIST: fplab train), their tests skip; run: sudo apt-get install -y$$optional"; \
+			echo "fplab: optional packages missing: $$what, their tests skip; run: sudo apt-get install -y$$optional"; \
 		fi; \
 	fi
 	$(Q)touch $@
@@ -490,10 +493,14 @@ experiments: $(FPLAB) | $(DATA_STAMP)
 check: all $(TEST_BINS) $(MPI_SIM) | $(DATA_STAMP)
 	@BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
+# check-long fuzzes each target for a minute (FUZZ_TIME=N on the command
+# line still wins).
+check-long: FUZZ_TIME = 60
 check-long: all $(TEST_BINS) fuzz
 	@FPLAB_LONG=1 BUILD=$(BUILD) FPLAB=$(CURDIR)/$(FPLAB) sh tests/run.sh $(TESTS)
 
-# Fuzz the tensor readers and the hist/round commands with libFuzzer
+# Fuzz the tensor readers and the commands (hist, round, dot, gemm,
+# reduce, allreduce, optim, train: tests/fuzz/fuzz_cli.c) with libFuzzer
 # (clang) for FUZZ_TIME seconds each; skipped with a message when clang or
 # its fuzzer runtime is missing.  FUZZ_TARGETS="cli npy" picks targets.
 FUZZ_TIME ?= 20
@@ -516,8 +523,9 @@ bench: all $(BENCH_BINS) | $(DATA_STAMP)
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "fplab: installing$$missing (bench baselines)"; \
-			( apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) \
-				>build/apt-bench.log 2>&1 || echo "fplab: apt-get failed, see build/apt-bench.log"; \
+			( export DEBIAN_FRONTEND=noninteractive; \
+			  apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; } ) \
+				>build/apt-bench.log 2>&1 </dev/null || echo "fplab: apt-get failed, see build/apt-bench.log"; \
 		else \
 			echo "fplab: bench baselines missing: run: sudo apt-get install -y$$missing"; \
 		fi; \

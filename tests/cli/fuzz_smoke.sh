@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# fuzz_smoke.sh - a short libFuzzer run of the hist and round commands
-# (tests/fuzz/fuzz_cli.c) on its seed corpus plus FUZZ_SMOKE_TIME seconds
+# fuzz_smoke.sh - a short libFuzzer run of the commands that read files
+# (hist, round, dot, gemm, reduce, allreduce, optim, train:
+# tests/fuzz/fuzz_cli.c) on its seed corpus plus FUZZ_SMOKE_TIME seconds
 # (default 20) of mutations, through `make fuzz FUZZ_TARGETS=cli`.
 # Objects are cached in $BUILD/fuzz/obj (rebuilt when a source or header
 # changes); the corpus starts afresh each time in $BUILD/fuzz/smoke.

@@ -118,10 +118,12 @@ asuser=
 if [ "$(id -u)" = 0 ]; then
 	asuser="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	chmod 711 "$T"
-	$asuser "$FPLAB" --version >/dev/null 2>&1 || asuser=skip
+	# probed as the cases run it: through sh and PATH (a checkout under
+	# /root, mode 700, is out of nobody's reach)
+	$asuser sh -c 'fplab --version' >/dev/null 2>&1 || asuser=skip
 fi
 if [ "$asuser" = skip ]; then
-	echo "note: read-only directory case skipped: root, and setpriv cannot run fplab as nobody" >&2
+	echo "note: read-only directory case skipped: root, and nobody cannot run fplab (setpriv missing, or fplab under a directory nobody cannot enter)" >&2
 else
 	mkdir ro
 	chmod 555 ro

@@ -4,10 +4,10 @@
 # (readers, histogram and CLI instrumented, AddressSanitizer and UBSan on)
 # and run each for FUZZ_TIME seconds (default 20) from a seed corpus:
 # fuzz_npy, _npz, _safetensors, _raw, _text (one tensor reader each) and
-# fuzz_cli (the hist and round commands in-process on a file).  Called by
-# `make fuzz` (and so by `make check-long`) with the Makefile's source
-# lists in ENGINE_SRCS, X86_SRCS, IO_SRCS, CLI_SRCS, X86_FLAGS and
-# NATIVE_DEFS.  Optional: FUZZ_TARGETS (default all six, by suffix),
+# fuzz_cli (hist, round, dot, gemm, reduce, allreduce, optim and train
+# in-process on a file).  Called by `make fuzz` (and so by `make
+# check-long`) with the Makefile's source lists in ENGINE_SRCS, X86_SRCS,
+# IO_SRCS, CLI_SRCS, X86_FLAGS and NATIVE_DEFS.  Optional: FUZZ_TARGETS (default all six, by suffix),
 # FUZZ_OBJ (object cache, default OUTDIR/obj), FUZZ_SAN (the sanitizer
 # flags, to look past a known report).  Without clang or its fuzzer
 # runtime: a "fuzz: SKIPPED" message, exit 0.
@@ -59,7 +59,15 @@ compile() {
 	fi
 	objs="$objs $o"
 }
-for s in $ENGINE_SRCS; do compile "$s"; done
+# coverage feedback for the code a file can steer: the readers and
+# histograms (IO_SRCS), the commands, and the accumulation models,
+# optimizer and training (policy files, shapes, special values)
+for s in $ENGINE_SRCS; do
+	case $s in
+	src/accum/*|src/optim/*|src/train/*) compile "$s" -fsanitize=fuzzer-no-link ;;
+	*) compile "$s" ;;
+	esac
+done
 for s in $X86_SRCS; do
 	case $s in
 	*avx2*|*fma32*) compile "$s" $X86_AVX2_FLAGS ;;
@@ -112,19 +120,40 @@ cli_seeds() {
 	: >"$s/empty"
 	command -v zip >/dev/null 2>&1 && (cd "$s" && zip -q -X t.npz a.npy)
 	cp "$SRC/experiments/data/sample-conv1.npy" "$s/conv.npy"
-	nargs=$(grep -c '^	{ "\(hist\|round\)"' "$SRC/tests/fuzz/fuzz_cli.c")
-	for f in "$s"/*; do
-		case $f in
-		*.npy) n=1 ;; *.npz) n=2 ;; *.safetensors) n=3 ;; *.txt) n=4 ;; *) n=0 ;;
-		esac
-		k=0
-		while [ "$k" -lt "$nargs" ]; do
-			for m in $n 0; do
+	# for the lab's commands: a training policy file; features a (4 x 2)
+	# and labels b in one .npz; a vector; a stack of four 2 x 2 (nodes,
+	# steps or examples); every value exact in bf16 and fp16 (the native
+	# profiles take their inputs as given)
+	printf '# policy\npreset = bf16-mixed\nmaster = split\nact = fp16\nloss-scale = dynamic\n' >"$s/p.txt"
+	for py in python3 /usr/bin/python3; do
+		"$py" -c 'import numpy' 2>/dev/null || continue
+		"$py" -c 'import numpy as np, sys
+np.savez(sys.argv[1] + "/d.npz", a=np.array([[1, -2], [0.5, 3], [0, 2**-10], [-1, 4]], np.float32),
+	 b=np.array([0, 1, 1, 0], np.int32))
+np.save(sys.argv[1] + "/v.npy", np.array([1, 0.09375, -3, 2**-14, 448, 2**-24, 0.5, -0.25], np.float32))
+np.save(sys.argv[1] + "/stack.npy", np.arange(16, dtype=np.float32).reshape(4, 2, 2) / 7 - 0.5)' "$s"
+		break
+	done
+	# argument set k runs command cmd (in fuzz_cli.c's order): hist and
+	# round get every seed file, by name and by content, the others the
+	# tensors and the policy file by name only
+	k=0
+	for cmd in $(sed -n 's/^	{ "\([a-z]*\)".*/\1/p' "$SRC/tests/fuzz/fuzz_cli.c"); do
+		for f in "$s"/*; do
+			case $f in
+			*.npy) n=1 ;; *.npz) n=2 ;; *.safetensors) n=3 ;; *.txt) n=4 ;; *) n=0 ;;
+			esac
+			case $cmd:${f##*/} in
+			hist:*|round:*) ms="$n 0" ;;
+			*:a.npy|*:v.npy|*:t.safetensors|*:t.txt|*:d.npz|*:stack.npy|*:p.txt) ms=$n ;;
+			*) continue ;;
+			esac
+			for m in $ms; do
 				printf '\'"$(printf %03o $k)"'\'"$(printf %03o $m)" | cat - "$f" \
 					>"$out/corpus/cli/seed-$k-$m-${f##*/}"
 			done
-			k=$((k + 1))
 		done
+		k=$((k + 1))
 	done
 	# the large samples with a few argument sets only
 	for k in 0 2 12; do
