@@ -661,6 +661,9 @@ int cli_tensor_read_exact(struct cli_tensor *t, const char *spec);
 /* Tensor `name` of `path` (path:name), or the whole file when name is
  * NULL (a text file); as cli_tensor_read. */
 int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name);
+/* The same as cli_tensor_read_exact (allreduce, optim: their loads hold
+ * the list's numbers as fpl_wide_hold says). */
+int cli_tensor_read_member_exact(struct cli_tensor *t, const char *path, const char *name);
 void cli_tensor_release(struct cli_tensor *t);
 
 /*
@@ -826,6 +829,10 @@ struct cli_layer {
 	struct fpl__gen gen;		/* --layers: its distribution */
 	int fp32;			/* --fp32-layers names it */
 	double *g;			/* nodes * n values */
+	/* the numbers of the files binary64 cannot hold (pos indexes g),
+	 * held in g as cli_layers_hold last chose */
+	fpl_inexact *inx;
+	size_t ninx;
 };
 struct cli_layers {
 	struct cli_layer *l;
@@ -858,6 +865,14 @@ int cli_layers_read_stacked(struct cli_layers *ls, const char *path, uint32_t no
 /* --fp32-layers LIST: comma list of layer names, 0-based indices, `first`
  * or `last`; sets fp32.  0 or -2 (unknown layer, with a suggestion). */
 int cli_layers_fp32(struct cli_layers *ls, const char *list);
+/*
+ * Hold layer l's numbers that binary64 cannot hold (l->inx) in l->g as
+ * the cast into f in mode rnd (sp: sr_bits) reads them once
+ * (fpl_wide_hold): rounded to odd for formats of 51 bits or fewer.
+ * Returns 1 when the cast rounds each of them as the number itself, 0
+ * when it may not (fpl_wide_hold's cases; the caller warns).
+ */
+int cli_layers_hold(struct cli_layer *l, const fpl_format *f, fpl_rnd rnd, int sr_bits);
 void cli_layers_release(struct cli_layers *ls);
 
 /*
