@@ -967,6 +967,12 @@ struct cli_optim_data {
 	double **gp;			/* nfiles * nt pointers into bufs */
 	double **bufs;			/* owned buffers */
 	size_t nbufs;
+	/* the numbers of the files binary64 cannot hold, pos indexing w0[j]
+	 * (winx[j], nwinx[j]) or gp[k] (ginx[k], nginx[k]); w0 holds them as
+	 * cli_optim_hold_w0 last chose, gp their nearest binary64 */
+	fpl_inexact **winx, **ginx;
+	size_t *nwinx, *nginx;
+	int ginx_any;
 };
 /* --sizes N[,N...] appended to d; 0, -2 (usage error printed) or -1. */
 int cli_optim_sizes(struct cli_optim_data *d, const char *spec);
@@ -987,6 +993,19 @@ int cli_optim_read_stack(struct cli_optim_data *d, const char *path);
  * each). */
 int cli_optim_spike(const struct cli_optim_data *d, uint64_t s);
 void cli_optim_grads(const struct cli_optim_data *d, uint64_t s, double *const *G);
+/*
+ * Read once (fpl_wide_hold), for a run of policy p (sr_bits: its R):
+ * cli_optim_hold_w0 holds the numbers of d->winx in d->w0 as p's first
+ * rounding of the weights reads them (the master's, ne, for fp32-master
+ * and split; else the weight format's); cli_optim_hold_grads copies G
+ * (step s of cli_optim_grads) into Gr with the numbers of step s's files
+ * held as p's cast into `grad` reads them (times the spike factor on a
+ * spike step).  Each returns 1 when those roundings are the numbers' own,
+ * 0 when they may not be (the caller warns).
+ */
+int cli_optim_hold_w0(const struct cli_optim_data *d, const fpl_opt_policy *p, int sr_bits);
+int cli_optim_hold_grads(const struct cli_optim_data *d, uint64_t s, const double *const *G,
+			 double *const *Gr, const fpl_opt_policy *p, int sr_bits);
 void cli_optim_data_release(struct cli_optim_data *d);
 
 int cmd_optim(int argc, char **argv);
