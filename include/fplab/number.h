@@ -89,8 +89,9 @@ FPL_API void fpl_wide_scale(fpl_wide *w, double s);
  * not counted by the later rounding).  Returns 1 when the later rounding
  * of *out into f (unscaled, or scaled by 2^k while v 2^k and v stay in
  * binary64's normal range) equals that of v, 0 when it may not (sp with
- * p + R > 52, se or sp into a 52- or 53-bit format, a 52-bit format, sp
- * beyond binary64's range into a format reaching 2^1023).  Section
+ * p + R > 52, se or sp into a 52- or 53-bit format, a 52-bit format, a
+ * number beyond binary64's range into a format whose top binade is
+ * binary64's in a mode other than ne, na, nz).  Section
  * "Reading a number once" of number.c proves it.
  */
 FPL_API int fpl_wide_hold(const fpl_wide *w, const fpl_format *f, fpl_rnd rnd, int sr_bits,

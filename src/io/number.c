@@ -330,10 +330,12 @@ FPL_API void fpl_wide_scale(fpl_wide *w, double s)
  * The flags follow the value: tininess (before rounding: |v| < 2^emin,
  * with 2^emin an even multiple of q64, so (d)-like; after: the rounding
  * at precision m+1 with unbounded exponent, the same argument) and
- * overflow.  Beyond DBL_MAX: f's largest value and its rounding
- * threshold, (2 - 2^-(m+1)) 2^emax, lie below DBL_MAX when m <= 50, so
- * DBL_MAX overflows f in every mode where v does; only sp, whose draw may
- * keep DBL_MAX at f's max when emax = 1023, differs there.
+ * overflow.  Beyond DBL_MAX: when emax < 1023, DBL_MAX and v both lie
+ * beyond f's top binade, and each mode overflows both alike.  When emax =
+ * 1023, f's rounding threshold (2 - 2^-(m+1)) 2^1023 lies below DBL_MAX
+ * (m <= 50), so ne, na and nz overflow both; the other modes may keep
+ * DBL_MAX at f's max without the overflow that v >= 2^1024 raises, and
+ * fpl_wide_hold says so.
  *
  * Scaling by 2^k (APS, a power-of-two loss scale): RO(v) 2^k = RO(v 2^k)
  * while neither leaves binary64's normal range, so the argument holds
@@ -360,8 +362,10 @@ FPL_API int fpl_wide_hold(const fpl_wide *w, const fpl_format *f, fpl_rnd rnd, i
 	fpl_state_init(&st, 0);
 	if (f->m + K <= 52 && f->emin - f->m - K >= -1074) {
 		*out = fpl_round_wide(&fp64_format, w, FPL_RND_OD, &st);
-		/* sp: DBL_MAX standing for a larger v may stay at f's max */
-		return !(rnd == FPL_RND_SP && f->emax >= 1023 && fpl_wide_ilogb(w) >= 1024);
+		/* DBL_MAX standing for a larger v: only the nearest modes
+		 * overflow both when f's top binade is binary64's */
+		return f->emax < 1023 || fpl_wide_ilogb(w) < 1024 || rnd == FPL_RND_NE ||
+		       rnd == FPL_RND_NA || rnd == FPL_RND_NZ;
 	}
 	if (stochastic) {
 		*out = f->m <= 51 ? fpl_round_wide(&fp64_format, w, FPL_RND_OD, &st)
