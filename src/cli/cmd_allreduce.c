@@ -431,7 +431,7 @@ static void hold(const struct combo *c, struct cli_layer *y)
 		return;
 	warning("layer '%s', --comm %s: a number of the inputs that binary64 cannot hold "
 		"is cast from its nearest or odd binary64, not once from itself (see "
-		"fplab-allreduce(1), INPUTS)", y->name, c->comm);
+		"fplab-allreduce(1), reading a number once)", y->name, c->comm);
 }
 
 /* Run combination c over every layer: rows, then the total; out (the

@@ -325,7 +325,7 @@ static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
 static void hold_warning(const struct run *r, const char *what)
 {
 	warning("%s: %s: a number that binary64 cannot hold is rounded from its nearest or "
-		"odd binary64, not once from itself (see fplab-optim(1), INPUTS)",
+		"odd binary64, not once from itself (see fplab-optim(1), reading a number once)",
 		r->name ? r->name : "the FP64 reference", what);
 }
 
