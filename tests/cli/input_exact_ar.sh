@@ -170,6 +170,18 @@ fplab optim --init zero.txt -g up.txt --lr 1 --loss-scale 4 --policy none:fp16,g
 [ "$(col drift <o.tsv)" = 0.0009765625 ] ||
 	fail "optim -g 1 + 1e-30, grad tp, scale 4: drift $(col drift <o.tsv), not 2^-10"
 checks=$((checks + 6))
+# --grad-stack of int64 steps [0, 2^53 + 1] and [2^53 + 1, 0], fp64
+# gradients in tp: each 2^53 + 1 casts to 2^53 + 2 (the reference's ne: to
+# the even 2^53), so w after step 1 is [0, -(2^53 + 2)] against [0, -2^53],
+# after step 2 [-(2^53 + 2), -(2^53 + 2)] against [-2^53, -2^53]: drift
+# 2 / 2^53 = 2^-52 both times (twice: 0)
+npy gs.npy '<i8' '(2, 2)' 0000000000000000 0020000000000001 0020000000000001 0000000000000000
+npy w2.npy '<f8' '(2,)' 0000000000000000 0000000000000000
+expect_out "optim --grad-stack of 2^53 + 1 in fp64 tp" \
+	"$(printf '2.220446049250313e-16\n2.220446049250313e-16')" sh -c \
+	'fplab optim --init w2.npy --grad-stack gs.npy --lr 1 --every 1 \
+		--policy none:fp64,grad-rnd=tp --tsv | awk -F "\t" "NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"drift\") k = i }
+		NR > 1 { print \$k }"'
 # grad-rnd=sp into fp32 with R = 32 is not exact: a warning
 fplab optim --init zero.txt -g tie.txt --policy none:fp32,grad-rnd=sp >/dev/null 2>err.txt
 grep -q "warning: none:fp32,grad-rnd=sp: -g: .*binary64 cannot hold" err.txt ||
