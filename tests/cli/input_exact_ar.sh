@@ -135,6 +135,21 @@ fplab allreduce --inputs tie.txt,zero.txt --comm fp16:sp >/dev/null 2>err.txt
 [ -s err.txt ] && fail "allreduce fp16:sp: $(cat err.txt)"
 checks=$((checks + 3))
 
+# --mpi (when fplab-mpi and mpirun are here): each rank reads the same
+# files and holds the same numbers, so the cast gives 65504 there too
+if [ -x "$(dirname "$FPLAB")/fplab-mpi" ] && command -v mpirun >/dev/null 2>&1 &&
+	command -v timeout >/dev/null 2>&1; then
+	_root=
+	[ "$(id -u)" = 0 ] && _root=--allow-run-as-root
+	if ASAN_OPTIONS=detect_leaks=0 timeout 120 mpirun --oversubscribe $_root -np 2 \
+		"$FPLAB" allreduce --mpi --inputs max.txt,zero.txt --comm fp16 -o mpi.txt \
+		>/dev/null 2>err.txt; then
+		[ "$(cat mpi.txt)" = 65504 ] ||
+			fail "allreduce --mpi 65519.99999999999999999 in fp16 ne: $(cat mpi.txt)"
+		checks=$((checks + 1))
+	fi
+fi
+
 # --- optim ----------------------------------------------------------------
 # drift is |w - w_ref| / |w_ref|, w_ref the FP64 reference's (binary64 in
 # ne: the decimal's nearest binary64).  near A B: |A - B| <= 1e-12 |B|
