@@ -365,7 +365,7 @@ static int make_runs(struct run *runs, size_t nrun, const struct cli_optim_data 
 		r->cfg.hyper = opt.hyper;
 		r->cfg.threads = opt.ro.st.threads / (int)nrun > 1 ? opt.ro.st.threads / (int)nrun : 1;
 		if (!cli_optim_hold_w0(d, &r->cfg.policy, opt.ro.st.sr_bits))
-			hold_warning(r, "--init");
+			hold_warning(r, "the initial weights");
 		rc = fpl_optim_create(&r->o, &r->cfg, d->nt, d->sizes,
 				      (const double *const *)d->w0, &st);
 		if (rc)
@@ -692,7 +692,7 @@ static void hold_grads(struct run *runs, size_t nrun, const struct cli_optim_dat
 	for (i = 0; i < nrun; i++)
 		if (!cli_optim_hold_grads(d, s, (const double *const *)G, runs[i].G,
 					  &runs[i].cfg.policy, opt.ro.st.sr_bits) && !runs[i].warned) {
-			hold_warning(&runs[i], "-g");
+			hold_warning(&runs[i], "the gradients");
 			runs[i].warned = 1;
 		}
 }

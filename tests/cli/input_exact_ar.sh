@@ -199,7 +199,7 @@ expect_out "optim --grad-stack of 2^53 + 1 in fp64 tp" \
 		NR > 1 { print \$k }"'
 # grad-rnd=sp into fp32 with R = 32 is not exact: a warning
 fplab optim --init zero.txt -g tie.txt --policy none:fp32,grad-rnd=sp >/dev/null 2>err.txt
-grep -q "warning: none:fp32,grad-rnd=sp: -g: .*binary64 cannot hold" err.txt ||
+grep -q "warning: none:fp32,grad-rnd=sp: the gradients: .*binary64 cannot hold" err.txt ||
 	fail "optim fp32 sp, R = 32: no warning ($(cat err.txt))"
 fplab optim --init zero.txt -g tie.txt --policy none:fp16,grad-rnd=sp >/dev/null 2>err.txt
 [ -s err.txt ] && fail "optim fp16 sp: $(cat err.txt)"
