@@ -945,6 +945,131 @@ static void check_wide_maths(uint64_t n, const fpl_format *fmts, int nf)
 	       (unsigned long long)n);
 }
 
+/* -------------------------------------------------- 4b. fpl_wide_hold */
+/*
+ * fpl_wide_hold's promise, checked against the engine's one rounding of
+ * the number itself (fpl_round_wide, which the oracle sweeps above check):
+ * where it returns 1, rounding the held binary64 into f (fpl_round), and
+ * scaling it by 2^k first (fpl_round_parts, as APS does) while the number
+ * and the scaled number lie in binary64's normal range, gives the same
+ * bits and flags, in every mode, with the same draw.  The numbers sit on
+ * f's boundaries: their top p bits random, then a run of equal bits (a
+ * tie, or just above or below one, for every mode's decision) down to
+ * around binary64's last bit, then random bits, zeros or only sticky, at
+ * magnitudes about f's and binary64's range ends.  Where it must return 1
+ * (p <= 51, sp with p + R <= 52) a 0 is a failure too.
+ */
+static void hold_wide(h_rng *r, fpl_wide *w, int p, int64_t E)
+{
+	unsigned __int128 s = ((unsigned __int128)h_rng_next(r) << 64) | h_rng_next(r);
+	int a = p - 1 + (int)h_rng_below(r, 4), b = 48 + (int)h_rng_below(r, 24), i;
+	int c = (int)h_rng_below(r, 2);
+
+	if (h_rng_below(r, 4)) {	/* bits a..b-1 from the top all c */
+		for (i = a; i < b && i < 128; i++) {
+			unsigned __int128 bit = (unsigned __int128)1 << (127 - i);
+			s = c ? s | bit : s & ~bit;
+		}
+		if (h_rng_below(r, 2) && b < 128)	/* nothing below the run */
+			s &= ~(((unsigned __int128)1 << (127 - b)) - 1) << 1;
+	}
+	s |= (unsigned __int128)1 << 127;
+	memset(w, 0, sizeof *w);
+	w->negative = (int)h_rng_below(r, 2);
+	w->hi = (uint64_t)(s >> 64);
+	w->lo = (uint64_t)s;
+	w->sticky = (int)h_rng_below(r, 2);
+	w->exp = E - 127;
+}
+
+static int64_t hold_exponent(h_rng *r, const fpl_format *f)
+{
+	static const int edges[] = { -1077, -1075, -1074, -1073, -1060, -1023, -1022, -1021,
+				     1022, 1023, 1024, 1030 };
+
+	switch (h_rng_below(r, 4)) {
+	case 0: return f->emin - f->m - 3 + (int64_t)h_rng_below(r, 6);
+	case 1: return f->emax - 1 + (int64_t)h_rng_below(r, 3);
+	case 2: return edges[h_rng_below(r, sizeof edges / sizeof edges[0])];
+	default: return (int64_t)h_rng_below(r, 2111) - 1080;
+	}
+}
+
+static void check_hold_one(h_rng *r, const fpl_format *f)
+{
+	fpl_rnd rnd = (fpl_rnd)h_rng_below(r, FPL_RND_COUNT);
+	int R = h_rng_below(r, 2) ? 32 : 1 + (int)h_rng_below(r, 32);
+	int K = rnd == FPL_RND_SP ? R + 1 : 2, b64 = f->m == 52 && f->max == DBL_MAX;
+	int must = f->m + K <= 52 && f->emin - f->m - K >= -1074;
+	int64_t E = hold_exponent(r, f);
+	fpl_state s1, s2;
+	fpl_wide w, w2;
+	double h, want, got;
+	int ex, k, e;
+
+	hold_wide(r, &w, f->m + 1, E);
+	ex = fpl_wide_hold(&w, f, rnd, R, &h);
+	if (f->emax >= 1023 && E >= 1024 && rnd != FPL_RND_NE && rnd != FPL_RND_NA &&
+	    rnd != FPL_RND_NZ)
+		must = 0;	/* DBL_MAX may stay at f's max, without overflow */
+	if (must && !h_check(ex))
+		h_fail("fpl_wide_hold: 0 for %s in %s, R %d", f->name, fpl_rnd_name(rnd), R);
+	if (!ex)
+		return;
+	fpl_state_init(&s1, 77);
+	s1.sr_bits = R;
+	s1.counter = h_rng_next(r) >> 20;
+	s2 = s1;
+	want = fpl_round_wide(f, &w, rnd, &s1);
+	got = fpl_round(f, h, rnd, &s2);
+	if (!h_check(h_same(want, got) && (b64 || s1.flags == s2.flags))) {
+		char f1[64], f2[64];
+		h_fail("fpl_wide_hold into %s, %s, R %d: held %a, rounds to %a (%s), the number "
+		       "to %a (%s)", f->name, fpl_rnd_name(rnd), R, h, got,
+		       h_flags(s2.flags, f2, sizeof f2), want, h_flags(s1.flags, f1, sizeof f1));
+		print_wide("number", &w);
+	}
+	/* scaled by 2^k, both in binary64's normal range */
+	k = (int)h_rng_below(r, 121) - 60;
+	if (E < -1022 || E > 1023 || E + k < -1022 || E + k > 1023 || b64)
+		return;
+	w2 = w;
+	w2.exp += k;
+	fpl_state_init(&s1, 78);
+	s1.sr_bits = R;
+	s2 = s1;
+	want = fpl_round_wide(f, &w2, rnd, &s1);
+	h = frexp(fabs(h), &e);	/* held = h 2^e, 1/2 <= h < 1 */
+	got = fpl_round_parts(f, w.negative, (int64_t)e - 53 + k, 0, (uint64_t)ldexp(h, 53), 0,
+			      rnd, &s2);
+	if (!h_check(h_same(want, got) && s1.flags == s2.flags)) {
+		char f1[64], f2[64];
+		h_fail("fpl_wide_hold into %s, %s, R %d, scaled by 2^%d: %a (%s), the number "
+		       "%a (%s)", f->name, fpl_rnd_name(rnd), R, k, got,
+		       h_flags(s2.flags, f2, sizeof f2), want, h_flags(s1.flags, f1, sizeof f1));
+		print_wide("number", &w);
+	}
+}
+
+static void check_hold(uint64_t n, const fpl_format *fmts, int nf)
+{
+	fpl_format f[32];
+	int k = 0, i;
+	h_rng r;
+
+	for (i = 0; i < nf && k < 28; i++)
+		f[k++] = fmts[i];
+	fpl_format_ieee(&f[k++], 11, 50);	/* the widest exact one */
+	fpl_format_ieee(&f[k++], 11, 51);	/* 52 bits: never exact */
+	fpl_format_ieee(&f[k++], 8, 28);	/* exact but for sp at R > 23 */
+	fpl_format_ieee(&f[k++], 11, 10);	/* fp16's precision, binary64's range */
+	h_rng_init(&r, 0x401d);
+	for (i = 0; i < k; i++)
+		for (uint64_t j = 0; j < n; j++)
+			check_hold_one(&r, &f[i]);
+	h_note("fpl_wide_hold: %llu numbers x %d formats", (unsigned long long)n, k);
+}
+
 /* ------------------------------------------------------------ 5. hist */
 
 struct tensor {
@@ -1339,6 +1464,7 @@ int main(void)
 
 	/* 3, 4. */
 	check_wide_maths(h_sanitized() ? 10000 : h_scale(100000, 1000000), fmts, nf);
+	check_hold(h_sanitized() ? 3000 : h_scale(30000, 300000), fmts, nf);
 
 	/* 5. */
 	scratch_init();

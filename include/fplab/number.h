@@ -77,6 +77,26 @@ FPL_API int64_t fpl_wide_ilogb(const fpl_wide *w);
  * rounding the exact product x*s once. */
 FPL_API void fpl_wide_scale(fpl_wide *w, double s);
 
+/*
+ * The binary64 to hold for the number v of *w when what reads it later
+ * rounds it into f in mode rnd (sr_bits: R of sp, 1..32), possibly after
+ * scaling it by a power of two: *out is v rounded to odd into binary64
+ * when f has at most 53 - K significant bits and its least quantum is at
+ * least 2^(K-1074), K = 2 (R + 1 for sp) -- then rounding *out into f
+ * is rounding v itself (value and flags, overflow and underflow
+ * included) -- and otherwise v rounded into binary64 in rnd, which is v
+ * rounded once when f is binary64 itself (its flags are then the read's,
+ * not counted by the later rounding).  Returns 1 when the later rounding
+ * of *out into f (unscaled, or scaled by 2^k while v 2^k and v stay in
+ * binary64's normal range) equals that of v, 0 when it may not (sp with
+ * p + R > 52, se or sp into a 52- or 53-bit format, a 52-bit format, a
+ * number beyond binary64's range into a format whose top binade is
+ * binary64's in a mode other than ne, na, nz).  Section
+ * "Reading a number once" of number.c proves it.
+ */
+FPL_API int fpl_wide_hold(const fpl_wide *w, const fpl_format *f, fpl_rnd rnd, int sr_bits,
+			  double *out);
+
 /* A number of a read that binary64 cannot hold, and where it stands
  * among the values of that read. */
 typedef struct fpl_inexact {

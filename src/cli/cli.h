@@ -671,6 +671,9 @@ int cli_tensor_read_exact(struct cli_tensor *t, const char *spec);
 /* Tensor `name` of `path` (path:name), or the whole file when name is
  * NULL (a text file); as cli_tensor_read. */
 int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name);
+/* The same as cli_tensor_read_exact (allreduce, optim: their loads hold
+ * the list's numbers as fpl_wide_hold says). */
+int cli_tensor_read_member_exact(struct cli_tensor *t, const char *path, const char *name);
 void cli_tensor_release(struct cli_tensor *t);
 
 /*
@@ -859,6 +862,10 @@ struct cli_layer {
 	struct fpl__gen gen;		/* --layers: its distribution */
 	int fp32;			/* --fp32-layers names it */
 	double *g;			/* nodes * n values */
+	/* the numbers of the files binary64 cannot hold (pos indexes g),
+	 * held in g as cli_layers_hold last chose */
+	fpl_inexact *inx;
+	size_t ninx;
 };
 struct cli_layers {
 	struct cli_layer *l;
@@ -891,6 +898,14 @@ int cli_layers_read_stacked(struct cli_layers *ls, const char *path, uint32_t no
 /* --fp32-layers LIST: comma list of layer names, 0-based indices, `first`
  * or `last`; sets fp32.  0 or -2 (unknown layer, with a suggestion). */
 int cli_layers_fp32(struct cli_layers *ls, const char *list);
+/*
+ * Hold layer l's numbers that binary64 cannot hold (l->inx) in l->g as
+ * the cast into f in mode rnd (sp: sr_bits) reads them once
+ * (fpl_wide_hold): rounded to odd for formats of 51 bits or fewer.
+ * Returns 1 when the cast rounds each of them as the number itself, 0
+ * when it may not (fpl_wide_hold's cases; the caller warns).
+ */
+int cli_layers_hold(struct cli_layer *l, const fpl_format *f, fpl_rnd rnd, int sr_bits);
 void cli_layers_release(struct cli_layers *ls);
 
 /*
@@ -985,6 +1000,12 @@ struct cli_optim_data {
 	double **gp;			/* nfiles * nt pointers into bufs */
 	double **bufs;			/* owned buffers */
 	size_t nbufs;
+	/* the numbers of the files binary64 cannot hold, pos indexing w0[j]
+	 * (winx[j], nwinx[j]) or gp[k] (ginx[k], nginx[k]); w0 holds them as
+	 * cli_optim_hold_w0 last chose, gp their nearest binary64 */
+	fpl_inexact **winx, **ginx;
+	size_t *nwinx, *nginx;
+	int ginx_any;
 };
 /* --sizes N[,N...] appended to d; 0, -2 (usage error printed) or -1. */
 int cli_optim_sizes(struct cli_optim_data *d, const char *spec);
@@ -1005,6 +1026,19 @@ int cli_optim_read_stack(struct cli_optim_data *d, const char *path);
  * each). */
 int cli_optim_spike(const struct cli_optim_data *d, uint64_t s);
 void cli_optim_grads(const struct cli_optim_data *d, uint64_t s, double *const *G);
+/*
+ * Read once (fpl_wide_hold), for a run of policy p (sr_bits: its R):
+ * cli_optim_hold_w0 holds the numbers of d->winx in d->w0 as p's first
+ * rounding of the weights reads them (the master's, ne, for fp32-master
+ * and split; else the weight format's); cli_optim_hold_grads copies G
+ * (step s of cli_optim_grads) into Gr with the numbers of step s's files
+ * held as p's cast into `grad` reads them (times the spike factor on a
+ * spike step).  Each returns 1 when those roundings are the numbers' own,
+ * 0 when they may not be (the caller warns).
+ */
+int cli_optim_hold_w0(const struct cli_optim_data *d, const fpl_opt_policy *p, int sr_bits);
+int cli_optim_hold_grads(const struct cli_optim_data *d, uint64_t s, const double *const *G,
+			 double *const *Gr, const fpl_opt_policy *p, int sr_bits);
 void cli_optim_data_release(struct cli_optim_data *d);
 
 int cmd_optim(int argc, char **argv);

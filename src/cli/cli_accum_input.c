@@ -78,20 +78,32 @@ static int keep_inexact(struct cli_tensor *t, const struct cli_inexact_list *l)
 	return 0;
 }
 
-int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name)
+/* path:name (or path when name is NULL) read by `read`. */
+static int read_member(struct cli_tensor *t, const char *path, const char *name,
+		       int (*read)(struct cli_tensor *, const char *))
 {
 	char *spec;
 	int rc;
 
 	if (!name)
-		return cli_tensor_read(t, path);
+		return read(t, path);
 	spec = malloc(strlen(path) + strlen(name) + 2);
 	if (!spec)
 		return error("out of memory");
 	sprintf(spec, "%s:%s", path, name);
-	rc = cli_tensor_read(t, spec);
+	rc = read(t, spec);
 	free(spec);
 	return rc;
+}
+
+int cli_tensor_read_member(struct cli_tensor *t, const char *path, const char *name)
+{
+	return read_member(t, path, name, cli_tensor_read);
+}
+
+int cli_tensor_read_member_exact(struct cli_tensor *t, const char *path, const char *name)
+{
+	return read_member(t, path, name, cli_tensor_read_exact);
 }
 
 static const char *index_of(const struct cli_tensor *t, size_t p, char *buf, size_t cap);

@@ -8,6 +8,9 @@
  * Invariant: every layer holds the same number of values on every node,
  * node-major (node i's values are contiguous), and generated values depend
  * only on (seed, layer, node, index), never on threads or sweep position.
+ * A number of a file that binary64 cannot hold (a decimal such as 0.1 or
+ * 1e400, an int64 beyond 2^53) is kept exactly beside the layer and held
+ * in it as the combination about to run reads it once (cli_layers_hold).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,8 +24,10 @@ void cli_layers_release(struct cli_layers *ls)
 {
 	size_t i;
 
-	for (i = 0; i < ls->n; i++)
+	for (i = 0; i < ls->n; i++) {
 		free(ls->l[i].g);
+		free(ls->l[i].inx);
+	}
 	free(ls->l);
 	memset(ls, 0, sizeof *ls);
 }
@@ -150,6 +155,35 @@ int cli_layers_generate(struct cli_layers *ls, uint32_t nodes, uint64_t seed)
 }
 
 /* ---------------------------------------------------------- tensor files */
+/* Keep t's inexact numbers in l, their positions moved by off.  0 or -1. */
+static int keep_inexact(struct cli_layer *l, const struct cli_tensor *t, size_t off)
+{
+	fpl_inexact *v;
+	size_t i;
+
+	if (!t->ninx)
+		return 0;
+	v = realloc(l->inx, (l->ninx + t->ninx) * sizeof *v);
+	if (!v)
+		return error("out of memory");
+	l->inx = v;
+	for (i = 0; i < t->ninx; i++) {
+		v[l->ninx] = t->inx[i];
+		v[l->ninx++].pos += off;
+	}
+	return 0;
+}
+
+int cli_layers_hold(struct cli_layer *l, const fpl_format *f, fpl_rnd rnd, int sr_bits)
+{
+	size_t i;
+	int exact = 1;
+
+	for (i = 0; i < l->ninx; i++)
+		exact &= fpl_wide_hold(&l->inx[i].w, f, rnd, sr_bits, &l->g[l->inx[i].pos]);
+	return exact;
+}
+
 /* The tensor names of a tensor file, in file order ((*names)[k] point
  * into *tf, which the caller closes).  0 or -1. */
 static int list_tensors(const char *path, fpl_tensor_file **tf, size_t *n)
@@ -210,7 +244,7 @@ int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_
 
 			/* layer k is tensor k of each file, whatever its name there
 			 * (a .npy is named after its file: grad_rank0, grad_rank1) */
-			if (cli_tensor_read_member(&t, files[i], tf ? fpl_tensor_get(tf, k)->name
+			if (cli_tensor_read_member_exact(&t, files[i], tf ? fpl_tensor_get(tf, k)->name
 						   : NULL)) {
 				fpl_tensor_close(tf);
 				return -1;
@@ -235,6 +269,11 @@ int cli_layers_read_nodes(struct cli_layers *ls, const char *const *files, size_
 					     files[i], l->n, files[0]);
 			}
 			memcpy(l->g + i * l->n, t.v, t.n * sizeof *t.v);
+			if (keep_inexact(l, &t, i * l->n)) {
+				cli_tensor_release(&t);
+				fpl_tensor_close(tf);
+				return -1;
+			}
 			cli_tensor_release(&t);
 		}
 		fpl_tensor_close(tf);
@@ -282,11 +321,13 @@ int cli_layers_read_stacked(struct cli_layers *ls, const char *path, uint32_t no
 		struct cli_layer *l = &ls->l[k];
 		struct cli_tensor t;
 
-		if (cli_tensor_read_member(&t, path, l->name))
+		if (cli_tensor_read_member_exact(&t, path, l->name))
 			return -1;
 		/* C order: node i's slice is contiguous */
 		l->n = t.n / nodes;
 		l->g = t.v;
+		l->inx = t.inx;
+		l->ninx = t.ninx;
 	}
 	return 0;
 }

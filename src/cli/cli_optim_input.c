@@ -13,6 +13,12 @@
  * CLI_OPTIM_G_STREAM(j, s), and the spike decision of step s is draw s of
  * CLI_OPTIM_SPIKE_STREAM; none meets the streams of allreduce (below 2^45)
  * or of --gen (1, 2).
+ *
+ * A number of the files that binary64 cannot hold (a decimal such as 0.1
+ * or 1e400, an int64 beyond 2^53) is kept exactly beside its buffer and
+ * held, for each run, as the run's first rounding of it reads it once
+ * (fpl_wide_hold): the weights' into the master (fp32-master, split) or
+ * the weight format, a gradient's into `grad` (the backward pass's cast).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +34,14 @@ void cli_optim_data_release(struct cli_optim_data *d)
 		free(d->w0 ? d->w0[i] : NULL);
 	for (i = 0; i < d->nbufs; i++)
 		free(d->bufs[i]);
+	for (i = 0; d->winx && i < d->nt; i++)
+		free(d->winx[i]);
+	for (i = 0; d->ginx && i < d->nfiles * d->nt; i++)
+		free(d->ginx[i]);
+	free(d->winx);
+	free(d->nwinx);
+	free(d->ginx);
+	free(d->nginx);
 	free(d->bufs);
 	free(d->w0);
 	free(d->sizes);
@@ -158,7 +172,9 @@ static int alloc_tensors(struct cli_optim_data *d)
 
 	d->names = calloc(d->nt, sizeof *d->names);
 	d->w0 = calloc(d->nt, sizeof *d->w0);
-	if (!d->names || !d->w0)
+	d->winx = calloc(d->nt, sizeof *d->winx);
+	d->nwinx = calloc(d->nt, sizeof *d->nwinx);
+	if (!d->names || !d->w0 || !d->winx || !d->nwinx)
 		return error("out of memory");
 	for (j = 0; j < d->nt; j++)
 		snprintf(d->names[j], sizeof d->names[j], "tensor%zu", j);
@@ -255,7 +271,7 @@ int cli_optim_read_init(struct cli_optim_data *d, const char *path)
 
 		if (!text)
 			snprintf(d->names[j], sizeof d->names[j], "%s", info[j].name);
-		if (cli_tensor_read_member(&t, path, text ? NULL : info[j].name)) {
+		if (cli_tensor_read_member_exact(&t, path, text ? NULL : info[j].name)) {
 			free(info);
 			return -1;
 		}
@@ -266,6 +282,8 @@ int cli_optim_read_init(struct cli_optim_data *d, const char *path)
 		}
 		d->sizes[j] = t.n;
 		d->w0[j] = t.v;
+		d->winx[j] = t.inx;	/* d owns them now */
+		d->nwinx[j] = t.ninx;
 		d->total += t.n;
 	}
 	free(info);
@@ -276,7 +294,9 @@ int cli_optim_read_init(struct cli_optim_data *d, const char *path)
 static int alloc_steps(struct cli_optim_data *d, size_t steps)
 {
 	d->gp = calloc(steps * d->nt, sizeof *d->gp);
-	if (!d->gp)
+	d->ginx = calloc(steps * d->nt, sizeof *d->ginx);
+	d->nginx = calloc(steps * d->nt, sizeof *d->nginx);
+	if (!d->gp || !d->ginx || !d->nginx)
 		return error("out of memory");
 	d->nfiles = steps;
 	return 0;
@@ -319,7 +339,7 @@ int cli_optim_read_steps(struct cli_optim_data *d, const char *const *files, siz
 		for (j = 0; j < n; j++) {
 			struct cli_tensor t;
 
-			if (cli_tensor_read_member(&t, files[s], text ? NULL : info[j].name)) {
+			if (cli_tensor_read_member_exact(&t, files[s], text ? NULL : info[j].name)) {
 				free(info);
 				return -1;
 			}
@@ -335,13 +355,45 @@ int cli_optim_read_steps(struct cli_optim_data *d, const char *const *files, siz
 				return -1;
 			}
 			if (keep(d, t.v)) {
+				free(t.inx);
 				free(info);
 				return -1;
 			}
 			d->gp[s * d->nt + j] = t.v;
+			d->ginx[s * d->nt + j] = t.inx;
+			d->nginx[s * d->nt + j] = t.ninx;
+			d->ginx_any |= t.ninx != 0;
 		}
 		free(info);
 	}
+	return 0;
+}
+
+/* t's inexact numbers (t a stack of per-value steps for tensor j) into
+ * the lists of their steps; t.inx freed.  0 or -1. */
+static int split_inexact(struct cli_optim_data *d, struct cli_tensor *t, size_t j, size_t per)
+{
+	size_t i, k, q;
+
+	for (i = 0; i < t->ninx; i = k) {
+		size_t s = t->inx[i].pos / per, slot = s * d->nt + j;
+		fpl_inexact *v;
+
+		for (k = i; k < t->ninx && t->inx[k].pos / per == s; k++)
+			;
+		v = malloc((k - i) * sizeof *v);
+		if (!v) {
+			free(t->inx);
+			return error("out of memory");
+		}
+		memcpy(v, t->inx + i, (k - i) * sizeof *v);
+		for (q = 0; q < k - i; q++)
+			v[q].pos -= s * per;
+		d->ginx[slot] = v;
+		d->nginx[slot] = k - i;
+		d->ginx_any = 1;
+	}
+	free(t->inx);
 	return 0;
 }
 
@@ -405,17 +457,22 @@ int cli_optim_read_stack(struct cli_optim_data *d, const char *path)
 			free(info);
 			return -1;
 		}
-		if (cli_tensor_read_member(&t, path, info[j].name)) {
+		if (cli_tensor_read_member_exact(&t, path, info[j].name)) {
 			free(info);
 			return -1;
 		}
 		if (keep(d, t.v)) {
+			free(t.inx);
 			free(info);
 			return -1;
 		}
 		/* C order: step s's slice is contiguous */
 		for (s = 0; s < steps; s++)
 			d->gp[s * d->nt + j] = t.v + s * per;
+		if (split_inexact(d, &t, j, per)) {
+			free(info);
+			return -1;
+		}
 	}
 	free(info);
 	return 0;
@@ -448,4 +505,41 @@ void cli_optim_grads(const struct cli_optim_data *d, uint64_t s, double *const *
 			for (i = 0; i < d->sizes[j]; i++)
 				G[j][i] *= d->spike_f;
 	}
+}
+
+/* ---------------------------------------------------- read once, per run */
+int cli_optim_hold_w0(const struct cli_optim_data *d, const fpl_opt_policy *p, int sr_bits)
+{
+	int master = p->master == FPL_MASTER_FP32 || p->master == FPL_MASTER_SPLIT;
+	const fpl_format *f = master ? &p->master_fmt : &p->weight;
+	fpl_rnd rnd = master ? FPL_RND_NE : p->weight_rnd;
+	size_t j, i;
+	int exact = 1;
+
+	for (j = 0; d->winx && j < d->nt; j++)
+		for (i = 0; i < d->nwinx[j]; i++)
+			exact &= fpl_wide_hold(&d->winx[j][i].w, f, rnd, sr_bits,
+					       &d->w0[j][d->winx[j][i].pos]);
+	return exact;
+}
+
+int cli_optim_hold_grads(const struct cli_optim_data *d, uint64_t s, const double *const *G,
+			 double *const *Gr, const fpl_opt_policy *p, int sr_bits)
+{
+	size_t slot = d->nfiles ? (size_t)(s % d->nfiles) * d->nt : 0, j, i;
+	int spike = cli_optim_spike(d, s), exact = 1;
+
+	for (j = 0; j < d->nt; j++) {
+		const fpl_inexact *v = d->nfiles ? d->ginx[slot + j] : NULL;
+
+		memcpy(Gr[j], G[j], d->sizes[j] * sizeof *G[j]);
+		for (i = 0; v && i < d->nginx[slot + j]; i++) {
+			double *x = &Gr[j][v[i].pos];
+
+			exact &= fpl_wide_hold(&v[i].w, &p->grad, p->grad_rnd, sr_bits, x);
+			if (spike)
+				*x *= d->spike_f;	/* as cli_optim_grads */
+		}
+	}
+	return exact;
 }

@@ -424,6 +424,24 @@ static void add_total(fpl_ar_report *tot, const fpl_ar_report *r)
 
 static size_t progress_done;	/* layers reduced so far, for the progress bar */
 
+/* Hold layer y's numbers that binary64 cannot hold as c's cast reads them
+ * (cli_layers_hold: --fp32-layers cast into binary32, ne); a warning, once
+ * per combination (*warned), when they may round otherwise than the
+ * numbers themselves. */
+static void hold(const struct combo *c, struct cli_layer *y, int *warned)
+{
+	fpl_format f32;
+
+	fpl_format_ieee(&f32, 8, 23);
+	if (cli_layers_hold(y, y->fp32 ? &f32 : &c->cfg.comm, y->fp32 ? FPL_RND_NE
+			    : c->cfg.comm_rnd, opt.ro.st.sr_bits) || *warned)
+		return;
+	*warned = 1;
+	warning("layer '%s', --comm %s: a number of the inputs that binary64 cannot hold "
+		"is cast from its nearest or odd binary64, not once from itself (see "
+		"fplab-allreduce(1), reading a number once)", y->name, c->comm);
+}
+
 /* Run combination c over every layer: rows, then the total; out (the
  * sum of the layer sizes) receives the results. */
 static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls, double *out)
@@ -434,7 +452,7 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 	double k, kmin = INFINITY;
 	size_t l, off = 0;
 	uint32_t i;
-	int rc = 0;
+	int rc = 0, warned = 0;
 
 	if (!g)
 		return error("out of memory");
@@ -446,6 +464,8 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 		for (i = 0; i < ls->nodes; i++)
 			g[i] = y->g + (size_t)i * y->n;
 		c->cfg.keep_fp32 = y->fp32;
+		if (y->ninx)
+			hold(c, y, &warned);
 		if (cmd_allreduce_mpi)
 			rc = cmd_allreduce_mpi->allreduce(out + off, &rep, &c->cfg, g, y->n, &st,
 							  opt.ro.st.threads);

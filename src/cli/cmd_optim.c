@@ -187,6 +187,10 @@ struct run {
 	fpl_opt_memory mem;
 	double *m;		/* the carrier (fpl_optim_master), all tensors */
 	double *drift_s, *vfrac_s;	/* SVG series */
+	double **G;		/* its gradients when the files hold numbers that
+				 * binary64 cannot hold (cli_optim_hold_grads) */
+	size_t nG;		/* buffers of G */
+	int warned;		/* of such a number (hold_warning) */
 };
 
 /* A format KEY's value FMT[:MODE] into f (and rnd when a mode is given). */
@@ -317,6 +321,37 @@ static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
 }
 
 /* ------------------------------------------------------------ the run */
+/* A run's first rounding of a number of the files may not be the number's. */
+static void hold_warning(const struct run *r, const char *what)
+{
+	warning("%s: %s: a number that binary64 cannot hold is rounded from its nearest or "
+		"odd binary64, not once from itself (see fplab-optim(1), reading a number once)",
+		r->name ? r->name : "the FP64 reference", what);
+}
+
+static void free_buffers(double **G, size_t n)
+{
+	size_t j;
+
+	for (j = 0; G && j < n; j++)
+		free(G[j]);
+	free(G);
+}
+
+/* One gradient buffer per tensor of d; NULL when out of memory. */
+static double **grad_buffers(const struct cli_optim_data *d)
+{
+	double **G = calloc(d->nt, sizeof *G);
+	size_t j;
+
+	for (j = 0; G && j < d->nt; j++)
+		if (!(G[j] = malloc((d->sizes[j] + 1) * sizeof *G[j]))) {
+			free_buffers(G, j);
+			return NULL;
+		}
+	return G;
+}
+
 static int make_runs(struct run *runs, size_t nrun, const struct cli_optim_data *d)
 {
 	fpl_state st = opt.ro.st;
@@ -329,6 +364,8 @@ static int make_runs(struct run *runs, size_t nrun, const struct cli_optim_data 
 
 		r->cfg.hyper = opt.hyper;
 		r->cfg.threads = opt.ro.st.threads / (int)nrun > 1 ? opt.ro.st.threads / (int)nrun : 1;
+		if (!cli_optim_hold_w0(d, &r->cfg.policy, opt.ro.st.sr_bits))
+			hold_warning(r, "the initial weights");
 		rc = fpl_optim_create(&r->o, &r->cfg, d->nt, d->sizes,
 				      (const double *const *)d->w0, &st);
 		if (rc)
@@ -336,8 +373,9 @@ static int make_runs(struct run *runs, size_t nrun, const struct cli_optim_data 
 				     fpl_strerror(rc));
 		fpl_opt_memory_per_param(&r->cfg, &r->mem);
 		r->m = malloc((d->total + 1) * sizeof *r->m);
-		if (!r->m)
+		if (!r->m || (d->ginx_any && !(r->G = grad_buffers(d))))
 			return error("out of memory");
+		r->nG = r->G ? d->nt : 0;
 	}
 	return 0;
 }
@@ -354,7 +392,9 @@ static void *step_runs(void *arg)
 	size_t i;
 
 	for (i = j->lo; i < j->hi; i += j->stride)
-		j->runs[i].rc = fpl_optim_step(j->runs[i].o, j->G, &j->runs[i].rep);
+		j->runs[i].rc = fpl_optim_step(j->runs[i].o, j->runs[i].G
+					       ? (const double *const *)j->runs[i].G : j->G,
+					       &j->runs[i].rep);
 	return NULL;
 }
 
@@ -668,10 +708,27 @@ static void free_runs(struct run *runs, size_t n)
 	for (i = 0; runs && i < n; i++) {
 		fpl_optim_free(runs[i].o);
 		free(runs[i].m);
+		free_buffers(runs[i].G, runs[i].nG);
 		free(runs[i].drift_s);
 		free(runs[i].vfrac_s);
 	}
 	free(runs);
+}
+
+/* Each run's gradients of step s: G with the files' numbers that binary64
+ * cannot hold as the run's cast reads them (a warning the first time one
+ * may not round as itself). */
+static void hold_grads(struct run *runs, size_t nrun, const struct cli_optim_data *d,
+		       uint64_t s, double *const *G)
+{
+	size_t i;
+
+	for (i = 0; i < nrun; i++)
+		if (!cli_optim_hold_grads(d, s, (const double *const *)G, runs[i].G,
+					  &runs[i].cfg.policy, opt.ro.st.sr_bits) && !runs[i].warned) {
+			hold_warning(&runs[i], "the gradients");
+			runs[i].warned = 1;
+		}
 }
 
 /* Every step: rows every --every steps and at the last, SVG buckets. */
@@ -710,6 +767,8 @@ static int simulate(struct run *runs, size_t nrun, const struct cli_optim_data *
 		int point = x && ((s + 1) % bucket == 0 || last);
 
 		cli_optim_grads(d, s, G);
+		if (d->ginx_any)
+			hold_grads(runs, nrun, d, s, G);
 		rc = step_all(runs, nrun, (const double *const *)G, opt.ro.st.threads);
 		if (rc)
 			break;

@@ -305,3 +305,73 @@ FPL_API void fpl_wide_scale(fpl_wide *w, double s)
 	w->hi = (p1 >> shift) | (p2 << (64 - shift));
 	w->exp += shift;
 }
+
+/*
+ * Reading a number once (fpl_wide_hold).
+ *
+ * Round to odd, RO(v): v truncated to binary64's quantum q64(v) (2^(E-52)
+ * for 2^E <= |v| < 2^(E+1), at least 2^-1074), its last bit then set
+ * when bits were lost; beyond DBL_MAX, DBL_MAX (odd); below 2^-1074,
+ * 2^-1074.  Then RO(v) and v agree on (a) their sign, (b) whether they
+ * are multiples of any quantum Q >= 2 q64 (an inexact RO(v) is an odd
+ * multiple of q64), (c) their truncation to any such multiple, and (d)
+ * which side of the midpoint of two consecutive multiples of Q >= 4 q64
+ * they lie on, and whether they lie on it (the midpoint is a multiple of
+ * 2 q64; RO(v) moves v by less than q64 without crossing a multiple of
+ * q64, and is on the midpoint only when v is).  f rounds at quantum
+ * qF(x) = 2^(max(E, emin) - m) (or coarser: no subnormals), so when
+ * qF >= 4 q64 at every magnitude, every deterministic mode (ne na nz: (d);
+ * tp tn tz: (a)(c); od and the inexact flag: (b)(c)) picks the same
+ * neighbour for RO(v) as for v.  sp reads the R bits below qF by
+ * truncation, and RO(v) holds them exactly when qF >= 2^(R+1) q64; se
+ * reads only (b).  qF >= 2^K q64 everywhere reads m + K <= 52 in
+ * binary64's normal range and emin - m - K >= -1074 below it.
+ *
+ * The flags follow the value: tininess (before rounding: |v| < 2^emin,
+ * with 2^emin an even multiple of q64, so (d)-like; after: the rounding
+ * at precision m+1 with unbounded exponent, the same argument) and
+ * overflow.  Beyond DBL_MAX: when emax < 1023, DBL_MAX and v both lie
+ * beyond f's top binade, and each mode overflows both alike.  When emax =
+ * 1023, f's rounding threshold (2 - 2^-(m+1)) 2^1023 lies below DBL_MAX
+ * (m <= 50), so ne, na and nz overflow both; the other modes may keep
+ * DBL_MAX at f's max without the overflow that v >= 2^1024 raises, and
+ * fpl_wide_hold says so.
+ *
+ * Scaling by 2^k (APS, a power-of-two loss scale): RO(v) 2^k = RO(v 2^k)
+ * while neither leaves binary64's normal range, so the argument holds
+ * for the scaled value.  Otherwise (53-bit formats): v rounded in rnd
+ * into binary64 is v rounded into f when f is binary64 (f rounds it
+ * again exactly); a 52-bit format would round twice.
+ */
+static int is_binary64(const fpl_format *f)
+{
+	return f->m == 52 && f->min_subnormal == 0x1p-1074 && f->max == 0x1.fffffffffffffp1023 &&
+	       !f->daz;
+}
+
+FPL_API int fpl_wide_hold(const fpl_wide *w, const fpl_format *f, fpl_rnd rnd, int sr_bits,
+			  double *out)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	int R = sr_bits < 1 ? 1 : sr_bits > 32 ? 32 : sr_bits;
+	int K = rnd == FPL_RND_SP ? R + 1 : 2;
+	int stochastic = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
+	fpl_state st;
+
+	pthread_once(&once, fp64_init);
+	fpl_state_init(&st, 0);
+	if (f->m + K <= 52 && f->emin - f->m - K >= -1074) {
+		*out = fpl_round_wide(&fp64_format, w, FPL_RND_OD, &st);
+		/* DBL_MAX standing for a larger v: only the nearest modes
+		 * overflow both when f's top binade is binary64's */
+		return f->emax < 1023 || fpl_wide_ilogb(w) < 1024 || rnd == FPL_RND_NE ||
+		       rnd == FPL_RND_NA || rnd == FPL_RND_NZ;
+	}
+	if (stochastic) {
+		*out = f->m <= 51 ? fpl_round_wide(&fp64_format, w, FPL_RND_OD, &st)
+			: fpl_round_wide(&fp64_format, w, FPL_RND_NE, &st);
+		return 0;
+	}
+	*out = fpl_round_wide(&fp64_format, w, rnd, &st);
+	return is_binary64(f);
+}
