@@ -168,10 +168,10 @@ near "$(col drift <o.tsv)" "$(awk 'BEGIN { printf "%.17g", 16 / 65520 }')" ||
 fplab optim --init zero.txt -g max.txt --lr 1 --policy none:fp16 --tsv >o.tsv 2>err.txt
 near "$(col drift <o.tsv)" "$(awk 'BEGIN { printf "%.17g", 16 / 65520 }')" ||
 	fail "optim -g 65519.99999999999999999: drift $(col drift <o.tsv), not 16/65520"
-[ "$(col overflow <o.tsv)" = 0 ] || fail "optim -g 65519.99999999999999999: an overflow"
+[ "$(col opt_overflow <o.tsv)" = 0 ] || fail "optim -g 65519.99999999999999999: an overflow"
 # -g 1e400: the cast into fp16 overflows (twice: inf, no overflow)
 fplab optim --init zero.txt -g big.txt --lr 1 --policy none:fp16 --tsv >o.tsv 2>err.txt
-[ "$(col overflow <o.tsv)" = 1 ] || fail "optim -g 1e400: overflow $(col overflow <o.tsv), not 1"
+[ "$(col opt_overflow <o.tsv)" = 1 ] || fail "optim -g 1e400: overflow $(col opt_overflow <o.tsv), not 1"
 # -g 1 + 10^-30 with grad-rnd=tp: the gradient is 1 + 2^-10, w = -(1 +
 # 2^-10), the reference's -1: drift 2^-10 (twice: 0)
 fplab optim --init zero.txt -g up.txt --lr 1 --policy none:fp16,grad-rnd=tp --tsv >o.tsv \
