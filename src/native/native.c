@@ -11,8 +11,13 @@
  *
  * The kernel set in use (fplab/kernels.h, FPLAB_KERNELS) caps the ISA:
  * under "ref" no native kernel runs, under "avx2" only those that need no
- * AVX-512 (f16c, fma32; not the bf16, AMX and fp16 ones), so FPLAB_KERNELS=ref turns the CPU's own
- * arithmetic off everywhere.
+ * AVX-512 (f16c, fma32; not fma32-avx512 and the bf16, AMX and fp16
+ * ones), so FPLAB_KERNELS=ref turns the CPU's own arithmetic off
+ * everywhere.
+ *
+ * Two entries may share (op, profile), best first (fma32-avx512, then
+ * fma32): fpl_native_find gives the first one usable here, so the kernel
+ * set caps which one runs; both give the same bits.
  *
  * AMX: Linux hands out the tile-data state (XFEATURE_XTILEDATA, 8 KiB
  * per thread) only on request, arch_prctl(ARCH_REQ_XCOMP_PERM, 18); the
@@ -75,6 +80,16 @@ static int fma32_usable(const char **why)
 	if (c->avx2 && c->fma)
 		return 1;
 	*why = "this CPU (or OS) lacks avx2+fma";
+	return 0;
+}
+
+static int avx512f_usable(const char **why)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+
+	if (c->avx512f && c->fma)
+		return 1;
+	*why = "this CPU (or OS) lacks avx512f";
 	return 0;
 }
 
@@ -170,6 +185,11 @@ static int fma32_ok(const char **why)
 	return fma32_usable(why) && set_allows(1, why);
 }
 
+static int fma32_avx512_ok(const char **why)
+{
+	return avx512f_usable(why) && set_allows(2, why);
+}
+
 static int bf16_ok(const char **why)
 {
 	return bf16_usable(why) && set_allows(2, why);
@@ -192,6 +212,10 @@ static const fpl__native_impl impls[] = {
 	{ { "avx512bf16-cvt", FPL_NATIVE_ROUND, "bf16", "ne", "avx512_bf16",
 	    "VCVTNEPS2BF16 per element: nearest-even, denormal inputs read as zero" },
 	  bf16_ok, NULL, fpl__native_bf16_round, NULL },
+	{ { "fma32-avx512", FPL_NATIVE_GEMM, "fp32-fma", NULL, "avx512f",
+	    "6x32 register blocks of VFMADD231PS zmm chains, k ascending from C or +0 "
+	    "(K blocks in order, the chain kept in C between them)" },
+	  fma32_avx512_ok, fpl__native_fma32_avx512_gemm, NULL, NULL },
 	{ { "fma32", FPL_NATIVE_GEMM, "fp32-fma", NULL, "avx2+fma",
 	    "6x16 register blocks of VFMADD231PS chains, k ascending from C or +0" },
 	  fma32_ok, fpl__native_fma32_gemm, NULL, NULL },
@@ -261,14 +285,20 @@ const fpl_native_kernel *fpl_native_find(fpl_native_op op, const char *profile)
 {
 	const fpl_native_kernel *k;
 	size_t n, i;
+	const fpl_native_kernel *first = NULL;
 
 	if (!profile)
 		return NULL;
 	k = fpl_native_kernels(&n);
-	for (i = 0; i < n; i++)
-		if (k[i].op == op && !strcmp(k[i].profile, profile))
+	for (i = 0; i < n; i++) {
+		if (k[i].op != op || strcmp(k[i].profile, profile))
+			continue;
+		if (fpl_native_usable(&k[i], NULL))
 			return &k[i];
-	return NULL;
+		if (!first)
+			first = &k[i];
+	}
+	return first;
 }
 
 int fpl_native_usable(const fpl_native_kernel *k, const char **why)

@@ -36,6 +36,11 @@ int fpl__native_f16c_round(fpl_rnd rnd, const float *x, size_t n, uint16_t *out)
 int fpl__native_fma32_gemm(int beta, size_t m, size_t n, size_t kk, const float *a,
 			   const float *b, float *c, int threads);
 
+/* x86/gemm_fma32_avx512.c: the same GEMM on AVX-512 (profile fp32-fma,
+ * the same bits as fpl__native_fma32_gemm). */
+int fpl__native_fma32_avx512_gemm(int beta, size_t m, size_t n, size_t kk, const float *a,
+				  const float *b, float *c, int threads);
+
 /* x86/cvt_avx512bf16.c: VCVTNEPS2BF16, mode ne. */
 int fpl__native_bf16_round(fpl_rnd rnd, const float *x, size_t n, uint16_t *out);
 
