@@ -1245,6 +1245,35 @@ static int profile_model(fpl_accum_model *m, const char *name)
 	return rc == 0;
 }
 
+/* A bf16 GEMM refuses a float that is not a bf16 value (low 16 bits not
+ * zero) at any position of A or B, FPL_ERANGE with C untouched: k = 1 ..
+ * 19 (the check's 8-float steps and its tail), every position. */
+static void bf16_range(const fpl_native_kernel *k)
+{
+	float a[19], b[19], c = 7.0f;
+	size_t kk, pos, i;
+	int side, bad = 0;
+
+	for (kk = 1; kk <= 19; kk++)
+		for (side = 0; side < 2; side++)
+			for (pos = 0; pos < kk; pos++) {
+				for (i = 0; i < kk; i++)
+					a[i] = b[i] = 1.5f;
+				(side ? b : a)[pos] = h_f32(0x3fc00001u);	/* 1.5 + 2^-22 */
+				c = 7.0f;
+				if (fpl_native_gemm(k, 1, 1, 1, kk, a, b, &c, 1) != FPL_ERANGE
+				    || c != 7.0f)
+					bad++;
+			}
+	for (i = 0; i < 19; i++)
+		a[i] = b[i] = 1.5f;
+	c = 0.0f;	/* and all bf16: accepted, 19 * 2.25 */
+	if (!h_check(bad == 0 && fpl_native_gemm(k, 1, 1, 1, 19, a, b, &c, 1) == 0
+		     && c == 42.75f))
+		h_fail("%s: %d non-bf16 inputs not refused with FPL_ERANGE (or a bf16 one "
+		       "refused, C %g)", k->name, bad, (double)c);
+}
+
 /* fpl_native_find for fp32-fma: fma32-avx512 where it is usable, else
  * fma32 where that is (FPLAB_KERNELS=avx2, a CPU without AVX-512), else
  * the first compiled one, not usable (FPLAB_KERNELS=ref). */
@@ -1332,6 +1361,8 @@ int main(void)
 					       "fplab-native(7) says", T.name);
 			}
 			gemm_test(&T, 0x6e00 + i);
+			if (T.in == IN_BF16)
+				bf16_range(&k[i]);
 			if (T.in == IN_FP32)
 				fp32_sweep(&T, 0x6f00 + i);
 		}

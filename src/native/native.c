@@ -36,16 +36,27 @@
 #include <unistd.h>
 #endif
 
+/* Eight floats a step, in four independent 64-bit ORs (the check runs
+ * before every bf16 GEMM: one OR per element was 40% of a 256^3
+ * VDPBF16PS GEMM's time). */
 int fpl__native_all_bf16(const float *x, size_t n)
 {
+	uint64_t q0 = 0, q1 = 0, q2 = 0, q3 = 0;
 	uint32_t acc = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t u[4];
+		memcpy(u, x + i, sizeof u);
+		q0 |= u[0], q1 |= u[1], q2 |= u[2], q3 |= u[3];
+	}
+	for (; i < n; i++) {
 		uint32_t u;
 		memcpy(&u, x + i, sizeof u);
 		acc |= u;
 	}
+	q0 |= q1 | q2 | q3;
+	acc |= (uint32_t)q0 | (uint32_t)(q0 >> 32);
 	return (acc & 0xffffu) == 0;
 }
 
