@@ -81,6 +81,7 @@
 
 #include "harness.h"
 #include "native/f16_bits.h"
+#include "native/native_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -1305,6 +1306,25 @@ static void fp32_find(const fpl_native_kernel *k, size_t nk, const char *set)
 	if (set && !strcmp(set, "ref") && !h_check(!f || !fpl_native_usable(f, NULL)))
 		h_fail("FPLAB_KERNELS=ref leaves %s usable", f->name);
 	h_note("fpl_native_find(GEMM, fp32-fma): %s", f ? f->name : "NULL");
+#ifdef FPL_HAVE_X86_KERNELS
+	/* the accumulation layer's entry: the same bits as the kernel found */
+	if (f && fpl_native_usable(f, NULL) && fpl_native_usable(k2, NULL)) {
+		enum { BM = 7, BN = 37, BK = 300 };
+		static float a[BM * BK], b[BK * BN], c1[BM * BN], c2[BM * BN];
+		h_rng g;
+		h_rng_init(&g, 0x5eed);
+		for (i = 0; i < BM * BK; i++)
+			a[i] = h_f32(gen(&g, D_MIX, IN_FP32, 16));
+		for (i = 0; i < BK * BN; i++)
+			b[i] = h_f32(gen(&g, D_MIX, IN_FP32, 16));
+		for (i = 0; i < BM * BN; i++)
+			c1[i] = c2[i] = h_f32(gen(&g, D_NORMAL, IN_FP32, 1));
+		if (!h_check(fpl_native_gemm(f, 1, BM, BN, BK, a, b, c1, 2) == 0
+			     && fpl__native_fma32_gemm_best(1, BM, BN, BK, a, b, c2, 2) == 0
+			     && !memcmp(c1, c2, sizeof c1)))
+			h_fail("fpl__native_fma32_gemm_best differs from %s", f->name);
+	}
+#endif
 }
 
 int main(void)

@@ -216,6 +216,16 @@ static int fp16_ok(const char **why)
 	return fp16_usable(why) && set_allows(2, why);
 }
 
+int fpl__native_fma32_gemm_best(int beta, size_t m, size_t n, size_t kk, const float *a,
+				const float *b, float *c, int threads)
+{
+	const char *why;
+
+	if (fma32_avx512_ok(&why))
+		return fpl__native_fma32_avx512_gemm(beta, m, n, kk, a, b, c, threads);
+	return fpl__native_fma32_gemm(beta, m, n, kk, a, b, c, threads);
+}
+
 static const fpl__native_impl impls[] = {
 	{ { "f16c", FPL_NATIVE_ROUND, "fp16", "ne tn tp tz", "f16c",
 	    "VCVTPS2PH per element, the mode in its immediate (MXCSR not read)" },
