@@ -21,8 +21,8 @@
  * operand, b_k the second, the accumulator the destination, and the
  * native test checks the NaN priority a, b, acc on the CPU it runs on).
  *
- * Threads: rows are dealt in MC-row runs (or MR-row runs when M is
- * small), each thread with its own packing buffers; K is never split.
+ * Threads: each takes a run of 6-row blocks (one thread below MIN_WORK),
+ * with its own packing buffers; K is never split.
  */
 #include <immintrin.h>
 #include <stdlib.h>
@@ -188,6 +188,8 @@ int fpl__native_fma32_avx512_gemm(int beta, size_t m, size_t n, size_t kk, const
 	int t;
 	float *buf;
 
+	if (!m || !n)
+		return 0;
 	threads = fpl__spawn_threads(threads, blocks, (double)m * (double)n * (double)kk,
 				     MIN_WORK);
 	/* every buffer first, so that a failure writes nothing */
