@@ -114,6 +114,7 @@ X86_SRCS := \
 	src/kernels/x86/round_direct_avx2.c \
 	src/native/x86/cvt_f16c.c \
 	src/native/x86/gemm_fma32.c \
+	src/native/x86/gemm_fma32_avx512.c \
 	src/native/x86/cvt_avx512bf16.c \
 	src/native/x86/gemm_avx512bf16.c \
 	src/native/x86/gemm_amx.c \
@@ -415,6 +416,7 @@ $(BUILD)/src/kernels/x86/round_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/kernels/x86/round_direct_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/native/x86/cvt_f16c.o: X86_ISA = $(X86_F16C_FLAGS)
 $(BUILD)/src/native/x86/gemm_fma32.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/native/x86/gemm_fma32_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/native/x86/cvt_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)

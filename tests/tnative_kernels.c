@@ -6,7 +6,7 @@
  * native/gemm_amx_body.h, native/gemm_ph_body.h, native/arith_ph_body.h)
  * run on any CPU with plain-C instructions.
  *
- *  1. GEMM kernels (fma32, avx512bf16, amx-bf16, avx512fp16):
+ *  1. GEMM kernels (fma32-avx512, fma32, avx512bf16, amx-bf16, avx512fp16):
  *     fpl_native_gemm against
  *     fpl_accum_gemm with the kernel's profile on the reference path
  *     (FPLAB_ACCUM=ref, so the expected bits never come from a hardware
@@ -25,7 +25,10 @@
  *     cases, crafted ones: chains that end at -0 (tiny negative products
  *     flushed by FTZ) with C = -0 or a negative denormal, k odd and even,
  *     where a wrong pad (a +0 pad in AMX's K tail, a -0 pad in
- *     VDPBF16PS's odd k) changes the sign of a zero output.
+ *     VDPBF16PS's odd k) changes the sign of a zero output.  The
+ *     fp32-fma kernels then run fp32_sweep (every m and n in 1 .. 67, K
+ *     to 4096 across fma32-avx512's K blocks, 1-3 threads), and
+ *     fpl_native_find must pick fma32-avx512 where usable, else fma32.
  *  2. ROUND kernels: fpl_native_round_f32 against fpl_round_array_f32
  *     then fpl_encode, in each of the kernel's modes: f16c against fp16,
  *     avx512bf16-cvt against bf16 with subnormal = ftz and tininess =
@@ -65,8 +68,8 @@
  * fplab-native(7) states that rule for VFMADD231PH, inferred, not
  * measured, and this is where it is measured.
  *
- * Time: about 15 s here (release, two threads; 23 s on one), 75 s under
- * ASan, of which the fp16 twins take 7 s and 16 s; the
+ * Time: about 25 s here (release, two threads; 40 s on one; the fp32
+ * sweeps 8 s of it), 110 s under ASan, of which the fp16 twins take 7 s and 16 s; the
  * references run on fplab's scalar path, the twins one step per lane.
  */
 #include <math.h>
@@ -78,6 +81,7 @@
 
 #include "harness.h"
 #include "native/f16_bits.h"
+#include "native/native_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -660,8 +664,11 @@ static void compare(gtest *T, const char *what, size_t m, size_t n, size_t kk, c
 	h_check(bad == 0);
 }
 
+/* The most threads gemm_case runs the kernel with (from 1). */
+static int case_threads = 2;
+
 /* One shape, one data kind, one beta: the reference once, then the
- * kernel with 1 and 2 threads. */
+ * kernel with 1 .. case_threads threads. */
 static void gemm_case(gtest *T, size_t m, size_t n, size_t kk, int kind, int beta, h_rng *g)
 {
 	float *a = malloc((m * kk + 1) * sizeof *a), *b = malloc((kk * n + 1) * sizeof *b);
@@ -688,7 +695,7 @@ static void gemm_case(gtest *T, size_t m, size_t n, size_t kk, int kind, int bet
 		       rc, fpl_strerror(rc));
 		goto out;
 	}
-	for (th = 1; th <= 2; th++) {
+	for (th = 1; th <= case_threads; th++) {
 		memcpy(c, c0, m * n * sizeof *c);
 		rc = call(T, beta, m, n, kk, a, b, c, th);
 		snprintf(what, sizeof what, "%s data, beta %d, %d thread%s", kind_names[kind], beta,
@@ -790,6 +797,40 @@ static void gemm_test(gtest *T, uint64_t salt)
 	       T->nan_loose ? ", NaNs compared as \"both NaN\"" : "", h_now() - t0);
 	if (!h_check(T->outputs >= 1000000))
 		h_fail("%s: only %llu outputs compared (want at least 10^6)", T->name, T->outputs);
+}
+
+/*
+ * fp32-fma kernels (fma32, fma32-avx512), beyond gemm_test: every m and
+ * every n in 1 .. 67 (with k = 1 .. 67 varied alongside, against the
+ * 6 x 16, 6 x 32 register blocks), K across fma32-avx512's K blocks of
+ * 256 (255 .. 257, 511, 768, 4096: a chain continued from C between
+ * blocks must keep every bit), M across its 144-row A blocks and N across
+ * its 2048-column B blocks; 1, 2 and 3 threads, and two shapes above both
+ * kernels' one-thread work sizes (1.6e7 and 4e7 fmas), so rows are
+ * really split.  Data kinds and beta rotate.
+ */
+static void fp32_sweep(gtest *T, uint64_t salt)
+{
+	static const size_t big[][3] = {
+		{ 7, 45, 255 },	 { 5, 33, 256 },   { 6, 32, 257 },  { 13, 67, 511 },
+		{ 9, 40, 768 },	 { 7, 45, 4096 },  { 150, 20, 300 }, { 3, 2100, 9 },
+		{ 97, 130, 4096 }, { 301, 263, 520 },
+	};
+	const unsigned long long before = T->outputs;
+	h_rng g;
+	size_t q, m;
+	double t0 = h_now();
+
+	h_rng_init(&g, salt);
+	case_threads = 3;
+	for (m = 1; m <= 67; m++)	/* m and n = 68 - m both run through 1 .. 67 */
+		gemm_case(T, m, 68 - m, 1 + (m * 29) % 67, (int)(m % D_COUNT), (int)(m & 1), &g);
+	for (q = 0; q < sizeof big / sizeof *big; q++)
+		gemm_case(T, big[q][0], big[q][1], big[q][2], (int)(q % D_COUNT),
+			  (int)((q >> 1) & 1), &g);
+	case_threads = 2;
+	h_note("%s: sizes 1 .. 67, K to 4096, 1-3 threads: %llu more outputs (%.1f s)", T->name,
+	       T->outputs - before, h_now() - t0);
 }
 
 /*
@@ -1205,6 +1246,87 @@ static int profile_model(fpl_accum_model *m, const char *name)
 	return rc == 0;
 }
 
+/* A bf16 GEMM refuses a float that is not a bf16 value (low 16 bits not
+ * zero) at any position of A or B, FPL_ERANGE with C untouched: k = 1 ..
+ * 19 (the check's 8-float steps and its tail), every position. */
+static void bf16_range(const fpl_native_kernel *k)
+{
+	float a[19], b[19], c = 7.0f;
+	size_t kk, pos, i;
+	int side, bad = 0;
+
+	for (kk = 1; kk <= 19; kk++)
+		for (side = 0; side < 2; side++)
+			for (pos = 0; pos < kk; pos++) {
+				for (i = 0; i < kk; i++)
+					a[i] = b[i] = 1.5f;
+				(side ? b : a)[pos] = h_f32(0x3fc00001u);	/* 1.5 + 2^-22 */
+				c = 7.0f;
+				if (fpl_native_gemm(k, 1, 1, 1, kk, a, b, &c, 1) != FPL_ERANGE
+				    || c != 7.0f)
+					bad++;
+			}
+	for (i = 0; i < 19; i++)
+		a[i] = b[i] = 1.5f;
+	c = 0.0f;	/* and all bf16: accepted, 19 * 2.25 */
+	if (!h_check(bad == 0 && fpl_native_gemm(k, 1, 1, 1, 19, a, b, &c, 1) == 0
+		     && c == 42.75f))
+		h_fail("%s: %d non-bf16 inputs not refused with FPL_ERANGE (or a bf16 one "
+		       "refused, C %g)", k->name, bad, (double)c);
+}
+
+/* fpl_native_find for fp32-fma: fma32-avx512 where it is usable, else
+ * fma32 where that is (FPLAB_KERNELS=avx2, a CPU without AVX-512), else
+ * the first compiled one, not usable (FPLAB_KERNELS=ref). */
+static void fp32_find(const fpl_native_kernel *k, size_t nk, const char *set)
+{
+	const fpl_native_kernel *f = fpl_native_find(FPL_NATIVE_GEMM, "fp32-fma");
+	const fpl_native_kernel *k512 = NULL, *k2 = NULL;
+	const char *want;
+	size_t i;
+
+	for (i = 0; i < nk; i++) {
+		if (!strcmp(k[i].name, "fma32-avx512"))
+			k512 = &k[i];
+		if (!strcmp(k[i].name, "fma32"))
+			k2 = &k[i];
+	}
+	if (!k512 || !k2) {
+		h_check(nk == 0 && !f);
+		return;
+	}
+	want = fpl_native_usable(k512, NULL) ? "fma32-avx512"
+	       : fpl_native_usable(k2, NULL) ? "fma32" : "fma32-avx512";
+	if (!h_check(f && !strcmp(f->name, want)))
+		h_fail("fpl_native_find(GEMM, fp32-fma) gives %s, want %s", f ? f->name : "NULL",
+		       want);
+	/* the set caps it: avx2 never gives the AVX-512 kernel, ref none usable */
+	if (set && !strcmp(set, "avx2") && !h_check(!fpl_native_usable(k512, NULL)))
+		h_fail("FPLAB_KERNELS=avx2 leaves fma32-avx512 usable");
+	if (set && !strcmp(set, "ref") && !h_check(!f || !fpl_native_usable(f, NULL)))
+		h_fail("FPLAB_KERNELS=ref leaves %s usable", f->name);
+	h_note("fpl_native_find(GEMM, fp32-fma): %s", f ? f->name : "NULL");
+#ifdef FPL_HAVE_X86_KERNELS
+	/* the accumulation layer's entry: the same bits as the kernel found */
+	if (f && fpl_native_usable(f, NULL) && fpl_native_usable(k2, NULL)) {
+		enum { BM = 7, BN = 37, BK = 300 };
+		static float a[BM * BK], b[BK * BN], c1[BM * BN], c2[BM * BN];
+		h_rng g;
+		h_rng_init(&g, 0x5eed);
+		for (i = 0; i < BM * BK; i++)
+			a[i] = h_f32(gen(&g, D_MIX, IN_FP32, 16));
+		for (i = 0; i < BK * BN; i++)
+			b[i] = h_f32(gen(&g, D_MIX, IN_FP32, 16));
+		for (i = 0; i < BM * BN; i++)
+			c1[i] = c2[i] = h_f32(gen(&g, D_NORMAL, IN_FP32, 1));
+		if (!h_check(fpl_native_gemm(f, 1, BM, BN, BK, a, b, c1, 2) == 0
+			     && fpl__native_fma32_gemm_best(1, BM, BN, BK, a, b, c2, 2) == 0
+			     && !memcmp(c1, c2, sizeof c1)))
+			h_fail("fpl__native_fma32_gemm_best differs from %s", f->name);
+	}
+#endif
+}
+
 int main(void)
 {
 	const char *ks = getenv("FPLAB_KERNELS");
@@ -1259,8 +1381,14 @@ int main(void)
 					       "fplab-native(7) says", T.name);
 			}
 			gemm_test(&T, 0x6e00 + i);
+			if (T.in == IN_BF16)
+				bf16_range(&k[i]);
+			if (T.in == IN_FP32)
+				fp32_sweep(&T, 0x6f00 + i);
 		}
 	}
+
+	fp32_find(k, nk, ks);
 
 	/* the portable twins, on every CPU */
 	round_test("twin-avx512bf16-cvt", "bf16", "ne", tw_cvtneps2bf16, NULL);

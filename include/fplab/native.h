@@ -50,7 +50,7 @@ typedef enum fpl_native_arith_op {
 } fpl_native_arith_op;
 
 typedef struct fpl_native_kernel {
-	const char *name;	/* "fma32", "f16c", "avx512bf16-cvt", "avx512bf16", "amx-bf16",
+	const char *name;	/* "fma32-avx512", "fma32", "f16c", "avx512bf16-cvt", "avx512bf16", "amx-bf16",
 				   "avx512fp16", "avx512fp16-arith" */
 	fpl_native_op op;
 	const char *profile;	/* GEMM: the accumulation profile it equals ("fp32-fma",
@@ -66,7 +66,9 @@ typedef struct fpl_native_kernel {
 FPL_API const fpl_native_kernel *fpl_native_kernels(size_t *count);
 
 /* The kernel for (op, profile) - profile a GEMM profile name or, for
- * ROUND and ARITH, a format name - or NULL when none is compiled in. */
+ * ROUND and ARITH, a format name - the first one usable here when several
+ * are compiled in (fma32-avx512 before fma32), else the first of them (its
+ * fpl_native_usable says why not), or NULL when none is compiled in. */
 FPL_API const fpl_native_kernel *fpl_native_find(fpl_native_op op, const char *profile);
 
 /*

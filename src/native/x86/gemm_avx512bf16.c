@@ -76,6 +76,8 @@
 	const unsigned dp_csr = _mm_getcsr(); \
 	_mm_setcsr(0x1f80)
 #define DP_ENV_LEAVE() _mm_setcsr(dp_csr)
-#define DP_MIN_WORK 1e6
+/* one thread below 6.4e7 (400^3): two spawns (pack, compute) of 15-60 us
+ * each cost more than half the work saves (Zen 5, 1 vs 2 threads) */
+#define DP_MIN_WORK 6.4e7
 
 #include "native/gemm_dpbf16_body.h"
