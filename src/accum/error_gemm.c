@@ -51,6 +51,12 @@ typedef struct ectx {
 	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
 	unsigned char *cls;
 	uint64_t *progress;		/* terms done, or NULL */
+	/* the grid path (exact_fast.c): A's and Bt's rows as integers, their
+	 * scales and widths (-1: not eligible); ia NULL: the long path only */
+	const int64_t *ia, *ib;
+	const int *qa, *wa, *qb, *wb;
+	int slack;			/* 0; > 0 only in the tests' mutant */
+	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
 } ectx;
 
 typedef struct eworker {
@@ -101,7 +107,46 @@ static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact
 	return !e->nan && !e->pinf && !e->ninf;
 }
 
-static void one_output(const ectx *X, size_t i, size_t j)
+/* one_output by the grid path: 1 when its certificate holds (then every
+ * number is the long path's, bit for bit: exact_fast.c), else 0. */
+static int grid_output(const ectx *X, size_t i, size_t j)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j];
+	fpl__grid_sum s;
+	unsigned char cl = 0;
+
+	if (!X->ia
+	    || !fpl__exact_grid_dot(&s, X->ia + i * X->K, X->qa[i], X->wa[i],
+				    X->ib ? X->ib + j * X->K : NULL, X->ib ? X->qb[j] : 0,
+				    X->ib ? X->wb[j] : 0, X->A + i * X->K,
+				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
+				    X->slack))
+		return 0;
+	X->exact[o] = fpl__grid_value(&s);
+	if (isfinite(y)) {
+		cl |= C_ABS;
+		fpl__grid_errors(&s, y, &X->abserr[o], &X->rel[o]);
+		X->den[o] = fpl__grid_den(&s);
+		if (s.E != 0) {
+			cl |= C_REL;
+			if (y == 0)
+				cl |= C_ZERO;
+		}
+	} else {
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
+	}
+	if (isnan(y))
+		cl |= C_NAN;
+	else if (isinf(y))
+		cl |= C_INF;
+	X->cls[o] = cl;
+	return 1;
+}
+
+/* Output (i, j); returns 1 when the grid path did it. */
+static int one_output(const ectx *X, size_t i, size_t j)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
@@ -109,6 +154,8 @@ static void one_output(const ectx *X, size_t i, size_t j)
 	unsigned char cl = 0;
 	int efin;
 
+	if (grid_output(X, i, j))
+		return 1;
 	efin = exact_pair(X, i, j, &e, &g);
 	X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
@@ -131,20 +178,24 @@ static void one_output(const ectx *X, size_t i, size_t j)
 	else if (isinf(y))
 		cl |= C_INF;
 	X->cls[o] = cl;
+	return 0;
 }
 
 static void *ework(void *arg)
 {
 	eworker *w = arg;
+	uint64_t ng = 0;
 	size_t i, j;
 
 	for (i = w->i0; i < w->i1; i++) {
 		for (j = 0; j < w->X->N; j++)
-			one_output(w->X, i, j);
+			ng += (uint64_t)one_output(w->X, i, j);
 		if (w->X->progress)
 			__atomic_fetch_add(w->X->progress, (uint64_t)w->X->N * (w->X->K + 1),
 					   __ATOMIC_RELAXED);
 	}
+	if (w->X->ngrid)
+		__atomic_fetch_add(w->X->ngrid, ng, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -331,6 +382,73 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 					      b, ldb, transb, c, ldc, threads, NULL);
 }
 
+/* The grid form of A's and Bt's rows (exact_fast.c), into X; left NULL
+ * (the long path for all) when no row qualifies or memory is short.
+ * *mem receives the one allocation to free. */
+static void grid_prepare(ectx *X, void **mem)
+{
+	size_t rows = X->M + (X->Bt ? X->N : 0), nv;
+	int64_t *v;
+	int *qw;
+
+	*mem = NULL;
+	if (__builtin_mul_overflow(rows, X->K, &nv) || nv > ((size_t)1 << 56))
+		return;
+	v = malloc((nv ? nv : 1) * sizeof *v + 2 * rows * sizeof *qw);
+	if (!v)
+		return;
+	qw = (int *)(v + (nv ? nv : 1));
+	if (!fpl__exact_grid_rows(v, qw, qw + rows, X->A, X->M, X->K)) {
+		free(v);
+		return;
+	}
+	X->ia = v;
+	X->qa = qw;
+	X->wa = qw + rows;
+	if (X->Bt) {
+		fpl__exact_grid_rows(v + X->M * X->K, qw + X->M, qw + rows + X->M, X->Bt, X->N,
+				     X->K);
+		X->ib = v + X->M * X->K;
+		X->qb = qw + X->M;
+		X->wb = qw + rows + X->M;
+	}
+	*mem = v;
+}
+
+int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double *den,
+			      unsigned char *cls, const double *r, size_t ldr, size_t m,
+			      size_t n, size_t kk, const double *pa, const double *pbt,
+			      const double *c, size_t ldc, int mode, int threads,
+			      uint64_t *progress, uint64_t *ngrid)
+{
+	void *mem = NULL;
+	ectx X;
+
+	memset(&X, 0, sizeof X);
+	X.M = m;
+	X.N = n;
+	X.K = kk;
+	X.A = pa;
+	X.Bt = pbt;
+	X.c = c;
+	X.ldc = ldc;
+	X.r = r;
+	X.ldr = ldr;
+	X.exact = exact;
+	X.rel = rel;
+	X.abserr = abserr;
+	X.den = den;
+	X.cls = cls;
+	X.progress = progress;
+	X.slack = mode > 0 ? mode : 0;
+	X.ngrid = ngrid;
+	if (mode >= 0)
+		grid_prepare(&X, &mem);
+	run_rows(&X, threads);
+	free(mem);
+	return 0;
+}
+
 int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
 				   size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
 				   size_t kk, const double *a, size_t lda, int transa,
@@ -370,29 +488,18 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 		st = FPL_ENOMEM;
 		goto out;
 	}
-	memset(&X, 0, sizeof X);
-	X.M = m;
-	X.N = n;
-	X.K = kk;
 	if (kk)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
-	X.A = pa;
-	if (b) {
-		if (kk)	/* Bt[j][k] = B[k][j] */
-			pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
-		X.Bt = pb;
-	}
-	X.c = c;
-	X.ldc = ldc;
-	X.r = r;
-	X.ldr = ldr;
-	X.exact = exact ? exact : buf + 3 * nC;
+	if (b && kk)	/* Bt[j][k] = B[k][j] */
+		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
+	fpl__accum_errors_outputs(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC, cls,
+				  r, ldr, m, n, kk, pa, b ? pb : NULL, c, ldc, 0, threads,
+				  progress, NULL);
+	memset(&X, 0, sizeof X);
 	X.rel = buf;
 	X.abserr = buf + nC;
 	X.den = buf + 2 * nC;
 	X.cls = cls;
-	X.progress = progress;
-	run_rows(&X, threads);
 	summarize(&E, &X, nC);
 	*err = E;
 out:

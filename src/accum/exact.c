@@ -337,7 +337,7 @@ static void fp64_init(void)
 
 /* (hi:lo + t) 2^exp (sticky: 0 < t < 1 ulp of the window) to nearest-even
  * binary64, once. */
-static double nearest64(int neg, int64_t exp, uint64_t hi, uint64_t lo, int sticky)
+double fpl__exact_nearest64(int neg, int64_t exp, uint64_t hi, uint64_t lo, int sticky)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	fpl_state st;
@@ -358,7 +358,7 @@ double fpl_exact_value(const fpl_exact *e)
 	if (special_value(e, &x))
 		return x;
 	fpl__exact_window(e, &neg, &exp, &hi, &lo, &sticky);
-	return nearest64(neg, exp, hi, lo, sticky);
+	return fpl__exact_nearest64(neg, exp, hi, lo, sticky);
 }
 
 /*
@@ -411,10 +411,9 @@ double fpl_exact_abserr(const fpl_exact *e, double y)
  */
 double fpl_exact_relerr(const fpl_exact *e, double y)
 {
-	uint64_t dhi, dlo, ehi, elo, M;
+	uint64_t dhi, dlo, ehi, elo;
 	int64_t dx, ex;
 	int neg, dst, est;
-	fpl_u128 N, Q, R, F;
 	fpl_exact d;
 	double r;
 
@@ -425,6 +424,15 @@ double fpl_exact_relerr(const fpl_exact *e, double y)
 		return 0.0;
 	if (!fpl__exact_window(e, &neg, &ex, &ehi, &elo, &est))
 		return fpl__from_bits(FPL__EXP_MASK);	/* e = 0, y != 0 */
+	return fpl__exact_relerr_parts(dx, dhi, dlo, ex, ehi);
+}
+
+double fpl__exact_relerr_parts(int64_t dx, uint64_t dhi, uint64_t dlo, int64_t ex, uint64_t ehi)
+{
+	fpl_u128 N, Q, R, F;
+	uint64_t M;
+	int dst;
+
 	N = ((fpl_u128)dhi << 64) | dlo;
 	M = ehi;
 	Q = N / M;		/* 2^63 <= Q < 2^65 */
@@ -438,5 +446,15 @@ double fpl_exact_relerr(const fpl_exact *e, double y)
 		Q >>= 1;
 		dx += 1;
 	}
-	return nearest64(0, dx - ex - 64, (uint64_t)Q, (uint64_t)F, dst);
+	return fpl__exact_nearest64(0, dx - ex - 64, (uint64_t)Q, (uint64_t)F, dst);
+}
+
+void fpl__exact_add_u128(fpl_exact *e, fpl_u128 mag, int neg, int64_t exp)
+{
+	unsigned pos = (unsigned)(exp - FPL_EXACT_LSB);
+
+	if ((uint64_t)mag)
+		add_at(e, (uint64_t)mag, pos, neg);
+	if (mag >> 64)
+		add_at(e, mag >> 64, pos + 64, neg);
 }
