@@ -54,7 +54,7 @@ typedef struct ectx {
 	/* the grid path (exact_fast.c): A's and Bt's rows as integers, their
 	 * scales and widths (-1: not eligible); ia NULL: the long path only */
 	const int64_t *ia, *ib;
-	const int *qa, *wa, *qb, *wb;
+	const fpl__grid_row *ra, *rb;
 	int slack;			/* 0; > 0 only in the tests' mutant */
 	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
 } ectx;
@@ -117,9 +117,9 @@ static int grid_output(const ectx *X, size_t i, size_t j)
 	unsigned char cl = 0;
 
 	if (!X->ia
-	    || !fpl__exact_grid_dot(&s, X->ia + i * X->K, X->qa[i], X->wa[i],
-				    X->ib ? X->ib + j * X->K : NULL, X->ib ? X->qb[j] : 0,
-				    X->ib ? X->wb[j] : 0, X->A + i * X->K,
+	    || !fpl__exact_grid_dot(&s, X->ia + i * X->K, X->ra + i,
+				    X->ib ? X->ib + j * X->K : NULL, X->ib ? X->rb + j : NULL,
+				    X->A + i * X->K,
 				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
 				    X->slack))
 		return 0;
@@ -388,29 +388,26 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 static void grid_prepare(ectx *X, void **mem)
 {
 	size_t rows = X->M + (X->Bt ? X->N : 0), nv;
+	fpl__grid_row *gr;
 	int64_t *v;
-	int *qw;
 
 	*mem = NULL;
 	if (__builtin_mul_overflow(rows, X->K, &nv) || nv > ((size_t)1 << 56))
 		return;
-	v = malloc((nv ? nv : 1) * sizeof *v + 2 * rows * sizeof *qw);
+	v = malloc((nv ? nv : 1) * sizeof *v + rows * sizeof *gr);
 	if (!v)
 		return;
-	qw = (int *)(v + (nv ? nv : 1));
-	if (!fpl__exact_grid_rows(v, qw, qw + rows, X->A, X->M, X->K)) {
+	gr = (fpl__grid_row *)(v + (nv ? nv : 1));
+	if (!fpl__exact_grid_rows(v, gr, X->A, X->M, X->K)) {
 		free(v);
 		return;
 	}
 	X->ia = v;
-	X->qa = qw;
-	X->wa = qw + rows;
+	X->ra = gr;
 	if (X->Bt) {
-		fpl__exact_grid_rows(v + X->M * X->K, qw + X->M, qw + rows + X->M, X->Bt, X->N,
-				     X->K);
+		fpl__exact_grid_rows(v + X->M * X->K, gr + X->M, X->Bt, X->N, X->K);
 		X->ib = v + X->M * X->K;
-		X->qb = qw + X->M;
-		X->wb = qw + rows + X->M;
+		X->rb = gr + X->M;
 	}
 	*mem = v;
 }

@@ -329,23 +329,45 @@ double fpl_exact_round(const fpl_exact *e, const fpl_format *f, fpl_rnd rnd, fpl
 /* ------------------------------------------------ binary64 readings */
 
 static fpl_format fp64_format;
+static fpl_state fp64_state;	/* read only once set (_ix rounding) */
 
 static void fp64_init(void)
 {
 	fpl_format_lookup(&fp64_format, "fp64");
+	fpl_state_init(&fp64_state, 0);
 }
 
-/* (hi:lo + t) 2^exp (sticky: 0 < t < 1 ulp of the window) to nearest-even
- * binary64, once. */
+/*
+ * (hi:lo + t) 2^exp (sticky: 0 < t < 1 ulp of the window) to nearest-even
+ * binary64, once.  A normal result is rounded here directly: the leading
+ * bit (bit 63 of hi) weighs 2^(exp + 127); with that in [-1022, 1022] the
+ * 53 bits from it are hi >> 11, the half bit is bit 10 of hi and the
+ * rest (bits 9..0, lo, sticky) decide ties; a carry out of 53 bits
+ * moves the exponent up by one, at most to 1023: a finite normal value,
+ * the one correctly rounded result, so the engine's rounding gives the
+ * same bits.  Zero, subnormal and overflowing results go to the engine.
+ */
 double fpl__exact_nearest64(int neg, int64_t exp, uint64_t hi, uint64_t lo, int sticky)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	fpl_state st;
 	unsigned fl = 0;
 
+	if ((hi >> 63) && exp + 127 >= -1022 && exp + 127 <= 1022) {
+		uint64_t m = hi >> 11, half = (hi >> 10) & 1;
+		uint64_t rest = (hi & 0x3ff) | lo | (uint64_t)sticky;
+		int64_t e = exp + 127;
+
+		m += half & (rest != 0 || (m & 1));
+		if (m >> 53) {
+			m >>= 1;
+			e++;
+		}
+		return fpl__from_bits(((uint64_t)neg << 63) | ((uint64_t)(e + 1023) << 52)
+				      | (m & FPL__FRAC_MASK));
+	}
 	pthread_once(&once, fp64_init);
-	fpl_state_init(&st, 0);
-	return fpl__round_parts_ix(&fp64_format, neg, exp, hi, lo, sticky, FPL_RND_NE, &st, 0, &fl);
+	return fpl__round_parts_ix(&fp64_format, neg, exp, hi, lo, sticky, FPL_RND_NE, &fp64_state,
+				   0, &fl);
 }
 
 double fpl_exact_value(const fpl_exact *e)

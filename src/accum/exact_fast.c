@@ -64,14 +64,15 @@ static inline void grid_of(uint64_t u, int *t, int *h)
 	*h = q + 64 - __builtin_clzll(m);
 }
 
-int fpl__exact_grid_rows(int64_t *v, int *q, int *w, const double *x, size_t rows, size_t K)
+int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows,
+			 size_t K)
 {
 	size_t i, k;
 	int ok = 0;
 
 	for (i = 0; i < rows; i++) {
 		const double *r = x + i * K;
-		int tmin = 1 << 20, hmax = -(1 << 20), t, h, fin = 1;
+		int tmin = 1 << 20, hmax = -(1 << 20), pmax = 0, t, h, fin = 1;
 
 		for (k = 0; k < K; k++) {
 			uint64_t u = fpl__bits(r[k]);
@@ -84,16 +85,18 @@ int fpl__exact_grid_rows(int64_t *v, int *q, int *w, const double *x, size_t row
 			grid_of(u, &t, &h);
 			tmin = t < tmin ? t : tmin;
 			hmax = h > hmax ? h : hmax;
+			pmax = h - t > pmax ? h - t : pmax;
 		}
+		row[i].p = pmax;
 		if (!fin || (hmax > tmin && hmax - tmin > 62)) {
-			q[i] = 0;
-			w[i] = -1;
+			row[i].q = 0;
+			row[i].w = -1;
 			continue;
 		}
 		if (hmax < tmin)	/* a zero row */
 			tmin = hmax = 0;
-		q[i] = tmin;
-		w[i] = hmax - tmin;
+		row[i].q = tmin;
+		row[i].w = hmax - tmin;
 		ok = 1;
 		for (k = 0; k < K; k++) {
 			uint64_t u = fpl__bits(r[k]), m;
@@ -145,15 +148,52 @@ static int on_grid(double y, int s, int hmax, i128 *Y)
 	return 1;
 }
 
+typedef double v8d __attribute__((vector_size(64)));
+typedef int64_t v8i __attribute__((vector_size(64)));
+
+/* 2^e, -1022 <= e <= 1023. */
+static inline double pow2(int e)
+{
+	return fpl__from_bits((uint64_t)(e + 1023) << 52);
+}
+
+/* x 2^-s for x an integer multiple of 2^s below 2^124, s >= -1074 and s
+ * <= 1022: exact (one or two multiplications by powers of two, the
+ * intermediate at least 2^-51, normal), converted to an integer. */
+static inline i128 unscale(double x, int s)
+{
+	if (-s > 1023)
+		x = x * pow2(1023) * pow2(-s - 1023);
+	else
+		x *= pow2(-s);
+	return __builtin_fabs(x) < 0x1p63 ? (i128)(int64_t)x : (i128)x;
+}
+
+/* Helpers as macros: vectors in function arguments would tie the ABI to
+ * one ISA, and these are used inside the ISA clones. */
+#define LOAD8(v, p) memcpy(&(v), (p), sizeof(v))
+#define ABS8(x) ((v8d)((v8i)(x) & ((v8i){ 0 } + INT64_MAX)))
+
+/* The eight lanes' sum (in lane order). */
+static double hsum8(const double *x)
+{
+	double t = 0;
+	int l;
+
+	for (l = 0; l < 8; l++)
+		t += x[l];
+	return t;
+}
+
 /*
  * The narrow case, wx + wy + bitlength(K) <= 53 and -1074 <= s <= 1024 -
  * 53: every product a_k b_k of the binary64 rows is a multiple of 2^s
  * below 2^(s + wx + wy) in magnitude, and every partial sum of up to K of
  * them (or of their magnitudes) a multiple of 2^s below 2^(s + 53) <=
  * 2^1024: a finite binary64 value (2^s is not below binary64's quantum
- * 2^-1074), so each multiplication and addition is exact, in any order.
- * Eight independent sums let the compiler vectorize; the totals are
- * integers times 2^s below 2^53, converted exactly.
+ * 2^-1074), so each multiplication and addition is exact, in any order
+ * (here: eight lanes, then the lanes).  The totals are integers times 2^s
+ * below 2^53, converted exactly.
  */
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
 /* one clone per ISA, picked at load time (the sums are exact: every clone
@@ -162,53 +202,119 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 static void narrow_dot(const double *a, const double *b, size_t K, int s, i128 *E, i128 *G)
 {
-	double e[8] = { 0 }, g[8] = { 0 }, te = 0, tg = 0;
-	size_t k, l;
+	v8d e = { 0 }, g = { 0 };
+	double te, tg;
+	size_t k;
 
-	for (k = 0; k + 8 <= K; k += 8)
-		for (l = 0; l < 8; l++) {
-			double p = b ? a[k + l] * b[k + l] : a[k + l];
-			e[l] += p;
-			g[l] += __builtin_fabs(p);
+	if (b)
+		for (k = 0; k + 8 <= K; k += 8) {
+			v8d p, q;
+			LOAD8(p, a + k);
+			LOAD8(q, b + k);
+			p *= q;
+			e += p;
+			g += ABS8(p);
 		}
-	for (; k < K; k++) {
+	else
+		for (k = 0; k + 8 <= K; k += 8) {
+			v8d p;
+			LOAD8(p, a + k);
+			e += p;
+			g += ABS8(p);
+		}
+	te = hsum8((const double *)&e);
+	tg = hsum8((const double *)&g);
+	for (k = K / 8 * 8; k < K; k++) {
 		double p = b ? a[k] * b[k] : a[k];
-		e[0] += p;
-		g[0] += __builtin_fabs(p);
+		te += p;
+		tg += __builtin_fabs(p);
 	}
-	for (l = 0; l < 8; l++) {
-		te += e[l];
-		tg += g[l];
-	}
-	*E = (i128)(int64_t)__builtin_ldexp(te, -s);
-	*G = (i128)(int64_t)__builtin_ldexp(tg, -s);
+	*E = unscale(te, s);
+	*G = unscale(tg, s);
 }
 
-int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, int qx, int wx, const int64_t *y,
-			int qy, int wy, const double *a, const double *b, size_t K, double c,
-			int slack)
+/*
+ * The split case (Rump, Ogita and Oishi's ExtractScalar, "Accurate
+ * floating-point summation part I", SIAM J. Sci. Comput. 31(1), 2008,
+ * Lemma 3.3, here in integer form).  Let W = wx + wy, L = bitlength(K),
+ * m = 106 - L, and suppose px + py <= 53 (every product p = a_k b_k is
+ * exact in binary64), W + 1 <= m, W + L - 1 <= m, -1074 <= s and s + m <=
+ * 1022.  With sigma = 1.5 2^(s+m): |p| < 2^(s+W) <= 2^(s+m-1), so sigma
+ * + p lies in [2^(s+m), 2^(s+m+1)), where binary64's spacing is
+ * 2^(s+m-52): fl(sigma + p) = sigma + hi with hi = p rounded to a
+ * multiple of 2^(s+m-52), and hi = fl(sigma + p) - sigma is exact (both
+ * on that grid, the difference below 2^(s+m)).  lo = p - hi is a
+ * multiple of 2^s with |lo| <= 2^(s+m-53), exactly representable, so
+ * fl(p - hi) = lo.  Sums: every partial sum of hi's is a multiple of
+ * 2^(s+m-52) below K 2^(s+W) <= 2^(s+m-52+53) (W + L <= m + 1), and of
+ * lo's a multiple of 2^s below K 2^(s+m-53) <= 2^(s+53) (m + L <= 106):
+ * both exact in binary64 in any order, and below 2^1024.  So E 2^s =
+ * sum hi + sum lo exactly; the same for |p| (whose hi is |hi|).
+ */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void split_dot(const double *a, const double *b, size_t K, int s, int m, i128 *E,
+		      i128 *G)
+{
+	const double sg = 1.5 * pow2(s + m);	/* -1022 <= s + m <= 1022 */
+	const v8d S = (v8d){ 0 } + sg;
+	v8d eh = { 0 }, el = { 0 }, gh = { 0 }, gl = { 0 };
+	double teh, tel, tgh, tgl;
+	size_t k;
+
+	for (k = 0; k + 8 <= K; k += 8) {
+		v8d p, q, ap, h, ah;
+		LOAD8(p, a + k);
+		LOAD8(q, b + k);
+		p *= q;
+		ap = ABS8(p);
+		h = (p + S) - S;
+		ah = (ap + S) - S;
+		eh += h;
+		el += p - h;
+		gh += ah;
+		gl += ap - ah;
+	}
+	teh = hsum8((const double *)&eh);
+	tel = hsum8((const double *)&el);
+	tgh = hsum8((const double *)&gh);
+	tgl = hsum8((const double *)&gl);
+	for (k = K / 8 * 8; k < K; k++) {
+		double p = a[k] * b[k], ap = __builtin_fabs(p);
+		double h = (p + sg) - sg, ah = (ap + sg) - sg;
+		teh += h;
+		tel += p - h;
+		tgh += ah;
+		tgl += ap - ah;
+	}
+	*E = unscale(teh, s) + unscale(tel, s);
+	*G = unscale(tgh, s) + unscale(tgl, s);
+}
+
+int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, const fpl__grid_row *rx,
+			const int64_t *y, const fpl__grid_row *ry, const double *a,
+			const double *b, size_t K, double c, int slack)
 {
 	fpl_u128 E = 0, N = 0;	/* wrapping sums: no overflow is UB, even
 				 * under a wrong certificate (the tests') */
-	i128 C;
+	i128 C, e, m;
+	int wx = rx->w, wy = y ? ry->w : 0, W = wx + wy, L = bitlen(K), mm = 106 - L;
 	size_t k;
 
-	if (wx < 0 || (y && wy < 0))
+	if (wx < 0 || wy < 0 || W + L > 124 + slack)
 		return 0;
-	if (!y)
-		qy = wy = 0;
-	if (wx + wy + bitlen(K) > 124 + slack)
-		return 0;
-	g->s = qx + qy;
+	g->s = rx->q + (y ? ry->q : 0);
 	if (!on_grid(c, g->s, 124, &C))
 		return 0;
-	if (wx + wy + bitlen(K) <= 53 + slack && g->s >= -1074 && g->s <= 1024 - 53) {
-		i128 e, m;
-
+	if (W + L <= 53 + slack && g->s >= -1074 && g->s <= 1024 - 53) {
 		narrow_dot(a, y ? b : NULL, K, g->s, &e, &m);
-		g->E = e + C;
-		g->G = m + (C < 0 ? -C : C);
-		return 1;
+		goto done;
+	}
+	if (y && rx->p + ry->p <= 53 && W + 1 <= mm + slack && W + L - 1 <= mm + slack
+	    && g->s >= -1074 && g->s + mm <= 1022) {
+		split_dot(a, b, K, g->s, mm, &e, &m);
+		goto done;
 	}
 	if (y)
 		for (k = 0; k < K; k++) {
@@ -223,10 +329,11 @@ int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, int qx, int wx, cons
 			E += (fpl_u128)(i128)x[k];
 			N += (fpl_u128)(i128)(x[k] < 0 ? x[k] : 0);
 		}
-	E += (fpl_u128)C;
-	N += (fpl_u128)(C < 0 ? C : 0);
-	g->E = (i128)E;
-	g->G = (i128)(E - 2 * N);	/* sum of |terms|: positives - negatives */
+	e = (i128)E;
+	m = (i128)(E - 2 * N);	/* sum of |terms|: positives - negatives */
+done:
+	g->E = e + C;
+	g->G = m + (C < 0 ? -C : C);
 	return 1;
 }
 

@@ -72,25 +72,32 @@ typedef struct fpl__grid_sum {
 	int s;
 } fpl__grid_sum;
 
+/* A row on its grid: every entry is v 2^q with an integer |v| < 2^w and
+ * at most p significant bits; w = -1: not eligible. */
+typedef struct fpl__grid_row {
+	int q, w, p;
+} fpl__grid_row;
+
 /*
  * Rows x[i*K .. i*K+K) as integers on a grid (exact_fast.c's header): for
- * each row either w[i] = -1 (not eligible: a NaN or infinity, or wider
- * than 62 bits) or v[i*K + k] 2^q[i] = x[i*K + k] exactly with |v| <
- * 2^w[i], w[i] <= 62.  Returns 1 when some row is eligible.
+ * each row either row[i].w = -1 (not eligible: a NaN or infinity, or
+ * wider than 62 bits) or v[i*K + k] 2^row[i].q = x[i*K + k] exactly with
+ * |v| < 2^row[i].w, w <= 62.  Returns 1 when some row is eligible.
  */
-int fpl__exact_grid_rows(int64_t *v, int *q, int *w, const double *x, size_t rows, size_t K);
+int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows, size_t K);
 
 /*
  * *g = the exact sum of x[k] y[k] 2^(qx+qy), k < K, plus c (y NULL: of
  * x[k] 2^qx, plus c), when the certificate holds: both rows eligible,
  * wx + wy + bitlength(K) <= 124 + slack, c on the grid.  Returns 1 then,
  * else 0 (take the long accumulator).  a and b are the same rows as
- * binary64 (x[k] 2^qx = a[k], y[k] 2^qy = b[k]; b unused for a sum).  slack is 0; the tests pass a
- * positive one to check that a wrong certificate is caught.
+ * binary64 (x[k] 2^qx = a[k], y[k] 2^qy = b[k]; b unused for a sum).
+ * slack is 0; the tests pass a positive one to check that a wrong
+ * certificate is caught.
  */
-int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, int qx, int wx, const int64_t *y,
-			int qy, int wy, const double *a, const double *b, size_t K, double c,
-			int slack);
+int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, const fpl__grid_row *rx,
+			const int64_t *y, const fpl__grid_row *ry, const double *a,
+			const double *b, size_t K, double c, int slack);
 
 /* fpl_exact_value of the sum and of its magnitudes, bit for bit. */
 double fpl__grid_value(const fpl__grid_sum *g);
