@@ -15,7 +15,9 @@
  * (a count of its outputs) and that a deliberately wrong certificate (the
  * width test widened by 40 bits) is caught: the mutant must differ from
  * the long accumulator somewhere.  A few values are checked against hand
- * computations, so that both paths cannot be wrong together there.
+ * computations, so that both paths cannot be wrong together there, and
+ * the shared readings (rounding a window, the relative error's quotient)
+ * against the engine's rounding and a plain 128-bit division.
  */
 #include <math.h>
 #include <stdio.h>
@@ -288,6 +290,79 @@ static void hand(void)
 	}
 }
 
+/*
+ * The readings' arithmetic on its own: fpl__exact_nearest64 (a direct
+ * rounding for normal results) against the engine's fpl_round_parts in
+ * fp64 nearest-even, and fpl__exact_relerr_parts (64-bit divisions)
+ * against the 128-bit quotient it replaced, written out here.
+ */
+static double relerr_ref(int64_t dx, uint64_t dhi, uint64_t dlo, int64_t ex, uint64_t ehi)
+{
+	unsigned __int128 N = ((unsigned __int128)dhi << 64) | dlo, Q, R, F;
+	fpl_format f64 = h_format("fp64");
+	fpl_state st;
+	int dst;
+
+	fpl_state_init(&st, 0);
+	Q = N / ehi;
+	R = N % ehi;
+	F = (R << 64) / ehi;
+	dst = (R << 64) % ehi != 0;
+	ex += 64;
+	if (Q >> 64) {
+		dst |= (int)(F & 1);
+		F = (F >> 1) | ((unsigned __int128)(Q & 1) << 63);
+		Q >>= 1;
+		dx += 1;
+	}
+	return fpl_round_parts(&f64, 0, dx - ex - 64, (uint64_t)Q, (uint64_t)F, dst, FPL_RND_NE,
+			       &st);
+}
+
+static void readings(h_rng *r)
+{
+	fpl_format f64 = h_format("fp64");
+	fpl_state st;
+	long i;
+
+	fpl_state_init(&st, 0);
+	for (i = 0; i < 400000; i++) {
+		uint64_t hi = h_rng_next(r) | (1ull << 63), lo = h_rng_next(r), eh;
+		int64_t exp = (int64_t)h_rng_below(r, 2400) - 1250, ex;
+		int neg = (int)(i & 1), sticky = (int)(h_rng_next(r) & 1);
+		double w, g;
+
+		switch (i % 4) {	/* ties and near ties */
+		case 1:
+			hi = (hi & ~0x7ffull) | 0x400;
+			lo = 0;
+			break;
+		case 2:
+			hi |= 0x3ff;
+			lo = ~0ull;
+			break;
+		default:
+			break;
+		}
+		w = fpl_round_parts(&f64, neg, exp, hi, lo, sticky, FPL_RND_NE, &st);
+		g = fpl__exact_nearest64(neg, exp, hi, lo, sticky);
+		if (!h_check(h_same(w, g)))
+			h_fail("nearest64(%d, %lld, %016llx %016llx, %d): expected %a, got %a", neg,
+			       (long long)exp, (unsigned long long)hi, (unsigned long long)lo, sticky,
+			       w, g);
+		eh = h_rng_next(r) | (1ull << 63);
+		if (i % 8 == 3)
+			eh = hi;	/* quotient near 1 */
+		ex = (int64_t)h_rng_below(r, 200) - 100 + exp;
+		w = relerr_ref(exp, hi, lo, ex, eh);
+		g = fpl__exact_relerr_parts(exp, hi, lo, ex, eh);
+		if (!h_check(h_same(w, g)))
+			h_fail("relerr_parts(%lld, %016llx %016llx, %lld, %016llx): expected %a, "
+			       "got %a", (long long)exp, (unsigned long long)hi, (unsigned long long)lo,
+			       (long long)ex, (unsigned long long)eh, w, g);
+	}
+}
+
 /* The mutant: the certificate widened by 40 bits must be caught on inputs
  * wider than the true test allows (62-bit rows, K = 1000: the int128
  * sums overflow; 30-bit rows: the binary64 sums round). */
@@ -343,6 +418,7 @@ int main(void)
 	h_init("tgemmref");
 	h_rng_init(&r, 24);
 	hand();
+	readings(&r);
 	for (t = 0; t < rounds; t++)
 		for (s = 0; s < ns; s++) {
 			size_t k = (size_t)(t % 4 == 0 ? h_rng_below(&r, 4) : 1 + h_rng_below(&r, 80));

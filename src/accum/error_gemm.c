@@ -181,21 +181,36 @@ static int one_output(const ectx *X, size_t i, size_t j)
 	return 0;
 }
 
+/*
+ * The outputs in tiles: a block of up to 16 rows of A against a block of
+ * Bt's rows of about 256 KiB, so that each row of Bt is read from cache
+ * by the 16 rows (the grid path is bound by those reads otherwise).  The
+ * order does not matter: every output is computed on its own.  Progress
+ * counts each row's part of a tile when it is done: n*(kk+1) per row in
+ * all, as before.
+ */
 static void *ework(void *arg)
 {
 	eworker *w = arg;
+	const ectx *X = w->X;
+	size_t jb = X->K ? (size_t)32768 / X->K : X->N, ib, i, j, j0, j1;
 	uint64_t ng = 0;
-	size_t i, j;
 
-	for (i = w->i0; i < w->i1; i++) {
-		for (j = 0; j < w->X->N; j++)
-			ng += (uint64_t)one_output(w->X, i, j);
-		if (w->X->progress)
-			__atomic_fetch_add(w->X->progress, (uint64_t)w->X->N * (w->X->K + 1),
-					   __ATOMIC_RELAXED);
-	}
-	if (w->X->ngrid)
-		__atomic_fetch_add(w->X->ngrid, ng, __ATOMIC_RELAXED);
+	if (jb < 1)
+		jb = 1;
+	for (ib = w->i0; ib < w->i1; ib += 16)
+		for (j0 = 0; j0 < X->N; j0 = j1) {
+			j1 = X->N - j0 > jb ? j0 + jb : X->N;
+			for (i = ib; i < w->i1 && i < ib + 16; i++) {
+				for (j = j0; j < j1; j++)
+					ng += (uint64_t)one_output(X, i, j);
+				if (X->progress)
+					__atomic_fetch_add(X->progress, (uint64_t)(j1 - j0) * (X->K + 1),
+							   __ATOMIC_RELAXED);
+			}
+		}
+	if (X->ngrid)
+		__atomic_fetch_add(X->ngrid, ng, __ATOMIC_RELAXED);
 	return NULL;
 }
 

@@ -449,18 +449,37 @@ double fpl_exact_relerr(const fpl_exact *e, double y)
 	return fpl__exact_relerr_parts(dx, dhi, dlo, ex, ehi);
 }
 
+/* (hi:lo) / d and the remainder, for hi < d (the quotient fits 64 bits). */
+static inline uint64_t div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
+{
+#if defined(__x86_64__)
+	uint64_t q;
+
+	__asm__("divq %4" : "=a"(q), "=d"(*rem) : "a"(lo), "d"(hi), "rm"(d) : "cc");
+	return q;
+#else
+	fpl_u128 n = ((fpl_u128)hi << 64) | lo;
+
+	*rem = (uint64_t)(n % d);
+	return (uint64_t)(n / d);
+#endif
+}
+
 double fpl__exact_relerr_parts(int64_t dx, uint64_t dhi, uint64_t dlo, int64_t ex, uint64_t ehi)
 {
-	fpl_u128 N, Q, R, F;
-	uint64_t M;
+	uint64_t M = ehi, qh, ql, f, r;
+	fpl_u128 Q, F;
 	int dst;
 
-	N = ((fpl_u128)dhi << 64) | dlo;
-	M = ehi;
-	Q = N / M;		/* 2^63 <= Q < 2^65 */
-	R = N % M;
-	F = (R << 64) / M;	/* the next 64 bits: R < M */
-	dst = (R << 64) % M != 0;
+	/* Q = N / M (2^63 <= Q < 2^65), R = N % M, F = (R 2^64) / M, in
+	 * 64-bit divisions: N = dhi:dlo, dhi < 2M (M >= 2^63), so the high
+	 * quotient word qh = dhi / M is 0 or 1 */
+	qh = dhi >= M;
+	ql = div128(dhi - (qh ? M : 0), dlo, M, &r);
+	f = div128(r, 0, M, &r);	/* the next 64 bits: r < M */
+	dst = r != 0;
+	Q = ((fpl_u128)qh << 64) | ql;
+	F = f;
 	ex += 64;		/* |e| in [M, M+1) 2^ex */
 	if (Q >> 64) {		/* 65 bits: keep 128 of Q:F */
 		dst |= (int)(F & 1);

@@ -192,7 +192,7 @@ static double hsum8(const double *x)
  * them (or of their magnitudes) a multiple of 2^s below 2^(s + 53) <=
  * 2^1024: a finite binary64 value (2^s is not below binary64's quantum
  * 2^-1074), so each multiplication and addition is exact, in any order
- * (here: eight lanes, then the lanes).  The totals are integers times 2^s
+ * (here: 32 lanes, then the lanes).  The totals are integers times 2^s
  * below 2^53, converted exactly.
  */
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
@@ -202,29 +202,39 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 static void narrow_dot(const double *a, const double *b, size_t K, int s, i128 *E, i128 *G)
 {
-	v8d e = { 0 }, g = { 0 };
+	v8d e[4] = { { 0 } }, g[4] = { { 0 } };
 	double te, tg;
 	size_t k;
+	int u;
 
-	if (b)
-		for (k = 0; k + 8 <= K; k += 8) {
+	/* four independent vectors of sums: the additions' latency, not
+	 * their count, bounds one chain */
+	for (k = 0; k + 32 <= K; k += 32)
+		for (u = 0; u < 4; u++) {
 			v8d p, q;
-			LOAD8(p, a + k);
+			LOAD8(p, a + k + 8 * u);
+			if (b) {
+				LOAD8(q, b + k + 8 * u);
+				p *= q;
+			}
+			e[u] += p;
+			g[u] += ABS8(p);
+		}
+	for (; k + 8 <= K; k += 8) {
+		v8d p, q;
+		LOAD8(p, a + k);
+		if (b) {
 			LOAD8(q, b + k);
 			p *= q;
-			e += p;
-			g += ABS8(p);
 		}
-	else
-		for (k = 0; k + 8 <= K; k += 8) {
-			v8d p;
-			LOAD8(p, a + k);
-			e += p;
-			g += ABS8(p);
-		}
-	te = hsum8((const double *)&e);
-	tg = hsum8((const double *)&g);
-	for (k = K / 8 * 8; k < K; k++) {
+		e[0] += p;
+		g[0] += ABS8(p);
+	}
+	e[0] += e[1] + (e[2] + e[3]);
+	g[0] += g[1] + (g[2] + g[3]);
+	te = hsum8((const double *)&e[0]);
+	tg = hsum8((const double *)&g[0]);
+	for (; k < K; k++) {
 		double p = b ? a[k] * b[k] : a[k];
 		te += p;
 		tg += __builtin_fabs(p);
@@ -259,28 +269,34 @@ static void split_dot(const double *a, const double *b, size_t K, int s, int m, 
 {
 	const double sg = 1.5 * pow2(s + m);	/* -1022 <= s + m <= 1022 */
 	const v8d S = (v8d){ 0 } + sg;
-	v8d eh = { 0 }, el = { 0 }, gh = { 0 }, gl = { 0 };
+	v8d eh[2] = { { 0 } }, el[2] = { { 0 } }, gh[2] = { { 0 } }, gl[2] = { { 0 } };
 	double teh, tel, tgh, tgl;
 	size_t k;
+	int u;
 
-	for (k = 0; k + 8 <= K; k += 8) {
-		v8d p, q, ap, h, ah;
-		LOAD8(p, a + k);
-		LOAD8(q, b + k);
-		p *= q;
-		ap = ABS8(p);
-		h = (p + S) - S;
-		ah = (ap + S) - S;
-		eh += h;
-		el += p - h;
-		gh += ah;
-		gl += ap - ah;
-	}
-	teh = hsum8((const double *)&eh);
-	tel = hsum8((const double *)&el);
-	tgh = hsum8((const double *)&gh);
-	tgl = hsum8((const double *)&gl);
-	for (k = K / 8 * 8; k < K; k++) {
+	for (k = 0; k + 16 <= K; k += 16)
+		for (u = 0; u < 2; u++) {
+			v8d p, q, ap, h, ah;
+			LOAD8(p, a + k + 8 * u);
+			LOAD8(q, b + k + 8 * u);
+			p *= q;
+			ap = ABS8(p);
+			h = (p + S) - S;
+			ah = (ap + S) - S;
+			eh[u] += h;
+			el[u] += p - h;
+			gh[u] += ah;
+			gl[u] += ap - ah;
+		}
+	eh[0] += eh[1];
+	el[0] += el[1];
+	gh[0] += gh[1];
+	gl[0] += gl[1];
+	teh = hsum8((const double *)&eh[0]);
+	tel = hsum8((const double *)&el[0]);
+	tgh = hsum8((const double *)&gh[0]);
+	tgl = hsum8((const double *)&gl[0]);
+	for (; k < K; k++) {
 		double p = a[k] * b[k], ap = __builtin_fabs(p);
 		double h = (p + sg) - sg, ah = (ap + sg) - sg;
 		teh += h;
