@@ -13,8 +13,9 @@
  * results off the grid), with results near the exact value, far from it,
  * zero or not finite.  The test also checks that the grid path did run
  * (a count of its outputs) and that a deliberately wrong certificate (the
- * width test widened by 40 bits) is caught: the mutant must differ from
- * the long accumulator somewhere.  A few values are checked against hand
+ * width test widened by 40 bits; the compensated path's error bound
+ * dropped) is caught: the mutant must differ from the long accumulator
+ * somewhere.  A few values are checked against hand
  * computations, so that both paths cannot be wrong together there, and
  * the shared readings (rounding a window, the relative error's quotient)
  * against the engine's rounding and a plain 128-bit division.
@@ -363,6 +364,67 @@ static void readings(h_rng *r)
 	}
 }
 
+/*
+ * The compensated path alone: binary64 rows too wide for any grid (53
+ * significant bits, exponents over 60 binades), results a relative
+ * 2^-30 off (the usual case: it must certify nearly all) and results
+ * equal to the rounded exact value (|y - e| below an ulp of e: a hard
+ * case, often left to the long accumulator, never wrong).  Then its
+ * mutant: the error bound dropped (beta = 0) must be caught on rows with
+ * cancellation and y = RN(e).
+ */
+static void cert_case(h_rng *r)
+{
+	const size_t m = 24, n = 24, k = 300;
+	double *a = malloc(m * k * sizeof *a), *bt = malloc(n * k * sizeof *bt);
+	double *y = malloc(m * n * sizeof *y);
+	run L, F;
+	uint64_t ng = 0, bad;
+	size_t i, o;
+
+	if (!a || !bt || !y || !run_alloc(&L, m * n) || !run_alloc(&F, m * n))
+		return;
+	for (i = 0; i < m * k; i++)
+		a[i] = h_rng_value(r, -30, 30, 53, 0);
+	for (i = 0; i < n * k; i++)
+		bt[i] = h_rng_value(r, -30, 30, 53, 0);
+	memset(y, 0, m * n * sizeof *y);
+	outputs(&L, y, m, n, k, a, bt, NULL, -1, NULL);
+	for (o = 0; o < m * n; o++)
+		y[o] = L.exact[o] * (1 + 0x1p-30);
+	outputs(&F, y, m, n, k, a, bt, NULL, 0, &ng);
+	compare("compensated", y, m, n, k, a, bt, NULL, 0, 0);
+	if (!h_check(ng >= m * n * 9 / 10))
+		h_fail("compensated: certified %llu of %zu outputs", (unsigned long long)ng, m * n);
+	for (o = 0; o < m * n; o++)
+		y[o] = L.exact[o];
+	compare("compensated, y = RN(e)", y, m, n, k, a, bt, NULL, 0, 0);
+	/* cancellation: the second half of each row of A repeats the first
+	 * negated, B's rows repeat; a tail of small terms is left */
+	for (i = 0; i < m; i++)
+		for (o = 0; o < k / 2 - 10; o++)
+			a[i * k + k / 2 + o] = -a[i * k + o];
+	for (i = 0; i < n; i++)
+		for (o = 0; o < k / 2 - 10; o++)
+			bt[i * k + k / 2 + o] = bt[i * k + o];
+	for (i = 0; i < m; i++)
+		for (o = k / 2 - 10; o < k / 2; o++)
+			a[i * k + o] = ldexp(a[i * k + o], -60);
+	memset(y, 0, m * n * sizeof *y);
+	outputs(&L, y, m, n, k, a, bt, NULL, -1, NULL);
+	for (o = 0; o < m * n; o++)
+		y[o] = L.exact[o];
+	compare("compensated, cancellation", y, m, n, k, a, bt, NULL, 0, 0);
+	bad = compare("compensated mutant", y, m, n, k, a, bt, NULL, 40, 1);
+	if (!h_check(bad > 0))
+		h_fail("compensated: a certificate without its error bound was not caught");
+	run_free(&L);
+	run_free(&F);
+	free(a);
+	free(bt);
+	free(y);
+}
+
 /* The mutant: the certificate widened by 40 bits must be caught on inputs
  * wider than the true test allows (62-bit rows, K = 1000: the int128
  * sums overflow; 30-bit rows: the binary64 sums round). */
@@ -436,6 +498,7 @@ int main(void)
 	gemm_case("K 10^6 fp32 wide sum", &r, 2, 1, 1000000, shapes[6].s, shapes[6].s, 0, 1, 0);
 	gemm_case("K 10^6 fp16 sum", &r, 3, 1, 1000000, shapes[2].s, shapes[2].s, 0, 1, 0);
 	mutant(&r);
+	cert_case(&r);
 	h_note("%llu outputs compared bit for bit, %llu of them on the grid path",
 	       (unsigned long long)g_outputs, (unsigned long long)g_grid);
 	if (!h_check(g_grid > g_outputs / 3 && g_grid < g_outputs))

@@ -145,7 +145,82 @@ static int grid_output(const ectx *X, size_t i, size_t j)
 	return 1;
 }
 
-/* Output (i, j); returns 1 when the grid path did it. */
+static int same(double x, double y)
+{
+	return fpl__bits(x) == fpl__bits(y);
+}
+
+/*
+ * one_output by the compensated path (exact_fast.c) with its certificate:
+ * e lies in [lo, hi] (exact bounds), and every reading is the same at
+ * both ends and monotone on the interval, so it is e's.  The readings:
+ * the value and den are nearest roundings (monotone); the class needs e
+ * != 0: lo and hi of one sign; |y - e| is monotone when y is outside
+ * (lo, hi): y - lo and y - hi of one nonzero sign; the relative error is
+ * the rounded quotient of |y - e|'s window (monotone in |y - e|) by |e|'s
+ * top 64 bits and exponent, which must be the same at both ends (the
+ * truncation is monotone in |e|: then constant in between), so it is
+ * monotone in e too.  Returns 1 when the certificate holds, else 0.
+ */
+static int cert_output(const ectx *X, size_t i, size_t j)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j], v, rel, ab;
+	fpl_exact lo, hi, glo, ghi, d;
+	uint64_t h1, h2, l1, l2;
+	int64_t x1, x2;
+	int n1, n2, s1, s2, sg;
+	unsigned char cl = 0;
+
+	if (!X->ra || !X->Bt
+	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i,
+				    X->Bt + j * X->K, X->rb + j, X->K,
+				    X->c ? X->c[i * X->ldc + j] : 0.0, X->slack))
+		return 0;
+	v = fpl_exact_value(&lo);
+	if (!same(v, fpl_exact_value(&hi)))
+		return 0;
+	if (isfinite(y)) {
+		sg = fpl_exact_sign(&lo);
+		if (sg == 0 || sg != fpl_exact_sign(&hi))
+			return 0;
+		d = lo;
+		fpl_exact_add(&d, -y);
+		sg = fpl_exact_sign(&d);
+		d = hi;
+		fpl_exact_add(&d, -y);
+		if (sg == 0 || sg != fpl_exact_sign(&d))
+			return 0;
+		fpl__exact_window(&lo, &n1, &x1, &h1, &l1, &s1);
+		fpl__exact_window(&hi, &n2, &x2, &h2, &l2, &s2);
+		if (h1 != h2 || x1 != x2)
+			return 0;
+		ab = fpl_exact_abserr(&lo, y);
+		rel = fpl_exact_relerr(&lo, y);
+		if (!same(ab, fpl_exact_abserr(&hi, y)) || !same(rel, fpl_exact_relerr(&hi, y)))
+			return 0;
+		X->den[o] = fpl_exact_value(&glo);
+		if (!same(X->den[o], fpl_exact_value(&ghi)))
+			return 0;
+		X->abserr[o] = ab;
+		X->rel[o] = rel;
+		cl |= C_ABS | C_REL;
+		if (y == 0)
+			cl |= C_ZERO;
+	} else {
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
+	}
+	X->exact[o] = v;
+	if (isnan(y))
+		cl |= C_NAN;
+	else if (isinf(y))
+		cl |= C_INF;
+	X->cls[o] = cl;
+	return 1;
+}
+
+/* Output (i, j); returns 1 when the grid or the compensated path did it. */
 static int one_output(const ectx *X, size_t i, size_t j)
 {
 	size_t o = i * X->N + j;
@@ -154,7 +229,7 @@ static int one_output(const ectx *X, size_t i, size_t j)
 	unsigned char cl = 0;
 	int efin;
 
-	if (grid_output(X, i, j))
+	if (grid_output(X, i, j) || cert_output(X, i, j))
 		return 1;
 	efin = exact_pair(X, i, j, &e, &g);
 	X->exact[o] = fpl_exact_value(&e);
@@ -413,10 +488,8 @@ static void grid_prepare(ectx *X, void **mem)
 	if (!v)
 		return;
 	gr = (fpl__grid_row *)(v + (nv ? nv : 1));
-	if (!fpl__exact_grid_rows(v, gr, X->A, X->M, X->K)) {
-		free(v);
-		return;
-	}
+	fpl__exact_grid_rows(v, gr, X->A, X->M, X->K);	/* kept: the compensated
+							 * path reads the rows too */
 	X->ia = v;
 	X->ra = gr;
 	if (X->Bt) {

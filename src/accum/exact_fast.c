@@ -45,6 +45,7 @@
  * finer bits, or far larger) e is rebuilt as an fpl_exact (two exact
  * additions) and the long readings are called.
  */
+#include <math.h>
 #include <string.h>
 
 #include "engine/internal.h"
@@ -72,7 +73,7 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 
 	for (i = 0; i < rows; i++) {
 		const double *r = x + i * K;
-		int tmin = 1 << 20, hmax = -(1 << 20), pmax = 0, t, h, fin = 1;
+		int tmin = 1 << 20, hmax = -(1 << 20), hmin = 1 << 20, pmax = 0, t, h, fin = 1;
 
 		for (k = 0; k < K; k++) {
 			uint64_t u = fpl__bits(r[k]);
@@ -85,9 +86,13 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 			grid_of(u, &t, &h);
 			tmin = t < tmin ? t : tmin;
 			hmax = h > hmax ? h : hmax;
+			hmin = h < hmin ? h : hmin;
 			pmax = h - t > pmax ? h - t : pmax;
 		}
 		row[i].p = pmax;
+		row[i].fin = fin;
+		row[i].hmin = hmin;
+		row[i].hmax = hmax;
 		if (!fin || (hmax > tmin && hmax - tmin > 62)) {
 			row[i].q = 0;
 			row[i].w = -1;
@@ -350,6 +355,129 @@ int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, const fpl__grid_row 
 done:
 	g->E = e + C;
 	g->G = m + (C < 0 ? -C : C);
+	return 1;
+}
+
+/*
+ * The compensated path.  Products by TwoProduct: h = fl(a b), r = fma(a,
+ * b, -h) = a b - h exactly when a b is zero or its exponent is at least
+ * binary64's emin + 52 = -970 (Boldo and Muller, "Exact and approximated
+ * error of the FMA", IEEE TC 60(2), 2011), ensured by requiring hmin_a +
+ * hmin_b - 2 >= -960 (|a b| >= 2^(ha-1) 2^(hb-1)); and no overflow:
+ * |a b| < 2^(hmax_a + hmax_b), K of them below 2^(hmax_a + hmax_b + L)
+ * <= 2^1000.  Eight lanes each run Ogita, Rump and Oishi's Dot2 ("Accurate
+ * sum and dot product", SIAM J. Sci. Comput. 26(6), 2005): P += h by
+ * TwoSum (P' + q = P + h exactly; no overflow, and an addition is exact
+ * when it underflows), S += fl(q + r), and A += fl(|q| + |r|).  So per
+ * lane, exactly, e_lane = P + T with T the sum of the q + r, and S is T
+ * summed with at most K + 1 roundings per term (recursive summation of
+ * fl(q + r)): |S - T| <= gamma_n sum(|q| + |r|), n = K + 2 (Higham,
+ * (4.4)).  The lanes' A is a recursive sum too, A' >= (1 - gamma_n) sum,
+ * and with n u <= 1/4, gamma_n <= 4/3 n u and 1/(1 - gamma_n) <= 3/2:
+ * |S - T| <= 2 n u A' over all lanes (A' the binary64 sum of the lanes'
+ * A, n counting those 8 more additions: n = K + 16).  beta = n 2^-51 A'
+ * (twice that, so its own two roundings, each below a relative 2^-53,
+ * cannot make it smaller; raised to 2^-1000 when that product underflows
+ * and A' > 0) bounds the error of the 16 numbers P_l, S_l as a value of e
+ * minus c (A' = 0: every q and r is 0, S = T exactly, beta = 0).  g the same on |a b| = |h| + sign(h) r.  The
+ * bounds are built as fpl_exact sums of those 16 numbers, c and -+beta:
+ * exact.
+ */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "fma", "default")))
+#endif
+static void dot2(const double *a, const double *b, size_t K, double *out)
+{
+	v8d P = { 0 }, S = { 0 }, A = { 0 }, GP = { 0 }, GS = { 0 }, GA = { 0 };
+	const v8i sgn = (v8i){ 0 } + INT64_MIN;
+	size_t k;
+	int l;
+
+	for (k = 0; k + 8 <= K; k += 8) {
+		v8d x, y, h, r, t, z, q, ah, ar;
+		LOAD8(x, a + k);
+		LOAD8(y, b + k);
+		h = x * y;
+		for (l = 0; l < 8; l++)
+			r[l] = __builtin_fma(x[l], y[l], -h[l]);
+		t = P + h;
+		z = t - P;
+		q = (P - (t - z)) + (h - z);
+		P = t;
+		S += q + r;
+		A += ABS8(q) + ABS8(r);
+		ah = ABS8(h);
+		ar = (v8d)((v8i)r ^ ((v8i)h & sgn));
+		t = GP + ah;
+		z = t - GP;
+		q = (GP - (t - z)) + (ah - z);
+		GP = t;
+		GS += q + ar;
+		GA += ABS8(q) + ABS8(ar);
+	}
+	for (; k < K; k++) {	/* lane 0 */
+		double h = a[k] * b[k], r = __builtin_fma(a[k], b[k], -h), t, z, q, ah, ar;
+		t = P[0] + h;
+		z = t - P[0];
+		q = (P[0] - (t - z)) + (h - z);
+		P[0] = t;
+		S[0] += q + r;
+		A[0] += __builtin_fabs(q) + __builtin_fabs(r);
+		ah = __builtin_fabs(h);
+		ar = h < 0 ? -r : r;
+		t = GP[0] + ah;
+		z = t - GP[0];
+		q = (GP[0] - (t - z)) + (ah - z);
+		GP[0] = t;
+		GS[0] += q + ar;
+		GA[0] += __builtin_fabs(q) + __builtin_fabs(ar);
+	}
+	for (l = 0; l < 8; l++) {
+		out[l] = P[l];
+		out[8 + l] = S[l];
+		out[16 + l] = GP[l];
+		out[24 + l] = GS[l];
+	}
+	out[32] = hsum8((const double *)&A);
+	out[33] = hsum8((const double *)&GA);
+}
+
+int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exact *ghi,
+			const double *a, const fpl__grid_row *ra, const double *b,
+			const fpl__grid_row *rb, size_t K, double c, int slack)
+{
+	double v[34], n = (double)K + 16, be, bg;
+	int l;
+
+	if (!ra->fin || !rb->fin || !isfinite(c) || K > ((size_t)1 << 48))
+		return 0;
+	if (ra->hmin <= ra->hmax && rb->hmin <= rb->hmax
+	    && (ra->hmin + rb->hmin - 2 < -960 || ra->hmax + rb->hmax + bitlen(K) > 1000))
+		return 0;
+	dot2(a, b, K, v);
+	be = n * 0x1p-51 * v[32];
+	bg = n * 0x1p-51 * v[33];
+	/* a product that underflowed: 2^-1000 exceeds any bound it lost */
+	if (v[32] > 0 && be < 0x1p-1000)
+		be = 0x1p-1000;
+	if (v[33] > 0 && bg < 0x1p-1000)
+		bg = 0x1p-1000;
+	if (slack > 0)
+		be = bg = 0;	/* the tests' wrong certificate */
+	fpl_exact_init(elo);
+	fpl_exact_init(glo);
+	for (l = 0; l < 16; l++) {
+		fpl_exact_add(elo, v[l]);
+		fpl_exact_add(glo, v[16 + l]);
+	}
+	fpl_exact_add(elo, c);
+	fpl_exact_add(glo, __builtin_fabs(c));
+	*ehi = *elo;
+	*ghi = *glo;
+	fpl_exact_add(elo, -be);
+	fpl_exact_add(ehi, be);
+	fpl_exact_add(glo, -bg);
+	fpl_exact_add(ghi, bg);
 	return 1;
 }
 

@@ -73,9 +73,13 @@ typedef struct fpl__grid_sum {
 } fpl__grid_sum;
 
 /* A row on its grid: every entry is v 2^q with an integer |v| < 2^w and
- * at most p significant bits; w = -1: not eligible. */
+ * at most p significant bits; w = -1: not eligible.  For the compensated
+ * path: fin (no NaN or infinity), and hmin, hmax, the least and largest
+ * h over the nonzero entries (|x| < 2^h, x >= 2^(h-1)); hmin > hmax for
+ * a zero row. */
 typedef struct fpl__grid_row {
 	int q, w, p;
+	int fin, hmin, hmax;
 } fpl__grid_row;
 
 /*
@@ -106,6 +110,20 @@ double fpl__grid_den(const fpl__grid_sum *g);
 /* fpl_exact_abserr and fpl_exact_relerr of the sum against a finite y,
  * bit for bit. */
 void fpl__grid_errors(const fpl__grid_sum *g, double y, double *abserr, double *rel);
+
+/*
+ * The compensated path (exact_fast.c): for rows a, b (K entries, their
+ * fpl__grid_row's) and a finite c, *elo <= e <= *ehi and *glo <= g <=
+ * *ghi, e the exact dot product plus c and g the sum of the magnitudes of
+ * its terms, the four bounds exact values built from a double-double sum
+ * (TwoProduct, TwoSum) and a rigorous bound on its error.  Returns 0 when
+ * the rows are outside the range where the bound is proven (then the
+ * caller takes the long accumulator).  slack > 0 (the tests' mutant)
+ * drops the bound.
+ */
+int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exact *ghi,
+			const double *a, const fpl__grid_row *ra, const double *b,
+			const fpl__grid_row *rb, size_t K, double c, int slack);
 
 /* e = the sum, as an fpl_exact. */
 void fpl__grid_to_exact(const fpl__grid_sum *g, fpl_exact *e);
