@@ -11,12 +11,25 @@
  * sums are evaluated in one fixed order.  The median is a selection over
  * the stored relative errors (a multiset: its order does not matter).
  *
- * Exactness.  Each output's terms (the exact products a_ik b_kj, and
- * c_ij) are split by sign into two fpl_exact sums of magnitudes, P and
- * Q: the exact value is P - Q and the exact entry of |A||B| + |C| is
- * P + Q, one exact addition per term for both.  The relative errors are
- * fpl_exact_relerr's (faithful), the absolute ones fpl_exact_abserr's
- * (correctly rounded).  The Frobenius norms are sums of squares in
+ * Exactness.  Each output's readings (its exact value, relative and
+ * absolute errors and |A||B| + |C| entry, rounded as fpl_exact_value,
+ * fpl_exact_relerr and fpl_exact_abserr round them) come from one of
+ * three paths, which give the same bits (tests/tgemmref.c checks it):
+ *   the grid path (exact_fast.c): rows whose entries lie on a narrow
+ *     grid are summed exactly in binary64 or a 128-bit integer, where a
+ *     width test proves that nothing rounds or overflows, and read
+ *     through fpl_exact's own rounding routines;
+ *   the compensated path (exact_fast.c, dot products only): a
+ *     double-double dot product with a proven error bound gives exact
+ *     ends lo <= e <= hi; when every reading is the same at both ends and
+ *     monotone between them (cert_output), it is e's;
+ *   the long path, where neither applies: the terms (the exact products
+ *     a_ik b_kj, and c_ij) are split by sign into two fpl_exact sums of
+ *     magnitudes, P and Q: the exact value is P - Q and the exact entry
+ *     of |A||B| + |C| is P + Q, one exact addition per term for both.
+ * The relative errors are fpl_exact_relerr's (faithful), the absolute
+ * ones fpl_exact_abserr's (correctly rounded).  The outputs are visited
+ * in tiles (ework).  The Frobenius norms are sums of squares in
  * binary64 of those binary64 entries, each norm scaled by the power of
  * two that brings its largest entry to [1, 2) (no square overflows, only
  * negligible ones underflow) and the ratio formed from the scaled norms:

@@ -164,6 +164,8 @@ static int bench_reference(void)
 		{ "bf16 in, fp32 acc", "bf16", "fp32" },
 		{ "e4m3fn in, fp16 acc", "e4m3fn", "fp16" },
 		{ "fp32 in, fp32 acc", "fp32", "fp32" },
+		{ "bf16 in, fp16 acc", "bf16", "fp16" },
+		{ "fp64 in, fp64 acc", "fp64", "fp64" },
 	};
 	const char *env = getenv("FPLAB_BENCH_REF_DIM");
 	size_t n = env && atoi(env) > 0 ? (size_t)atoi(env) : REF_DIM, i;
@@ -200,12 +202,15 @@ static int bench_reference(void)
 		tr = cpu_seconds(run_ref_errors, &x);
 		if (x.rc)
 			return 1;
-		printf("  %-24s emulated GEMM %8.3f s   exact reference %8.3f s   %.3f x\n",
-		       cases[i].label, tg, tr, tr / tg);
+		printf("  %-24s emulated GEMM %8.3f s   exact reference %8.3f s   %.3f x  %s\n",
+		       cases[i].label, tg, tr, tr / tg, tr / tg <= 0.5 ? "met" : "NOT met");
 		if (tr / tg > worst)
 			worst = tr / tg;
 	}
-	printf("  floor exact reference <= 0.5 x the emulated GEMM: %s (worst %.3f x)\n",
+	/* bf16 in, fp32 acc, sequential ne is no emulation: fpl_accum_gemm
+	 * runs it on the hardware (fma or AVX512-BF16 kernels, issue 11) */
+	printf("  floor exact reference <= 0.5 x the emulated GEMM: %s (worst %.3f x; "
+	       "bf16/fp32 runs on the hardware kernels, not emulated)\n",
 	       worst <= 0.5 ? "met" : "NOT met", worst);
 	free(a);
 	free(b);
