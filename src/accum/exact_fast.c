@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exact_fast.c - the fixed-point fast path of the GEMM error reference
- * (error_gemm.c): a dot product whose terms all lie on one narrow grid is
- * summed exactly in a 128-bit integer instead of the 4608-bit fpl_exact,
- * and its readings (value, |y - e|, relative error, |A||B| + |C|) are
- * formed from that integer with fpl_exact's own rounding routines, so
- * every reported number is the one the long accumulator gives, bit for
- * bit.
+ * exact_fast.c - the fast paths of the GEMM error reference (error_gemm.c).
+ *
+ * The grid path: a dot product whose terms all lie on one narrow grid is
+ * summed exactly in a 128-bit integer instead of the 4608-bit fpl_exact
+ * (or, narrower still, in binary64: narrow_dot and split_dot below prove
+ * when that is exact), and its readings (value, |y - e|, relative error,
+ * |A||B| + |C|) are formed from that integer with fpl_exact's own
+ * rounding routines, so every reported number is the one the long
+ * accumulator gives, bit for bit.  The compensated path (dot2 and
+ * fpl__exact_cert_dot below) serves the outputs off the grid: it gives
+ * exact bounds on e and g, and error_gemm.c's cert_output keeps its
+ * readings only where the bounds determine them.
  *
  * The grid.  A finite nonzero binary64 x is (-1)^s m 2^t with m odd
  * (t = its lowest set bit's weight) and |x| < 2^h (h = one above its
