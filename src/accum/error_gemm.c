@@ -20,7 +20,7 @@
  *     width test proves that nothing rounds or overflows, and read
  *     through fpl_exact's own rounding routines;
  *   the compensated path (exact_fast.c, dot products only): a
- *     double-double dot product with a proven error bound gives exact
+ *     triple-double dot product with a proven error bound gives exact
  *     ends lo <= e <= hi; when every reading is the same at both ends and
  *     monotone between them (cert_output), it is e's;
  *   the long path, where neither applies: the terms (the exact products
@@ -188,7 +188,7 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 	if (!X->ra || !X->Bt
 	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i,
 				    X->Bt + j * X->K, X->rb + j, X->K,
-				    X->c ? X->c[i * X->ldc + j] : 0.0, X->slack))
+				    X->c ? X->c[i * X->ldc + j] : 0.0, y, X->slack))
 		return 0;
 	v = fpl_exact_value(&lo);
 	if (!same(v, fpl_exact_value(&hi)))

@@ -370,88 +370,119 @@ done:
  * error of the FMA", IEEE TC 60(2), 2011), ensured by requiring hmin_a +
  * hmin_b - 2 >= -960 (|a b| >= 2^(ha-1) 2^(hb-1)); and no overflow:
  * |a b| < 2^(hmax_a + hmax_b), K of them below 2^(hmax_a + hmax_b + L)
- * <= 2^1000.  Eight lanes each run Ogita, Rump and Oishi's Dot2 ("Accurate
- * sum and dot product", SIAM J. Sci. Comput. 26(6), 2005): P += h by
- * TwoSum (P' + q = P + h exactly; no overflow, and an addition is exact
- * when it underflows), S += fl(q + r), and A += fl(|q| + |r|).  So per
- * lane, exactly, e_lane = P + T with T the sum of the q + r, and S is T
- * summed with at most K + 1 roundings per term (recursive summation of
- * fl(q + r)): |S - T| <= gamma_n sum(|q| + |r|), n = K + 2 (Higham,
- * (4.4)).  The lanes' A is a recursive sum too, A' >= (1 - gamma_n) sum,
- * and with n u <= 1/4, gamma_n <= 4/3 n u and 1/(1 - gamma_n) <= 3/2:
- * |S - T| <= 2 n u A' over all lanes (A' the binary64 sum of the lanes'
- * A, n counting those 8 more additions: n = K + 16).  beta = n 2^-51 A'
- * (twice that, so its own two roundings, each below a relative 2^-53,
- * cannot make it smaller; raised to 2^-1000 when that product underflows
- * and A' > 0) bounds the error of the 16 numbers P_l, S_l as a value of e
- * minus c (A' = 0: every q and r is 0, S = T exactly, beta = 0).  g the same on |a b| = |h| + sign(h) r.  The
- * bounds are built as fpl_exact sums of those 16 numbers, c and -+beta:
- * exact.
+ * <= 2^1000, and every other quantity below is smaller.
+ *
+ * Eight lanes each run a three-level version of Ogita, Rump and Oishi's
+ * Dot2 ("Accurate sum and dot product", SIAM J. Sci. Comput. 26(6),
+ * 2005) with Knuth's TwoSum (x + y = s + t exactly, for any finite x, y
+ * without overflow; an addition that underflows is exact): P + q' = P +
+ * h, then S + q2 = S + q', S + r2 = S + r, all exact, and R += fl(q2 +
+ * r2), A += fl(|q2| + |r2|).  So per lane, exactly, sum(a b) = P + S +
+ * T with T the sum of the q2 + r2, which R approximates by recursive
+ * summation: |R - T| <= gamma_n sum(|q2| + |r2|) (Higham, (4.4); each
+ * term sees at most K + 1 roundings).  Over the lanes, with n = K + 16
+ * (the lanes' sums add 8 roundings), n u <= 1/4 (K <= 2^48): gamma_n <=
+ * 4/3 n u, and A', the binary64 sum of the lanes' A, is at least (1 -
+ * gamma_n) sum(|q2| + |r2|), 1/(1 - gamma_n) <= 3/2: the error of the 24
+ * numbers P_l, S_l, R_l as a value of e - c is at most 2 n u A'.  beta =
+ * n 2^-51 A' is twice that, so its own roundings (a relative 2^-53 each)
+ * cannot make it smaller; it is raised to 2^-1000 when the product
+ * underflows and A' > 0, and is 0 when A' = 0 (every q2 and r2 is 0:
+ * R = T = 0).  g the same on |a b| = |h| + sign(h) r.  q2 and r2 are a
+ * rounding error of a rounding error: beta is near K^2 2^-157 sum |a b|.
  */
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "fma", "default")))
 #endif
-static void dot2(const double *a, const double *b, size_t K, double *out)
+static void dot3(const double *a, const double *b, size_t K, double *out)
 {
-	v8d P = { 0 }, S = { 0 }, A = { 0 }, GP = { 0 }, GS = { 0 }, GA = { 0 };
+	v8d P = { 0 }, S = { 0 }, R = { 0 }, A = { 0 };
+	v8d GP = { 0 }, GS = { 0 }, GR = { 0 }, GA = { 0 };
 	const v8i sgn = (v8i){ 0 } + INT64_MIN;
 	size_t k;
 	int l;
 
+#define TWOSUM(s, x, err)                                                                  \
+	do {                                                                               \
+		v8d t_ = (s) + (x), z_ = t_ - (s);                                         \
+		(err) = ((s) - (t_ - z_)) + ((x) - z_);                                    \
+		(s) = t_;                                                                  \
+	} while (0)
 	for (k = 0; k + 8 <= K; k += 8) {
-		v8d x, y, h, r, t, z, q, ah, ar;
+		v8d x, y, h, r, q, q2, r2, ah, ar;
 		LOAD8(x, a + k);
 		LOAD8(y, b + k);
 		h = x * y;
 		for (l = 0; l < 8; l++)
 			r[l] = __builtin_fma(x[l], y[l], -h[l]);
-		t = P + h;
-		z = t - P;
-		q = (P - (t - z)) + (h - z);
-		P = t;
-		S += q + r;
-		A += ABS8(q) + ABS8(r);
+		TWOSUM(P, h, q);
+		TWOSUM(S, q, q2);
+		TWOSUM(S, r, r2);
+		R += q2 + r2;
+		A += ABS8(q2) + ABS8(r2);
 		ah = ABS8(h);
 		ar = (v8d)((v8i)r ^ ((v8i)h & sgn));
-		t = GP + ah;
-		z = t - GP;
-		q = (GP - (t - z)) + (ah - z);
-		GP = t;
-		GS += q + ar;
-		GA += ABS8(q) + ABS8(ar);
+		TWOSUM(GP, ah, q);
+		TWOSUM(GS, q, q2);
+		TWOSUM(GS, ar, r2);
+		GR += q2 + r2;
+		GA += ABS8(q2) + ABS8(r2);
 	}
-	for (; k < K; k++) {	/* lane 0 */
-		double h = a[k] * b[k], r = __builtin_fma(a[k], b[k], -h), t, z, q, ah, ar;
-		t = P[0] + h;
-		z = t - P[0];
-		q = (P[0] - (t - z)) + (h - z);
-		P[0] = t;
-		S[0] += q + r;
-		A[0] += __builtin_fabs(q) + __builtin_fabs(r);
-		ah = __builtin_fabs(h);
-		ar = h < 0 ? -r : r;
-		t = GP[0] + ah;
-		z = t - GP[0];
-		q = (GP[0] - (t - z)) + (ah - z);
-		GP[0] = t;
-		GS[0] += q + ar;
-		GA[0] += __builtin_fabs(q) + __builtin_fabs(ar);
-	}
+#undef TWOSUM
 	for (l = 0; l < 8; l++) {
 		out[l] = P[l];
 		out[8 + l] = S[l];
-		out[16 + l] = GP[l];
-		out[24 + l] = GS[l];
+		out[16 + l] = R[l];
+		out[24 + l] = GP[l];
+		out[32 + l] = GS[l];
+		out[40 + l] = GR[l];
 	}
-	out[32] = hsum8((const double *)&A);
-	out[33] = hsum8((const double *)&GA);
+	out[48] = hsum8((const double *)&A);
+	out[49] = hsum8((const double *)&GA);
+}
+
+/* dot3's lane 0 over the tail k0 <= k < K (scalar: the same steps). */
+static void dot3_tail(const double *a, const double *b, size_t k0, size_t K, double *out)
+{
+	size_t k;
+
+#define TWOSUM1(s, x, err)                                                                 \
+	do {                                                                               \
+		double t_ = (s) + (x), z_ = t_ - (s);                                      \
+		(err) = ((s) - (t_ - z_)) + ((x) - z_);                                    \
+		(s) = t_;                                                                  \
+	} while (0)
+	for (k = k0; k < K; k++) {
+		double h = a[k] * b[k], r = fma(a[k], b[k], -h), q, q2, r2, ah, ar;
+		TWOSUM1(out[0], h, q);
+		TWOSUM1(out[8], q, q2);
+		TWOSUM1(out[8], r, r2);
+		out[16] += q2 + r2;
+		out[48] += fabs(q2) + fabs(r2);
+		ah = fabs(h);
+		ar = h < 0 ? -r : r;
+		TWOSUM1(out[24], ah, q);
+		TWOSUM1(out[32], q, q2);
+		TWOSUM1(out[32], ar, r2);
+		out[40] += q2 + r2;
+		out[49] += fabs(q2) + fabs(r2);
+	}
+#undef TWOSUM1
+}
+
+/* n 2^-51 A' as in dot3's comment. */
+static double bound(double n, double A)
+{
+	double b = n * 0x1p-51 * A;
+
+	return A > 0 && b < 0x1p-1000 ? 0x1p-1000 : b;
 }
 
 int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exact *ghi,
 			const double *a, const fpl__grid_row *ra, const double *b,
-			const fpl__grid_row *rb, size_t K, double c, int slack)
+			const fpl__grid_row *rb, size_t K, double c, double y, int slack)
 {
-	double v[34], n = (double)K + 16, be, bg;
+	double v[50], n = (double)K + 16, be, bg, ea = c;
 	int l;
 
 	if (!ra->fin || !rb->fin || !isfinite(c) || K > ((size_t)1 << 48))
@@ -459,24 +490,27 @@ int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exac
 	if (ra->hmin <= ra->hmax && rb->hmin <= rb->hmax
 	    && (ra->hmin + rb->hmin - 2 < -960 || ra->hmax + rb->hmax + bitlen(K) > 1000))
 		return 0;
-	dot2(a, b, K, v);
-	be = n * 0x1p-51 * v[32];
-	bg = n * 0x1p-51 * v[33];
-	/* a product that underflowed: 2^-1000 exceeds any bound it lost */
-	if (v[32] > 0 && be < 0x1p-1000)
-		be = 0x1p-1000;
-	if (v[33] > 0 && bg < 0x1p-1000)
-		bg = 0x1p-1000;
+	dot3(a, b, K, v);
+	dot3_tail(a, b, K / 8 * 8, K, v);	/* the tail joins the sums of lane 0:
+						 * the same chain, one more term each */
+	be = bound(n, v[48]);
+	bg = bound(n, v[49]);
 	if (slack > 0)
 		be = bg = 0;	/* the tests' wrong certificate */
+	/* a cheap look first (speed only, no part of the proof): the ends
+	 * will not agree when beta is not far below |e| and |y - e| */
+	for (l = 0; l < 16; l++)
+		ea += v[l];
+	if (!(fabs(ea) > 0x1p56 * be) || (isfinite(y) && !(fabs(y - ea) > 0x1p56 * be)))
+		return 0;
 	fpl_exact_init(elo);
 	fpl_exact_init(glo);
-	for (l = 0; l < 16; l++) {
+	for (l = 0; l < 24; l++) {
 		fpl_exact_add(elo, v[l]);
-		fpl_exact_add(glo, v[16 + l]);
+		fpl_exact_add(glo, v[24 + l]);
 	}
 	fpl_exact_add(elo, c);
-	fpl_exact_add(glo, __builtin_fabs(c));
+	fpl_exact_add(glo, fabs(c));
 	*ehi = *elo;
 	*ghi = *glo;
 	fpl_exact_add(elo, -be);

@@ -115,15 +115,16 @@ void fpl__grid_errors(const fpl__grid_sum *g, double y, double *abserr, double *
  * The compensated path (exact_fast.c): for rows a, b (K entries, their
  * fpl__grid_row's) and a finite c, *elo <= e <= *ehi and *glo <= g <=
  * *ghi, e the exact dot product plus c and g the sum of the magnitudes of
- * its terms, the four bounds exact values built from a double-double sum
+ * its terms, the four bounds exact values built from a triple-double sum
  * (TwoProduct, TwoSum) and a rigorous bound on its error.  Returns 0 when
- * the rows are outside the range where the bound is proven (then the
- * caller takes the long accumulator).  slack > 0 (the tests' mutant)
+ * the rows are outside the range where the bound is proven, or when a
+ * quick look says the bounds cannot decide the readings against the
+ * result y (then the caller takes the long accumulator).  slack > 0 (the tests' mutant)
  * drops the bound.
  */
 int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exact *ghi,
 			const double *a, const fpl__grid_row *ra, const double *b,
-			const fpl__grid_row *rb, size_t K, double c, int slack);
+			const fpl__grid_row *rb, size_t K, double c, double y, int slack);
 
 /* e = the sum, as an fpl_exact. */
 void fpl__grid_to_exact(const fpl__grid_sum *g, fpl_exact *e);
