@@ -214,6 +214,7 @@ TESTS := \
 	tstate \
 	tnumber \
 	texact \
+	tgemmref \
 	taccum \
 	taccum_fast \
 	taccerr \
@@ -399,6 +400,7 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 # The accumulation chains' scans and conversions are block loops too.
 EXTRA_OPT =
 $(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
+$(BUILD)/src/accum/exact_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)

@@ -11,12 +11,25 @@
  * sums are evaluated in one fixed order.  The median is a selection over
  * the stored relative errors (a multiset: its order does not matter).
  *
- * Exactness.  Each output's terms (the exact products a_ik b_kj, and
- * c_ij) are split by sign into two fpl_exact sums of magnitudes, P and
- * Q: the exact value is P - Q and the exact entry of |A||B| + |C| is
- * P + Q, one exact addition per term for both.  The relative errors are
- * fpl_exact_relerr's (faithful), the absolute ones fpl_exact_abserr's
- * (correctly rounded).  The Frobenius norms are sums of squares in
+ * Exactness.  Each output's readings (its exact value, relative and
+ * absolute errors and |A||B| + |C| entry, rounded as fpl_exact_value,
+ * fpl_exact_relerr and fpl_exact_abserr round them) come from one of
+ * three paths, which give the same bits (tests/tgemmref.c checks it):
+ *   the grid path (exact_fast.c): rows whose entries lie on a narrow
+ *     grid are summed exactly in binary64 or a 128-bit integer, where a
+ *     width test proves that nothing rounds or overflows, and read
+ *     through fpl_exact's own rounding routines;
+ *   the compensated path (exact_fast.c, dot products only): a
+ *     triple-double dot product with a proven error bound gives exact
+ *     ends lo <= e <= hi; when every reading is the same at both ends and
+ *     monotone between them (cert_output), it is e's;
+ *   the long path, where neither applies: the terms (the exact products
+ *     a_ik b_kj, and c_ij) are split by sign into two fpl_exact sums of
+ *     magnitudes, P and Q: the exact value is P - Q and the exact entry
+ *     of |A||B| + |C| is P + Q, one exact addition per term for both.
+ * The relative errors are fpl_exact_relerr's (faithful), the absolute
+ * ones fpl_exact_abserr's (correctly rounded).  The outputs are visited
+ * in tiles (ework).  The Frobenius norms are sums of squares in
  * binary64 of those binary64 entries, each norm scaled by the power of
  * two that brings its largest entry to [1, 2) (no square overflows, only
  * negligible ones underflow) and the ratio formed from the scaled norms:
@@ -51,6 +64,12 @@ typedef struct ectx {
 	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
 	unsigned char *cls;
 	uint64_t *progress;		/* terms done, or NULL */
+	/* the grid path (exact_fast.c): A's and Bt's rows as integers, their
+	 * scales and widths (-1: not eligible); ia NULL: the long path only */
+	const int64_t *ia, *ib;
+	const fpl__grid_row *ra, *rb;
+	int slack;			/* 0; > 0 only in the tests' mutant */
+	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
 } ectx;
 
 typedef struct eworker {
@@ -101,7 +120,121 @@ static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact
 	return !e->nan && !e->pinf && !e->ninf;
 }
 
-static void one_output(const ectx *X, size_t i, size_t j)
+/* one_output by the grid path: 1 when its certificate holds (then every
+ * number is the long path's, bit for bit: exact_fast.c), else 0. */
+static int grid_output(const ectx *X, size_t i, size_t j)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j];
+	fpl__grid_sum s;
+	unsigned char cl = 0;
+
+	if (!X->ia
+	    || !fpl__exact_grid_dot(&s, X->ia + i * X->K, X->ra + i,
+				    X->ib ? X->ib + j * X->K : NULL, X->ib ? X->rb + j : NULL,
+				    X->A + i * X->K,
+				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
+				    X->slack))
+		return 0;
+	X->exact[o] = fpl__grid_value(&s);
+	if (isfinite(y)) {
+		cl |= C_ABS;
+		fpl__grid_errors(&s, y, &X->abserr[o], &X->rel[o]);
+		X->den[o] = fpl__grid_den(&s);
+		if (s.E != 0) {
+			cl |= C_REL;
+			if (y == 0)
+				cl |= C_ZERO;
+		}
+	} else {
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
+	}
+	if (isnan(y))
+		cl |= C_NAN;
+	else if (isinf(y))
+		cl |= C_INF;
+	X->cls[o] = cl;
+	return 1;
+}
+
+static int same(double x, double y)
+{
+	return fpl__bits(x) == fpl__bits(y);
+}
+
+/*
+ * one_output by the compensated path (exact_fast.c) with its certificate:
+ * e lies in [lo, hi] (exact bounds), and every reading is the same at
+ * both ends and monotone on the interval, so it is e's.  The readings:
+ * the value and den are nearest roundings (monotone); the class needs e
+ * != 0: lo and hi of one sign; |y - e| is monotone when y is outside
+ * (lo, hi): y - lo and y - hi of one nonzero sign; the relative error is
+ * the rounded quotient of |y - e|'s window (monotone in |y - e|) by |e|'s
+ * top 64 bits and exponent, which must be the same at both ends (the
+ * truncation is monotone in |e|: then constant in between), so it is
+ * monotone in e too.  Returns 1 when the certificate holds, else 0.
+ */
+static int cert_output(const ectx *X, size_t i, size_t j)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j], v, rel, ab;
+	fpl_exact lo, hi, glo, ghi, d;
+	uint64_t h1, h2, l1, l2;
+	int64_t x1, x2;
+	int n1, n2, s1, s2, sg;
+	unsigned char cl = 0;
+
+	if (!X->ra || !X->Bt
+	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i,
+				    X->Bt + j * X->K, X->rb + j, X->K,
+				    X->c ? X->c[i * X->ldc + j] : 0.0, y, X->slack))
+		return 0;
+	v = fpl_exact_value(&lo);
+	if (!same(v, fpl_exact_value(&hi)))
+		return 0;
+	if (isfinite(y)) {
+		sg = fpl_exact_sign(&lo);
+		if (sg == 0 || sg != fpl_exact_sign(&hi))
+			return 0;
+		d = lo;
+		fpl_exact_add(&d, -y);
+		sg = fpl_exact_sign(&d);
+		d = hi;
+		fpl_exact_add(&d, -y);
+		if (sg == 0 || sg != fpl_exact_sign(&d))
+			return 0;
+		fpl__exact_window(&lo, &n1, &x1, &h1, &l1, &s1);
+		fpl__exact_window(&hi, &n2, &x2, &h2, &l2, &s2);
+		if (h1 != h2 || x1 != x2)
+			return 0;
+		ab = fpl_exact_abserr(&lo, y);
+		rel = fpl_exact_relerr(&lo, y);
+		if (!same(ab, fpl_exact_abserr(&hi, y)) || !same(rel, fpl_exact_relerr(&hi, y)))
+			return 0;
+		X->den[o] = fpl_exact_value(&glo);
+		if (!same(X->den[o], fpl_exact_value(&ghi)))
+			return 0;
+		X->abserr[o] = ab;
+		X->rel[o] = rel;
+		cl |= C_ABS | C_REL;
+		if (y == 0)
+			cl |= C_ZERO;
+	} else {
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
+	}
+	X->exact[o] = v;
+	if (isnan(y))
+		cl |= C_NAN;
+	else if (isinf(y))
+		cl |= C_INF;
+	X->cls[o] = cl;
+	return 1;
+}
+
+/* Output (i, j); returns 1 when the grid or the compensated path did it. */
+static int one_output(const ectx *X, size_t i, size_t j)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
@@ -109,6 +242,8 @@ static void one_output(const ectx *X, size_t i, size_t j)
 	unsigned char cl = 0;
 	int efin;
 
+	if (grid_output(X, i, j) || cert_output(X, i, j))
+		return 1;
 	efin = exact_pair(X, i, j, &e, &g);
 	X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
@@ -131,20 +266,39 @@ static void one_output(const ectx *X, size_t i, size_t j)
 	else if (isinf(y))
 		cl |= C_INF;
 	X->cls[o] = cl;
+	return 0;
 }
 
+/*
+ * The outputs in tiles: a block of up to 16 rows of A against a block of
+ * Bt's rows of about 256 KiB, so that each row of Bt is read from cache
+ * by the 16 rows (the grid path is bound by those reads otherwise).  The
+ * order does not matter: every output is computed on its own.  Progress
+ * counts each row's part of a tile when it is done: n*(kk+1) per row in
+ * all, as before.
+ */
 static void *ework(void *arg)
 {
 	eworker *w = arg;
-	size_t i, j;
+	const ectx *X = w->X;
+	size_t jb = X->K ? (size_t)32768 / X->K : X->N, ib, i, j, j0, j1;
+	uint64_t ng = 0;
 
-	for (i = w->i0; i < w->i1; i++) {
-		for (j = 0; j < w->X->N; j++)
-			one_output(w->X, i, j);
-		if (w->X->progress)
-			__atomic_fetch_add(w->X->progress, (uint64_t)w->X->N * (w->X->K + 1),
-					   __ATOMIC_RELAXED);
-	}
+	if (jb < 1)
+		jb = 1;
+	for (ib = w->i0; ib < w->i1; ib += 16)
+		for (j0 = 0; j0 < X->N; j0 = j1) {
+			j1 = X->N - j0 > jb ? j0 + jb : X->N;
+			for (i = ib; i < w->i1 && i < ib + 16; i++) {
+				for (j = j0; j < j1; j++)
+					ng += (uint64_t)one_output(X, i, j);
+				if (X->progress)
+					__atomic_fetch_add(X->progress, (uint64_t)(j1 - j0) * (X->K + 1),
+							   __ATOMIC_RELAXED);
+			}
+		}
+	if (X->ngrid)
+		__atomic_fetch_add(X->ngrid, ng, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -331,6 +485,68 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 					      b, ldb, transb, c, ldc, threads, NULL);
 }
 
+/* The grid form of A's and Bt's rows (exact_fast.c), into X; left NULL
+ * (the long path for all) when no row qualifies or memory is short.
+ * *mem receives the one allocation to free. */
+static void grid_prepare(ectx *X, void **mem)
+{
+	size_t rows = X->M + (X->Bt ? X->N : 0), nv;
+	fpl__grid_row *gr;
+	int64_t *v;
+
+	*mem = NULL;
+	if (__builtin_mul_overflow(rows, X->K, &nv) || nv > ((size_t)1 << 56))
+		return;
+	v = malloc((nv ? nv : 1) * sizeof *v + rows * sizeof *gr);
+	if (!v)
+		return;
+	gr = (fpl__grid_row *)(v + (nv ? nv : 1));
+	fpl__exact_grid_rows(v, gr, X->A, X->M, X->K);	/* kept: the compensated
+							 * path reads the rows too */
+	X->ia = v;
+	X->ra = gr;
+	if (X->Bt) {
+		fpl__exact_grid_rows(v + X->M * X->K, gr + X->M, X->Bt, X->N, X->K);
+		X->ib = v + X->M * X->K;
+		X->rb = gr + X->M;
+	}
+	*mem = v;
+}
+
+int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double *den,
+			      unsigned char *cls, const double *r, size_t ldr, size_t m,
+			      size_t n, size_t kk, const double *pa, const double *pbt,
+			      const double *c, size_t ldc, int mode, int threads,
+			      uint64_t *progress, uint64_t *ngrid)
+{
+	void *mem = NULL;
+	ectx X;
+
+	memset(&X, 0, sizeof X);
+	X.M = m;
+	X.N = n;
+	X.K = kk;
+	X.A = pa;
+	X.Bt = pbt;
+	X.c = c;
+	X.ldc = ldc;
+	X.r = r;
+	X.ldr = ldr;
+	X.exact = exact;
+	X.rel = rel;
+	X.abserr = abserr;
+	X.den = den;
+	X.cls = cls;
+	X.progress = progress;
+	X.slack = mode > 0 ? mode : 0;
+	X.ngrid = ngrid;
+	if (mode >= 0)
+		grid_prepare(&X, &mem);
+	run_rows(&X, threads);
+	free(mem);
+	return 0;
+}
+
 int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
 				   size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
 				   size_t kk, const double *a, size_t lda, int transa,
@@ -370,29 +586,18 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 		st = FPL_ENOMEM;
 		goto out;
 	}
-	memset(&X, 0, sizeof X);
-	X.M = m;
-	X.N = n;
-	X.K = kk;
 	if (kk)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
-	X.A = pa;
-	if (b) {
-		if (kk)	/* Bt[j][k] = B[k][j] */
-			pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
-		X.Bt = pb;
-	}
-	X.c = c;
-	X.ldc = ldc;
-	X.r = r;
-	X.ldr = ldr;
-	X.exact = exact ? exact : buf + 3 * nC;
+	if (b && kk)	/* Bt[j][k] = B[k][j] */
+		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
+	fpl__accum_errors_outputs(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC, cls,
+				  r, ldr, m, n, kk, pa, b ? pb : NULL, c, ldc, 0, threads,
+				  progress, NULL);
+	memset(&X, 0, sizeof X);
 	X.rel = buf;
 	X.abserr = buf + nC;
 	X.den = buf + 2 * nC;
 	X.cls = cls;
-	X.progress = progress;
-	run_rows(&X, threads);
 	summarize(&E, &X, nC);
 	*err = E;
 out:

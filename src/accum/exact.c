@@ -329,23 +329,45 @@ double fpl_exact_round(const fpl_exact *e, const fpl_format *f, fpl_rnd rnd, fpl
 /* ------------------------------------------------ binary64 readings */
 
 static fpl_format fp64_format;
+static fpl_state fp64_state;	/* read only once set (_ix rounding) */
 
 static void fp64_init(void)
 {
 	fpl_format_lookup(&fp64_format, "fp64");
+	fpl_state_init(&fp64_state, 0);
 }
 
-/* (hi:lo + t) 2^exp (sticky: 0 < t < 1 ulp of the window) to nearest-even
- * binary64, once. */
-static double nearest64(int neg, int64_t exp, uint64_t hi, uint64_t lo, int sticky)
+/*
+ * (hi:lo + t) 2^exp (sticky: 0 < t < 1 ulp of the window) to nearest-even
+ * binary64, once.  A normal result is rounded here directly: the leading
+ * bit (bit 63 of hi) weighs 2^(exp + 127); with that in [-1022, 1022] the
+ * 53 bits from it are hi >> 11, the half bit is bit 10 of hi and the
+ * rest (bits 9..0, lo, sticky) decide ties; a carry out of 53 bits
+ * moves the exponent up by one, at most to 1023: a finite normal value,
+ * the one correctly rounded result, so the engine's rounding gives the
+ * same bits.  Zero, subnormal and overflowing results go to the engine.
+ */
+double fpl__exact_nearest64(int neg, int64_t exp, uint64_t hi, uint64_t lo, int sticky)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	fpl_state st;
 	unsigned fl = 0;
 
+	if ((hi >> 63) && exp + 127 >= -1022 && exp + 127 <= 1022) {
+		uint64_t m = hi >> 11, half = (hi >> 10) & 1;
+		uint64_t rest = (hi & 0x3ff) | lo | (uint64_t)sticky;
+		int64_t e = exp + 127;
+
+		m += half & (rest != 0 || (m & 1));
+		if (m >> 53) {
+			m >>= 1;
+			e++;
+		}
+		return fpl__from_bits(((uint64_t)neg << 63) | ((uint64_t)(e + 1023) << 52)
+				      | (m & FPL__FRAC_MASK));
+	}
 	pthread_once(&once, fp64_init);
-	fpl_state_init(&st, 0);
-	return fpl__round_parts_ix(&fp64_format, neg, exp, hi, lo, sticky, FPL_RND_NE, &st, 0, &fl);
+	return fpl__round_parts_ix(&fp64_format, neg, exp, hi, lo, sticky, FPL_RND_NE, &fp64_state,
+				   0, &fl);
 }
 
 double fpl_exact_value(const fpl_exact *e)
@@ -358,7 +380,7 @@ double fpl_exact_value(const fpl_exact *e)
 	if (special_value(e, &x))
 		return x;
 	fpl__exact_window(e, &neg, &exp, &hi, &lo, &sticky);
-	return nearest64(neg, exp, hi, lo, sticky);
+	return fpl__exact_nearest64(neg, exp, hi, lo, sticky);
 }
 
 /*
@@ -411,10 +433,9 @@ double fpl_exact_abserr(const fpl_exact *e, double y)
  */
 double fpl_exact_relerr(const fpl_exact *e, double y)
 {
-	uint64_t dhi, dlo, ehi, elo, M;
+	uint64_t dhi, dlo, ehi, elo;
 	int64_t dx, ex;
 	int neg, dst, est;
-	fpl_u128 N, Q, R, F;
 	fpl_exact d;
 	double r;
 
@@ -425,12 +446,40 @@ double fpl_exact_relerr(const fpl_exact *e, double y)
 		return 0.0;
 	if (!fpl__exact_window(e, &neg, &ex, &ehi, &elo, &est))
 		return fpl__from_bits(FPL__EXP_MASK);	/* e = 0, y != 0 */
-	N = ((fpl_u128)dhi << 64) | dlo;
-	M = ehi;
-	Q = N / M;		/* 2^63 <= Q < 2^65 */
-	R = N % M;
-	F = (R << 64) / M;	/* the next 64 bits: R < M */
-	dst = (R << 64) % M != 0;
+	return fpl__exact_relerr_parts(dx, dhi, dlo, ex, ehi);
+}
+
+/* (hi:lo) / d and the remainder, for hi < d (the quotient fits 64 bits). */
+static inline uint64_t div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
+{
+#if defined(__x86_64__)
+	uint64_t q;
+
+	__asm__("divq %4" : "=a"(q), "=d"(*rem) : "a"(lo), "d"(hi), "rm"(d) : "cc");
+	return q;
+#else
+	fpl_u128 n = ((fpl_u128)hi << 64) | lo;
+
+	*rem = (uint64_t)(n % d);
+	return (uint64_t)(n / d);
+#endif
+}
+
+double fpl__exact_relerr_parts(int64_t dx, uint64_t dhi, uint64_t dlo, int64_t ex, uint64_t ehi)
+{
+	uint64_t M = ehi, qh, ql, f, r;
+	fpl_u128 Q, F;
+	int dst;
+
+	/* Q = N / M (2^63 <= Q < 2^65), R = N % M, F = (R 2^64) / M, in
+	 * 64-bit divisions: N = dhi:dlo, dhi < 2M (M >= 2^63), so the high
+	 * quotient word qh = dhi / M is 0 or 1 */
+	qh = dhi >= M;
+	ql = div128(dhi - (qh ? M : 0), dlo, M, &r);
+	f = div128(r, 0, M, &r);	/* the next 64 bits: r < M */
+	dst = r != 0;
+	Q = ((fpl_u128)qh << 64) | ql;
+	F = f;
 	ex += 64;		/* |e| in [M, M+1) 2^ex */
 	if (Q >> 64) {		/* 65 bits: keep 128 of Q:F */
 		dst |= (int)(F & 1);
@@ -438,5 +487,15 @@ double fpl_exact_relerr(const fpl_exact *e, double y)
 		Q >>= 1;
 		dx += 1;
 	}
-	return nearest64(0, dx - ex - 64, (uint64_t)Q, (uint64_t)F, dst);
+	return fpl__exact_nearest64(0, dx - ex - 64, (uint64_t)Q, (uint64_t)F, dst);
+}
+
+void fpl__exact_add_u128(fpl_exact *e, fpl_u128 mag, int neg, int64_t exp)
+{
+	unsigned pos = (unsigned)(exp - FPL_EXACT_LSB);
+
+	if ((uint64_t)mag)
+		add_at(e, (uint64_t)mag, pos, neg);
+	if (mag >> 64)
+		add_at(e, mag >> 64, pos + 64, neg);
 }

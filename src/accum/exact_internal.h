@@ -46,4 +46,103 @@ int fpl__exact_is_zero(const fpl_exact *e);
 int fpl__exact_window(const fpl_exact *e, int *negative, int64_t *exp, uint64_t *hi,
 		      uint64_t *lo, int *sticky);
 
+/* (hi:lo + t) 2^exp, a window as fpl__exact_window gives it, rounded once
+ * to nearest-even binary64: fpl_exact_value's rounding. */
+double fpl__exact_nearest64(int neg, int64_t exp, uint64_t hi, uint64_t lo, int sticky);
+
+/*
+ * fpl_exact_relerr's quotient from the two windows: |d| = |y - e| with
+ * window (dhi:dlo) 2^dx, d != 0, and |e| with top word ehi (bit 63 set)
+ * 2^(ex + 64), e != 0.  Only these bits matter (the window's sticky bits
+ * do not): so any exact representation of e and d that gives the same
+ * windows gives the same relative error, bit for bit.
+ */
+double fpl__exact_relerr_parts(int64_t dx, uint64_t dhi, uint64_t dlo, int64_t ex, uint64_t ehi);
+
+/* e += (-1)^neg mag 2^exp, exactly: FPL_EXACT_LSB <= exp, exp + 128 <=
+ * 2048 (every value built from binary64 products is in that range). */
+void fpl__exact_add_u128(fpl_exact *e, unsigned __int128 mag, int neg, int64_t exp);
+
+/* ------------------------------------------------ exact_fast.c's grid path */
+
+/* An exact dot product held as E 2^s, with G 2^s the sum of the magnitudes
+ * of its terms (|A||B| + |C|'s entry); |E|, G < 2^125. */
+typedef struct fpl__grid_sum {
+	__int128 E, G;
+	int s;
+} fpl__grid_sum;
+
+/* A row on its grid: every entry is v 2^q with an integer |v| < 2^w and
+ * at most p significant bits; w = -1: not eligible.  For the compensated
+ * path: fin (no NaN or infinity), and hmin, hmax, the least and largest
+ * h over the nonzero entries (|x| < 2^h, x >= 2^(h-1)); hmin > hmax for
+ * a zero row. */
+typedef struct fpl__grid_row {
+	int q, w, p;
+	int fin, hmin, hmax;
+} fpl__grid_row;
+
+/*
+ * Rows x[i*K .. i*K+K) as integers on a grid (exact_fast.c's header): for
+ * each row either row[i].w = -1 (not eligible: a NaN or infinity, or
+ * wider than 62 bits) or v[i*K + k] 2^row[i].q = x[i*K + k] exactly with
+ * |v| < 2^row[i].w, w <= 62.  Returns 1 when some row is eligible.
+ */
+int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows, size_t K);
+
+/*
+ * *g = the exact sum of x[k] y[k] 2^(qx+qy), k < K, plus c (y NULL: of
+ * x[k] 2^qx, plus c), when the certificate holds: both rows eligible,
+ * wx + wy + bitlength(K) <= 124 + slack, c on the grid.  Returns 1 then,
+ * else 0 (take the long accumulator).  a and b are the same rows as
+ * binary64 (x[k] 2^qx = a[k], y[k] 2^qy = b[k]; b unused for a sum).
+ * slack is 0; the tests pass a positive one to check that a wrong
+ * certificate is caught.
+ */
+int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, const fpl__grid_row *rx,
+			const int64_t *y, const fpl__grid_row *ry, const double *a,
+			const double *b, size_t K, double c, int slack);
+
+/* fpl_exact_value of the sum and of its magnitudes, bit for bit. */
+double fpl__grid_value(const fpl__grid_sum *g);
+double fpl__grid_den(const fpl__grid_sum *g);
+
+/* fpl_exact_abserr and fpl_exact_relerr of the sum against a finite y,
+ * bit for bit. */
+void fpl__grid_errors(const fpl__grid_sum *g, double y, double *abserr, double *rel);
+
+/*
+ * The compensated path (exact_fast.c): for rows a, b (K entries, their
+ * fpl__grid_row's) and a finite c, *elo <= e <= *ehi and *glo <= g <=
+ * *ghi, e the exact dot product plus c and g the sum of the magnitudes of
+ * its terms, the four bounds exact values built from a triple-double sum
+ * (TwoProduct, TwoSum) and a rigorous bound on its error.  Returns 0 when
+ * the rows are outside the range where the bound is proven, or when a
+ * quick look says the bounds cannot decide the readings against the
+ * result y (then the caller takes the long accumulator).  slack > 0 (the tests' mutant)
+ * drops the bound.
+ */
+int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exact *ghi,
+			const double *a, const fpl__grid_row *ra, const double *b,
+			const fpl__grid_row *rb, size_t K, double c, double y, int slack);
+
+/* e = the sum, as an fpl_exact. */
+void fpl__grid_to_exact(const fpl__grid_sum *g, fpl_exact *e);
+
+/*
+ * error_gemm.c's per-output reference (fpl_accum_errors_gemm's first
+ * half), for the tests: over packed pa (m x kk) and pbt (n x kk, B
+ * transposed; NULL for sums), output o = i*n + j gets exact[o], and, as
+ * its class cls[o] says, rel[o], abserr[o], den[o] (the others are left
+ * unwritten).  mode -1: the long accumulator for every output; 0: the
+ * grid path where its certificate holds; > 0: the grid path with its
+ * certificate widened by `mode` bits (wrong: the tests' mutant).
+ * *ngrid (when not NULL) is increased by the outputs the grid path did.
+ */
+int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double *den,
+			      unsigned char *cls, const double *r, size_t ldr, size_t m,
+			      size_t n, size_t kk, const double *pa, const double *pbt,
+			      const double *c, size_t ldc, int mode, int threads,
+			      uint64_t *progress, uint64_t *ngrid);
+
 #endif
