@@ -34,7 +34,7 @@ zero_mismatches() {
 
 # --- fplab info lists every kernel of the registry
 checks=$((checks + 1))
-for k in f16c fma32 avx512bf16-cvt avx512bf16 amx-bf16 avx512fp16 avx512fp16-arith; do
+for k in f16c fma32 fma32-avx512 avx512bf16-cvt avx512bf16 amx-bf16 avx512fp16 avx512fp16-arith; do
 	fplab info --tsv | grep -q "^native_$k	\(yes\|no\)" || fail "fplab info has no row native_$k"
 done
 
