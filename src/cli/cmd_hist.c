@@ -283,7 +283,7 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 #define NSTATS (CLI_ERRSTATS_NCOLS - 2)
 #define NCOLS (NHEAD + NSTATS + NTAIL)
 static const char *const head_cols[NHEAD] = {
-	"tensor", "dtype", "count", "zeros", "nan_inf", "subnormal", "normal"
+	"tensor", "dtype", "n", "zeros", "nan_inf", "subnormal", "normal"
 };
 static const char *const tail_cols[NTAIL] = {
 	"became_zero_frac", "subnormal_frac", "overflow_frac", "amax", "applied_scale", "aps_log2",
