@@ -110,7 +110,7 @@ sample=$here/data/sample-grads.npz
 if [ -f "$sample" ]; then
 	say "gradients of a small model: how much becomes zero in fp16, and does loss scaling help?"
 	"$FPLAB" hist "$sample" -f fp16 --tsv | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		{ printf "  %-18s %6d values, %6.2f%% became zero in fp16\n", $c["tensor"], $c["count"], 100 * $c["became_zero"] / $c["count"] }'
+		{ printf "  %-18s %6d values, %6.2f%% became zero in fp16\n", $c["tensor"], $c["n"], 100 * $c["became_zero"] / $c["n"] }'
 	say "the same dump in e4m3fn with APS per-tensor power-of-two scaling, per binade (first lines)"
 	"$FPLAB" hist "$sample" -f e4m3fn --aps | head -n 16
 fi

@@ -20,13 +20,13 @@ FORMAT=${FORMAT:-fp16}
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fplab-lsc.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-printf 'scale\ttensor\tcount\tbecame_zero_frac\tsubnormal_frac\toverflow_frac\tscale_used\n'
+printf 'scale\ttensor\tn\tbecame_zero_frac\tsubnormal_frac\toverflow_frac\tscale_used\n'
 for s in 1 8 64 1024 aps; do
 	if [ "$s" = aps ]; then opt=--aps; else opt="--loss-scale $s"; fi
 	# shellcheck disable=SC2086
 	"$FPLAB" hist -f "$FORMAT" $opt --tsv "$DUMP" |
 		awk -F'\t' -v s="$s" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-			{ printf "%s\t%s\t%s\t%.4f\t%.4f\t%.4f\t%s\n", s, $c["tensor"], $c["count"],
+			{ printf "%s\t%s\t%s\t%.4f\t%.4f\t%.4f\t%s\n", s, $c["tensor"], $c["n"],
 			  $c["became_zero_frac"], $c["subnormal_frac"], $c["overflow_frac"], $c["scale"] }'
 done | tee "$TMP/all.tsv"
 [ -n "${DUMP##*sample-grads.npz}" ] && exit 0	# another dump: the table only

@@ -37,12 +37,30 @@ typedef enum fpl_dtype {
 	FPL_DT_BF16,
 	FPL_DT_E4M3FN,
 	FPL_DT_E5M2,
-	FPL_DT_TEXT		/* decimal or C99 hex text */
+	FPL_DT_TEXT,		/* decimal or C99 hex text */
+	/* Integers (.npy '<i4', .safetensors I32, ...), each read exactly:
+	 * a stream delivers its nearest binary64 (binary32) and lists an
+	 * integer binary64 cannot hold (|v| > 2^53 with more than 53
+	 * significant bits) in fpl_tensor_stream_inexact(), as a decimal of
+	 * text, so a caller rounds the integer itself once. */
+	FPL_DT_I8,
+	FPL_DT_I16,
+	FPL_DT_I32,
+	FPL_DT_I64,
+	FPL_DT_U8,
+	FPL_DT_U16,
+	FPL_DT_U32,
+	FPL_DT_U64
 } fpl_dtype;
 
-/* "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2", "text". */
+/* "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2", "text", "int8",
+ * "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64". */
 FPL_API const char *fpl_dtype_name(fpl_dtype t);
-/* Parse one of those names (and "float32", "float16", "bfloat16", ...). */
+/* Nonzero for the integer dtypes (FPL_DT_I8 .. FPL_DT_U64). */
+FPL_API int fpl_dtype_is_int(fpl_dtype t);
+/* Parse one of those names (and "float32", "float16", "bfloat16", ...;
+ * the integers by their full names only: "u8" is numpy's uint64 but
+ * safetensors' U8). */
 FPL_API int fpl_dtype_parse(const char *s, fpl_dtype *out);
 /* Bytes per element, 0 for text. */
 FPL_API size_t fpl_dtype_size(fpl_dtype t);
@@ -61,10 +79,11 @@ typedef enum fpl_tensor_kind {
  * set for a kind it does not apply to is an error (FPL_EINVAL), not
  * ignored:
  *   dtype      raw: the element type (required).  .npy and .npz: what the
- *              raw codes of an unsigned-integer or void dtype hold, numpy
- *              having no bf16 or fp8 (ml_dtypes and PyTorch save them so):
- *              '<u2', '>u2', '|V2' as bf16 or f16, '|u1', '|V1' as e4m3fn
- *              or e5m2; a width other than the dtype's size is an error,
+ *              raw codes of a one- or two-byte unsigned-integer or void
+ *              dtype hold, numpy having no bf16 or fp8 (ml_dtypes and
+ *              PyTorch save them so): '<u2', '>u2', '|V2' as bf16, f16 or
+ *              uint16, '|u1', '|V1' as e4m3fn, e5m2 or uint8 (integers);
+ *              a width other than the dtype's size is an error,
  *              and so, in an .npy, is a float dtype other than dtype (an
  *              .npz's float members keep their own, but some member must
  *              fit).  Without it, raw codes are refused with a hint.  Not
@@ -144,18 +163,19 @@ FPL_API int fpl_tensor_stream_open(fpl_tensor_stream **out, fpl_tensor_file *tf,
  * a non-number in text naming its line). */
 FPL_API int fpl_tensor_stream_read(fpl_tensor_stream *s, double *buf, size_t cap, size_t *got,
 				   char *err, size_t errlen);
-/* The same into binary32 (exact for f32/f16/bf16/fp8 data; f64 and text
- * data are rounded to nearest). */
+/* The same into binary32 (exact for f32/f16/bf16/fp8 data; f64, text
+ * and integer data are rounded to nearest, once). */
 FPL_API int fpl_tensor_stream_read_f32(fpl_tensor_stream *s, float *buf, size_t cap,
 				       size_t *got, char *err, size_t errlen);
 /*
  * Text tensors are read exactly (fplab/number.h): after a read, the
  * numbers of that read which binary64 cannot hold (0.1, 1e-400, 1e400)
- * are listed here, *n of them in order, `pos` indexing the read's buf,
+ * are listed here, and so are the integers of an integer tensor that
+ * binary64 cannot hold (2^53 + 1), *n of them in order, `pos` indexing the read's buf,
  * whose element there is the nearest binary64 (the f32 read holds the
  * number rounded once to binary32 instead).  Callers that round values
  * (hist, round, the simulators) round w itself, once.  Empty for binary
- * data; the list stays valid until the next read or close.
+ * floating-point data; the list stays valid until the next read or close.
  */
 FPL_API const fpl_inexact *fpl_tensor_stream_inexact(const fpl_tensor_stream *s, size_t *n);
 FPL_API void fpl_tensor_stream_close(fpl_tensor_stream *s);

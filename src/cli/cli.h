@@ -329,6 +329,9 @@ int cli_reader_open(struct cli_reader *r, const char *path, enum cli_in_kind kin
 /* --dtype NAME for `round` and `calc`: 0, or -2 (usage error printed,
  * with the valid names). */
 int cli_dtype_parse(const char *s, fpl_dtype *out);
+/* The same for an input's --dtype, which also names integers (uint8 and
+ * uint16 for '|u1' and '<u2' codes; int8 .. uint64 for raw input). */
+int cli_in_dtype_parse(const char *s, fpl_dtype *out);
 /*
  * Up to `cap` values into buf; *got = 0 at the end.  Returns 0 or -1
  * (message printed: truncated element, non-number, I/O error).  For text,

@@ -139,6 +139,16 @@ static int cmp_pos(const void *a, const void *b)
  * decimal of text.  1 when path:name is not such a tensor (nothing
  * printed: the caller reads it as usual), 0 done, -1 failed (message).
  */
+/* Is the open integer tensor an .npy or an .npz member (not .safetensors,
+ * whose U8 and U16 are integers)? */
+static int npy_source(const ds_int_tensor *it)
+{
+	unsigned char m[6];
+
+	return it->zip || (pread(it->fd, m, sizeof m, 0) == (ssize_t)sizeof m
+			   && !memcmp(m, "\x93NUMPY", 6));
+}
+
 static int int_tensor_read(struct cli_tensor *t, const char *path, const char *name)
 {
 	ds_int_tensor it;
@@ -151,6 +161,18 @@ static int int_tensor_read(struct cli_tensor *t, const char *path, const char *n
 	if (ds_int_open(&it, path, name, err, sizeof err)) {
 		ds_int_close(&it);	/* opened at most partly: close is safe */
 		return 1;
+	}
+	if (it.kind == 'u' && it.width <= 2 && npy_source(&it)) {
+		/* '|u1' and '<u2' hold uint8/uint16 or raw codes of a type numpy
+		 * lacks (fp8, bf16: ml_dtypes): the one rule of every command,
+		 * and these have no --dtype to say which */
+		rc = error("'%s': dtype '%cu%d' holds raw codes of a type numpy lacks (%s) or "
+			   "uint%d integers, and this command cannot be told which: save it with "
+			   "a float dtype or a wider integer one", it.where,
+			   it.width == 1 ? '|' : it.big_endian ? '>' : '<', it.width,
+			   it.width == 1 ? "e4m3fn, e5m2" : "bf16, f16", 8 * it.width);
+		ds_int_close(&it);
+		return rc;
 	}
 	if (it.count > SIZE_MAX / 16) {
 		ds_int_close(&it);

@@ -230,13 +230,31 @@ int cli_dtype_parse(const char *s, fpl_dtype *out)
 	static const char *const names[] = { "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2" };
 	char sh[SHOWN_MAX];
 
-	if (!fpl_dtype_parse(s, out) && *out != FPL_DT_TEXT)
+	if (!fpl_dtype_parse(s, out) && *out != FPL_DT_TEXT && !fpl_dtype_is_int(*out))
 		return 0;
 	fpl_escape(sh, sizeof sh, s);
 	if (!cli_closest(s, names, 6))
 		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2", sh);
 	else
 		cli_unknown("dtype", sh, names, 6);
+	return -2;
+}
+
+int cli_in_dtype_parse(const char *s, fpl_dtype *out)
+{
+	static const char *const names[] = { "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2",
+					     "int8", "int16", "int32", "int64", "uint8", "uint16",
+					     "uint32", "uint64" };
+	char sh[SHOWN_MAX];
+
+	if (!fpl_dtype_parse(s, out) && *out != FPL_DT_TEXT)
+		return 0;
+	fpl_escape(sh, sizeof sh, s);
+	if (!cli_closest(s, names, 14))
+		error("unknown dtype '%s'; the dtypes are f64 f32 f16 bf16 e4m3fn e5m2 and the "
+		      "integers int8 int16 int32 int64 uint8 uint16 uint32 uint64", sh);
+	else
+		cli_unknown("dtype", sh, names, 14);
 	return -2;
 }
 

@@ -264,7 +264,9 @@ static int tensor_layout(const struct cli_reader *r, char **files, int arity,
 	if (i0 && i0->ndim > 1 && i0->fortran_order && w->kind < CLI_OUT_NPY)
 		return error("'%s' is in Fortran order: use --out npy to keep it, or "
 			     "store it in C order", files[0]);
-	cli_writer_tensor(w, i0, opt.out_dtype);
+	/* an integer first operand: binary64 out, as round -o and reduce -o */
+	cli_writer_tensor(w, i0, opt.out_dtype == FPL_DT_UNKNOWN && i0 && fpl_dtype_is_int(i0->dtype)
+					 ? FPL_DT_F64 : opt.out_dtype);
 	return 0;
 }
 
@@ -356,7 +358,7 @@ static int parse_args(int argc, char **argv)
 				return usage_error(calc_usage, NULL);
 			break;
 		case OPT_DTYPE:
-			if (cli_dtype_parse(optarg, &opt.dtype))
+			if (cli_in_dtype_parse(optarg, &opt.dtype))
 				return usage_error(calc_usage, NULL);
 			cli_text_dtype = opt.dtype;
 			break;

@@ -87,8 +87,9 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char *const dtype_names[] = { "f64", "f32", "f16", "bf16", "e4m3fn", "e5m2",
-						    "text" };
+	static const char *const dtype_names[] = { "f64",   "f32",   "f16",    "bf16",   "e4m3fn",
+						    "e5m2",  "text",  "int8",   "int16",  "int32",
+						    "int64", "uint8", "uint16", "uint32", "uint64" };
 	int c, rc;
 	double v;
 	long l;
@@ -109,7 +110,7 @@ static int parse_args(int argc, char **argv)
 			return -1;
 		case OPT_DTYPE:
 			if (fpl_dtype_parse(optarg, &opt.topts.dtype)) {
-				cli_unknown("dtype", optarg, dtype_names, 7);
+				cli_unknown("dtype", optarg, dtype_names, 15);
 				return usage_error(hist_usage, NULL);
 			}
 			break;
@@ -179,14 +180,15 @@ static const char *input_name(const char *path)
 	return strcmp(path, "-") ? path : "stdin";
 }
 
-/* One pass over tensor i: scan (APS) or classify.  Text is classified
- * exactly: the numbers binary64 cannot hold go in as themselves. */
+/* One pass over tensor i: scan (APS) or classify.  Text and integers are
+ * classified exactly: the numbers binary64 cannot hold go in as
+ * themselves. */
 static int pass(fpl_tensor_file *tf, size_t i, fpl_hist *h, int scan, float *xf, double *xd)
 {
 	char err[1024], shown[FPL_ESCAPED_NAME_MAX];
 	fpl_tensor_stream *s;
 	const fpl_tensor_info *in = fpl_tensor_get(tf, i);
-	int wide = in->dtype == FPL_DT_F64 || in->dtype == FPL_DT_TEXT;
+	int wide = in->dtype == FPL_DT_F64 || in->dtype == FPL_DT_TEXT || fpl_dtype_is_int(in->dtype);
 	size_t got;
 	int rc;
 
@@ -281,7 +283,7 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 #define NSTATS (CLI_ERRSTATS_NCOLS - 2)
 #define NCOLS (NHEAD + NSTATS + NTAIL)
 static const char *const head_cols[NHEAD] = {
-	"tensor", "dtype", "count", "zeros", "nan_inf", "subnormal", "normal"
+	"tensor", "dtype", "n", "zeros", "nan_inf", "subnormal", "normal"
 };
 static const char *const tail_cols[NTAIL] = {
 	"became_zero_frac", "subnormal_frac", "overflow_frac", "amax", "applied_scale", "aps_log2",

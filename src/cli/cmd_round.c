@@ -222,9 +222,19 @@ static int round_fortran(struct cli_reader *r, struct cli_writer *w)
 	return rc;
 }
 
+/* The dtype a tensor output holds for input tensor ti: --out-dtype, else
+ * the input's own, but binary64 for an integer tensor (rounded values are
+ * not integers of its dtype), as reduce -o writes. */
+static fpl_dtype out_dtype_for(const fpl_tensor_info *ti)
+{
+	if (opt.out_dtype == FPL_DT_UNKNOWN && ti && fpl_dtype_is_int(ti->dtype))
+		return FPL_DT_F64;
+	return opt.out_dtype;
+}
+
 static int writer_tensor(void *w, const fpl_tensor_info *ti)
 {
-	return cli_writer_tensor(w, ti, opt.out_dtype);
+	return cli_writer_tensor(w, ti, out_dtype_for(ti));
 }
 
 /* Whether some tensor of tf has a Fortran order that matters. */
@@ -249,7 +259,7 @@ static int round_stream(const char *path, struct cli_writer *w, double *x, doubl
 		return -1;
 	/* each tensor's name, shape, storage order and dtype go to a tensor
 	 * output (.npy, .npz, .safetensors) */
-	if (cli_writer_tensor(w, r.info, opt.out_dtype)) {
+	if (cli_writer_tensor(w, r.info, out_dtype_for(r.info))) {
 		cli_reader_release(&r);
 		return -1;
 	}
@@ -491,7 +501,7 @@ static int parse_args(int argc, char **argv)
 				return usage_error(round_usage, NULL);
 			break;
 		case OPT_DTYPE:
-			if (cli_dtype_parse(optarg, &opt.dtype))
+			if (cli_in_dtype_parse(optarg, &opt.dtype))
 				return usage_error(round_usage, NULL);
 			cli_text_dtype = opt.dtype;
 			break;

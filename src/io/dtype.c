@@ -5,7 +5,9 @@
  *
  * Invariant: decoding f32/f16/bf16/e4m3fn/e5m2 to binary32 is exact, NaN
  * sign and payload kept (shifted into the top fraction bits); f64 to
- * binary32 rounds to nearest-even, as a C conversion does.
+ * binary32 rounds to nearest-even, as a C conversion does.  An integer is
+ * converted by one C conversion (nearest-even, once, from the integer
+ * itself), and one binary64 cannot hold is listed by io_decode_int().
  */
 #include <math.h>
 #include <stdarg.h>
@@ -17,8 +19,16 @@
 static const char *const dt_names[] = {
 	[FPL_DT_UNKNOWN] = "unknown", [FPL_DT_F64] = "f64",   [FPL_DT_F32] = "f32",
 	[FPL_DT_F16] = "f16",	      [FPL_DT_BF16] = "bf16", [FPL_DT_E4M3FN] = "e4m3fn",
-	[FPL_DT_E5M2] = "e5m2",	      [FPL_DT_TEXT] = "text",
+	[FPL_DT_E5M2] = "e5m2",	      [FPL_DT_TEXT] = "text",	    [FPL_DT_I8] = "int8",
+	[FPL_DT_I16] = "int16",	      [FPL_DT_I32] = "int32",	    [FPL_DT_I64] = "int64",
+	[FPL_DT_U8] = "uint8",	      [FPL_DT_U16] = "uint16",	    [FPL_DT_U32] = "uint32",
+	[FPL_DT_U64] = "uint64",
 };
+
+FPL_API int fpl_dtype_is_int(fpl_dtype t)
+{
+	return t >= FPL_DT_I8 && t <= FPL_DT_U64;
+}
 
 FPL_API const char *fpl_dtype_name(fpl_dtype t)
 {
@@ -43,6 +53,9 @@ FPL_API int fpl_dtype_parse(const char *s, fpl_dtype *out)
 		{ "float8_e4m3fn", FPL_DT_E4M3FN }, { "f8_e4m3", FPL_DT_E4M3FN },
 		{ "e5m2", FPL_DT_E5M2 },       { "float8_e5m2", FPL_DT_E5M2 }, { "f8_e5m2", FPL_DT_E5M2 },
 		{ "text", FPL_DT_TEXT },
+		{ "int8", FPL_DT_I8 },	       { "int16", FPL_DT_I16 },	      { "int32", FPL_DT_I32 },
+		{ "int64", FPL_DT_I64 },       { "uint8", FPL_DT_U8 },	      { "uint16", FPL_DT_U16 },
+		{ "uint32", FPL_DT_U32 },      { "uint64", FPL_DT_U64 },
 	};
 	if (!s || !out)
 		return FPL_EINVAL;
@@ -57,12 +70,20 @@ FPL_API int fpl_dtype_parse(const char *s, fpl_dtype *out)
 FPL_API size_t fpl_dtype_size(fpl_dtype t)
 {
 	switch (t) {
-	case FPL_DT_F64: return 8;
-	case FPL_DT_F32: return 4;
+	case FPL_DT_F64:
+	case FPL_DT_I64:
+	case FPL_DT_U64: return 8;
+	case FPL_DT_F32:
+	case FPL_DT_I32:
+	case FPL_DT_U32: return 4;
 	case FPL_DT_F16:
-	case FPL_DT_BF16: return 2;
+	case FPL_DT_BF16:
+	case FPL_DT_I16:
+	case FPL_DT_U16: return 2;
 	case FPL_DT_E4M3FN:
-	case FPL_DT_E5M2: return 1;
+	case FPL_DT_E5M2:
+	case FPL_DT_I8:
+	case FPL_DT_U8: return 1;
 	default: return 0;
 	}
 }
@@ -200,4 +221,41 @@ void io_decode_f64(fpl_dtype t, int be, const unsigned char *src, double *dst, s
 	}
 	for (size_t i = 0; i < n; i++)
 		dst[i] = f64_from_f32_bits(narrow_bits(t, load_be_le(src + sz * i, sz, be)));
+}
+
+/* Does binary64 hold the integer of magnitude m (at most 53 significant bits)? */
+static int exact64(uint64_t m)
+{
+	return m == 0 || 64 - __builtin_clzll(m) - __builtin_ctzll(m) <= 53;
+}
+
+int io_decode_int(fpl_dtype t, int be, const unsigned char *src, double *d, float *f,
+		  size_t n, size_t base, int (*note)(void *, size_t, const fpl_wide *),
+		  void *ctx)
+{
+	size_t sz = fpl_dtype_size(t);
+	int sgn = t >= FPL_DT_I8 && t <= FPL_DT_I64;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = load_be_le(src + sz * i, sz, be), m = u;
+		int neg = 0;
+		if (sgn && sz < 8 && (u >> (8 * sz - 1) & 1))
+			u |= ~(uint64_t)0 << (8 * sz);	/* sign-extend */
+		if (sgn && (int64_t)u < 0) {
+			neg = 1;
+			m = -u;	/* |v|, 2^63 included */
+			if (f)
+				f[i] = (float)(int64_t)u;
+			else
+				d[i] = (double)(int64_t)u;
+		} else if (f)
+			f[i] = (float)u;
+		else
+			d[i] = (double)u;
+		if (!exact64(m)) {
+			fpl_wide w = { neg, 0, 0, m, 0 };	/* m 2^0, exactly */
+			if (note(ctx, base + i, &w))
+				return -1;
+		}
+	}
+	return 0;
 }

@@ -85,6 +85,10 @@ struct fpl_tensor_stream {
 /* "FILE" or "FILE: tensor 'NAME'" for messages about stream s. */
 const char *io_where(const fpl_tensor_stream *s, char *buf, size_t cap);
 
+/* Append {pos, *w} to the stream's list of inexact numbers (text.c):
+ * 0, or -1 when out of memory. */
+int io_note_inexact(fpl_tensor_stream *s, size_t pos, const fpl_wide *w);
+
 /* Text streams (text.c). */
 int io_text_stream_open(fpl_tensor_stream *s, char *err, size_t errlen);
 int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *got,
@@ -98,6 +102,13 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 /* Decode n elements of dtype t (byte order be) from src. */
 void io_decode_f64(fpl_dtype t, int be, const unsigned char *src, double *dst, size_t n);
 void io_decode_f32(fpl_dtype t, int be, const unsigned char *src, float *dst, size_t n);
+/* Decode n integers of dtype t into d (binary64) or f (binary32), each by
+ * one conversion to nearest; each integer binary64 cannot hold is passed
+ * to note(ctx, base + its index, its exact fpl_wide).  0, or -1 when note
+ * failed. */
+int io_decode_int(fpl_dtype t, int be, const unsigned char *src, double *d, float *f,
+		  size_t n, size_t base, int (*note)(void *, size_t, const fpl_wide *),
+		  void *ctx);
 
 /* ------------------------------------------------------------ npy header */
 /*

@@ -9,8 +9,9 @@
  * spaces and a newline; the data follow.  The literal is tiny and fixed,
  * so it is parsed here by hand rather than with a general parser.
  * Invariant: a header is accepted only if all three keys are present,
- * nothing else is, and the dtype is one fplab reads: a float descr, or
- * raw codes ('<u2', '|V1', ...) that the caller's dtype names.
+ * nothing else is, and the dtype is one fplab reads: a float or integer
+ * descr, or raw codes ('<u2', '|u1', '|V1', ...) that the caller's dtype
+ * names.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -118,17 +119,38 @@ static int lex_shape(struct lex *l, fpl_tensor_info *info, char *err, size_t err
 /* The fplab dtypes a raw-code descr of `width` bytes may hold, for hints. */
 static const char *raw_choices(size_t width)
 {
-	return width == 2 ? "bf16|f16" : "e4m3fn|e5m2";
+	return width == 2 ? "bf16|f16|uint16" : "e4m3fn|e5m2|uint8";
+}
+
+/* May raw codes be read as dtype t?  A float of their width, or the
+ * unsigned integer of their width (the codes are then integers). */
+static int raw_fits(fpl_dtype t, size_t width)
+{
+	return fpl_dtype_size(t) == width && t != FPL_DT_I8 && t != FPL_DT_I16;
+}
+
+/* The dtype of numpy kind 'i' or 'u' of `width` bytes, or FPL_DT_UNKNOWN. */
+static fpl_dtype int_dtype(char kind, char width)
+{
+	static const fpl_dtype si[] = { FPL_DT_I8, FPL_DT_I16, FPL_DT_I32, FPL_DT_I64 },
+			       ui[] = { FPL_DT_U8, FPL_DT_U16, FPL_DT_U32, FPL_DT_U64 };
+	int k = width == '1' ? 0 : width == '2' ? 1 : width == '4' ? 2 : width == '8' ? 3 : -1;
+	if (k < 0)
+		return FPL_DT_UNKNOWN;
+	return kind == 'i' ? si[k] : kind == 'u' ? ui[k] : FPL_DT_UNKNOWN;
 }
 
 /*
- * descr such as '<f4', '>f8', '|u1', '<V2'.  Floats carry their dtype;
- * unsigned integers and void of 1 or 2 bytes hold raw codes of a type
- * numpy lacks (ml_dtypes and PyTorch save bf16 as '<u2' or '|V2', fp8 as
- * '|u1' or '|V1'), which `override` names.  An override that does not
- * fit is FPL_EINVAL: a raw-code width other than its size, or a float
- * descr of another dtype.  Raw codes without one are FPL_EUNSUPPORTED
- * with a hint (an .npz lists such a member and refuses it when read).
+ * descr such as '<f4', '>f8', '<i8', '|u1', '<V2'.  Floats and integers
+ * ('i1' to 'i8', 'u4', 'u8') carry their dtype; '|u1', '<u2' and void of
+ * 1 or 2 bytes are ambiguous: ml_dtypes and PyTorch save the raw codes of
+ * a type numpy lacks so (bf16 as '<u2' or '|V2', fp8 as '|u1' or '|V1'),
+ * and numpy saves uint8 and uint16 integers so.  `override` says which
+ * (bf16, f16 or uint16; e4m3fn, e5m2 or uint8).  An override that does
+ * not fit is FPL_EINVAL: another width, a signed integer for raw codes,
+ * or another dtype than the descr's own.  Raw codes without one are
+ * FPL_EUNSUPPORTED with a hint (an .npz lists such a member and refuses
+ * it when read).
  */
 static int parse_descr(const char *d, fpl_dtype override, fpl_tensor_info *info, char *err,
 		       size_t errlen)
@@ -150,17 +172,24 @@ static int parse_descr(const char *d, fpl_dtype override, fpl_tensor_info *info,
 		raw = 2;
 	else if (strcmp(k, "V1") == 0 || strcmp(k, "u1") == 0)
 		raw = 1;
-	else
+	else if (strlen(k) == 2)
+		t = int_dtype(k[0], k[1]);
+	if (!raw && t == FPL_DT_UNKNOWN)
 		return io_fail(err, errlen, FPL_EUNSUPPORTED, "unsupported dtype '%s'", d);
 	size_t os = fpl_dtype_size(override);
 	if (raw && override == FPL_DT_UNKNOWN)
 		return io_fail(err, errlen, FPL_EUNSUPPORTED,
-			       "dtype '%s' holds raw codes; say what they are with --dtype %s", d,
+			       "dtype '%s' holds raw codes of a type numpy lacks or %s integers; "
+			       "say which with --dtype %s", d, raw == 2 ? "uint16" : "uint8",
 			       raw_choices(raw));
 	if (raw && os != raw)
 		return io_fail(err, errlen, FPL_EINVAL,
 			       "--dtype %s is %zu byte%s but the file's '%s' is %zu",
 			       fpl_dtype_name(override), os, os == 1 ? "" : "s", d, raw);
+	if (raw && !raw_fits(override, raw))
+		return io_fail(err, errlen, FPL_EINVAL,
+			       "--dtype %s does not apply to the file's '%s': it holds %s",
+			       fpl_dtype_name(override), d, raw_choices(raw));
 	if (raw)
 		t = override;
 	else if (override != FPL_DT_UNKNOWN && override != t)
@@ -274,8 +303,8 @@ long long io_pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (long long)done;
 }
 
-/* Is the refusal msg about an integer descr ('<i8', '|u1', '|b1')?  The
- * descr is the first quoted word of parse_descr's messages. */
+/* Is the refusal msg about an integer descr ('|u1' without --dtype,
+ * '|b1')?  The descr is the first quoted word of parse_descr's messages. */
 static int integer_refused(const char *msg)
 {
 	const char *q = strchr(msg, '\'');
@@ -312,8 +341,9 @@ int io_npy_open(fpl_tensor_file *tf, char *err, size_t errlen)
 	}
 	if (rc == FPL_EUNSUPPORTED && integer_refused(msg)) {
 		/* listed, with its shape, as an .npz lists such a member, and
-		 * refused when streamed: the integer readers (train's
-		 * dataset_int.c, which the CLI's tensor input shares) read it */
+		 * refused when streamed: train's integer reader (dataset_int.c,
+		 * which the CLI's tensor input shares) reads a bool or uint8
+		 * tensor, labels and byte images */
 		io_name_from_file(tf, t->info.name, sizeof t->info.name);
 		snprintf(t->bad, sizeof t->bad, "%s", msg);
 		t->info.dtype = FPL_DT_UNKNOWN;

@@ -31,7 +31,11 @@ static fpl_dtype st_dtype(const char *s)
 		fpl_dtype t;
 	} tab[] = { { "F64", FPL_DT_F64 },	   { "F32", FPL_DT_F32 },
 		    { "F16", FPL_DT_F16 },	   { "BF16", FPL_DT_BF16 },
-		    { "F8_E4M3", FPL_DT_E4M3FN }, { "F8_E5M2", FPL_DT_E5M2 } };
+		    { "F8_E4M3", FPL_DT_E4M3FN }, { "F8_E5M2", FPL_DT_E5M2 },
+		    { "I8", FPL_DT_I8 },	   { "I16", FPL_DT_I16 },
+		    { "I32", FPL_DT_I32 },	   { "I64", FPL_DT_I64 },
+		    { "U8", FPL_DT_U8 },	   { "U16", FPL_DT_U16 },
+		    { "U32", FPL_DT_U32 },	   { "U64", FPL_DT_U64 } };
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
 		if (strcmp(s, tab[i].n) == 0)
 			return tab[i].t;

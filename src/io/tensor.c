@@ -514,6 +514,12 @@ static int zip_end(fpl_tensor_stream *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* io_decode_int's note: an integer binary64 cannot hold, for the list. */
+static int note_int(void *ctx, size_t pos, const fpl_wide *w)
+{
+	return io_note_inexact(ctx, pos, w);
+}
+
 static int stream_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *got,
 		       char *err, size_t errlen)
 {
@@ -522,6 +528,7 @@ static int stream_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, si
 	*got = 0;
 	if (s->fp || s->tf->kind == FPL_TK_TEXT)
 		return io_text_read(s, d, f, cap, got, err, errlen);
+	s->ninx = 0;
 	uint64_t want = s->left < cap ? s->left : cap;
 	if (want == 0)
 		return 0;
@@ -556,7 +563,15 @@ static int stream_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, si
 				return FPL_EIO;
 		}
 		size_t whole = (size_t)r / es;
-		if (f)
+		if (fpl_dtype_is_int(s->dtype)) {
+			if (io_decode_int(s->dtype, s->be, s->buf, d ? d + total : NULL,
+					  f ? f + total : NULL, whole, total, note_int, s)) {
+				char where[FPL_TENSOR_NAME_MAX + 300];
+				*got = total;
+				return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory",
+					       io_where(s, where, sizeof where));
+			}
+		} else if (f)
 			io_decode_f32(s->dtype, s->be, s->buf, f + total, whole);
 		else
 			io_decode_f64(s->dtype, s->be, s->buf, d + total, whole);

@@ -63,8 +63,7 @@ int io_text_stream_open(fpl_tensor_stream *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Append {pos, *w} to the stream's list of inexact numbers. */
-static int note_inexact(fpl_tensor_stream *s, size_t pos, const fpl_wide *w)
+int io_note_inexact(fpl_tensor_stream *s, size_t pos, const fpl_wide *w)
 {
 	if (s->ninx == s->capinx) {
 		size_t cap = s->capinx ? 2 * s->capinx : 64;
@@ -168,7 +167,7 @@ int io_text_read(fpl_tensor_stream *s, double *d, float *f, size_t cap, size_t *
 		}
 		s->cur = p;
 		if (prc > 0) {
-			if (note_inexact(s, n, &w)) {
+			if (io_note_inexact(s, n, &w)) {
 				*got = n;
 				s->done += n;
 				return io_fail(err, errlen, FPL_ENOMEM, "%s: out of memory", name);

@@ -95,7 +95,10 @@ expect_fail "truncated npy header" 1 "cut.npy" fplab round --in npy cut.npy
 npy cplx.npy '<c16' '(1,)'; printf "$one_le$one_le" >>cplx.npy
 expect_fail "unsupported npy dtype" 1 "cplx.npy" fplab round --in npy cplx.npy
 npy int.npy '<i4' '(1,)'; printf '\001\0\0\0' >>int.npy
-expect_fail "integer npy dtype" 1 "int.npy" fplab round --in npy int.npy
+# an integer .npy is read (issue 23 item 8); a bool one is not
+expect_out "integer npy dtype" "1" fplab round --in npy int.npy
+npy bool.npy '|b1' '(1,)'; printf '\001' >>bool.npy
+expect_fail "bool npy dtype" 1 "bool.npy: unsupported dtype '\|b1'" fplab round --in npy bool.npy
 expect_fail "text file as npy" 1 "words.txt" fplab round --in npy words.txt
 expect_fail "empty file as npy" 1 "empty.txt" fplab round --in npy empty.txt
 expect_fail "npy from stdin" 1 "needs a file name" sh -c "fplab round --in npy <good.npy"

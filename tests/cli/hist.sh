@@ -15,7 +15,7 @@ npy_f32 known.npy $KNOWN
 # shellcheck disable=SC2086
 st_f32 known.safetensors known $KNOWN
 
-# count zeros nan_inf became_zero subnormal normal overflow, by hand:
+# n zeros nan_inf became_zero subnormal normal overflow, by hand:
 #   fp16:   26 2 3 4 4 10 3      bf16 (subnormals on): 26 2 3 1 1 18 1
 #   e5m2:   26 2 3 7 1 9 4       e4m3fn: 26 2 3 8 2 5 6
 # bf16 without subnormals (the CLI default, as CPFloat's): 2^-130 rounds
@@ -34,7 +34,7 @@ expect_out "e4m3fn saturating" "$(printf '8\t2\t5\t6')" \
 	sh -c "fplab hist -f e4m3fn --saturation 1 --tsv known.npy | tsvcut became_zero subnormal normal overflow"
 # the TSV header: the classes, the shared statistics (src/cli/cli.h), the
 # fractions and the scales
-expect_out "tsv header" "$(printf 'tensor\tdtype\tcount\tzeros\tnan_inf\tsubnormal\tnormal\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tmean_rel_error\trms_rel_error\tmax_rel_error\tmean_abs_error\trms_abs_error\tmax_abs_error\tbecame_zero_frac\tsubnormal_frac\toverflow_frac\tamax\tapplied_scale\taps_log2\tbest_log2')" \
+expect_out "tsv header" "$(printf 'tensor\tdtype\tn\tzeros\tnan_inf\tsubnormal\tnormal\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tmean_rel_error\trms_rel_error\tmax_rel_error\tmean_abs_error\trms_abs_error\tmax_abs_error\tbecame_zero_frac\tsubnormal_frac\toverflow_frac\tamax\tapplied_scale\taps_log2\tbest_log2')" \
 	sh -c "fplab hist --tsv known.npy | head -n 1"
 
 # identical reports: .npz, .safetensors (all columns, every tensor and the total)
@@ -49,10 +49,10 @@ fplab hist -f e4m3fn --tsv "$SAMPLE/sample-conv1.npy" | sed 1d | cut -f2- >a
 fplab hist -f e4m3fn --tsv --tensor conv1.weight.grad "$SAMPLE/sample-grads.npz" | sed 1d | cut -f2- >b
 checks=$((checks + 1))
 cmp -s a b || fail ".npy and .npz rows of conv1 differ"
-# the six classes add up to count in every row
+# the six classes add up to n in every row
 checks=$((checks + 1))
 tsvcut $CLASSES <npz.tsv | awk -F'\t' '$1 != $2 + $3 + $4 + $5 + $6 + $7 { bad = 1 } END { exit bad }' ||
-	fail "classes do not add up to count"
+	fail "classes do not add up to n"
 
 # the chart (done-when: prints), --json
 fplab hist "$SAMPLE/sample-grads.npz" --format e4m3fn >chart 2>err
@@ -82,13 +82,13 @@ expect_out "--aps" "$(printf '0\t0\t3\t0\t2^35')" \
 expect_out "--mx 32" "$(printf '0\t0\t3\t0\tmx')" \
 	sh -c "fplab hist -f e4m3fn --mx 32 --tsv small.npy | tsvcut became_zero subnormal normal overflow applied_scale"
 # raw input with --dtype, --offset, --count: {junk, 1, 2^-30, nan};
-# count zeros became_zero subnormal normal overflow of {1, 2^-30} in fp16
+# n zeros became_zero subnormal normal overflow of {1, 2^-30} in fp16
 { le32 0xdeadbeef; le32 0x3f800000; le32 0x30800000; le32 0x7fc00000; } >raw.bin
 expect_out "raw f32" "$(printf '2\t0\t1\t0\t1\t0')" \
-	sh -c "fplab hist --dtype f32 --offset 4 --count 2 --tsv raw.bin | tsvcut count zeros became_zero subnormal normal overflow"
-# count nan_inf became_zero normal overflow of {1, 2^-30, nan}
+	sh -c "fplab hist --dtype f32 --offset 4 --count 2 --tsv raw.bin | tsvcut n zeros became_zero subnormal normal overflow"
+# n nan_inf became_zero normal overflow of {1, 2^-30, nan}
 expect_out "raw from stdin" "$(printf '3\t1\t1\t1\t0')" \
-	sh -c "tail -c 12 raw.bin | fplab hist --dtype f32 --tsv - | tsvcut count nan_inf became_zero normal overflow"
+	sh -c "tail -c 12 raw.bin | fplab hist --dtype f32 --tsv - | tsvcut n nan_inf became_zero normal overflow"
 # one vocabulary (issue 10 point 2): the IEEE underflow flag and "became
 # zero" differ.  fp16 (min subnormal 2^-24), values by hand:
 #   0.75*2^-24 rounds to 2^-24: underflow, inexact, a subnormal, error 2^-26

@@ -23,12 +23,15 @@ expect_fail "lying .npy" 1 "lie.npy: header says 3 elements of 4 bytes but 16 by
 head -c 20 good.npy >hdr.npy
 expect_fail "truncated header" 1 "hdr.npy: truncated header" fplab hist hdr.npy
 # unsupported dtypes
+{ npy_header '<c8' '1,'; le32 0; le32 0; } >cplx.npy
+expect_fail "complex .npy" 1 "cplx.npy: unsupported dtype '<c8'" fplab hist cplx.npy
+# an integer .npy is read (issue 23 item 8): 1 is one normal value
 { npy_header '<i4' '1,'; le32 1; } >int.npy
-expect_fail "int .npy" 1 "int.npy: unsupported dtype '<i4'" fplab hist int.npy
+expect_out "int .npy" "$(printf 'int32\t1\t1')" sh -c "fplab hist --tsv int.npy | tsvcut dtype n normal"
 { npy_header '<u2' '2,'; le32 0x3f803f80; } >u2.npy
-expect_fail "<u2 without --dtype" 1 "u2.npy: dtype '<u2' holds raw codes; say what they are with --dtype bf16\|f16" \
+expect_fail "<u2 without --dtype" 1 "u2.npy: dtype '<u2' holds raw codes of a type numpy lacks or uint16 integers; say which with --dtype bf16\|f16\|uint16" \
 	fplab hist u2.npy
-expect_out "<u2 with --dtype bf16" "$(printf '2\t2')" sh -c "fplab hist --dtype bf16 --tsv u2.npy | tsvcut count normal"
+expect_out "<u2 with --dtype bf16" "$(printf '2\t2')" sh -c "fplab hist --dtype bf16 --tsv u2.npy | tsvcut n normal"
 expect_fail "<u2 with a 1-byte --dtype" 1 "u2.npy: --dtype e4m3fn is 1 byte but the file's '<u2' is 2" \
 	fplab hist --dtype e4m3fn u2.npy
 # options that do not apply to the input (issue 9 point 6)
@@ -41,19 +44,24 @@ if "$PYTHON" -c 'import numpy' 2>/dev/null; then
 np.save("np_u2.npy", np.array([0x3f80, 0xc020, 0, 0x7fc0], dtype=np.uint16))
 np.save("np_u1.npy", np.array([0x38, 0xc4, 0, 0x7f], dtype=np.uint8))'
 	expect_out "numpy uint16 as bf16" "$(printf '4\t1\t1\t2')" \
-		sh -c "fplab hist --dtype bf16 --tsv np_u2.npy | tsvcut count zeros nan_inf normal"
+		sh -c "fplab hist --dtype bf16 --tsv np_u2.npy | tsvcut n zeros nan_inf normal"
 	expect_out "numpy uint8 as e4m3fn" "$(printf '4\t1\t1\t2')" \
-		sh -c "fplab hist --dtype e4m3fn --tsv np_u1.npy | tsvcut count zeros nan_inf normal"
+		sh -c "fplab hist --dtype e4m3fn --tsv np_u1.npy | tsvcut n zeros nan_inf normal"
 	expect_fail "numpy uint16 without --dtype" 1 "np_u2.npy: dtype '<u2' holds raw codes" fplab hist np_u2.npy
 else
 	echo "hist_bad.sh: skipping the numpy cases: $PYTHON cannot import numpy" >&2
 fi
 # safetensors: unsupported dtype named with its tensor; offsets beyond the data; bad JSON
+j='{"step":{"dtype":"BOOL","shape":[8],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}'
+{ le64 ${#j}; printf '%s' "$j"; le32 0; le32 0; le32 0x3f800000; } >bool.safetensors
+expect_fail "BOOL tensor" 1 "bool.safetensors: tensor 'step': unsupported dtype 'BOOL'" fplab hist bool.safetensors
+expect_out "BOOL skipped with --tensor" "$(printf 'w\t1')" \
+	sh -c "fplab hist --tensor w --tsv bool.safetensors | sed 1d | cut -f1,3"
+# an I64 tensor is read: step = 0 is one zero
 j='{"step":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}'
 { le64 ${#j}; printf '%s' "$j"; le32 0; le32 0; le32 0x3f800000; } >i64.safetensors
-expect_fail "I64 tensor" 1 "i64.safetensors: tensor 'step': unsupported dtype 'I64'" fplab hist i64.safetensors
-expect_out "I64 skipped with --tensor" "$(printf 'w\t1')" \
-	sh -c "fplab hist --tensor w --tsv i64.safetensors | sed 1d | cut -f1,3"
+expect_out "I64 tensor" "$(printf 'step\tint64\t1\t1\nw\tf32\t1\t0')" \
+	sh -c "fplab hist --tsv i64.safetensors | tsvcut tensor dtype n zeros | head -2"
 j='{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}'
 { le64 ${#j}; printf '%s' "$j"; le32 1; le32 2; } >short.safetensors
 expect_fail "safetensors offsets beyond the data" 1 "short.safetensors: tensor 'a': data_offsets \[0, 16\] beyond" \
@@ -101,10 +109,10 @@ expect_fail "svg into a missing directory" 1 "." fplab hist --svg no/such/dir.sv
 # merely unusual data: reported rows, exit 0
 { npy_header '<f4' '0, 3'; } >empty.npy
 expect_out "empty tensor" "$(printf 'empty\t0\t0\t0')" \
-	sh -c "fplab hist --tsv empty.npy 2>/dev/null | tsvcut tensor count zeros overflow"
+	sh -c "fplab hist --tsv empty.npy 2>/dev/null | tsvcut tensor n zeros overflow"
 npy_f32 nan.npy 0x7fc00000 0xffc00000 0x7fc00001
 expect_out "all-NaN tensor" "$(printf 'nan\t3\t3\t0\t0')" \
-	sh -c "fplab hist --tsv nan.npy | tsvcut tensor count nan_inf became_zero overflow"
+	sh -c "fplab hist --tsv nan.npy | tsvcut tensor n nan_inf became_zero overflow"
 expect_out "all-NaN chart" "  (no finite nonzero values)" sh -c "fplab hist nan.npy | grep 'no finite'"
 
 # usage errors: exit 2
