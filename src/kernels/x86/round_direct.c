@@ -44,6 +44,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels/kernels_internal.h"
 
@@ -61,6 +62,7 @@ typedef struct kd_c {
 	__m512d unit;				/* 2^(emin-52) */
 	uint64_t key;
 	int tiny_before, sub_ok, zero_special, ovf_sat;
+	int uok;				/* emin_b >= 2: see kd_tiny */
 } kd_c;
 
 #define KD_GOLDEN 0x9e3779b97f4a7c15ull	/* fpl__draw's index step */
@@ -150,8 +152,8 @@ typedef struct kd_tout {
 KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u, __mmask8 tiny, uint64_t idx0)
 {
 	kd_tout o;
-	__m512i a = _mm512_and_si512(u, c->absm), d = _mm512_setzero_si512(), r, klor;
-	__mmask8 neg = _mm512_movepi64_mask(u), sticky = 0;
+	__m512i a = _mm512_and_si512(u, c->absm), a0 = a, d = _mm512_setzero_si512(), r, klor;
+	__mmask8 neg = _mm512_movepi64_mask(u), sticky = 0, tu = tiny;
 
 	if (c->sub_ok) {
 		/* Y = floor(|x| / Q * 2^s) = M >> (emin_b - max(be, 1)), with M
@@ -175,13 +177,23 @@ KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u, __mmask8 tiny, 
 		/* K 2^s units of 2^(emin-52): exact, r <= 2^52 */
 		__m512d back = _mm512_mul_pd(_mm512_cvtepu64_pd(r), c->unit);
 		r = _mm512_mask_mov_epi64(r, tiny, _mm512_castpd_si512(back));
-		/* tininess after rounding: a tiny lane that reaches 2^emin may
-		 * not be tiny at precision p with unbounded exponent */
-		o.spc = c->tiny_before ? 0 : tiny & _mm512_cmpge_epu64_mask(r, c->min);
+		/* tininess after rounding: is x rounded to precision p with an
+		 * unbounded exponent (same mode and draw) below 2^emin?  Only
+		 * |x| >= 2^(emin-1) can reach 2^emin, and for a binary64
+		 * normal x (uok: emin_b >= 2) that rounding is the normal
+		 * range's arithmetic on the raw bits; for the others, a lane
+		 * that reaches 2^emin goes to the scalar engine */
+		o.spc = 0;
+		if (!c->tiny_before && c->uok)
+			tu = tiny & _mm512_cmplt_epu64_mask(kd_pick(c, rnd, a0, neg,
+								    kd_kl(c, a0, c->klor), d),
+							    c->min);
+		else if (!c->tiny_before)
+			o.spc = tiny & _mm512_cmpge_epu64_mask(r, c->min);
 	} else {
 		o.spc = tiny;
 	}
-	o.under = o.inexact & tiny;
+	o.under = o.inexact & tu;
 	o.r = r;
 	return o;
 }
@@ -344,6 +356,310 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
 		_mm512_storeu_si512((double *)z + j, r);
 }
 
+/* ---- binary32 arrays: sixteen 32-bit lanes ------------------------- */
+
+/* Loop invariants of the binary32 lanes (kf_setup).  s32 = s - 29: the
+ * float fraction bits below the kept lsb. */
+typedef struct kf_c {
+	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
+	__m512i minm1, min, max, rmask, odd_words;
+	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
+	int ok;					/* 1 <= s32: the 32-bit lanes apply */
+	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
+	int uok, tiny_before, zero_special;
+} kf_c;
+
+/* The high words of the draws of elements idx..idx+15, in element order:
+ * sp and se read only the top R <= 32 bits of a draw. */
+KD_INLINE __m512i kf_dh(const kd_c *c, const kf_c *f, uint64_t idx)
+{
+	return _mm512_permutex2var_epi32(kd_draw(c, idx), f->odd_words, kd_draw(c, idx + 8));
+}
+
+/* kd_pick on sixteen binary32 lanes: the same increments on the float
+ * bits (kd_pick's comment); sp adds the draw's top R bits aligned under
+ * the kept lsb and reads the carry out of 32 bits: T + r >= 2^R iff
+ * T 2^(32-R) + r 2^(32-R) >= 2^32. */
+KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
+{
+	const __m512i tr = _mm512_andnot_si512(f->mask, a);
+	/* (a >> s) & 1 | klor: A & B | C = 0xea */
+	__m512i kl = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(a, f->s), f->one, f->klor, 0xea);
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(_mm512_add_epi32(a, kl), f->halfm1));
+	case FPL_RND_NA:
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->half));
+	case FPL_RND_NZ:
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->halfm1));
+	case FPL_RND_TP:
+		return _mm512_mask_mov_epi32(_mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->mask)),
+					     neg, tr);
+	case FPL_RND_TN:
+		return _mm512_mask_mov_epi32(tr, neg,
+					     _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->mask)));
+	case FPL_RND_OD: {
+		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_testn_epi32_mask(kl, kl);
+		return _mm512_mask_or_epi32(tr, up, tr, f->q);
+	}
+	case FPL_RND_SP: {
+		__m512i T = _mm512_and_si512(_mm512_sllv_epi32(_mm512_and_si512(a, f->mask), f->lal),
+					     f->rmask);
+		__m512i sum = _mm512_add_epi32(T, _mm512_and_si512(dh, f->rmask));
+		return _mm512_mask_add_epi32(tr, _mm512_cmplt_epu32_mask(sum, T), tr, f->q);
+	}
+	case FPL_RND_SE: {
+		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
+		return _mm512_mask_add_epi32(tr, up, tr, f->q);
+	}
+	default:	/* tz */
+		return tr;
+	}
+}
+
+/* What a binary32 vector reports to the loop. */
+typedef struct kf_out {
+	__m512i r;
+	__mmask16 inexact, under, tiny, odd;
+} kf_out;
+
+/*
+ * Sixteen binary32 lanes.  Zero and normal lanes: kf_pick on the raw bits
+ * (rn).  Tiny lanes, 0 < |x| < 2^emin, when tf (branch-free, or the vector
+ * has one) and f->tiny_ok: with C = 2^23 Q, Q = 2^(emin-m) the subnormal
+ * quantum, |x| + C lies in [C, 2C], where binary32's spacing is Q, so one
+ * addition rounded toward zero (embedded rounding, whatever MXCSR says)
+ * is C + K Q with K = floor(|x| / Q), K's lsb the last bit of the sum;
+ * K Q = that sum - C is exact (Sterbenz), and so is rem = |x| - K Q: if
+ * K = 0 it is |x|, else |x| >= Q and rem < Q <= 2^e(x) is a multiple of
+ * |x|'s ulp (< Q: m <= 22).  The mode then decides from rem (a positive
+ * float, compared by its bits) as kb_pick does from the discarded bits:
+ * ne up iff rem > Q/2 or rem = Q/2 and K odd, na iff rem >= Q/2, nz iff
+ * rem > Q/2, tp/tn iff inexact with the sign, od iff inexact and K even,
+ * se iff inexact and the draw's top bit, sp iff T + r >= 2^R with T =
+ * floor(rem/Q 2^R), read as the carry out of 32 bits of T' + r', T' the
+ * top R bits of floor(rem 2^32/Q), one exact scaling and a truncating
+ * conversion (rem 2^32/Q < 2^32).  The result (K + up) Q <= 2^emin is
+ * exact.  Tininess after rounding as in kd_tiny: rn of a tiny lane is x
+ * rounded to precision p with an unbounded exponent when x's binade
+ * below 2^emin is a float normal (uok); tiny_ok is off when that fails
+ * and tininess is after rounding.  odd: lanes above max, inf, NaN, and
+ * tiny lanes when the lanes cannot do them; the caller then does the
+ * vector in binary64 lanes.  An fnuz zero result is +0 (flags as
+ * computed, as kd_rare).
+ */
+KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int tf)
+{
+	__m512i a = _mm512_and_si512(u, f->absm);
+	__mmask16 neg = _mm512_movepi32_mask(u);
+	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, f->one), f->minm1);
+	__m512i rn = kf_pick(f, rnd, a, neg, dh), r = rn;
+	kf_out o;
+
+	o.inexact = _mm512_test_epi32_mask(a, f->mask);
+	o.under = 0;
+	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^31) */
+	o.odd = _mm512_cmpgt_epu32_mask(rn, f->max);
+	if (tf || tiny) {
+		if (!f->tiny_ok) {
+			o.odd |= tiny;
+		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
+			/* one addition in the mode itself: |x| + C rounds |x| / Q
+			 * to an integer as the mode does, and - C is exact */
+			__m512 af = _mm512_castsi512_ps(a), t;
+			__mmask16 ix;
+			if (rnd == FPL_RND_NE)
+				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			else
+				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_ps(t, f->C);
+			ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(t), a);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+			o.inexact = (o.inexact & (__mmask16)~tiny) | (ix & tiny);
+			o.under = ix & tiny;
+			if (!f->tiny_before)
+				o.under &= _mm512_cmplt_epu32_mask(rn, f->min);
+		} else {
+			__m512 af = _mm512_castsi512_ps(a);
+			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512 kq = _mm512_sub_ps(rz, f->C), rem = _mm512_sub_ps(af, kq);
+			__m512i rb = _mm512_castps_si512(rem), hb = _mm512_castps_si512(f->halfQ);
+			__mmask16 ix = _mm512_test_epi32_mask(rb, rb), up;
+			__mmask16 kodd = _mm512_test_epi32_mask(_mm512_castps_si512(rz), f->one);
+
+			switch (rnd) {
+			case FPL_RND_NE:
+				up = _mm512_cmpgt_epu32_mask(rb, hb)
+				     | (_mm512_cmpeq_epi32_mask(rb, hb) & kodd);
+				break;
+			case FPL_RND_NA:
+				up = _mm512_cmpge_epu32_mask(rb, hb);
+				break;
+			case FPL_RND_NZ:
+				up = _mm512_cmpgt_epu32_mask(rb, hb);
+				break;
+			case FPL_RND_TP:
+				up = ix & (__mmask16)~neg;
+				break;
+			case FPL_RND_TN:
+				up = ix & neg;
+				break;
+			case FPL_RND_OD:
+				up = ix & (__mmask16)~kodd;
+				break;
+			case FPL_RND_SP: {
+				__m512i T = _mm512_and_si512(
+					_mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale)), f->rmask);
+				__m512i sum = _mm512_add_epi32(T, _mm512_and_si512(dh, f->rmask));
+				up = _mm512_cmplt_epu32_mask(sum, T);
+				break;
+			}
+			case FPL_RND_SE:
+				up = ix & _mm512_movepi32_mask(dh);
+				break;
+			default:
+				up = 0;
+				break;
+			}
+			kq = _mm512_mask_add_ps(kq, up, kq, f->Qf);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
+			o.inexact = (o.inexact & (__mmask16)~tiny) | (ix & tiny);
+			o.under = ix & tiny;
+			if (!f->tiny_before)
+				o.under &= _mm512_cmplt_epu32_mask(rn, f->min);
+		}
+	}
+	o.tiny = tiny;
+	if (f->zero_special)	/* fnuz: no -0 */
+		neg &= _mm512_test_epi32_mask(r, r);
+	o.r = _mm512_mask_or_epi32(r, neg, r, _mm512_set1_epi32((int)0x80000000u));
+	return o;
+}
+
+static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
+{
+	int s32 = (int)p->s - 29, m = 52 - (int)p->s, emin = (int)p->emin_b - 1023;
+	uint64_t R = p->sr_bits;
+	double dmin, dmax;
+	float fmin, fmax;
+	uint32_t min32, max32;
+	int i, w[16];
+
+	f->ok = s32 >= 1 && s32 <= 23;
+	if (!f->ok)
+		return;
+	memcpy(&dmin, &p->min_bits, sizeof dmin);
+	memcpy(&dmax, &p->max_bits, sizeof dmax);
+	fmin = (float)dmin;	/* values of the format: exact (fits_f32) */
+	fmax = (float)dmax;
+	memcpy(&min32, &fmin, sizeof min32);
+	memcpy(&max32, &fmax, sizeof max32);
+	f->absm = _mm512_set1_epi32(0x7fffffff);
+	f->one = _mm512_set1_epi32(1);
+	f->q = _mm512_set1_epi32((int)(1u << s32));
+	f->mask = _mm512_set1_epi32((int)((1u << s32) - 1));
+	f->half = _mm512_set1_epi32((int)(1u << (s32 - 1)));
+	f->halfm1 = _mm512_set1_epi32((int)((1u << (s32 - 1)) - 1));
+	f->klor = _mm512_set1_epi32(s32 == 23);
+	f->s = _mm512_set1_epi32(s32);
+	f->lal = _mm512_set1_epi32(32 - s32);
+	f->minm1 = _mm512_set1_epi32((int)(min32 - 1));
+	f->min = _mm512_set1_epi32((int)min32);
+	f->max = _mm512_set1_epi32((int)max32);
+	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
+	for (i = 0; i < 16; i++)
+		w[i] = 2 * i + 1;
+	f->odd_words = _mm512_loadu_si512(w);
+	f->C = _mm512_set1_ps(ldexpf(1.0f, emin - m + 23));
+	f->Qf = _mm512_set1_ps(ldexpf(1.0f, emin - m));
+	f->halfQ = _mm512_set1_ps(ldexpf(1.0f, emin - m - 1));
+	f->tscale = _mm512_set1_ps(emin - m >= -95 ? ldexpf(1.0f, 32 - emin + m) : 0.0f);
+	f->uok = emin >= -125;
+	f->tiny_before = (int)p->tiny_before;
+	f->zero_special = (int)p->zero_special;
+	/* C a float normal, Q/2 a float, and for sp 2^32/Q a float */
+	f->tiny_ok = p->sub_fast && emin - m + 23 >= -126 && emin - m - 1 >= -149
+		     && (f->tiny_before || f->uok) && (rnd != FPL_RND_SP || emin - m >= -95);
+}
+
+/* Elements j..j+k-1 of a binary32 call (k <= 16) in binary64 lanes,
+ * masked (heads, tails, and vectors kf_vec cannot do). */
+KD_INLINE void kf_wide(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size_t j, size_t k,
+		       uint64_t idx0, int stream, kd_acc *acc, fpl_kslow slow, void *ctx,
+		       kd_rcnt *cnt)
+{
+	size_t h;
+
+	for (h = 0; h < k; h += 8) {
+		size_t kk = k - h < 8 ? k - h : 8;
+		__mmask8 m = (__mmask8)((1u << kk) - 1);
+		kd_store(z, j + h, kd_vec(c, rnd, kd_load(x, j + h, m, 1), j + h, idx0 + j + h, m, acc,
+					  slow, ctx, cnt), m, stream && kk == 8, 1);
+	}
+}
+
+/*
+ * The binary32 loop: kf_vec on sixteen lanes, kf_wide for a vector it
+ * cannot do.  It runs in spans of KF_SPAN vectors, each either branching
+ * to the tiny-lane code only for a vector with a tiny lane, or (after a
+ * span with at least KF_TON such vectors) branch-free, until a span has
+ * fewer than KF_TOFF tiny lanes: the same bits and counts either way,
+ * only the speed differs (with N(0, 1) data, fp6 and fp4 have tiny lanes
+ * in most vectors, the fp8 formats in a few).
+ */
+#define KF_SPAN 64
+#define KF_TON 3
+#define KF_TOFF 3
+
+KD_INLINE void kf_run(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, float *z,
+		      const float *x, size_t n, uint64_t idx0, kd_acc *acc, fpl_kslow slow,
+		      void *ctx, kd_rcnt *cnt)
+{
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
+	const __m512i m1 = _mm512_set1_epi32(-1);
+	size_t j = 0, inexact = 0, under = 0;
+	int bf = 0;
+
+	if (stream && ((uintptr_t)z & 63)) {
+		size_t h = (64 - ((uintptr_t)z & 63)) / 4;
+		if (h > n)
+			h = n;
+		kf_wide(c, rnd, z, x, 0, h, idx0, 0, acc, slow, ctx, cnt);
+		j = h;
+	}
+	while (j + 16 <= n) {
+		size_t nv = (n - j) / 16 > KF_SPAN ? KF_SPAN : (n - j) / 16, end = j + 16 * nv;
+		size_t ntiny = 0;
+		__m512i vix = _mm512_setzero_si512(), vun = vix;	/* per-lane counts, < 2^31 */
+		for (; j < end; j += 16) {
+			__m512i u = _mm512_loadu_si512(x + j);
+			__m512i dh = draws ? kf_dh(c, f, idx0 + j) : _mm512_setzero_si512();
+			kf_out o = bf ? kf_vec(f, rnd, u, dh, 1) : kf_vec(f, rnd, u, dh, 0);
+			if (__builtin_expect(o.odd != 0, 0)) {
+				kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
+			} else {
+				vix = _mm512_mask_sub_epi32(vix, o.inexact, vix, m1);
+				vun = _mm512_mask_sub_epi32(vun, o.under, vun, m1);
+				if (stream)
+					_mm512_stream_si512((void *)(z + j), o.r);
+				else
+					_mm512_storeu_si512(z + j, o.r);
+			}
+			ntiny += bf ? (size_t)__builtin_popcount(o.tiny) : o.tiny != 0;
+		}
+		inexact += (size_t)_mm512_reduce_add_epi32(vix);
+		under += (size_t)_mm512_reduce_add_epi32(vun);
+		bf = f->tiny_ok && (bf ? ntiny >= KF_TOFF : ntiny >= KF_TON);
+	}
+	if (j < n)
+		kf_wide(c, rnd, z, x, j, n - j, idx0, 0, acc, slow, ctx, cnt);
+	acc->inexact = _mm512_add_epi64(acc->inexact, _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0,
+								       (long long)inexact));
+	acc->under = _mm512_add_epi64(acc->under, _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0,
+								   (long long)under));
+}
+
 KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
 		      const void *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
 		      fpl_kcounts *out)
@@ -387,11 +703,20 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 				     (long long)KD_GOLDEN, 0);
 	c.key = p->key;
 	c.tiny_before = (int)p->tiny_before;
+	c.uok = p->emin_b >= 2;
 	/* scaled tiny lanes need the sticky bit below the half bit (s >= 2)
 	 * and, for sp, all R bits of T among the s they keep */
 	c.sub_ok = p->sub_fast && s >= 2 && (rnd != FPL_RND_SP || R <= s);
 	acc.inexact = acc.under = _mm512_setzero_si512();
 
+	if (f32) {
+		kf_c f;
+		kf_setup(&f, p, rnd);
+		if (f.ok) {
+			kf_run(&c, &f, rnd, stream, z, x, n, idx0, &acc, slow, ctx, &cnt);
+			goto done;
+		}
+	}
 	/* Streaming stores need aligned vectors (64 bytes, 32 for binary32):
 	 * a masked head gets there. */
 	if (stream) {
@@ -415,6 +740,7 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_store(z, j, kd_vec(&c, rnd, kd_load(x, j, m, f32), j, idx0 + j, m, &acc, slow, ctx,
 				      &cnt), m, 0, f32);
 	}
+done:
 	if (stream)
 		_mm_sfence();
 	out->special = cnt.special;
@@ -431,5 +757,12 @@ void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int 
 			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			      fpl_kcounts *out)
 {
+	/* the floating-point steps (kf_vec's subtractions, the widening,
+	 * the scaling of tiny results) assume RNE without DAZ or FTZ: the
+	 * default MXCSR, restored with the caller's flags on return */
+	const unsigned csr = _mm_getcsr();
+
+	_mm_setcsr(0x1f80);
 	kd_dispatch(p, z, x, f32, n, idx0, stream, slow, ctx, out);
+	_mm_setcsr(csr);
 }
