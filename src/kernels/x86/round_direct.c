@@ -319,6 +319,33 @@ KD_INLINE __m512i kd_vec(const kd_c *c, fpl_rnd rnd, __m512i u, size_t j, uint64
 	return r;
 }
 
+/* kd_vec out of line, for the loops' rare vectors: inlined there, its
+ * temporaries made the compiler keep the loops' counters in memory. */
+#define KD_VEC_CASE(M) \
+	case M: \
+		return kd_vec(c, M, u, j, idx0, live, acc, slow, ctx, cnt)
+
+static __attribute__((noinline)) __m512i kd_vec_nl(const kd_c *c, fpl_rnd rnd, __m512i u,
+						   size_t j, uint64_t idx0, __mmask8 live,
+						   kd_acc *acc, fpl_kslow slow, void *ctx,
+						   kd_rcnt *cnt)
+{
+	switch (rnd) {
+	KD_VEC_CASE(FPL_RND_NE);
+	KD_VEC_CASE(FPL_RND_NA);
+	KD_VEC_CASE(FPL_RND_NZ);
+	KD_VEC_CASE(FPL_RND_TP);
+	KD_VEC_CASE(FPL_RND_TN);
+	KD_VEC_CASE(FPL_RND_OD);
+	KD_VEC_CASE(FPL_RND_SP);
+	KD_VEC_CASE(FPL_RND_SE);
+	default:
+		return kd_vec(c, FPL_RND_TZ, u, j, idx0, live, acc, slow, ctx, cnt);
+	}
+}
+
+#undef KD_VEC_CASE
+
 /* Element access: binary64 lanes, or binary32 lanes widened on loading
  * (exact; a signaling NaN is quieted, but NaN lanes go to the scalar
  * engine, which reads the original) and narrowed on storing (exact: the
@@ -585,17 +612,18 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 
 /* Elements j..j+k-1 of a binary32 call (k <= 16) in binary64 lanes,
  * masked (heads, tails, and vectors kf_vec cannot do). */
-KD_INLINE void kf_wide(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size_t j, size_t k,
-		       uint64_t idx0, int stream, kd_acc *acc, fpl_kslow slow, void *ctx,
-		       kd_rcnt *cnt)
+static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float *z,
+					      const float *x, size_t j, size_t k, uint64_t idx0,
+					      int stream, kd_acc *acc, fpl_kslow slow, void *ctx,
+					      kd_rcnt *cnt)
 {
 	size_t h;
 
 	for (h = 0; h < k; h += 8) {
 		size_t kk = k - h < 8 ? k - h : 8;
 		__mmask8 m = (__mmask8)((1u << kk) - 1);
-		kd_store(z, j + h, kd_vec(c, rnd, kd_load(x, j + h, m, 1), j + h, idx0 + j + h, m, acc,
-					  slow, ctx, cnt), m, stream && kk == 8, 1);
+		kd_store(z, j + h, kd_vec_nl(c, rnd, kd_load(x, j + h, m, 1), j + h, idx0 + j + h, m,
+					     acc, slow, ctx, cnt), m, stream && kk == 8, 1);
 	}
 }
 
@@ -609,16 +637,51 @@ KD_INLINE void kf_wide(const kd_c *c, fpl_rnd rnd, float *z, const float *x, siz
  * in most vectors, the fp8 formats in a few).
  */
 #define KF_SPAN 64
-#define KF_TON 3
-#define KF_TOFF 3
+#define KF_TON(rnd) ((rnd) == FPL_RND_NE || (rnd) == FPL_RND_TZ ? 3 : 24)
+#define KF_TOFF(rnd) ((rnd) == FPL_RND_NE || (rnd) == FPL_RND_TZ ? 3 : 16)
+
+/* One span of kf_run: vectors j..end-1, branch-free when tf; returns the
+ * vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
+KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, int tf, float *z,
+			 const float *x, size_t j, size_t end, uint64_t idx0, kd_acc *acc,
+			 fpl_kslow slow, void *ctx, kd_rcnt *cnt)
+{
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
+	const __m512i m1 = _mm512_set1_epi32(-1);
+	__m512i vix = _mm512_setzero_si512(), vun = vix;	/* per-lane counts, < 2^31 */
+	size_t ntiny = 0;
+
+	for (; j < end; j += 16) {
+		__m512i u = _mm512_loadu_si512(x + j);
+		__m512i dh = draws ? kf_dh(c, f, idx0 + j) : _mm512_setzero_si512();
+		kf_out o = kf_vec(f, rnd, u, dh, tf);
+		if (__builtin_expect(o.odd != 0, 0)) {
+			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
+		} else {
+			vix = _mm512_mask_sub_epi32(vix, o.inexact, vix, m1);
+			vun = _mm512_mask_sub_epi32(vun, o.under, vun, m1);
+			if (stream)
+				_mm512_stream_si512((void *)(z + j), o.r);
+			else
+				_mm512_storeu_si512(z + j, o.r);
+		}
+		ntiny += tf ? (size_t)__builtin_popcount(o.tiny) : o.tiny != 0;
+	}
+	/* the 32-bit lanes to 64 bits, into *acc */
+	acc->inexact = _mm512_add_epi64(acc->inexact,
+					_mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(vix)),
+							 _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(vix, 1))));
+	acc->under = _mm512_add_epi64(acc->under,
+				      _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(vun)),
+						       _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(vun, 1))));
+	return ntiny;
+}
 
 KD_INLINE void kf_run(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, float *z,
 		      const float *x, size_t n, uint64_t idx0, kd_acc *acc, fpl_kslow slow,
 		      void *ctx, kd_rcnt *cnt)
 {
-	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
-	const __m512i m1 = _mm512_set1_epi32(-1);
-	size_t j = 0, inexact = 0, under = 0;
+	size_t j = 0;
 	int bf = 0;
 
 	if (stream && ((uintptr_t)z & 63)) {
@@ -630,34 +693,213 @@ KD_INLINE void kf_run(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, flo
 	}
 	while (j + 16 <= n) {
 		size_t nv = (n - j) / 16 > KF_SPAN ? KF_SPAN : (n - j) / 16, end = j + 16 * nv;
-		size_t ntiny = 0;
-		__m512i vix = _mm512_setzero_si512(), vun = vix;	/* per-lane counts, < 2^31 */
-		for (; j < end; j += 16) {
-			__m512i u = _mm512_loadu_si512(x + j);
-			__m512i dh = draws ? kf_dh(c, f, idx0 + j) : _mm512_setzero_si512();
-			kf_out o = bf ? kf_vec(f, rnd, u, dh, 1) : kf_vec(f, rnd, u, dh, 0);
-			if (__builtin_expect(o.odd != 0, 0)) {
-				kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
-			} else {
-				vix = _mm512_mask_sub_epi32(vix, o.inexact, vix, m1);
-				vun = _mm512_mask_sub_epi32(vun, o.under, vun, m1);
-				if (stream)
-					_mm512_stream_si512((void *)(z + j), o.r);
-				else
-					_mm512_storeu_si512(z + j, o.r);
-			}
-			ntiny += bf ? (size_t)__builtin_popcount(o.tiny) : o.tiny != 0;
-		}
-		inexact += (size_t)_mm512_reduce_add_epi32(vix);
-		under += (size_t)_mm512_reduce_add_epi32(vun);
-		bf = f->tiny_ok && (bf ? ntiny >= KF_TOFF : ntiny >= KF_TON);
+		if (bf)
+			bf = kf_span(c, f, rnd, stream, 1, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KF_TOFF(rnd);
+		else
+			bf = kf_span(c, f, rnd, stream, 0, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KF_TON(rnd) && f->tiny_ok;
+		j = end;
 	}
 	if (j < n)
 		kf_wide(c, rnd, z, x, j, n - j, idx0, 0, acc, slow, ctx, cnt);
-	acc->inexact = _mm512_add_epi64(acc->inexact, _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0,
-								       (long long)inexact));
-	acc->under = _mm512_add_epi64(acc->under, _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0,
-								   (long long)under));
+}
+
+/* ---- binary64 arrays: the common loop ------------------------------ */
+
+/* Constants of kd_fast's tiny lanes (kd_fsetup). */
+typedef struct kd_f {
+	__m512d C, Qd, halfQ, tscale;
+	__m512i rmask;
+	int tiny_ok;
+} kd_f;
+
+/* What a binary64 vector reports to the loop. */
+typedef struct kd_out {
+	__m512i r;
+	__mmask8 inexact, under, tiny, odd;
+} kd_out;
+
+/*
+ * Eight binary64 lanes, kf_vec's arithmetic on the binary64 encoding:
+ * zero and normal lanes by kd_pick on the raw bits (rn); tiny lanes, when
+ * tf (branch-free, or the vector has one) and g->tiny_ok, by |x| + C
+ * with C = 2^52 Q, binary64's spacing Q in [C, 2C]: in the mode itself
+ * for ne and tz, else rounded toward zero, K Q = that - C and rem = |x| -
+ * K Q exact (kf_vec's argument with 52 for 23: |x|'s ulp is below Q as
+ * m <= 51), and the mode's decision from rem; sp's T' is the top R bits
+ * of floor(rem 2^64 / Q) (exact scaling, truncating conversion, rem
+ * 2^64 / Q < 2^64) and the carry out of 64 bits of T' + r', r' the top R
+ * bits of the draw.  Tininess after rounding by rn (kd_tiny's comment).
+ * odd: lanes above max, inf, NaN, and tiny lanes the lanes cannot do;
+ * the caller then does the vector with kd_vec.  An fnuz zero result is
+ * +0, as kd_rare makes it.
+ */
+KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, __m512i d, int tf)
+{
+	__m512i a = _mm512_and_si512(u, c->absm);
+	__mmask8 neg = _mm512_movepi64_mask(u);
+	__mmask8 tiny = _mm512_cmplt_epu64_mask(_mm512_add_epi64(a, c->minus1), c->minm1);
+	__m512i rn = kd_pick(c, rnd, a, neg, kd_kl(c, a, c->klor), d), r = rn;
+	kd_out o;
+
+	o.inexact = _mm512_test_epi64_mask(a, c->mask);
+	o.under = 0;
+	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^63) */
+	o.odd = _mm512_cmpgt_epu64_mask(rn, c->max);
+	if (tf || tiny) {
+		__m512d af = _mm512_castsi512_pd(a), t;
+		__mmask8 ix;
+		if (!g->tiny_ok) {
+			o.odd |= tiny;
+		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
+			if (rnd == FPL_RND_NE)
+				t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			else
+				t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_pd(t, g->C);
+			ix = _mm512_cmpneq_epi64_mask(_mm512_castpd_si512(t), a);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(t));
+			o.inexact = (o.inexact & (__mmask8)~tiny) | (ix & tiny);
+			o.under = ix & tiny;
+		} else {
+			__m512d rz = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512d kq = _mm512_sub_pd(rz, g->C), rem = _mm512_sub_pd(af, kq);
+			__m512i rb = _mm512_castpd_si512(rem), hb = _mm512_castpd_si512(g->halfQ);
+			__mmask8 up, kodd = _mm512_test_epi64_mask(_mm512_castpd_si512(rz), c->one);
+			ix = _mm512_test_epi64_mask(rb, rb);
+			switch (rnd) {
+			case FPL_RND_NA:
+				up = _mm512_cmpge_epu64_mask(rb, hb);
+				break;
+			case FPL_RND_NZ:
+				up = _mm512_cmpgt_epu64_mask(rb, hb);
+				break;
+			case FPL_RND_TP:
+				up = ix & (__mmask8)~neg;
+				break;
+			case FPL_RND_TN:
+				up = ix & neg;
+				break;
+			case FPL_RND_OD:
+				up = ix & (__mmask8)~kodd;
+				break;
+			case FPL_RND_SP: {
+				__m512i T = _mm512_and_si512(
+					_mm512_cvttpd_epu64(_mm512_mul_pd(rem, g->tscale)), g->rmask);
+				__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, g->rmask));
+				up = _mm512_cmplt_epu64_mask(sum, T);
+				break;
+			}
+			case FPL_RND_SE:
+				up = ix & _mm512_movepi64_mask(d);
+				break;
+			default:
+				up = 0;
+				break;
+			}
+			kq = _mm512_mask_add_pd(kq, up, kq, g->Qd);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(kq));
+			o.inexact = (o.inexact & (__mmask8)~tiny) | (ix & tiny);
+			o.under = ix & tiny;
+		}
+		if (g->tiny_ok && !c->tiny_before)
+			o.under &= _mm512_cmplt_epu64_mask(rn, c->min);
+	}
+	o.tiny = tiny;
+	if (c->zero_special)	/* fnuz: no -0 */
+		neg &= _mm512_test_epi64_mask(r, r);
+	o.r = _mm512_mask_or_epi64(r, neg, r, _mm512_set1_epi64(INT64_MIN));
+	return o;
+}
+
+static void kd_fsetup(kd_f *g, const fpl_kparams *p, fpl_rnd rnd, int uok)
+{
+	int m = 52 - (int)p->s, emin = (int)p->emin_b - 1023, R = (int)p->sr_bits;
+
+	g->C = _mm512_set1_pd(ldexp(1.0, emin - m + 52));
+	g->Qd = _mm512_set1_pd(ldexp(1.0, emin - m));
+	g->halfQ = _mm512_set1_pd(ldexp(1.0, emin - m - 1));
+	g->tscale = _mm512_set1_pd(emin - m >= -959 ? ldexp(1.0, 64 - emin + m) : 0.0);
+	g->rmask = _mm512_set1_epi64((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
+	/* C a normal double, Q/2 a double, for sp 2^64/Q a double */
+	g->tiny_ok = p->sub_fast && emin - m + 52 >= -1022 && emin - m - 1 >= -1074
+		     && (p->tiny_before || uok) && (rnd != FPL_RND_SP || emin - m >= -959);
+}
+
+/* The binary64 loop, as kf_run: spans of KF_SPAN vectors, branching to
+ * the tiny-lane code per vector or branch-free (after KD_TON vectors with
+ * a tiny lane in a span, until fewer than KD_TOFF tiny lanes: eight lanes
+ * a vector make the branch-free code pay off later than in kf_run);
+ * kd_vec for a vector kd_fast cannot do. */
+#define KD_TON 24
+#define KD_TOFF 16
+
+/* One span of kd_loop: vectors j..end-1, branch-free when tf; returns
+ * the vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
+KD_INLINE size_t kd_span(const kd_c *c, const kd_f *g, fpl_rnd rnd, int stream, int tf, double *z,
+			 const double *x, size_t j, size_t end, uint64_t idx0, kd_acc *acc,
+			 fpl_kslow slow, void *ctx, kd_rcnt *cnt)
+{
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
+	size_t ntiny = 0;
+	__m512i vix = _mm512_setzero_si512(), vun = vix;	/* in registers, not *acc */
+
+	if (!tf) {	/* kd_vec, whose tiny lanes take a branch to kd_tiny */
+		kd_acc la;
+		la.inexact = la.under = vix;
+		for (; j < end; j += 8) {
+			__m512i u = _mm512_loadu_si512(x + j);
+			__mmask8 tiny = _mm512_cmplt_epu64_mask(
+				_mm512_add_epi64(_mm512_and_si512(u, c->absm), c->minus1), c->minm1);
+			kd_store(z, j, kd_vec(c, rnd, u, j, idx0 + j, 0xff, &la, slow, ctx, cnt), 0xff,
+				 stream, 0);
+			ntiny += tiny != 0;
+		}
+		acc->inexact = _mm512_add_epi64(acc->inexact, la.inexact);
+		acc->under = _mm512_add_epi64(acc->under, la.under);
+		return ntiny;
+	}
+	for (; j < end; j += 8) {
+		__m512i u = _mm512_loadu_si512(x + j), r;
+		__m512i d = draws ? kd_draw(c, idx0 + j) : _mm512_setzero_si512();
+		kd_out o = kd_fast(c, g, rnd, u, d, tf);
+		if (__builtin_expect(o.odd != 0, 0)) {
+			r = kd_vec_nl(c, rnd, u, j, idx0 + j, 0xff, acc, slow, ctx, cnt);
+		} else {
+			vix = _mm512_mask_sub_epi64(vix, o.inexact, vix, c->minus1);
+			vun = _mm512_mask_sub_epi64(vun, o.under, vun, c->minus1);
+			r = o.r;
+		}
+		kd_store(z, j, r, 0xff, stream, 0);
+		ntiny += tf ? (size_t)__builtin_popcount(o.tiny) : o.tiny != 0;
+	}
+	acc->inexact = _mm512_add_epi64(acc->inexact, vix);
+	acc->under = _mm512_add_epi64(acc->under, vun);
+	return ntiny;
+}
+
+KD_INLINE void kd_loop(const kd_c *c, const kd_f *g, fpl_rnd rnd, int stream, double *z,
+		       const double *x, size_t j, size_t n, uint64_t idx0, kd_acc *acc,
+		       fpl_kslow slow, void *ctx, kd_rcnt *cnt)
+{
+	int bf = 0;
+
+	while (j + 8 <= n) {
+		size_t nv = (n - j) / 8 > KF_SPAN ? KF_SPAN : (n - j) / 8, end = j + 8 * nv;
+		if (bf)
+			bf = kd_span(c, g, rnd, stream, 1, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KD_TOFF;
+		else
+			bf = kd_span(c, g, rnd, stream, 0, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KD_TON && g->tiny_ok;
+		j = end;
+	}
+	if (j < n) {
+		__mmask8 m = (__mmask8)((1u << (n - j)) - 1);
+		kd_store(z, j, kd_vec(c, rnd, kd_load(x, j, m, 0), j, idx0 + j, m, acc, slow, ctx, cnt),
+			 m, 0, 0);
+	}
 }
 
 KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
@@ -731,6 +973,12 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 					      ctx, &cnt), m, 0, f32);
 			j = h;
 		}
+	}
+	if (!f32) {
+		kd_f g;
+		kd_fsetup(&g, p, rnd, c.uok);
+		kd_loop(&c, &g, rnd, stream, z, x, j, n, idx0, &acc, slow, ctx, &cnt);
+		goto done;
 	}
 	for (; j + 8 <= n; j += 8)
 		kd_store(z, j, kd_vec(&c, rnd, kd_load(x, j, 0xff, f32), j, idx0 + j, 0xff, &acc,
