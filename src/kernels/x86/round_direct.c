@@ -67,15 +67,27 @@ typedef struct kd_c {
 
 #define KD_GOLDEN 0x9e3779b97f4a7c15ull	/* fpl__draw's index step */
 
-/* fpl__draw(key, idx0 + k) in lane k. */
-KD_INLINE __m512i kd_draw(const kd_c *c, uint64_t idx0)
+/* splitmix64's finalizer (fpl__mix64) on eight lanes, less its last
+ * xorshift z ^ (z >> 31) (kd_draw and kf_dh apply it). */
+KD_INLINE __m512i kd_mix2(__m512i z)
 {
-	__m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx0 + 1) * KD_GOLDEN)),
-				     c->lanes_g);
 	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
 	z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
 	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
-	z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+	return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+}
+
+/* The argument of fpl__draw's mix for element idx0 + k in lane k. */
+KD_INLINE __m512i kd_base(const kd_c *c, uint64_t idx0)
+{
+	return _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx0 + 1) * KD_GOLDEN)),
+				c->lanes_g);
+}
+
+/* fpl__draw(key, idx0 + k) in lane k. */
+KD_INLINE __m512i kd_draw(const kd_c *c, uint64_t idx0)
+{
+	__m512i z = kd_mix2(kd_base(c, idx0));
 	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
@@ -396,17 +408,24 @@ typedef struct kf_c {
 	int uok, tiny_before, zero_special;
 } kf_c;
 
-/* The high words of the draws of elements idx..idx+15, in element order:
- * sp and se read only the top R <= 32 bits of a draw. */
-KD_INLINE __m512i kf_dh(const kd_c *c, const kf_c *f, uint64_t idx)
+/* The high words of the draws of elements idx..idx+15, in element order,
+ * from z0, z1 = kd_base(idx), kd_base(idx + 8): sp and se read only the
+ * top R <= 32 bits of a draw.  The last xorshift of the mix, z ^ (z >>
+ * 31), changes the high word h of z only by h >> 31: it is done on the
+ * high words. */
+KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1)
 {
-	return _mm512_permutex2var_epi32(kd_draw(c, idx), f->odd_words, kd_draw(c, idx + 8));
+	__m512i h = _mm512_permutex2var_epi32(kd_mix2(z0), f->odd_words, kd_mix2(z1));
+	return _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
 }
 
 /* kd_pick on sixteen binary32 lanes: the same increments on the float
  * bits (kd_pick's comment); sp adds the draw's top R bits aligned under
- * the kept lsb and reads the carry out of 32 bits: T + r >= 2^R iff
- * T 2^(32-R) + r 2^(32-R) >= 2^32. */
+ * the kept lsb (dh, already masked to them) and reads the carry out of
+ * 32 bits: T + r >= 2^R iff T 2^(32-R) + r 2^(32-R) >= 2^32.  The
+ * fraction's bits below those R may stay in T': with l < 2^(32-R) of
+ * them, T' + r' = (T + r) 2^(32-R) + l reaches 2^32 exactly when T + r
+ * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l). */
 KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
 {
 	const __m512i tr = _mm512_andnot_si512(f->mask, a);
@@ -431,9 +450,8 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 		return _mm512_mask_or_epi32(tr, up, tr, f->q);
 	}
 	case FPL_RND_SP: {
-		__m512i T = _mm512_and_si512(_mm512_sllv_epi32(_mm512_and_si512(a, f->mask), f->lal),
-					     f->rmask);
-		__m512i sum = _mm512_add_epi32(T, _mm512_and_si512(dh, f->rmask));
+		__m512i T = _mm512_sllv_epi32(_mm512_and_si512(a, f->mask), f->lal);
+		__m512i sum = _mm512_add_epi32(T, dh);
 		return _mm512_mask_add_epi32(tr, _mm512_cmplt_epu32_mask(sum, T), tr, f->q);
 	}
 	case FPL_RND_SE: {
@@ -536,9 +554,8 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 				up = ix & (__mmask16)~kodd;
 				break;
 			case FPL_RND_SP: {
-				__m512i T = _mm512_and_si512(
-					_mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale)), f->rmask);
-				__m512i sum = _mm512_add_epi32(T, _mm512_and_si512(dh, f->rmask));
+				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
+				__m512i sum = _mm512_add_epi32(T, dh);
 				up = _mm512_cmplt_epu32_mask(sum, T);
 				break;
 			}
@@ -651,9 +668,14 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 	__m512i vix = _mm512_setzero_si512(), vun = vix;	/* per-lane counts, < 2^31 */
 	size_t ntiny = 0;
 
-	for (; j < end; j += 16) {
+	__m512i z0 = kd_base(c, idx0 + j), z1 = kd_base(c, idx0 + j + 8);
+	const __m512i step = _mm512_set1_epi64((long long)(16 * KD_GOLDEN));
+
+	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
 		__m512i u = _mm512_loadu_si512(x + j);
-		__m512i dh = draws ? kf_dh(c, f, idx0 + j) : _mm512_setzero_si512();
+		__m512i dh = _mm512_setzero_si512();
+		if (draws)
+			dh = _mm512_and_si512(kf_dh(f, z0, z1), f->rmask);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
 		if (__builtin_expect(o.odd != 0, 0)) {
 			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
@@ -785,8 +807,9 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 				up = ix & (__mmask8)~kodd;
 				break;
 			case FPL_RND_SP: {
-				__m512i T = _mm512_and_si512(
-					_mm512_cvttpd_epu64(_mm512_mul_pd(rem, g->tscale)), g->rmask);
+				/* the bits of T' below the top R do not change the
+				 * carry (kf_pick's comment) */
+				__m512i T = _mm512_cvttpd_epu64(_mm512_mul_pd(rem, g->tscale));
 				__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, g->rmask));
 				up = _mm512_cmplt_epu64_mask(sum, T);
 				break;
