@@ -60,6 +60,7 @@ typedef struct kd_c {
 	__m512i max, inf, ovf_pos, ovf_neg;	/* rare lanes: see kd_rare */
 	__m512i frac, emin_b;			/* tiny lanes: see kd_tiny */
 	__m512d unit;				/* 2^(emin-52) */
+	__m512i umin, zkeep;			/* see kd_fast */
 	uint64_t key;
 	int tiny_before, sub_ok, zero_special, ovf_sat;
 	int uok;				/* emin_b >= 2: see kd_tiny */
@@ -402,6 +403,7 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
 typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
 	__m512i minm1, min, max, rmask, odd_words;
+	__m512i umin, zkeep;			/* see kf_vec */
 	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
 	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
@@ -502,8 +504,6 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 	__m512i rn = kf_pick(f, rnd, a, neg, dh), r = rn;
 	kf_out o;
 
-	o.inexact = _mm512_test_epi32_mask(a, f->mask);
-	o.under = 0;
 	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^31) */
 	o.odd = _mm512_cmpgt_epu32_mask(rn, f->max);
 	if (tf || tiny) {
@@ -513,18 +513,12 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 			/* one addition in the mode itself: |x| + C rounds |x| / Q
 			 * to an integer as the mode does, and - C is exact */
 			__m512 af = _mm512_castsi512_ps(a), t;
-			__mmask16 ix;
 			if (rnd == FPL_RND_NE)
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 			else
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			t = _mm512_sub_ps(t, f->C);
-			ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(t), a);
 			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
-			o.inexact = (o.inexact & (__mmask16)~tiny) | (ix & tiny);
-			o.under = ix & tiny;
-			if (!f->tiny_before)
-				o.under &= _mm512_cmplt_epu32_mask(rn, f->min);
 		} else {
 			__m512 af = _mm512_castsi512_ps(a);
 			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
@@ -568,15 +562,14 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 			}
 			kq = _mm512_mask_add_ps(kq, up, kq, f->Qf);
 			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
-			o.inexact = (o.inexact & (__mmask16)~tiny) | (ix & tiny);
-			o.under = ix & tiny;
-			if (!f->tiny_before)
-				o.under &= _mm512_cmplt_epu32_mask(rn, f->min);
 		}
 	}
+	/* as in kd_fast: inexact iff r != |x|; umin all ones for tininess
+	 * before rounding; zkeep 0 for fnuz */
+	o.inexact = _mm512_cmpneq_epi32_mask(r, a);
+	o.under = _mm512_mask_cmplt_epu32_mask(o.inexact & tiny, rn, f->umin);
 	o.tiny = tiny;
-	if (f->zero_special)	/* fnuz: no -0 */
-		neg &= _mm512_test_epi32_mask(r, r);
+	neg = _mm512_mask_test_epi32_mask(neg, _mm512_or_si512(r, f->zkeep), _mm512_set1_epi32(-1));
 	o.r = _mm512_mask_or_epi32(r, neg, r, _mm512_set1_epi32((int)0x80000000u));
 	return o;
 }
@@ -611,6 +604,8 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->minm1 = _mm512_set1_epi32((int)(min32 - 1));
 	f->min = _mm512_set1_epi32((int)min32);
 	f->max = _mm512_set1_epi32((int)max32);
+	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
+	f->zkeep = _mm512_set1_epi32(p->zero_special ? 0 : -1);
 	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
@@ -765,13 +760,10 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 	__m512i rn = kd_pick(c, rnd, a, neg, kd_kl(c, a, c->klor), d), r = rn;
 	kd_out o;
 
-	o.inexact = _mm512_test_epi64_mask(a, c->mask);
-	o.under = 0;
 	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^63) */
 	o.odd = _mm512_cmpgt_epu64_mask(rn, c->max);
 	if (tf || tiny) {
 		__m512d af = _mm512_castsi512_pd(a), t;
-		__mmask8 ix;
 		if (!g->tiny_ok) {
 			o.odd |= tiny;
 		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
@@ -780,16 +772,13 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 			else
 				t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			t = _mm512_sub_pd(t, g->C);
-			ix = _mm512_cmpneq_epi64_mask(_mm512_castpd_si512(t), a);
 			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(t));
-			o.inexact = (o.inexact & (__mmask8)~tiny) | (ix & tiny);
-			o.under = ix & tiny;
 		} else {
 			__m512d rz = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			__m512d kq = _mm512_sub_pd(rz, g->C), rem = _mm512_sub_pd(af, kq);
 			__m512i rb = _mm512_castpd_si512(rem), hb = _mm512_castpd_si512(g->halfQ);
 			__mmask8 up, kodd = _mm512_test_epi64_mask(_mm512_castpd_si512(rz), c->one);
-			ix = _mm512_test_epi64_mask(rb, rb);
+			__mmask8 ix = _mm512_test_epi64_mask(rb, rb);
 			switch (rnd) {
 			case FPL_RND_NA:
 				up = _mm512_cmpge_epu64_mask(rb, hb);
@@ -823,15 +812,16 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 			}
 			kq = _mm512_mask_add_pd(kq, up, kq, g->Qd);
 			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(kq));
-			o.inexact = (o.inexact & (__mmask8)~tiny) | (ix & tiny);
-			o.under = ix & tiny;
 		}
-		if (g->tiny_ok && !c->tiny_before)
-			o.under &= _mm512_cmplt_epu64_mask(rn, c->min);
 	}
+	/* inexact iff the result differs from |x|; a tiny inexact lane
+	 * underflows when tininess is before rounding (umin = all ones) or
+	 * x rounded with an unbounded exponent, rn, is below 2^emin */
+	o.inexact = _mm512_cmpneq_epi64_mask(r, a);
+	o.under = _mm512_mask_cmplt_epu64_mask(o.inexact & tiny, rn, c->umin);
 	o.tiny = tiny;
-	if (c->zero_special)	/* fnuz: no -0 */
-		neg &= _mm512_test_epi64_mask(r, r);
+	/* fnuz (zkeep = 0): a zero result loses its sign */
+	neg = _mm512_mask_test_epi64_mask(neg, _mm512_or_si512(r, c->zkeep), c->minus1);
 	o.r = _mm512_mask_or_epi64(r, neg, r, _mm512_set1_epi64(INT64_MIN));
 	return o;
 }
@@ -950,6 +940,8 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	c.R = _mm512_set1_epi64((long long)R);
 	c.Rsh = _mm512_set1_epi64((long long)(64 - R));
 	c.min = _mm512_set1_epi64((long long)p->min_bits);
+	c.umin = _mm512_set1_epi64(p->tiny_before ? -1ll : (long long)p->min_bits);
+	c.zkeep = _mm512_set1_epi64(p->zero_special ? 0 : -1ll);
 	c.minm1 = _mm512_set1_epi64((long long)(p->min_bits - 1));
 	c.zs = _mm512_set1_epi64((long long)p->zero_special);
 	c.max = _mm512_set1_epi64((long long)p->max_bits);
