@@ -563,11 +563,14 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 			kq = _mm512_mask_add_ps(kq, up, kq, f->Qf);
 			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
 		}
+		/* as in kd_fast */
+		o.inexact = _mm512_cmpneq_epi32_mask(r, a);
+		o.under = _mm512_mask_cmplt_epu32_mask(o.inexact & tiny, rn, f->umin);
+	} else {
+		o.inexact = _mm512_test_epi32_mask(a, f->mask);
+		o.under = 0;
 	}
-	/* as in kd_fast: inexact iff r != |x|; umin all ones for tininess
-	 * before rounding; zkeep 0 for fnuz */
-	o.inexact = _mm512_cmpneq_epi32_mask(r, a);
-	o.under = _mm512_mask_cmplt_epu32_mask(o.inexact & tiny, rn, f->umin);
+	/* fnuz (zkeep = 0): a zero result loses its sign */
 	o.tiny = tiny;
 	neg = _mm512_mask_test_epi32_mask(neg, _mm512_or_si512(r, f->zkeep), _mm512_set1_epi32(-1));
 	o.r = _mm512_mask_or_epi32(r, neg, r, _mm512_set1_epi32((int)0x80000000u));
@@ -649,8 +652,8 @@ static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float 
  * in most vectors, the fp8 formats in a few).
  */
 #define KF_SPAN 64
-#define KF_TON(rnd) ((rnd) == FPL_RND_NE || (rnd) == FPL_RND_TZ ? 3 : 24)
-#define KF_TOFF(rnd) ((rnd) == FPL_RND_NE || (rnd) == FPL_RND_TZ ? 3 : 16)
+#define KF_TON 3
+#define KF_TOFF 3
 
 /* One span of kf_run: vectors j..end-1, branch-free when tf; returns the
  * vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
@@ -712,10 +715,10 @@ KD_INLINE void kf_run(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, flo
 		size_t nv = (n - j) / 16 > KF_SPAN ? KF_SPAN : (n - j) / 16, end = j + 16 * nv;
 		if (bf)
 			bf = kf_span(c, f, rnd, stream, 1, z, x, j, end, idx0, acc, slow, ctx, cnt)
-			     >= KF_TOFF(rnd);
+			     >= KF_TOFF;
 		else
 			bf = kf_span(c, f, rnd, stream, 0, z, x, j, end, idx0, acc, slow, ctx, cnt)
-			     >= KF_TON(rnd) && f->tiny_ok;
+			     >= KF_TON && f->tiny_ok;
 		j = end;
 	}
 	if (j < n)
@@ -813,12 +816,16 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 			kq = _mm512_mask_add_pd(kq, up, kq, g->Qd);
 			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(kq));
 		}
+		/* inexact iff the result differs from |x|; a tiny inexact
+		 * lane underflows when tininess is before rounding (umin =
+		 * all ones) or x rounded with an unbounded exponent, rn, is
+		 * below 2^emin */
+		o.inexact = _mm512_cmpneq_epi64_mask(r, a);
+		o.under = _mm512_mask_cmplt_epu64_mask(o.inexact & tiny, rn, c->umin);
+	} else {
+		o.inexact = _mm512_test_epi64_mask(a, c->mask);
+		o.under = 0;
 	}
-	/* inexact iff the result differs from |x|; a tiny inexact lane
-	 * underflows when tininess is before rounding (umin = all ones) or
-	 * x rounded with an unbounded exponent, rn, is below 2^emin */
-	o.inexact = _mm512_cmpneq_epi64_mask(r, a);
-	o.under = _mm512_mask_cmplt_epu64_mask(o.inexact & tiny, rn, c->umin);
 	o.tiny = tiny;
 	/* fnuz (zkeep = 0): a zero result loses its sign */
 	neg = _mm512_mask_test_epi64_mask(neg, _mm512_or_si512(r, c->zkeep), c->minus1);
