@@ -519,6 +519,31 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			t = _mm512_sub_ps(t, f->C);
 			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {
+			/* the magnitude rounds up in the lanes of one sign:
+			 * toward +inf there, toward zero in the others */
+			__m512 af = _mm512_castsi512_ps(a);
+			__m512 t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_mask_add_round_ps(t, rnd == FPL_RND_TP ? (__mmask16)~neg : neg, af, f->C,
+						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_ps(t, f->C);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {
+			/* truncation K Q, inexact iff K Q != |x|; od makes K
+			 * odd (its lsb is the sum's last bit), se adds Q on
+			 * the draw's top bit */
+			__m512 af = _mm512_castsi512_ps(a);
+			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512 kq = _mm512_sub_ps(rz, f->C);
+			__mmask16 ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(kq), a);
+			if (rnd == FPL_RND_OD)
+				kq = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_mask_or_epi32(
+							   _mm512_castps_si512(rz), ix,
+							   _mm512_castps_si512(rz), f->one)),
+						   f->C);
+			else
+				kq = _mm512_mask_add_ps(kq, ix & _mm512_movepi32_mask(dh), kq, f->Qf);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
 		} else {
 			__m512 af = _mm512_castsi512_ps(a);
 			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
@@ -776,6 +801,24 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 				t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			t = _mm512_sub_pd(t, g->C);
 			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(t));
+		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {	/* as kf_vec */
+			t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_mask_add_round_pd(t, rnd == FPL_RND_TP ? (__mmask8)~neg : neg, af, g->C,
+						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_pd(t, g->C);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(t));
+		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {	/* as kf_vec */
+			__m512d rz = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512d kq = _mm512_sub_pd(rz, g->C);
+			__mmask8 ix = _mm512_cmpneq_epi64_mask(_mm512_castpd_si512(kq), a);
+			if (rnd == FPL_RND_OD)
+				kq = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_mask_or_epi64(
+							   _mm512_castpd_si512(rz), ix,
+							   _mm512_castpd_si512(rz), c->one)),
+						   g->C);
+			else
+				kq = _mm512_mask_add_pd(kq, ix & _mm512_movepi64_mask(d), kq, g->Qd);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(kq));
 		} else {
 			__m512d rz = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			__m512d kq = _mm512_sub_pd(rz, g->C), rem = _mm512_sub_pd(af, kq);
