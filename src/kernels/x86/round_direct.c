@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * x86/round_direct.c - rounding a binary64 array into a format with
- * AVX-512 intrinsics, eight lanes at a time, straight from x to z.
+ * x86/round_direct.c - rounding a binary64 or binary32 array into a
+ * format with AVX-512 intrinsics, eight binary64 or sixteen binary32
+ * lanes at a time, straight from x to z.
  *
  * The normal range is the arithmetic of kernel_body.h (kb_pick,
  * kb_round_lane), whose comment explains why it rounds exactly like the
@@ -31,12 +32,50 @@
  * below it).  A carry out of the range gives 2^52, that is 2^emin.  The
  * result K 2^s converts exactly to binary64 and scales by 2^(emin-52)
  * exactly (a multiple of Q).  No floating-point operation sees a
- * subnormal operand, which would take a slow microcode assist.  Tininess
- * after rounding is the scalar engine's when a tiny lane reaches 2^emin,
- * as in the portable kernels.
+ * subnormal operand, which would take a slow microcode assist.  This is
+ * kd_tiny, for the vectors of kd_vec (heads, tails, rare vectors, and
+ * binary64 spans where tiny lanes are rare).
+ *
+ * The common loops (kd_loop, binary64; kf_run, binary32) use a shorter
+ * route for tiny lanes, whose proof is at kf_vec and kd_fast: with C =
+ * 2^p Q (p = 52 or 23, the lane type's fraction bits), |x| + C lies in
+ * [C, 2C], where the lane type's spacing is exactly Q, so one addition
+ * with embedded rounding (ne: to nearest even, tz: toward zero, tp/tn:
+ * toward +inf in the lanes whose magnitude rounds up) rounds |x| / Q to
+ * an integer as the mode does, and subtracting C is exact (Sterbenz);
+ * the other modes truncate that way and decide from rem = |x| - K Q,
+ * which is exact too, as kb_pick decides from the discarded bits.
+ * Spans of vectors where tiny lanes are frequent (fp6 and fp4 with N(0,
+ * 1) data) run branch-free; the others branch per vector: the same bits
+ * and counts either way.
+ *
+ * Tininess after rounding: the scalar engine asks whether x rounded to
+ * precision p with an unbounded exponent (same mode and draw) is below
+ * 2^emin.  Only |x| in [2^(emin-1), 2^emin) can reach 2^emin, and for a
+ * normal x of the lane type that rounding is the normal range's
+ * arithmetic on the raw bits, rn, computed for every lane anyway: a tiny
+ * inexact lane underflows iff rn < 2^emin.  Where x's binade below
+ * 2^emin is not normal in the lane type (emin = -1022, or -126 for
+ * binary32 lanes) the lanes that reach 2^emin go to the scalar engine.
+ *
+ * binary32 lanes (kf_vec): the format fits binary32, so its values and its
+ * normal-range rounding are binary32's; the binary64 encoding of a float
+ * is its binary32 encoding with the exponent rebiased and 29 zero bits
+ * appended, so the kept bits, the half bit, the lost bits and sp's T are
+ * the same bits, and the same increments round the same way with s32 =
+ * s - 29.  A vector kf_vec cannot do (an overflow, inf, NaN, or tiny lanes
+ * of a format it cannot scale) is widened exactly to two binary64
+ * vectors and done by kd_vec; its results are values of the format and
+ * narrow exactly.
+ *
+ * Stores: non-temporal for large outputs where the CPU gains from them
+ * (array.c, fpl__cpu_stream_stores), plain ones elsewhere.  The
+ * floating-point steps assume the default MXCSR (RNE, no DAZ or FTZ),
+ * which the entry point sets for the call and then restores.
  *
  * Draws are fpl__draw(key, idx) for element index idx, computed in the
- * lanes (vpmullq), so the bits do not depend on the blocking.  Lanes the
+ * lanes (vpmullq; for binary32 lanes only the high words, which is all
+ * sp and se read), so the bits do not depend on the blocking.  Lanes the
  * kernel cannot do (results above max, inf and NaN inputs, fnuz zeros,
  * tiny lanes of the other subnormal flavours) are done by the caller's
  * scalar engine before the vector is stored.
