@@ -207,12 +207,14 @@ int main(void)
 	       fpl_kernels_selected(), reps, nth[1],
 	       bench_thread_clock() ? "thread CPU time" : "wall clock");
 	for (type = 0; type < 2; type++) {
-		printf("\n%s arrays: fraction of memcpy (one thread; ne and sp also all threads)\n",
-		       tname[type]);
+		printf("\n%s arrays: fraction of memcpy (one thread%s)\n", tname[type],
+		       nth[1] > 1 ? "; ne and sp also all threads" : "");
 		printf("%-8s", "format");
 		for (r = 0; r < FPL_RND_COUNT; r++)
 			printf(" %5s", fpl_rnd_name((fpl_rnd)r));
-		printf(" %7s %7s\n", "ne-all", "sp-all");
+		if (nth[1] > 1)
+			printf(" %7s %7s", "ne-all", "sp-all");
+		printf("\n");
 		for (fi = 0; fi < NFMT; fi++) {
 			fpl_format f;
 			fpl_format_lookup(&f, formats[fi]);
@@ -232,13 +234,16 @@ int main(void)
 			printf("%-8s", formats[fi]);
 			for (r = 0; r < FPL_RND_COUNT; r++)
 				printf(" %5.2f", ratio(type, 0, fi, r));
-			printf(" %7.2f %7.2f\n", ratio(type, 1, fi, FPL_RND_NE),
-			       ratio(type, 1, fi, FPL_RND_SP));
+			if (nth[1] > 1)
+				printf(" %7.2f %7.2f", ratio(type, 1, fi, FPL_RND_NE),
+				       ratio(type, 1, fi, FPL_RND_SP));
+			printf("\n");
 		}
-		printf("memcpy: %.0f MB/s one thread, %.0f MB/s %d threads\n",
-		       (double)N * (type ? 4 : 8) / t_copy[type][0] / 1e6,
-		       t_copy[type][1] > 0 ? (double)N * (type ? 4 : 8) / t_copy[type][1] / 1e6 : 0,
-		       nth[1]);
+		printf("memcpy: %.0f MB/s one thread", (double)N * (type ? 4 : 8) / t_copy[type][0] / 1e6);
+		if (nth[1] > 1)
+			printf(", %.0f MB/s %d threads",
+			       (double)N * (type ? 4 : 8) / t_copy[type][1] / 1e6, nth[1]);
+		printf("\n");
 	}
 
 	/* hist: classification into e4m3fn against memcpy of the binary32 bytes */
