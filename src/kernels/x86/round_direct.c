@@ -491,7 +491,7 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 		return _mm512_mask_or_epi32(tr, up, tr, f->q);
 	}
 	case FPL_RND_SP: {
-		__m512i T = _mm512_sllv_epi32(_mm512_and_si512(a, f->mask), f->lal);
+		__m512i T = _mm512_sllv_epi32(a, f->lal);	/* the kept bits fall off */
 		__m512i sum = _mm512_add_epi32(T, dh);
 		return _mm512_mask_add_epi32(tr, _mm512_cmplt_epu32_mask(sum, T), tr, f->q);
 	}
@@ -736,8 +736,10 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
 		__m512i u = _mm512_loadu_si512(x + j);
 		__m512i dh = _mm512_setzero_si512();
-		if (draws)
+		if (rnd == FPL_RND_SP)
 			dh = _mm512_and_si512(kf_dh(f, z0, z1), f->rmask);
+		else if (draws)	/* se reads the top bit only */
+			dh = kf_dh(f, z0, z1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
 		if (__builtin_expect(o.odd != 0, 0)) {
 			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
