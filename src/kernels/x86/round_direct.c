@@ -94,7 +94,7 @@ typedef struct kd_c {
 	__m512i one, minus1, imp, absm;
 	__m512i s, q, mask, half, halfm1;	/* constant shift s = 52 - m */
 	__m512i klor;				/* 1 when s = 52: the implicit bit is kept */
-	__m512i c1, c2, R, Rsh;			/* sp: T = (rest >> c1) << c2, draw >> Rsh */
+	__m512i lal, rmask;			/* sp: 64 - s, the top R bits of a draw */
 	__m512i minm1, min, zs, maxzs, lanes_g;
 	__m512i max, inf, ovf_pos, ovf_neg;	/* rare lanes: see kd_rare */
 	__m512i frac, emin_b;			/* tiny lanes: see kd_tiny */
@@ -157,10 +157,14 @@ KD_INLINE __m512i kd_pick(const kd_c *c, fpl_rnd rnd, __m512i a, __mmask8 neg, _
 		return _mm512_mask_or_epi64(tr, up, tr, c->q);
 	}
 	case FPL_RND_SP: {
-		__m512i T = _mm512_sllv_epi64(_mm512_srlv_epi64(_mm512_and_si512(a, c->mask), c->c1),
-					      c->c2);
-		__m512i t = _mm512_srlv_epi64(_mm512_add_epi64(T, _mm512_srlv_epi64(d, c->Rsh)), c->R);
-		return _mm512_mask_add_epi64(tr, _mm512_test_epi64_mask(t, t), tr, c->q);
+		/* T + r >= 2^R as the carry out of 64 bits of T' + r': T' the
+		 * fraction below the kept lsb left-aligned (a << (64 - s): the
+		 * kept bits fall off), r' the top R bits of the draw; the
+		 * fraction's bits below the top R do not change the carry
+		 * (kf_pick's comment, with 64 for 32) */
+		__m512i T = _mm512_sllv_epi64(a, c->lal);
+		__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, c->rmask));
+		return _mm512_mask_add_epi64(tr, _mm512_cmplt_epu64_mask(sum, T), tr, c->q);
 	}
 	case FPL_RND_SE: {
 		__mmask8 up = _mm512_test_epi64_mask(a, c->mask) & _mm512_movepi64_mask(d);
@@ -1026,10 +1030,8 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	c.half = _mm512_set1_epi64((long long)(1ull << (s - 1)));
 	c.halfm1 = _mm512_set1_epi64((long long)((1ull << (s - 1)) - 1));
 	c.klor = _mm512_set1_epi64(s == 52);
-	c.c1 = _mm512_set1_epi64((long long)(s >= R ? s - R : 0));
-	c.c2 = _mm512_set1_epi64((long long)(s >= R ? 0 : R - s));
-	c.R = _mm512_set1_epi64((long long)R);
-	c.Rsh = _mm512_set1_epi64((long long)(64 - R));
+	c.lal = _mm512_set1_epi64((long long)(64 - s));
+	c.rmask = _mm512_set1_epi64((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
 	c.min = _mm512_set1_epi64((long long)p->min_bits);
 	c.umin = _mm512_set1_epi64(p->tiny_before ? -1ll : (long long)p->min_bits);
 	c.zkeep = _mm512_set1_epi64(p->zero_special ? 0 : -1ll);
