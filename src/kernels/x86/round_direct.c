@@ -458,9 +458,11 @@ typedef struct kf_c {
  * top R <= 32 bits of a draw.  The last xorshift of the mix, z ^ (z >>
  * 31), changes the high word h of z only by h >> 31: it is done on the
  * high words. */
-KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1)
+KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
 {
 	__m512i h = _mm512_permutex2var_epi32(kd_mix2(z0), f->odd_words, kd_mix2(z1));
+	if (top_only)	/* h >> 31 leaves the top bit alone (se reads only it) */
+		return h;
 	return _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
 }
 
@@ -741,9 +743,9 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 		__m512i u = _mm512_loadu_si512(x + j);
 		__m512i dh = _mm512_setzero_si512();
 		if (rnd == FPL_RND_SP)
-			dh = _mm512_and_si512(kf_dh(f, z0, z1), f->rmask);
+			dh = _mm512_and_si512(kf_dh(f, z0, z1, 0), f->rmask);
 		else if (draws)	/* se reads the top bit only */
-			dh = kf_dh(f, z0, z1);
+			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
 		if (__builtin_expect(o.odd != 0, 0)) {
 			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
