@@ -401,6 +401,69 @@ static void direct_paths(h_rng *rng)
 }
 
 /*
+ * Subnormal-heavy data, the case the direct kernels are designed for:
+ * normally distributed values (N(0, 1) puts a third of them below 2^0,
+ * e2m1's smallest normal) in segments whose scale alternates between 1,
+ * 2^emin and 2^(emin+3), so that runs of vectors that are mostly tiny
+ * follow runs with almost none (the kernels switch between a branch per
+ * vector and branch-free spans there), with a special value (NaN, inf,
+ * a value above max, a binary64 subnormal) now and then.  Every mode,
+ * three sr_bits for sp, binary64 (one and two threads, misaligned) and
+ * binary32 arrays; expected values from the scalar engine.
+ */
+static void gauss_fill(const fpl_format *f, double *x, size_t n, h_rng *rng)
+{
+	const double sp[] = { NAN, -INFINITY, 0x1p-1070, -0.0 };
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		size_t seg = j / 2500;
+		int e = seg % 3 == 0 ? 0 : seg % 3 == 1 ? f->emin : f->emin + 3;
+		double u1 = ((double)(h_rng_next(rng) >> 11) + 0.5) * 0x1p-53;
+		double u2 = (double)(h_rng_next(rng) >> 11) * 0x1p-53;
+		x[j] = ldexp(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2), e);
+		if (h_rng_below(rng, 3000) == 0)
+			x[j] = h_rng_below(rng, 5) ? sp[h_rng_below(rng, 4)] : -2 * f->max;
+	}
+}
+
+static void gauss_arrays(h_rng *rng)
+{
+	static const char *const names[] = { "bf16", "fp16", "e4m3fn", "e5m2", "e4m3fnuz",
+					     "e5m2fnuz", "e3m2", "e2m3", "e2m1", "e3m4", "e5m0",
+					     "tf32" };
+	static const int srb[] = { 32, 5, 17 };
+	const size_t n = 15013;
+	double *x = malloc((n + 8) * sizeof *x);
+	size_t ni;
+
+	for (ni = 0; ni < sizeof names / sizeof *names; ni++) {
+		fpl_format f;
+		int r, k;
+		if (!h_check(fpl_format_lookup(&f, names[ni]) == 0)) {
+			h_fail("gauss_arrays: no format %s", names[ni]);
+			continue;
+		}
+		gauss_fill(&f, x, n + 8, rng);
+		for (r = 0; r < FPL_RND_COUNT; r++)
+			for (k = 0; k < (r == FPL_RND_SP ? 3 : 1); k++) {
+				g_sr_bits = srb[k];
+				one(&f, A_ROUND, (fpl_rnd)r, n, 1, 0, x, x, x);
+				one(&f, A_ROUND, (fpl_rnd)r, n - 5, 2, 0, x + 3, x, x);
+				if (fits_f32(&f)) {
+					g_f32_off = (size_t)(r + k) % 8;
+					one_f32(&f, (fpl_rnd)r, n, 1, 0, x);
+					one_f32(&f, (fpl_rnd)r, n - 7, 2, 1, x + 1);
+				}
+			}
+		g_sr_bits = 0;
+		g_f32_off = 0;
+	}
+	free(x);
+	h_note("subnormal-heavy arrays done");
+}
+
+/*
  * sp exactly at its carry boundary, with expected values computed here
  * from the draws (fpl_random_draw), not by the engine: element j with
  * draw r (the top R bits of draw counter + j) is x = (K 2^R + T) u 2^-R,
@@ -788,6 +851,7 @@ int main(void)
 	h_note("double arrays done");
 	in_range(&rng);
 	direct_paths(&rng);
+	gauss_arrays(&rng);
 	sp_boundaries(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);

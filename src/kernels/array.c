@@ -30,7 +30,9 @@
 
 #define BLOCK 512
 #define FLAG_INDEX(fl) __builtin_ctz(fl)	/* st->count[] index of a flag */
-#define STREAM_MIN (1u << 20)	/* 8 MiB of output: beyond the caches */
+#define STREAM_MIN (1u << 20)	/* 8 MiB of output: beyond the caches
+					 * (non-temporal where the CPU gains:
+					 * fpl__cpu_stream_stores) */
 
 typedef struct job {
 	const fpl_format *f;
@@ -290,7 +292,7 @@ static int run(const fpl_format *f, const fpl_format *from, int op, double *z,
 	J->yf = yf;
 	J->idx0 = st->counter;
 	J->fast = fast_ok(f, op, rnd, st);
-	J->stream = n >= STREAM_MIN;
+	J->stream = n >= STREAM_MIN && fpl__cpu_stream_stores();
 	J->kp.rnd = rnd;
 	J->kp.s = (uint64_t)(52 - f->m);
 	/* only sp reads sr_bits (checked above); other modes must not let a

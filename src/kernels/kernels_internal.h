@@ -104,6 +104,10 @@ void fpl__round_direct_avx2(const fpl_kparams *p, void *z, const void *x, int f3
 			    fpl_kcounts *out);
 #endif
 
+/* Whether large outputs should be written with non-temporal stores on
+ * this CPU (cpu.c; the array driver asks). */
+int fpl__cpu_stream_stores(void);
+
 /* The table in use (kernels.c); NULL when FPLAB_KERNELS named a set that
  * cannot be used (see fpl_kernels_status()).  Safe to call from any thread
  * at any time; fpl_kernels_select() may swap the set between two calls, so

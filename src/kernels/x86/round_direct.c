@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * x86/round_direct.c - rounding a binary64 array into a format with
- * AVX-512 intrinsics, eight lanes at a time, straight from x to z.
+ * x86/round_direct.c - rounding a binary64 or binary32 array into a
+ * format with AVX-512 intrinsics, eight binary64 or sixteen binary32
+ * lanes at a time, straight from x to z.
  *
  * The normal range is the arithmetic of kernel_body.h (kb_pick,
  * kb_round_lane), whose comment explains why it rounds exactly like the
@@ -31,12 +32,50 @@
  * below it).  A carry out of the range gives 2^52, that is 2^emin.  The
  * result K 2^s converts exactly to binary64 and scales by 2^(emin-52)
  * exactly (a multiple of Q).  No floating-point operation sees a
- * subnormal operand, which would take a slow microcode assist.  Tininess
- * after rounding is the scalar engine's when a tiny lane reaches 2^emin,
- * as in the portable kernels.
+ * subnormal operand, which would take a slow microcode assist.  This is
+ * kd_tiny, for the vectors of kd_vec (heads, tails, rare vectors, and
+ * binary64 spans where tiny lanes are rare).
+ *
+ * The common loops (kd_loop, binary64; kf_run, binary32) use a shorter
+ * route for tiny lanes, whose proof is at kf_vec and kd_fast: with C =
+ * 2^p Q (p = 52 or 23, the lane type's fraction bits), |x| + C lies in
+ * [C, 2C], where the lane type's spacing is exactly Q, so one addition
+ * with embedded rounding (ne: to nearest even, tz: toward zero, tp/tn:
+ * toward +inf in the lanes whose magnitude rounds up) rounds |x| / Q to
+ * an integer as the mode does, and subtracting C is exact (Sterbenz);
+ * the other modes truncate that way and decide from rem = |x| - K Q,
+ * which is exact too, as kb_pick decides from the discarded bits.
+ * Spans of vectors where tiny lanes are frequent (fp6 and fp4 with N(0,
+ * 1) data) run branch-free; the others branch per vector: the same bits
+ * and counts either way.
+ *
+ * Tininess after rounding: the scalar engine asks whether x rounded to
+ * precision p with an unbounded exponent (same mode and draw) is below
+ * 2^emin.  Only |x| in [2^(emin-1), 2^emin) can reach 2^emin, and for a
+ * normal x of the lane type that rounding is the normal range's
+ * arithmetic on the raw bits, rn, computed for every lane anyway: a tiny
+ * inexact lane underflows iff rn < 2^emin.  Where x's binade below
+ * 2^emin is not normal in the lane type (emin = -1022, or -126 for
+ * binary32 lanes) the lanes that reach 2^emin go to the scalar engine.
+ *
+ * binary32 lanes (kf_vec): the format fits binary32, so its values and its
+ * normal-range rounding are binary32's; the binary64 encoding of a float
+ * is its binary32 encoding with the exponent rebiased and 29 zero bits
+ * appended, so the kept bits, the half bit, the lost bits and sp's T are
+ * the same bits, and the same increments round the same way with s32 =
+ * s - 29.  A vector kf_vec cannot do (an overflow, inf, NaN, or tiny lanes
+ * of a format it cannot scale) is widened exactly to two binary64
+ * vectors and done by kd_vec; its results are values of the format and
+ * narrow exactly.
+ *
+ * Stores: non-temporal for large outputs where the CPU gains from them
+ * (array.c, fpl__cpu_stream_stores), plain ones elsewhere.  The
+ * floating-point steps assume the default MXCSR (RNE, no DAZ or FTZ),
+ * which the entry point sets for the call and then restores.
  *
  * Draws are fpl__draw(key, idx) for element index idx, computed in the
- * lanes (vpmullq), so the bits do not depend on the blocking.  Lanes the
+ * lanes (vpmullq; for binary32 lanes only the high words, which is all
+ * sp and se read), so the bits do not depend on the blocking.  Lanes the
  * kernel cannot do (results above max, inf and NaN inputs, fnuz zeros,
  * tiny lanes of the other subnormal flavours) are done by the caller's
  * scalar engine before the vector is stored.
@@ -44,6 +83,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels/kernels_internal.h"
 
@@ -54,26 +94,40 @@ typedef struct kd_c {
 	__m512i one, minus1, imp, absm;
 	__m512i s, q, mask, half, halfm1;	/* constant shift s = 52 - m */
 	__m512i klor;				/* 1 when s = 52: the implicit bit is kept */
-	__m512i c1, c2, R, Rsh;			/* sp: T = (rest >> c1) << c2, draw >> Rsh */
+	__m512i lal, rmask;			/* sp: 64 - s, the top R bits of a draw */
 	__m512i minm1, min, zs, maxzs, lanes_g;
 	__m512i max, inf, ovf_pos, ovf_neg;	/* rare lanes: see kd_rare */
 	__m512i frac, emin_b;			/* tiny lanes: see kd_tiny */
 	__m512d unit;				/* 2^(emin-52) */
+	__m512i umin, zkeep;			/* see kd_fast */
 	uint64_t key;
 	int tiny_before, sub_ok, zero_special, ovf_sat;
+	int uok;				/* emin_b >= 2: see kd_tiny */
 } kd_c;
 
 #define KD_GOLDEN 0x9e3779b97f4a7c15ull	/* fpl__draw's index step */
 
-/* fpl__draw(key, idx0 + k) in lane k. */
-KD_INLINE __m512i kd_draw(const kd_c *c, uint64_t idx0)
+/* splitmix64's finalizer (fpl__mix64) on eight lanes, less its last
+ * xorshift z ^ (z >> 31) (kd_draw and kf_dh apply it). */
+KD_INLINE __m512i kd_mix2(__m512i z)
 {
-	__m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx0 + 1) * KD_GOLDEN)),
-				     c->lanes_g);
 	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
 	z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
 	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
-	z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+	return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+}
+
+/* The argument of fpl__draw's mix for element idx0 + k in lane k. */
+KD_INLINE __m512i kd_base(const kd_c *c, uint64_t idx0)
+{
+	return _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx0 + 1) * KD_GOLDEN)),
+				c->lanes_g);
+}
+
+/* fpl__draw(key, idx0 + k) in lane k. */
+KD_INLINE __m512i kd_draw(const kd_c *c, uint64_t idx0)
+{
+	__m512i z = kd_mix2(kd_base(c, idx0));
 	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
@@ -103,10 +157,14 @@ KD_INLINE __m512i kd_pick(const kd_c *c, fpl_rnd rnd, __m512i a, __mmask8 neg, _
 		return _mm512_mask_or_epi64(tr, up, tr, c->q);
 	}
 	case FPL_RND_SP: {
-		__m512i T = _mm512_sllv_epi64(_mm512_srlv_epi64(_mm512_and_si512(a, c->mask), c->c1),
-					      c->c2);
-		__m512i t = _mm512_srlv_epi64(_mm512_add_epi64(T, _mm512_srlv_epi64(d, c->Rsh)), c->R);
-		return _mm512_mask_add_epi64(tr, _mm512_test_epi64_mask(t, t), tr, c->q);
+		/* T + r >= 2^R as the carry out of 64 bits of T' + r': T' the
+		 * fraction below the kept lsb left-aligned (a << (64 - s): the
+		 * kept bits fall off), r' the top R bits of the draw; the
+		 * fraction's bits below the top R do not change the carry
+		 * (kf_pick's comment, with 64 for 32) */
+		__m512i T = _mm512_sllv_epi64(a, c->lal);
+		__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, c->rmask));
+		return _mm512_mask_add_epi64(tr, _mm512_cmplt_epu64_mask(sum, T), tr, c->q);
 	}
 	case FPL_RND_SE: {
 		__mmask8 up = _mm512_test_epi64_mask(a, c->mask) & _mm512_movepi64_mask(d);
@@ -150,8 +208,8 @@ typedef struct kd_tout {
 KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u, __mmask8 tiny, uint64_t idx0)
 {
 	kd_tout o;
-	__m512i a = _mm512_and_si512(u, c->absm), d = _mm512_setzero_si512(), r, klor;
-	__mmask8 neg = _mm512_movepi64_mask(u), sticky = 0;
+	__m512i a = _mm512_and_si512(u, c->absm), a0 = a, d = _mm512_setzero_si512(), r, klor;
+	__mmask8 neg = _mm512_movepi64_mask(u), sticky = 0, tu = tiny;
 
 	if (c->sub_ok) {
 		/* Y = floor(|x| / Q * 2^s) = M >> (emin_b - max(be, 1)), with M
@@ -175,13 +233,23 @@ KD_INLINE kd_tout kd_tiny(const kd_c *c, fpl_rnd rnd, __m512i u, __mmask8 tiny, 
 		/* K 2^s units of 2^(emin-52): exact, r <= 2^52 */
 		__m512d back = _mm512_mul_pd(_mm512_cvtepu64_pd(r), c->unit);
 		r = _mm512_mask_mov_epi64(r, tiny, _mm512_castpd_si512(back));
-		/* tininess after rounding: a tiny lane that reaches 2^emin may
-		 * not be tiny at precision p with unbounded exponent */
-		o.spc = c->tiny_before ? 0 : tiny & _mm512_cmpge_epu64_mask(r, c->min);
+		/* tininess after rounding: is x rounded to precision p with an
+		 * unbounded exponent (same mode and draw) below 2^emin?  Only
+		 * |x| >= 2^(emin-1) can reach 2^emin, and for a binary64
+		 * normal x (uok: emin_b >= 2) that rounding is the normal
+		 * range's arithmetic on the raw bits; for the others, a lane
+		 * that reaches 2^emin goes to the scalar engine */
+		o.spc = 0;
+		if (!c->tiny_before && c->uok)
+			tu = tiny & _mm512_cmplt_epu64_mask(kd_pick(c, rnd, a0, neg,
+								    kd_kl(c, a0, c->klor), d),
+							    c->min);
+		else if (!c->tiny_before)
+			o.spc = tiny & _mm512_cmpge_epu64_mask(r, c->min);
 	} else {
 		o.spc = tiny;
 	}
-	o.under = o.inexact & tiny;
+	o.under = o.inexact & tu;
 	o.r = r;
 	return o;
 }
@@ -307,6 +375,33 @@ KD_INLINE __m512i kd_vec(const kd_c *c, fpl_rnd rnd, __m512i u, size_t j, uint64
 	return r;
 }
 
+/* kd_vec out of line, for the loops' rare vectors: inlined there, its
+ * temporaries made the compiler keep the loops' counters in memory. */
+#define KD_VEC_CASE(M) \
+	case M: \
+		return kd_vec(c, M, u, j, idx0, live, acc, slow, ctx, cnt)
+
+static __attribute__((noinline)) __m512i kd_vec_nl(const kd_c *c, fpl_rnd rnd, __m512i u,
+						   size_t j, uint64_t idx0, __mmask8 live,
+						   kd_acc *acc, fpl_kslow slow, void *ctx,
+						   kd_rcnt *cnt)
+{
+	switch (rnd) {
+	KD_VEC_CASE(FPL_RND_NE);
+	KD_VEC_CASE(FPL_RND_NA);
+	KD_VEC_CASE(FPL_RND_NZ);
+	KD_VEC_CASE(FPL_RND_TP);
+	KD_VEC_CASE(FPL_RND_TN);
+	KD_VEC_CASE(FPL_RND_OD);
+	KD_VEC_CASE(FPL_RND_SP);
+	KD_VEC_CASE(FPL_RND_SE);
+	default:
+		return kd_vec(c, FPL_RND_TZ, u, j, idx0, live, acc, slow, ctx, cnt);
+	}
+}
+
+#undef KD_VEC_CASE
+
 /* Element access: binary64 lanes, or binary32 lanes widened on loading
  * (exact; a signaling NaN is quieted, but NaN lanes go to the scalar
  * engine, which reads the original) and narrowed on storing (exact: the
@@ -344,6 +439,579 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
 		_mm512_storeu_si512((double *)z + j, r);
 }
 
+/* ---- binary32 arrays: sixteen 32-bit lanes ------------------------- */
+
+/* Loop invariants of the binary32 lanes (kf_setup).  s32 = s - 29: the
+ * float fraction bits below the kept lsb. */
+typedef struct kf_c {
+	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
+	__m512i minm1, min, max, rmask, odd_words;
+	__m512i umin, zkeep;			/* see kf_vec */
+	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
+	int ok;					/* 1 <= s32: the 32-bit lanes apply */
+	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
+	int uok, tiny_before, zero_special;
+} kf_c;
+
+/* The high words of the draws of elements idx..idx+15, in element order,
+ * from z0, z1 = kd_base(idx), kd_base(idx + 8): sp and se read only the
+ * top R <= 32 bits of a draw.  The last xorshift of the mix, z ^ (z >>
+ * 31), changes the high word h of z only by h >> 31: it is done on the
+ * high words. */
+KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
+{
+	__m512i h = _mm512_permutex2var_epi32(kd_mix2(z0), f->odd_words, kd_mix2(z1));
+	if (top_only)	/* h >> 31 leaves the top bit alone (se reads only it) */
+		return h;
+	return _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
+}
+
+/* kd_pick on sixteen binary32 lanes: the same increments on the float
+ * bits (kd_pick's comment); sp adds the draw's top R bits aligned under
+ * the kept lsb (dh, already masked to them) and reads the carry out of
+ * 32 bits: T + r >= 2^R iff T 2^(32-R) + r 2^(32-R) >= 2^32.  The
+ * fraction's bits below those R may stay in T': with l < 2^(32-R) of
+ * them, T' + r' = (T + r) 2^(32-R) + l reaches 2^32 exactly when T + r
+ * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l). */
+KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
+{
+	const __m512i tr = _mm512_andnot_si512(f->mask, a);
+	/* (a >> s) & 1 | klor: A & B | C = 0xea */
+	__m512i kl = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(a, f->s), f->one, f->klor, 0xea);
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(_mm512_add_epi32(a, kl), f->halfm1));
+	case FPL_RND_NA:
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->half));
+	case FPL_RND_NZ:
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->halfm1));
+	case FPL_RND_TP:
+		return _mm512_mask_mov_epi32(_mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->mask)),
+					     neg, tr);
+	case FPL_RND_TN:
+		return _mm512_mask_mov_epi32(tr, neg,
+					     _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, f->mask)));
+	case FPL_RND_OD: {
+		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_testn_epi32_mask(kl, kl);
+		return _mm512_mask_or_epi32(tr, up, tr, f->q);
+	}
+	case FPL_RND_SP: {
+		__m512i T = _mm512_sllv_epi32(a, f->lal);	/* the kept bits fall off */
+		__m512i sum = _mm512_add_epi32(T, dh);
+		return _mm512_mask_add_epi32(tr, _mm512_cmplt_epu32_mask(sum, T), tr, f->q);
+	}
+	case FPL_RND_SE: {
+		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
+		return _mm512_mask_add_epi32(tr, up, tr, f->q);
+	}
+	default:	/* tz */
+		return tr;
+	}
+}
+
+/* What a binary32 vector reports to the loop. */
+typedef struct kf_out {
+	__m512i r;
+	__mmask16 inexact, under, tiny, odd;
+} kf_out;
+
+/*
+ * Sixteen binary32 lanes.  Zero and normal lanes: kf_pick on the raw bits
+ * (rn).  Tiny lanes, 0 < |x| < 2^emin, when tf (branch-free, or the vector
+ * has one) and f->tiny_ok: with C = 2^23 Q, Q = 2^(emin-m) the subnormal
+ * quantum, |x| + C lies in [C, 2C], where binary32's spacing is Q, so one
+ * addition rounded toward zero (embedded rounding, whatever MXCSR says)
+ * is C + K Q with K = floor(|x| / Q), K's lsb the last bit of the sum;
+ * K Q = that sum - C is exact (Sterbenz), and so is rem = |x| - K Q: if
+ * K = 0 it is |x|, else |x| >= Q and rem < Q <= 2^e(x) is a multiple of
+ * |x|'s ulp (< Q: m <= 22).  The mode then decides from rem (a positive
+ * float, compared by its bits) as kb_pick does from the discarded bits:
+ * ne up iff rem > Q/2 or rem = Q/2 and K odd, na iff rem >= Q/2, nz iff
+ * rem > Q/2, tp/tn iff inexact with the sign, od iff inexact and K even,
+ * se iff inexact and the draw's top bit, sp iff T + r >= 2^R with T =
+ * floor(rem/Q 2^R), read as the carry out of 32 bits of T' + r', T' the
+ * top R bits of floor(rem 2^32/Q), one exact scaling and a truncating
+ * conversion (rem 2^32/Q < 2^32).  The result (K + up) Q <= 2^emin is
+ * exact.  Tininess after rounding as in kd_tiny: rn of a tiny lane is x
+ * rounded to precision p with an unbounded exponent when x's binade
+ * below 2^emin is a float normal (uok); tiny_ok is off when that fails
+ * and tininess is after rounding.  odd: lanes above max, inf, NaN, and
+ * tiny lanes when the lanes cannot do them; the caller then does the
+ * vector in binary64 lanes.  An fnuz zero result is +0 (flags as
+ * computed, as kd_rare).
+ */
+KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int tf)
+{
+	__m512i a = _mm512_and_si512(u, f->absm);
+	__mmask16 neg = _mm512_movepi32_mask(u);
+	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, f->one), f->minm1);
+	__m512i rn = kf_pick(f, rnd, a, neg, dh), r = rn;
+	kf_out o;
+
+	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^31) */
+	o.odd = _mm512_cmpgt_epu32_mask(rn, f->max);
+	if (tf || tiny) {
+		if (!f->tiny_ok) {
+			o.odd |= tiny;
+		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
+			/* one addition in the mode itself: |x| + C rounds |x| / Q
+			 * to an integer as the mode does, and - C is exact */
+			__m512 af = _mm512_castsi512_ps(a), t;
+			if (rnd == FPL_RND_NE)
+				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			else
+				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_ps(t, f->C);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {
+			/* the magnitude rounds up in the lanes of one sign:
+			 * toward +inf there, toward zero in the others */
+			__m512 af = _mm512_castsi512_ps(a);
+			__m512 t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_mask_add_round_ps(t, rnd == FPL_RND_TP ? (__mmask16)~neg : neg, af, f->C,
+						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_ps(t, f->C);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {
+			/* truncation K Q, inexact iff K Q != |x|; od makes K
+			 * odd (its lsb is the sum's last bit), se adds Q on
+			 * the draw's top bit */
+			__m512 af = _mm512_castsi512_ps(a);
+			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512 kq = _mm512_sub_ps(rz, f->C);
+			__mmask16 ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(kq), a);
+			if (rnd == FPL_RND_OD)
+				kq = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_mask_or_epi32(
+							   _mm512_castps_si512(rz), ix,
+							   _mm512_castps_si512(rz), f->one)),
+						   f->C);
+			else
+				kq = _mm512_mask_add_ps(kq, ix & _mm512_movepi32_mask(dh), kq, f->Qf);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
+		} else {
+			__m512 af = _mm512_castsi512_ps(a);
+			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512 kq = _mm512_sub_ps(rz, f->C), rem = _mm512_sub_ps(af, kq);
+			__m512i rb = _mm512_castps_si512(rem), hb = _mm512_castps_si512(f->halfQ);
+			__mmask16 ix = _mm512_test_epi32_mask(rb, rb), up;
+			__mmask16 kodd = _mm512_test_epi32_mask(_mm512_castps_si512(rz), f->one);
+
+			switch (rnd) {
+			case FPL_RND_NE:
+				up = _mm512_cmpgt_epu32_mask(rb, hb)
+				     | (_mm512_cmpeq_epi32_mask(rb, hb) & kodd);
+				break;
+			case FPL_RND_NA:
+				up = _mm512_cmpge_epu32_mask(rb, hb);
+				break;
+			case FPL_RND_NZ:
+				up = _mm512_cmpgt_epu32_mask(rb, hb);
+				break;
+			case FPL_RND_TP:
+				up = ix & (__mmask16)~neg;
+				break;
+			case FPL_RND_TN:
+				up = ix & neg;
+				break;
+			case FPL_RND_OD:
+				up = ix & (__mmask16)~kodd;
+				break;
+			case FPL_RND_SP: {
+				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
+				__m512i sum = _mm512_add_epi32(T, dh);
+				up = _mm512_cmplt_epu32_mask(sum, T);
+				break;
+			}
+			case FPL_RND_SE:
+				up = ix & _mm512_movepi32_mask(dh);
+				break;
+			default:
+				up = 0;
+				break;
+			}
+			kq = _mm512_mask_add_ps(kq, up, kq, f->Qf);
+			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
+		}
+		/* as in kd_fast */
+		o.inexact = _mm512_cmpneq_epi32_mask(r, a);
+		o.under = _mm512_mask_cmplt_epu32_mask(o.inexact & tiny, rn, f->umin);
+	} else {
+		o.inexact = _mm512_test_epi32_mask(a, f->mask);
+		o.under = 0;
+	}
+	/* fnuz (zkeep = 0): a zero result loses its sign */
+	o.tiny = tiny;
+	neg = _mm512_mask_test_epi32_mask(neg, _mm512_or_si512(r, f->zkeep), _mm512_set1_epi32(-1));
+	o.r = _mm512_mask_or_epi32(r, neg, r, _mm512_set1_epi32((int)0x80000000u));
+	return o;
+}
+
+static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
+{
+	int s32 = (int)p->s - 29, m = 52 - (int)p->s, emin = (int)p->emin_b - 1023;
+	uint64_t R = p->sr_bits;
+	double dmin, dmax;
+	float fmin, fmax;
+	uint32_t min32, max32;
+	int i, w[16];
+
+	f->ok = s32 >= 1 && s32 <= 23;
+	if (!f->ok)
+		return;
+	memcpy(&dmin, &p->min_bits, sizeof dmin);
+	memcpy(&dmax, &p->max_bits, sizeof dmax);
+	fmin = (float)dmin;	/* values of the format: exact (fits_f32) */
+	fmax = (float)dmax;
+	memcpy(&min32, &fmin, sizeof min32);
+	memcpy(&max32, &fmax, sizeof max32);
+	f->absm = _mm512_set1_epi32(0x7fffffff);
+	f->one = _mm512_set1_epi32(1);
+	f->q = _mm512_set1_epi32((int)(1u << s32));
+	f->mask = _mm512_set1_epi32((int)((1u << s32) - 1));
+	f->half = _mm512_set1_epi32((int)(1u << (s32 - 1)));
+	f->halfm1 = _mm512_set1_epi32((int)((1u << (s32 - 1)) - 1));
+	f->klor = _mm512_set1_epi32(s32 == 23);
+	f->s = _mm512_set1_epi32(s32);
+	f->lal = _mm512_set1_epi32(32 - s32);
+	f->minm1 = _mm512_set1_epi32((int)(min32 - 1));
+	f->min = _mm512_set1_epi32((int)min32);
+	f->max = _mm512_set1_epi32((int)max32);
+	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
+	f->zkeep = _mm512_set1_epi32(p->zero_special ? 0 : -1);
+	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
+	for (i = 0; i < 16; i++)
+		w[i] = 2 * i + 1;
+	f->odd_words = _mm512_loadu_si512(w);
+	f->C = _mm512_set1_ps(ldexpf(1.0f, emin - m + 23));
+	f->Qf = _mm512_set1_ps(ldexpf(1.0f, emin - m));
+	f->halfQ = _mm512_set1_ps(ldexpf(1.0f, emin - m - 1));
+	f->tscale = _mm512_set1_ps(emin - m >= -95 ? ldexpf(1.0f, 32 - emin + m) : 0.0f);
+	f->uok = emin >= -125;
+	f->tiny_before = (int)p->tiny_before;
+	f->zero_special = (int)p->zero_special;
+	/* C a float normal, Q/2 a float, and for sp 2^32/Q a float */
+	f->tiny_ok = p->sub_fast && emin - m + 23 >= -126 && emin - m - 1 >= -149
+		     && (f->tiny_before || f->uok) && (rnd != FPL_RND_SP || emin - m >= -95);
+}
+
+/* Elements j..j+k-1 of a binary32 call (k <= 16) in binary64 lanes,
+ * masked (heads, tails, and vectors kf_vec cannot do). */
+static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float *z,
+					      const float *x, size_t j, size_t k, uint64_t idx0,
+					      int stream, kd_acc *acc, fpl_kslow slow, void *ctx,
+					      kd_rcnt *cnt)
+{
+	size_t h;
+
+	for (h = 0; h < k; h += 8) {
+		size_t kk = k - h < 8 ? k - h : 8;
+		__mmask8 m = (__mmask8)((1u << kk) - 1);
+		kd_store(z, j + h, kd_vec_nl(c, rnd, kd_load(x, j + h, m, 1), j + h, idx0 + j + h, m,
+					     acc, slow, ctx, cnt), m, stream && kk == 8, 1);
+	}
+}
+
+/*
+ * The binary32 loop: kf_vec on sixteen lanes, kf_wide for a vector it
+ * cannot do.  It runs in spans of KF_SPAN vectors, each either branching
+ * to the tiny-lane code only for a vector with a tiny lane, or (after a
+ * span with at least KF_TON such vectors) branch-free, until a span has
+ * fewer than KF_TOFF tiny lanes: the same bits and counts either way,
+ * only the speed differs (with N(0, 1) data, fp6 and fp4 have tiny lanes
+ * in most vectors, the fp8 formats in a few).
+ */
+#define KF_SPAN 64
+#define KF_TON 3
+#define KF_TOFF 3
+
+/* One span of kf_run: vectors j..end-1, branch-free when tf; returns the
+ * vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
+KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, int tf, float *z,
+			 const float *x, size_t j, size_t end, uint64_t idx0, kd_acc *acc,
+			 fpl_kslow slow, void *ctx, kd_rcnt *cnt)
+{
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
+	const __m512i m1 = _mm512_set1_epi32(-1);
+	__m512i vix = _mm512_setzero_si512(), vun = vix;	/* per-lane counts, < 2^31 */
+	size_t ntiny = 0;
+
+	__m512i z0 = kd_base(c, idx0 + j), z1 = kd_base(c, idx0 + j + 8);
+	const __m512i step = _mm512_set1_epi64((long long)(16 * KD_GOLDEN));
+
+	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
+		__m512i u = _mm512_loadu_si512(x + j);
+		__m512i dh = _mm512_setzero_si512();
+		if (rnd == FPL_RND_SP)
+			dh = _mm512_and_si512(kf_dh(f, z0, z1, 0), f->rmask);
+		else if (draws)	/* se reads the top bit only */
+			dh = kf_dh(f, z0, z1, 1);
+		kf_out o = kf_vec(f, rnd, u, dh, tf);
+		if (__builtin_expect(o.odd != 0, 0)) {
+			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
+		} else {
+			vix = _mm512_mask_sub_epi32(vix, o.inexact, vix, m1);
+			vun = _mm512_mask_sub_epi32(vun, o.under, vun, m1);
+			if (stream)
+				_mm512_stream_si512((void *)(z + j), o.r);
+			else
+				_mm512_storeu_si512(z + j, o.r);
+		}
+		ntiny += tf ? (size_t)__builtin_popcount(o.tiny) : o.tiny != 0;
+	}
+	/* the 32-bit lanes to 64 bits, into *acc */
+	acc->inexact = _mm512_add_epi64(acc->inexact,
+					_mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(vix)),
+							 _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(vix, 1))));
+	acc->under = _mm512_add_epi64(acc->under,
+				      _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(vun)),
+						       _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(vun, 1))));
+	return ntiny;
+}
+
+KD_INLINE void kf_run(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, float *z,
+		      const float *x, size_t n, uint64_t idx0, kd_acc *acc, fpl_kslow slow,
+		      void *ctx, kd_rcnt *cnt)
+{
+	size_t j = 0;
+	int bf = 0;
+
+	if (stream && ((uintptr_t)z & 63)) {
+		size_t h = (64 - ((uintptr_t)z & 63)) / 4;
+		if (h > n)
+			h = n;
+		kf_wide(c, rnd, z, x, 0, h, idx0, 0, acc, slow, ctx, cnt);
+		j = h;
+	}
+	while (j + 16 <= n) {
+		size_t nv = (n - j) / 16 > KF_SPAN ? KF_SPAN : (n - j) / 16, end = j + 16 * nv;
+		if (bf)
+			bf = kf_span(c, f, rnd, stream, 1, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KF_TOFF;
+		else
+			bf = kf_span(c, f, rnd, stream, 0, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KF_TON && f->tiny_ok;
+		j = end;
+	}
+	if (j < n)
+		kf_wide(c, rnd, z, x, j, n - j, idx0, 0, acc, slow, ctx, cnt);
+}
+
+/* ---- binary64 arrays: the common loop ------------------------------ */
+
+/* Constants of kd_fast's tiny lanes (kd_fsetup). */
+typedef struct kd_f {
+	__m512d C, Qd, halfQ, tscale;
+	__m512i rmask;
+	int tiny_ok;
+} kd_f;
+
+/* What a binary64 vector reports to the loop. */
+typedef struct kd_out {
+	__m512i r;
+	__mmask8 inexact, under, tiny, odd;
+} kd_out;
+
+/*
+ * Eight binary64 lanes, kf_vec's arithmetic on the binary64 encoding:
+ * zero and normal lanes by kd_pick on the raw bits (rn); tiny lanes, when
+ * tf (branch-free, or the vector has one) and g->tiny_ok, by |x| + C
+ * with C = 2^52 Q, binary64's spacing Q in [C, 2C]: in the mode itself
+ * for ne and tz, else rounded toward zero, K Q = that - C and rem = |x| -
+ * K Q exact (kf_vec's argument with 52 for 23: |x|'s ulp is below Q as
+ * m <= 51), and the mode's decision from rem; sp's T' is the top R bits
+ * of floor(rem 2^64 / Q) (exact scaling, truncating conversion, rem
+ * 2^64 / Q < 2^64) and the carry out of 64 bits of T' + r', r' the top R
+ * bits of the draw.  Tininess after rounding by rn (kd_tiny's comment).
+ * odd: lanes above max, inf, NaN, and tiny lanes the lanes cannot do;
+ * the caller then does the vector with kd_vec.  An fnuz zero result is
+ * +0, as kd_rare makes it.
+ */
+KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, __m512i d, int tf)
+{
+	__m512i a = _mm512_and_si512(u, c->absm);
+	__mmask8 neg = _mm512_movepi64_mask(u);
+	__mmask8 tiny = _mm512_cmplt_epu64_mask(_mm512_add_epi64(a, c->minus1), c->minm1);
+	__m512i rn = kd_pick(c, rnd, a, neg, kd_kl(c, a, c->klor), d), r = rn;
+	kd_out o;
+
+	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^63) */
+	o.odd = _mm512_cmpgt_epu64_mask(rn, c->max);
+	if (tf || tiny) {
+		__m512d af = _mm512_castsi512_pd(a), t;
+		if (!g->tiny_ok) {
+			o.odd |= tiny;
+		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
+			if (rnd == FPL_RND_NE)
+				t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			else
+				t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_pd(t, g->C);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(t));
+		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {	/* as kf_vec */
+			t = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			t = _mm512_mask_add_round_pd(t, rnd == FPL_RND_TP ? (__mmask8)~neg : neg, af, g->C,
+						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			t = _mm512_sub_pd(t, g->C);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(t));
+		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {	/* as kf_vec */
+			__m512d rz = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512d kq = _mm512_sub_pd(rz, g->C);
+			__mmask8 ix = _mm512_cmpneq_epi64_mask(_mm512_castpd_si512(kq), a);
+			if (rnd == FPL_RND_OD)
+				kq = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_mask_or_epi64(
+							   _mm512_castpd_si512(rz), ix,
+							   _mm512_castpd_si512(rz), c->one)),
+						   g->C);
+			else
+				kq = _mm512_mask_add_pd(kq, ix & _mm512_movepi64_mask(d), kq, g->Qd);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(kq));
+		} else {
+			__m512d rz = _mm512_add_round_pd(af, g->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512d kq = _mm512_sub_pd(rz, g->C), rem = _mm512_sub_pd(af, kq);
+			__m512i rb = _mm512_castpd_si512(rem), hb = _mm512_castpd_si512(g->halfQ);
+			__mmask8 up, kodd = _mm512_test_epi64_mask(_mm512_castpd_si512(rz), c->one);
+			__mmask8 ix = _mm512_test_epi64_mask(rb, rb);
+			switch (rnd) {
+			case FPL_RND_NA:
+				up = _mm512_cmpge_epu64_mask(rb, hb);
+				break;
+			case FPL_RND_NZ:
+				up = _mm512_cmpgt_epu64_mask(rb, hb);
+				break;
+			case FPL_RND_TP:
+				up = ix & (__mmask8)~neg;
+				break;
+			case FPL_RND_TN:
+				up = ix & neg;
+				break;
+			case FPL_RND_OD:
+				up = ix & (__mmask8)~kodd;
+				break;
+			case FPL_RND_SP: {
+				/* the bits of T' below the top R do not change the
+				 * carry (kf_pick's comment) */
+				__m512i T = _mm512_cvttpd_epu64(_mm512_mul_pd(rem, g->tscale));
+				__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, g->rmask));
+				up = _mm512_cmplt_epu64_mask(sum, T);
+				break;
+			}
+			case FPL_RND_SE:
+				up = ix & _mm512_movepi64_mask(d);
+				break;
+			default:
+				up = 0;
+				break;
+			}
+			kq = _mm512_mask_add_pd(kq, up, kq, g->Qd);
+			r = _mm512_mask_mov_epi64(rn, tiny, _mm512_castpd_si512(kq));
+		}
+		/* inexact iff the result differs from |x|; a tiny inexact
+		 * lane underflows when tininess is before rounding (umin =
+		 * all ones) or x rounded with an unbounded exponent, rn, is
+		 * below 2^emin */
+		o.inexact = _mm512_cmpneq_epi64_mask(r, a);
+		o.under = _mm512_mask_cmplt_epu64_mask(o.inexact & tiny, rn, c->umin);
+	} else {
+		o.inexact = _mm512_test_epi64_mask(a, c->mask);
+		o.under = 0;
+	}
+	o.tiny = tiny;
+	/* fnuz (zkeep = 0): a zero result loses its sign */
+	neg = _mm512_mask_test_epi64_mask(neg, _mm512_or_si512(r, c->zkeep), c->minus1);
+	o.r = _mm512_mask_or_epi64(r, neg, r, _mm512_set1_epi64(INT64_MIN));
+	return o;
+}
+
+static void kd_fsetup(kd_f *g, const fpl_kparams *p, fpl_rnd rnd, int uok)
+{
+	int m = 52 - (int)p->s, emin = (int)p->emin_b - 1023, R = (int)p->sr_bits;
+
+	g->C = _mm512_set1_pd(ldexp(1.0, emin - m + 52));
+	g->Qd = _mm512_set1_pd(ldexp(1.0, emin - m));
+	g->halfQ = _mm512_set1_pd(ldexp(1.0, emin - m - 1));
+	g->tscale = _mm512_set1_pd(emin - m >= -959 ? ldexp(1.0, 64 - emin + m) : 0.0);
+	g->rmask = _mm512_set1_epi64((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
+	/* C a normal double, Q/2 a double, for sp 2^64/Q a double */
+	g->tiny_ok = p->sub_fast && emin - m + 52 >= -1022 && emin - m - 1 >= -1074
+		     && (p->tiny_before || uok) && (rnd != FPL_RND_SP || emin - m >= -959);
+}
+
+/* The binary64 loop, as kf_run: spans of KF_SPAN vectors, branching to
+ * the tiny-lane code per vector or branch-free (after KD_TON vectors with
+ * a tiny lane in a span, until fewer than KD_TOFF tiny lanes: eight lanes
+ * a vector make the branch-free code pay off later than in kf_run);
+ * kd_vec for a vector kd_fast cannot do. */
+#define KD_TON 24
+#define KD_TOFF 16
+
+/* One span of kd_loop: vectors j..end-1, branch-free when tf; returns
+ * the vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
+KD_INLINE size_t kd_span(const kd_c *c, const kd_f *g, fpl_rnd rnd, int stream, int tf, double *z,
+			 const double *x, size_t j, size_t end, uint64_t idx0, kd_acc *acc,
+			 fpl_kslow slow, void *ctx, kd_rcnt *cnt)
+{
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE;
+	size_t ntiny = 0;
+	__m512i vix = _mm512_setzero_si512(), vun = vix;	/* in registers, not *acc */
+
+	if (!tf) {	/* kd_vec, whose tiny lanes take a branch to kd_tiny */
+		kd_acc la;
+		la.inexact = la.under = vix;
+		for (; j < end; j += 8) {
+			__m512i u = _mm512_loadu_si512(x + j);
+			__mmask8 tiny = _mm512_cmplt_epu64_mask(
+				_mm512_add_epi64(_mm512_and_si512(u, c->absm), c->minus1), c->minm1);
+			kd_store(z, j, kd_vec(c, rnd, u, j, idx0 + j, 0xff, &la, slow, ctx, cnt), 0xff,
+				 stream, 0);
+			ntiny += tiny != 0;
+		}
+		acc->inexact = _mm512_add_epi64(acc->inexact, la.inexact);
+		acc->under = _mm512_add_epi64(acc->under, la.under);
+		return ntiny;
+	}
+	for (; j < end; j += 8) {
+		__m512i u = _mm512_loadu_si512(x + j), r;
+		__m512i d = draws ? kd_draw(c, idx0 + j) : _mm512_setzero_si512();
+		kd_out o = kd_fast(c, g, rnd, u, d, tf);
+		if (__builtin_expect(o.odd != 0, 0)) {
+			r = kd_vec_nl(c, rnd, u, j, idx0 + j, 0xff, acc, slow, ctx, cnt);
+		} else {
+			vix = _mm512_mask_sub_epi64(vix, o.inexact, vix, c->minus1);
+			vun = _mm512_mask_sub_epi64(vun, o.under, vun, c->minus1);
+			r = o.r;
+		}
+		kd_store(z, j, r, 0xff, stream, 0);
+		ntiny += tf ? (size_t)__builtin_popcount(o.tiny) : o.tiny != 0;
+	}
+	acc->inexact = _mm512_add_epi64(acc->inexact, vix);
+	acc->under = _mm512_add_epi64(acc->under, vun);
+	return ntiny;
+}
+
+KD_INLINE void kd_loop(const kd_c *c, const kd_f *g, fpl_rnd rnd, int stream, double *z,
+		       const double *x, size_t j, size_t n, uint64_t idx0, kd_acc *acc,
+		       fpl_kslow slow, void *ctx, kd_rcnt *cnt)
+{
+	int bf = 0;
+
+	while (j + 8 <= n) {
+		size_t nv = (n - j) / 8 > KF_SPAN ? KF_SPAN : (n - j) / 8, end = j + 8 * nv;
+		if (bf)
+			bf = kd_span(c, g, rnd, stream, 1, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KD_TOFF;
+		else
+			bf = kd_span(c, g, rnd, stream, 0, z, x, j, end, idx0, acc, slow, ctx, cnt)
+			     >= KD_TON && g->tiny_ok;
+		j = end;
+	}
+	if (j < n) {
+		__mmask8 m = (__mmask8)((1u << (n - j)) - 1);
+		kd_store(z, j, kd_vec(c, rnd, kd_load(x, j, m, 0), j, idx0 + j, m, acc, slow, ctx, cnt),
+			 m, 0, 0);
+	}
+}
+
 KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
 		      const void *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
 		      fpl_kcounts *out)
@@ -364,11 +1032,11 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	c.half = _mm512_set1_epi64((long long)(1ull << (s - 1)));
 	c.halfm1 = _mm512_set1_epi64((long long)((1ull << (s - 1)) - 1));
 	c.klor = _mm512_set1_epi64(s == 52);
-	c.c1 = _mm512_set1_epi64((long long)(s >= R ? s - R : 0));
-	c.c2 = _mm512_set1_epi64((long long)(s >= R ? 0 : R - s));
-	c.R = _mm512_set1_epi64((long long)R);
-	c.Rsh = _mm512_set1_epi64((long long)(64 - R));
+	c.lal = _mm512_set1_epi64((long long)(64 - s));
+	c.rmask = _mm512_set1_epi64((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
 	c.min = _mm512_set1_epi64((long long)p->min_bits);
+	c.umin = _mm512_set1_epi64(p->tiny_before ? -1ll : (long long)p->min_bits);
+	c.zkeep = _mm512_set1_epi64(p->zero_special ? 0 : -1ll);
 	c.minm1 = _mm512_set1_epi64((long long)(p->min_bits - 1));
 	c.zs = _mm512_set1_epi64((long long)p->zero_special);
 	c.max = _mm512_set1_epi64((long long)p->max_bits);
@@ -387,11 +1055,20 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 				     (long long)KD_GOLDEN, 0);
 	c.key = p->key;
 	c.tiny_before = (int)p->tiny_before;
+	c.uok = p->emin_b >= 2;
 	/* scaled tiny lanes need the sticky bit below the half bit (s >= 2)
 	 * and, for sp, all R bits of T among the s they keep */
 	c.sub_ok = p->sub_fast && s >= 2 && (rnd != FPL_RND_SP || R <= s);
 	acc.inexact = acc.under = _mm512_setzero_si512();
 
+	if (f32) {
+		kf_c f;
+		kf_setup(&f, p, rnd);
+		if (f.ok) {
+			kf_run(&c, &f, rnd, stream, z, x, n, idx0, &acc, slow, ctx, &cnt);
+			goto done;
+		}
+	}
 	/* Streaming stores need aligned vectors (64 bytes, 32 for binary32):
 	 * a masked head gets there. */
 	if (stream) {
@@ -407,6 +1084,12 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 			j = h;
 		}
 	}
+	if (!f32) {
+		kd_f g;
+		kd_fsetup(&g, p, rnd, c.uok);
+		kd_loop(&c, &g, rnd, stream, z, x, j, n, idx0, &acc, slow, ctx, &cnt);
+		goto done;
+	}
 	for (; j + 8 <= n; j += 8)
 		kd_store(z, j, kd_vec(&c, rnd, kd_load(x, j, 0xff, f32), j, idx0 + j, 0xff, &acc,
 				      slow, ctx, &cnt), 0xff, stream, f32);
@@ -415,6 +1098,7 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_store(z, j, kd_vec(&c, rnd, kd_load(x, j, m, f32), j, idx0 + j, m, &acc, slow, ctx,
 				      &cnt), m, 0, f32);
 	}
+done:
 	if (stream)
 		_mm_sfence();
 	out->special = cnt.special;
@@ -431,5 +1115,12 @@ void fpl__round_direct_avx512(const fpl_kparams *p, void *z, const void *x, int 
 			      uint64_t idx0, int stream, fpl_kslow slow, void *ctx,
 			      fpl_kcounts *out)
 {
+	/* the floating-point steps (kf_vec's subtractions, the widening,
+	 * the scaling of tiny results) assume RNE without DAZ or FTZ: the
+	 * default MXCSR, restored with the caller's flags on return */
+	const unsigned csr = _mm_getcsr();
+
+	_mm_setcsr(0x1f80);
 	kd_dispatch(p, z, x, f32, n, idx0, stream, slow, ctx, out);
+	_mm_setcsr(csr);
 }
