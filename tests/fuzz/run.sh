@@ -69,7 +69,9 @@ for s in $ENGINE_SRCS; do
 	esac
 done
 for s in $X86_SRCS; do
+	# the Makefile's X86_ISA per file, by name: keep the two in step
 	case $s in
+	*fma32_avx512*) compile "$s" $X86_FLAGS ;;
 	*avx2*|*fma32*) compile "$s" $X86_AVX2_FLAGS ;;
 	*f16c*) compile "$s" -mavx -mf16c ;;
 	*fp16*) compile "$s" $X86_FLAGS -mavx512fp16 ;;
