@@ -30,7 +30,10 @@ extern uint64_t fpl__acc_path_runs[5];
 /* chain_fma.c: jobs run as one register-blocked binary32 GEMM. */
 extern uint64_t fpl__acc_whole_runs;
 
-static const char *const env_modes[] = { "ref", "", "nosimd" };
+/* chain_ne.c: chain ranges run by the AVX-512 NE64 kernel. */
+extern uint64_t fpl__acc_ne64_avx512_runs;
+
+static const char *const env_modes[] = { "ref", "", "nosimd", "avx2" };
 
 typedef struct result {
 	double *c;
@@ -41,13 +44,21 @@ typedef struct result {
 
 /* Data kinds (D_TINY0, tiny values and a third signed zeros, only for
  * test_signed_zeros). */
-enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0 };
+enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0, D_MIX };
 
 static double gen(h_rng *g, const fpl_format *f, int kind)
 {
 	uint64_t u = h_rng_next(g);
 
 	switch (kind) {
+	case D_MIX:	/* mostly moderate; tiny, huge, wide and special ones among them */
+		switch (u % 16) {
+		case 0: return gen(g, f, D_TINY0);
+		case 1: return gen(g, f, D_HUGE);
+		case 2: return gen(g, f, D_WIDE);
+		case 3: return gen(g, f, D_SPECIAL);
+		default: return gen(g, f, D_MODERATE);
+		}
 	case D_WIDE: return h_rng_value(g, f->emin - f->m - 2, f->emax + 1, 53, 0);
 	case D_TINY0:
 		if (u % 3 == 0)
@@ -132,7 +143,7 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 					h_fail("%s (%s, env '%s', %d threads): output %zu: ref %a [%s], "
 					       "fast %a [%s]", what, (const char *[]){ "moderate", "wide",
 					       "tiny", "huge", "int", "special", "big", "",
-					       "tiny+zeros" }[kind], env_modes[e], t, i,
+					       "tiny+zeros", "mix" }[kind], env_modes[e], t, i,
 					       R[0].c[i], h_flags(R[0].fl[i], buf, sizeof buf), R[1].c[i],
 					       h_flags(R[1].fl[i], buf + 32, 32));
 					ok = 0;
@@ -278,6 +289,43 @@ static void test_paths(void)
 	expect_path("e4m3fn/fp16 ne evenodd (exact64)", "e4m3fn", "fp16", FPL_RND_NE, "evenodd",
 		    EXACT64, D_HUGE);
 	h_note("paths: each fast path taken where it applies");
+}
+
+/*
+ * The NE64 kernels (chain_ne.c and x86/chain_ne_avx512.c) on 10^6
+ * outputs per model: whole 64-lane tiles and a 52-lane tail, mixed data
+ * with zeros, tiny, huge (overflowing) and special values, C given, every
+ * env mode (AVX-512, AVX2, portable) against the reference path.
+ */
+static void test_ne64_million(void)
+{
+	static const char *const in[] = { "e4m3fn" };
+	static const char *const ord[] = { "sequential", "blocked:5", "blocked:32:fp32" };
+	uint64_t runs0 = fpl__acc_ne64_avx512_runs, ne0 = fpl__acc_path_runs[4];
+	size_t i, o;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 17);
+	for (i = 0; i < NELEM(in); i++)
+		for (o = 0; o < NELEM(ord); o++) {
+			fpl_accum_model m;
+			char what[80];
+			fpl_accum_init(&m);
+			spec(&m.a, &m.a_rnd, in[i]);
+			m.b = m.a;
+			spec(&m.acc, &m.acc_rnd, "fp16");
+			fpl_accum_parse_order(&m, ord[o]);
+			snprintf(what, sizeof what, "%s/fp16 ne %s, 10^6 outputs", in[i], ord[o]);
+			check_case(&m, what, 2000, 500, 12, D_MIX, 1, &g);
+		}
+	if (!h_check(fpl__acc_path_runs[4] > ne0))
+		h_fail("ne64 million: the NE64 path was not taken");
+	if (fpl_cpu()->avx512f && !h_check(fpl__acc_ne64_avx512_runs > runs0))
+		h_fail("ne64 million: the AVX-512 kernel never ran on an AVX-512 CPU");
+	h_note("ne64: 10^6 outputs per model, AVX-512 kernel ranges %llu",
+	       (unsigned long long)(fpl__acc_ne64_avx512_runs - runs0));
 }
 
 /* The profiles, on a larger GEMM over several tiles and threads (K = 65:
@@ -441,6 +489,7 @@ int main(void)
 	h_init("taccum_fast");
 	test_untracked();
 	test_paths();
+	test_ne64_million();
 	test_profiles();
 	test_signed_zeros();
 	test_random();

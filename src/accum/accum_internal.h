@@ -53,7 +53,8 @@ typedef struct fpl__acc_job {
 	fpl_state plain;	/* no flips: the state of those comparisons */
 	/* fast paths (chain_fast.c, chain_fma.c); path 0 = reference */
 	int path;		/* FPL__ACC_* */
-	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels */
+	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels;
+				 * 2: also the AVX-512 ones (x86/) */
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
 	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
@@ -135,6 +136,17 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
  * chains [k0, k1) of the tile in s[] (step numbers k), flags and counts
  * noted in T. */
 void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
+/* The reference's step for lane jj of the tile (fpl__fma_ix into acc
+ * with draw idx), its flags noted in T: what a kernel cannot do. */
+double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64_t idx,
+			  size_t jj);
+/* x86/chain_ne_avx512.c (J->simd >= 2; acc->m <= 50): the same chains
+ * with every lane's running sum in registers; cnt[jj] += the number of
+ * inexact steps of lane jj that the kernel rounded itself (the slow
+ * lanes' flags go to T by fpl__acc_ne64_slow). */
+void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uint64_t *cnt);
+/* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
+extern uint64_t fpl__acc_ne64_avx512_runs;
 
 /*
  * fused.c: one group of a fused order: S plus the nt terms ops[1+2t] *

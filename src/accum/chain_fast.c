@@ -75,7 +75,8 @@
 #define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
 
 /* FPLAB_ACCUM: "" or "auto" (0), "ref" (1), "nosimd" (2: fast paths
- * without the AVX2 fma kernel); anything else is an error. */
+ * without the AVX2 fma kernel), "avx2" (3: without the AVX-512 kernels);
+ * anything else is an error. */
 static int accum_env(int *mode)
 {
 	const char *e = getenv("FPLAB_ACCUM");
@@ -86,6 +87,8 @@ static int accum_env(int *mode)
 		*mode = 1;
 	else if (!strcmp(e, "nosimd"))
 		*mode = 2;
+	else if (!strcmp(e, "avx2"))
+		*mode = 3;
 	else
 		return FPL_ENOTFOUND;
 	return 0;
@@ -175,7 +178,11 @@ static int plan(fpl__acc_job *J)
 	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED
 		&& m->order != FPL_ORDER_EVENODD))
 		return 0;
-	J->simd = mode == 0 && fpl_cpu()->avx2 && fpl_cpu()->fma;
+	J->simd = (mode == 0 || mode == 3) && fpl_cpu()->avx2 && fpl_cpu()->fma;
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->simd && mode == 0 && fpl_cpu()->avx512f && m->acc.m <= 50)
+		J->simd = 2;
+#endif
 	if (m->order == FPL_ORDER_SEQUENTIAL) {
 		r = fpl__acc_fma32_prepare(J);
 		if (r < 0)

@@ -48,7 +48,7 @@ static void ne_par_init(ne_par *q, const fpl_format *f)
 }
 
 /* The engine's step for lane jj (anything the formula does not cover). */
-static double slow_lane(fpl__acc_tile *T, double a, double b, double s, uint64_t idx, size_t jj)
+double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64_t idx, size_t jj)
 {
 	const fpl_accum_model *m = T->J->m;
 	unsigned fl = 0;
@@ -66,7 +66,7 @@ static double lane(fpl__acc_tile *T, const ne_par *q, double a, double b, double
 	uint64_t Y = (A + q->halfm1 + ((A >> q->s) & 1)) & ~q->mask;
 
 	if (A < q->min_bits || Y > q->max_bits)
-		return slow_lane(T, a, b, s, idx, jj);
+		return fpl__acc_ne64_slow(T, a, b, s, idx, jj);
 	*inex += Y != A;
 	return fpl__from_bits(Y | sgn);
 }
@@ -76,7 +76,7 @@ static double lane(fpl__acc_tile *T, const ne_par *q, double a, double b, double
 
 /* Lanes [0, n4) of one step, n4 a multiple of 4; cnt[jj] counts lane
  * jj's inexact steps (as -1 per step: the comparison masks); lanes the
- * formula cannot do are recomputed by slow_lane. */
+ * formula cannot do are recomputed by fpl__acc_ne64_slow. */
 NE64_TARGET static void step4(fpl__acc_tile *T, const ne_par *q, double a, const double *b,
 			      double *s, size_t n4, uint64_t idx0, int64_t *cnt)
 {
@@ -113,13 +113,15 @@ NE64_TARGET static void step4(fpl__acc_tile *T, const ne_par *q, double a, const
 			_mm256_storeu_pd(so, sv);
 			for (l = 0; l < 4; l++)
 				if (lanes >> l & 1)
-					s[jj + (size_t)l] = slow_lane(T, a, b[jj + (size_t)l], so[l],
+					s[jj + (size_t)l] = fpl__acc_ne64_slow(T, a, b[jj + (size_t)l], so[l],
 								      idx0 + jj + (size_t)l,
 								      jj + (size_t)l);
 		}
 	}
 }
 #endif
+
+uint64_t fpl__acc_ne64_avx512_runs;
 
 /* The chains [k0, k1) of the tile in s[], step numbers k. */
 void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
@@ -134,6 +136,19 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	ne_par_init(&q, &J->m->acc);
 	memset(cnt, 0, sizeof cnt);
 	memset(inex, 0, sizeof inex);
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->simd >= 2) {
+		__atomic_fetch_add(&fpl__acc_ne64_avx512_runs, 1, __ATOMIC_RELAXED);
+		fpl__acc_ne64_avx512(T, k0, k1, s, inex);
+		for (jj = 0; jj < nj; jj++) {
+			if (inex[jj])
+				T->fl[jj] |= FPL_FLAG_INEXACT;
+			total += inex[jj];
+		}
+		T->cnt[INEX_INDEX] += total;
+		return;
+	}
+#endif
 #ifdef NE64_X86
 	if (J->simd)
 		n4 = nj & ~(size_t)3;
