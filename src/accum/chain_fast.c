@@ -166,6 +166,26 @@ int fpl__acc_fast_allowed(void)
 	return !accum_env(&mode) && mode != 1;
 }
 
+/* J->Bp for the AVX-512 NE64 kernel: a panel's rows contiguous, so the
+ * K x 64 slice that a column of tiles reads stays in cache (with B's own
+ * stride of N doubles the rows of a panel fall into few cache sets). */
+static int pack_b(fpl__acc_job *J)
+{
+	const size_t np = (J->N + NT - 1) / NT, K = J->K, N = J->N;
+	size_t p, k, jj;
+
+	J->Bp = fpl__scratch_alloc(np * K * NT * sizeof *J->Bp);
+	if (!J->Bp)
+		return FPL_ENOMEM;
+	for (p = 0; p < np; p++)
+		for (k = 0; k < K; k++) {
+			double *d = J->Bp + (p * K + k) * NT;
+			for (jj = 0; jj < NT; jj++)
+				d[jj] = p * NT + jj < N ? J->B[k * N + p * NT + jj] : 0.0;
+		}
+	return 0;
+}
+
 static int plan(fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -204,6 +224,8 @@ static int plan(fpl__acc_job *J)
 		J->path = FPL__ACC_ODD64;
 	if (J->path != FPL__ACC_REF)
 		kparams_init(&J->kp, &m->acc, m->acc_rnd, J->st);
+	if (J->path == FPL__ACC_NE64 && J->simd >= 2)
+		return pack_b(J);
 	return 0;
 }
 
@@ -221,7 +243,9 @@ void fpl__acc_fast_release(fpl__acc_job *J)
 {
 	fpl__scratch_free(J->Af);
 	fpl__scratch_free(J->Bf);
+	fpl__scratch_free(J->Bp);
 	J->Af = J->Bf = NULL;
+	J->Bp = NULL;
 }
 
 /* Lane classes for EXACT64: a zero or non-finite t goes to the engine. */

@@ -146,12 +146,15 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uin
 {
 	const fpl__acc_job *J = T->J;
 	const fpl_format *f = &J->m->acc;
-	const size_t nj = T->nj, N = J->N;
+	const size_t nj = T->nj;
+	/* B's column panel: packed (J->Bp, rows of 64) or in place */
+	const size_t N = J->Bp ? FPL__ACC_TILE : J->N;
 	const uint64_t half = 1ull << (51 - f->m);
 	const uint64_t minb = fpl__bits(f->min_normal), maxb = fpl__bits(f->max);
 	const uint64_t lim = maxb + half + 1 - ((maxb >> (52 - f->m)) & 1);
 	const double *arow = J->A + T->i * J->K;
-	const double *bcol = J->B + T->j0;
+	const double *bcol = J->Bp ? J->Bp + T->j0 / FPL__ACC_TILE * J->K * FPL__ACC_TILE
+				   : J->B + T->j0;
 	const __mmask8 all = 0xff;
 	size_t j0 = 0, k;
 	kpar P;
