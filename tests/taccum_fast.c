@@ -25,8 +25,8 @@
 #include "harness.h"
 
 /* chain_fast.c's path counters (accum_internal.h): ref, exact64, odd64,
- * fma32, ne64. */
-extern uint64_t fpl__acc_path_runs[5];
+ * fma32, ne64, fused64. */
+extern uint64_t fpl__acc_path_runs[6];
 /* chain_fma.c: jobs run as one register-blocked binary32 GEMM. */
 extern uint64_t fpl__acc_whole_runs;
 
@@ -180,7 +180,8 @@ static const char *const ins[] = { "e4m3fn", "e5m2", "bf16", "fp16", "fp32", "e2
 static const char *const accs[] = { "fp16", "fp32", "bf16", "fp16+nosub", "fp16+ftz",
 				    "fp32+daz+ftz", "fp32+sat", "e5m2", "e4m3fnuz", "fp16+sat" };
 static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16", "pairs",
-				      "pairs:4:fp16", "pairs:6", "evenodd:4", "evenodd:5" };
+				      "pairs:4:fp16", "pairs:6", "evenodd:4", "evenodd:5", "fused:5",
+				      "fused:16" };
 static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_NZ, FPL_RND_TP, FPL_RND_TN,
 				 FPL_RND_TZ, FPL_RND_OD, FPL_RND_SP, FPL_RND_SE };
 #define NELEM(x) (sizeof x / sizeof *x)
@@ -247,7 +248,17 @@ static void expect_path(const char *what, const char *a, const char *acc, fpl_rn
 
 static void test_paths(void)
 {
-	enum { REF, EXACT64, ODD64, FMA32, NE64 };
+	enum { REF, EXACT64, ODD64, FMA32, NE64, FUSED64 };
+	expect_path("bf16/fp32 ne fused:32 (fused64)", "bf16", "fp32", FPL_RND_NE, "fused:32",
+		    FUSED64, D_MODERATE);
+	expect_path("e4m3fn/fp16 sp fused:7 (fused64)", "e4m3fn", "fp16", FPL_RND_SP, "fused:7",
+		    FUSED64, D_WIDE);
+	expect_path("fp16/bf16 tz fused:5 specials (fused64)", "fp16", "bf16", FPL_RND_TZ,
+		    "fused:5", FUSED64, D_SPECIAL);
+	/* fp32 products need 48 bits, but partial sums of fp32 x fp32 may
+	 * reach 2^256: still fused64; aligned fused stays on the reference */
+	expect_path("bf16/fp32 fused:8:24 (ref)", "bf16", "fp32", FPL_RND_NE, "fused:8:24", REF,
+		    D_MODERATE);
 	expect_path("e4m3fn/fp16 ne (ne64)", "e4m3fn", "fp16", FPL_RND_NE, "sequential",
 		    NE64, D_MODERATE);
 	expect_path("e4m3fn/fp16 ne wide (ne64)", "e4m3fn", "fp16", FPL_RND_NE, "sequential",
@@ -297,6 +308,37 @@ static void test_paths(void)
  * with zeros, tiny, huge (overflowing) and special values, C given, every
  * env mode (AVX-512, AVX2, portable) against the reference path.
  */
+static void test_fused64_million(void)
+{
+	static const char *const in[] = { "bf16", "e4m3fn", "fp16" };
+	static const char *const acc[] = { "fp32", "fp16", "bf16" };
+	static const char *const ord[] = { "fused:32", "fused:7", "fused:4" };
+	static const fpl_rnd rnd[] = { FPL_RND_NE, FPL_RND_SP, FPL_RND_TN };
+	uint64_t f0 = fpl__acc_path_runs[5];
+	size_t i;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 19);
+	for (i = 0; i < NELEM(in); i++) {
+		fpl_accum_model m;
+		char what[80];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, in[i]);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, acc[i]);
+		m.acc_rnd = rnd[i];
+		fpl_accum_parse_order(&m, ord[i]);
+		snprintf(what, sizeof what, "%s/%s:%s %s, 10^6 outputs", in[i], acc[i],
+			 fpl_rnd_name(rnd[i]), ord[i]);
+		check_case(&m, what, 2000, 500, 40, D_MIX, 1, &g);
+	}
+	if (!h_check(fpl__acc_path_runs[5] > f0))
+		h_fail("fused64 million: the FUSED64 path was not taken");
+	h_note("fused64: 10^6 outputs per model");
+}
+
 static void test_ne64_million(void)
 {
 	static const char *const in[] = { "e4m3fn" };
@@ -490,6 +532,7 @@ int main(void)
 	test_untracked();
 	test_paths();
 	test_ne64_million();
+	test_fused64_million();
 	test_profiles();
 	test_signed_zeros();
 	test_random();

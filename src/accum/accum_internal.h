@@ -33,7 +33,7 @@
  * gives the reference's bits, flags and counts; FPLAB_ACCUM=ref
  * (accum.h) forces the reference. */
 enum { FPL__ACC_REF = 0, FPL__ACC_EXACT64, FPL__ACC_ODD64, FPL__ACC_FMA32, FPL__ACC_NE64,
-       FPL__ACC_NPATHS };
+       FPL__ACC_FUSED64, FPL__ACC_NPATHS };
 
 /* One operation, its inputs already loaded into their formats. */
 typedef struct fpl__acc_job {
@@ -150,6 +150,16 @@ double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64
 void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uint64_t *cnt);
 /* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
 extern uint64_t fpl__acc_ne64_avx512_runs;
+
+/* chain_fused.c: can the job run the FUSED64 path (exact fused groups,
+ * exact binary64 products, no partial sum overflowing: the static part;
+ * the kernel set is checked by the caller)?  The tile runner: as
+ * fpl__acc_fast_tile.  x86/chain_fused_avx512.c: its group sums on
+ * AVX-512 (J->simd >= 2), chain_fused_body.h's contract. */
+int fpl__acc_fused64_ok(const fpl__acc_job *J);
+int fpl__acc_fused64_tile(fpl__acc_tile *T, double *res);
+void fpl__acc_fused_sums_avx512(const double *arow, const double *b, size_t ldb, size_t nj,
+				size_t k0, size_t k1, double *sum, unsigned char *bad);
 
 /*
  * fused.c: one group of a fused order: S plus the nt terms ops[1+2t] *

@@ -194,6 +194,19 @@ static int plan(fpl__acc_job *J)
 	J->path = FPL__ACC_REF;
 	if ((r = accum_env(&mode)))
 		return r;
+	if (mode != 1 && fpl__acc_fused64_ok(J)) {
+		J->simd = (mode == 0 || mode == 3) && fpl_cpu()->avx2 && fpl_cpu()->fma;
+#ifdef FPL_HAVE_X86_KERNELS
+		if (J->simd && mode == 0 && fpl_cpu()->avx512f)
+			J->simd = 2;
+#endif
+		J->k = fpl__kernels_get(&ks);
+		if (J->k && !ks && kernel_ok(&m->acc, m->acc_rnd, J->st, 1)) {
+			J->path = FPL__ACC_FUSED64;
+			kparams_init(&J->kp, &m->acc, m->acc_rnd, J->st);
+		}
+		return 0;
+	}
 	if (mode == 1 || J->sum || !m->prod_exact || J->K == 0
 	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED
 		&& m->order != FPL_ORDER_EVENODD))
@@ -421,6 +434,8 @@ int fpl__acc_fast_tile(fpl__acc_tile *T, double *res)
 
 	if (J->path == FPL__ACC_FMA32)
 		return fpl__acc_fma32_tile(T, res);
+	if (J->path == FPL__ACC_FUSED64)
+		return fpl__acc_fused64_tile(T, res);
 	for (jj = 0; jj < T->nj; jj++)
 		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
 	if (m->order == FPL_ORDER_SEQUENTIAL)
