@@ -44,7 +44,8 @@ typedef struct result {
 
 /* Data kinds (D_TINY0, tiny values and a third signed zeros, only for
  * test_signed_zeros). */
-enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0, D_MIX };
+enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0, D_MIX,
+       D_MIXN };
 
 static double gen(h_rng *g, const fpl_format *f, int kind)
 {
@@ -57,6 +58,13 @@ static double gen(h_rng *g, const fpl_format *f, int kind)
 		case 1: return gen(g, f, D_HUGE);
 		case 2: return gen(g, f, D_WIDE);
 		case 3: return gen(g, f, D_SPECIAL);
+		default: return gen(g, f, D_MODERATE);
+		}
+	case D_MIXN:	/* the same without subnormals: zeros, huge, special ones */
+		switch (u % 16) {
+		case 0: return (u >> 8) & 1 ? -0.0 : 0.0;
+		case 1: return gen(g, f, D_HUGE);
+		case 2: return gen(g, f, D_SPECIAL);
 		default: return gen(g, f, D_MODERATE);
 		}
 	case D_WIDE: return h_rng_value(g, f->emin - f->m - 2, f->emax + 1, 53, 0);
@@ -143,7 +151,7 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 					h_fail("%s (%s, env '%s', %d threads): output %zu: ref %a [%s], "
 					       "fast %a [%s]", what, (const char *[]){ "moderate", "wide",
 					       "tiny", "huge", "int", "special", "big", "",
-					       "tiny+zeros", "mix" }[kind], env_modes[e], t, i,
+					       "tiny+zeros", "mix", "mix, no subnormals" }[kind], env_modes[e], t, i,
 					       R[0].c[i], h_flags(R[0].fl[i], buf, sizeof buf), R[1].c[i],
 					       h_flags(R[1].fl[i], buf + 32, 32));
 					ok = 0;
@@ -308,6 +316,55 @@ static void test_paths(void)
  * with zeros, tiny, huge (overflowing) and special values, C given, every
  * env mode (AVX-512, AVX2, portable) against the reference path.
  */
+/*
+ * The verified NE64 variant (x86/chain_ne_avx512.c, TwoSum-checked
+ * steps) on 10^6 outputs per model: the hardware profiles it serves and
+ * bf16 into bf16, whole tiles and a tail, against the reference.  DAZ
+ * accumulators get data without subnormals (with them the path is not
+ * taken: the random test covers that).
+ */
+static void test_verify_million(void)
+{
+	static const struct {
+		const char *what, *prof, *in, *acc, *ord;
+		int kind;
+	} c[] = {
+		{ "avx512bf16", "avx512bf16", NULL, NULL, NULL, D_MIXN },
+		{ "onednn-bf16, blocks of 8", "onednn-bf16", NULL, NULL, NULL, D_MIXN },
+		{ "fp16-fma", "fp16-fma", NULL, NULL, NULL, D_MIX },
+		{ "bf16/bf16 blocked:8:fp32", NULL, "bf16", "bf16", "blocked:8:fp32", D_MIX },
+	};
+	uint64_t ne0 = fpl__acc_path_runs[4];
+	size_t i;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 21);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[80];
+		if (c[i].prof) {
+			fpl_accum_profile(&m, c[i].prof);
+			m.a_load = m.b_load = FPL_LOAD_ROUND;
+			if (m.pair_block)
+				m.pair_block = 8;
+		} else {
+			fpl_accum_init(&m);
+			spec(&m.a, &m.a_rnd, c[i].in);
+			m.b = m.a;
+			spec(&m.acc, &m.acc_rnd, c[i].acc);
+			fpl_accum_parse_order(&m, c[i].ord);
+		}
+		snprintf(what, sizeof what, "%s (verified ne64), 10^6 outputs", c[i].what);
+		check_case(&m, what, 2000, 500, 20, c[i].kind, 1, &g);
+	}
+	/* none of these is exact64: NE64 runs them only verified */
+	if (fpl_cpu()->avx512f && !h_check(fpl__acc_path_runs[4] > ne0))
+		h_fail("verified ne64: the path was not taken on an AVX-512 CPU");
+	h_note("verified ne64: 10^6 outputs per model");
+}
+
 static void test_fused64_million(void)
 {
 	static const char *const in[] = { "bf16", "e4m3fn", "fp16" };
@@ -533,6 +590,7 @@ int main(void)
 	test_paths();
 	test_ne64_million();
 	test_fused64_million();
+	test_verify_million();
 	test_profiles();
 	test_signed_zeros();
 	test_random();

@@ -58,6 +58,9 @@ typedef struct fpl__acc_job {
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
 	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
+	int verify;		/* ne64 on AVX-512 only: steps not exact by the
+				 * static condition, each checked by TwoSum
+				 * (x86/chain_ne_avx512.c) */
 	double *Bp;		/* ne64 on AVX-512: B packed by column panels of
 				 * FPL__ACC_TILE, panel p's (k, jj) at
 				 * Bp[(p*K + k)*FPL__ACC_TILE + jj] (owned), or NULL */

@@ -143,6 +143,41 @@ static int exact64_ok(const fpl_accum_model *m)
 	       && H <= 1023 && H - Q <= 53;
 }
 
+/* The verified NE64 variant (x86/chain_ne_avx512.c): mode ne, exact
+ * binary64 products (condition (1) of the header comment), no sum s + p
+ * of a value of acc and a product reaching 2^1023, acc's m <= 50 (the
+ * kernel's rounding), and, when acc reads denormals as zero (the
+ * reference then flushes the step's operands below 2^emin), no such
+ * operand among the loaded A, B and C. */
+static int below_min(const double *x, size_t n, double min)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (x[i] != 0 && fabs(x[i]) < min)
+			return 1;
+	return 0;
+}
+
+static int verify_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
+	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
+
+	if (m->acc_rnd != FPL_RND_NE || m->order == FPL_ORDER_EVENODD || c->m > 50 || !a->explim
+	    || !b->explim || !c->explim)
+		return 0;
+	if ((a->m + 1) + (b->m + 1) > 53 || a->emin - a->m + b->emin - b->m < -1074
+	    || top + 1 > 1023)
+		return 0;
+	if (c->daz && (below_min(J->A, J->M * J->K, c->min_normal)
+		       || below_min(J->B, J->K * J->N, c->min_normal)
+		       || (J->C && below_min(J->C, J->M * J->N, c->min_normal))))
+		return 0;
+	return 1;
+}
+
 /* array.c's fast_ok for a rounding (round = 1) or an operation into f. */
 static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int round)
 {
@@ -233,6 +268,8 @@ static int plan(fpl__acc_job *J)
 		 * ranges, and EXACT64 gives the same bits */
 		J->path = m->acc_rnd == FPL_RND_NE && m->order != FPL_ORDER_EVENODD
 				  ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+	else if (J->simd >= 2 && kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_ok(J))
+		J->path = FPL__ACC_NE64, J->verify = 1;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 0))
 		J->path = FPL__ACC_ODD64;
 	if (J->path != FPL__ACC_REF)

@@ -43,6 +43,18 @@
  *   reference does.  Invalid or overflow raised in MXCSR by the discarded
  *   computation of those lanes is never read (the engine keeps its own
  *   flags).
+ *
+ * The verified variant (J->verify: chain_fast.c takes it for mode ne
+ * when the products are exact in binary64 but a product plus a value of
+ * acc may not be): p = a*b is exact (the static condition (1) of
+ * chain_fast.c), t = s + p is binary64's rounded sum, and Knuth's TwoSum
+ * gives its error e = (s + p) - t exactly (no overflow: chain_fast.c's
+ * condition bounds |s + p| below 2^1023; the build's -ffp-contract=off
+ * keeps the additions apart).  A lane with e != 0 (or NaN: an inf or NaN
+ * operand) is bad and goes to the reference; on the others t is the
+ * exact s + a*b and the argument above applies unchanged.  Nothing here
+ * rests on a double-rounding theorem: inexact sums are never rounded by
+ * this file.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -73,29 +85,54 @@ __attribute__((noinline)) static __m512d fixup(fpl__acc_tile *T, size_t k, size_
 	return _mm512_loadu_pd(yo);
 }
 
-/* One step of one register: y = the rounding of t = fma(av, bv, sv),
- * bad = the lanes of valid it cannot do; cv counts the inexact
- * roundings of every lane (a bad lane's count is taken back by FIX). */
+/* t for one register: fma(av, bv, sv) (exact by the NE64 condition) or,
+ * when VER, p = av*bv (exact) and t = sv + p with TwoSum's error e of
+ * the addition, the lanes with e != 0 (t not the exact sum) in ev. */
+#define TVAL(t, sv, bv, ev)                                                                    \
+	do {                                                                                   \
+		if (VER) {                                                                     \
+			__m512d p_ = _mm512_mul_pd(av, (bv));                                  \
+			__m512d bb_;                                                           \
+			(t) = _mm512_add_pd((sv), p_);                                         \
+			bb_ = _mm512_sub_pd((t), (sv));                                        \
+			(ev) = _mm512_cmp_pd_mask(                                             \
+				_mm512_add_pd(_mm512_sub_pd((sv), _mm512_sub_pd((t), bb_)),    \
+					      _mm512_sub_pd(p_, bb_)),                         \
+				_mm512_setzero_pd(), _CMP_NEQ_UQ);                             \
+		} else {                                                                       \
+			(t) = _mm512_fmadd_pd(av, (bv), (sv));                                 \
+			(ev) = 0;                                                              \
+		}                                                                              \
+	} while (0)
+
+/* One step of one register: y = the rounding of t (TVAL), bad = the
+ * lanes of valid it cannot do; cv counts the inexact roundings of every
+ * lane (a bad lane's count is taken back by FIX). */
 #define CALC(sv, cv, bv, valid, y, bad)                                                        \
 	do {                                                                                   \
-		__m512d t_ = _mm512_fmadd_pd(av, (bv), (sv));                                  \
+		__m512d t_;                                                                    \
+		__mmask8 ev_;                                                                  \
+		TVAL(t_, (sv), (bv), ev_);                                                     \
 		__m512i u_ = _mm512_castpd_si512(t_);                                          \
 		__m512d c_ = _mm512_castsi512_pd(                                              \
 			_mm512_add_epi64(_mm512_and_si512(u_, P.expm), P.cadd));               \
 		__m512i A_ = _mm512_andnot_si512(P.signv, u_);                                 \
 		(y) = _mm512_sub_pd(_mm512_add_pd(t_, c_), c_);                                \
 		(bad) = _mm512_mask_cmpgt_epu64_mask((valid), _mm512_sub_epi64(A_, P.minv),   \
-						     P.range);                                 \
+						     P.range) | (ev_ & (valid));               \
 		(cv) = _mm512_mask_sub_epi64((cv), _mm512_cmp_pd_mask((y), t_, _CMP_NEQ_UQ),   \
 					     (cv), P.m1);                                      \
 	} while (0)
 
 /* The bad lanes of one register (tile lane base) by the reference, their
- * kernel counts taken back; then sv = y. */
+ * kernel counts taken back (t recomputed as CALC did); then sv = y. */
 #define FIX(sv, cv, y, bad, base)                                                              \
 	do {                                                                                   \
 		if (bad) {                                                                     \
-			__m512d t_ = _mm512_fmadd_pd(av, bvec(T, k, (base), (bad)), (sv));     \
+			__m512d t_;                                                            \
+			__mmask8 ev_;                                                          \
+			TVAL(t_, (sv), bvec(T, k, (base), (bad)), ev_);                        \
+			(void)ev_;                                                             \
 			(cv) = _mm512_mask_add_epi64(                                          \
 				(cv), (__mmask8)((bad) & _mm512_cmp_pd_mask((y), t_, _CMP_NEQ_UQ)), \
 				(cv), P.m1);                                                   \
@@ -142,7 +179,8 @@ static void add_counts(uint64_t *cnt, __m512i cv, size_t n)
 		cnt[l] += co[l];
 }
 
-void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uint64_t *cnt)
+__attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k0, size_t k1,
+						     double *s, uint64_t *cnt, const int VER)
 {
 	const fpl__acc_job *J = T->J;
 	const fpl_format *f = &J->m->acc;
@@ -212,4 +250,12 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uin
 		_mm512_mask_storeu_pd(s + j0, valid, s0);
 		add_counts(cnt + j0, c0, n);
 	}
+}
+
+void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uint64_t *cnt)
+{
+	if (T->J->verify)
+		run(T, k0, k1, s, cnt, 1);
+	else
+		run(T, k0, k1, s, cnt, 0);
 }
