@@ -267,7 +267,7 @@ static int plan(fpl__acc_job *J)
 		/* evenodd steps one k at a time into two chains: not NE64's
 		 * ranges, and EXACT64 gives the same bits */
 		J->path = m->acc_rnd == FPL_RND_NE && m->order != FPL_ORDER_EVENODD
-				  ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+				  && m->acc.m <= 50 ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
 	else if (J->simd >= 2 && kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_ok(J))
 		J->path = FPL__ACC_NE64, J->verify = 1;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 0))
