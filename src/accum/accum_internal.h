@@ -57,6 +57,9 @@ typedef struct fpl__acc_job {
 				 * 2: also the AVX-512 ones (x86/) */
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
+	int promo_fast;		/* blocked: the block additions in promo by
+				 * the set's rounding too (chain_fast.c) */
+	fpl_kparams kpp;	/* the parameters for promo and acc_rnd */
 	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
 	int verify;		/* ne64 on AVX-512 only: steps not exact by the
 				 * static condition, each checked by TwoSum

@@ -274,6 +274,11 @@ static int plan(fpl__acc_job *J)
 		J->path = FPL__ACC_ODD64;
 	if (J->path != FPL__ACC_REF)
 		kparams_init(&J->kp, &m->acc, m->acc_rnd, J->st);
+	if (J->path != FPL__ACC_REF && m->order == FPL_ORDER_BLOCKED && !m->promo.daz
+	    && m->promo.explim && kernel_ok(&m->promo, m->acc_rnd, J->st, 1)) {
+		J->promo_fast = 1;
+		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
+	}
 	if (J->path == FPL__ACC_NE64 && J->simd >= 2)
 		return pack_b(J);
 	return 0;
@@ -412,6 +417,47 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 		step(T, k, s, w);
 }
 
+/* The block additions R + blk in promo with the set's rounding
+ * (J->promo_fast): r = R + blk in binary64 with Knuth's TwoSum error e
+ * (exact identity: R and blk are finite values of formats with exponent
+ * limits far inside binary64's, so no overflow; -ffp-contract=off keeps
+ * the additions apart).  When e == 0, r is the exact sum and fpl__add_ix
+ * (promo, R, blk) is the engine's one rounding of it with the same draw:
+ * the block kernel's result on the lanes it does not mark (chain_fast.c's
+ * header: an unmarked lane raises only inexact, iff y != r).  A lane
+ * with e != 0, a zero or non-finite r, or a mark runs fpl__add_ix. */
+static void promo_add(fpl__acc_tile *T, uint64_t idx0, double *res, const double *blk,
+		      lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	uint64_t ninex = 0;
+	fpl_kcounts kc;
+	size_t jj;
+
+	for (jj = 0; jj < T->nj; jj++) {
+		double x = res[jj], y = blk[jj], t = x + y, bb = t - x;
+		double e = (x - (t - bb)) + (y - bb);
+		w->t[jj] = t;
+		w->spc[jj] = (e != 0) | zero_or_special(t);
+	}
+	J->k->round(&J->kpp, w->y, w->t, T->nj, w->spc, 1, 0, idx0, &kc);
+	for (jj = 0; jj < T->nj; jj++) {
+		if (w->spc[jj]) {
+			unsigned fl = 0;
+			res[jj] = fpl__add_ix(&m->promo, res[jj], blk[jj], m->acc_rnd, J->st,
+					      idx0 + jj, &fl);
+			fpl__acc_note(T, jj, fl);
+		} else {
+			uint64_t inex = w->y[jj] != w->t[jj];
+			T->fl[jj] |= (unsigned)inex * FPL_FLAG_INEXACT;
+			ninex += inex;
+			res[jj] = w->y[jj];
+		}
+	}
+	T->cnt[INEX_INDEX] += ninex;
+}
+
 /* blocked: chains from +0, each block added into promo (R = block 0 for
  * a keep_first job without C). */
 static void blocked(fpl__acc_tile *T, double *res, lanes *w)
@@ -426,6 +472,10 @@ static void blocked(fpl__acc_tile *T, double *res, lanes *w)
 		for (jj = 0; jj < T->nj; jj++)
 			blk[jj] = 0.0;
 		chain_range(T, k0, K - k0 < B ? K : k0 + B, blk, w);
+		if (J->promo_fast && !(!k0 && !J->C && J->keep_first)) {
+			promo_add(T, fpl__acc_idx(T, K + k0 / B, 0), res, blk, w);
+			continue;
+		}
 		for (jj = 0; jj < T->nj; jj++) {
 			unsigned fl = 0;
 			if (!k0 && !J->C && J->keep_first) {
