@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <fplab/fplab.h>
 
@@ -106,6 +107,28 @@ static double blas_gflops(const double *a, const double *b, int reps)
 	return t > 0 ? flops / t * 1e-9 : 0;
 }
 
+/* Best CPU time of reps runs (this process; the runs use one thread):
+ * on a machine shared with other jobs the wall clock also counts the
+ * time the process waits for a core, so per-core floors are judged on
+ * this. */
+static double cpu_best(void (*fn)(void *), void *ctx, int reps)
+{
+	double best = 1e30;
+	int i;
+
+	for (i = 0; i < reps; i++) {
+		struct timespec a, b;
+		double t;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+		fn(ctx);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+		t = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
 /* One row of the table: the model (a profile, or inputs, accumulator,
  * order and mode), its shape, and the floor it is held to (GFLOP/s per
  * core; 0: none).  Each row's label names its own model. */
@@ -126,6 +149,10 @@ int main(void)
 		  FPL_RND_NE, 0, DIM, DIM, DIM, 20, 10 },
 		{ "  the same at 1024^3", NULL, "e4m3fn", "fp16", "sequential", FPL_RND_NE, 0, BIG,
 		  BIG, BIG, 20, 10 },
+		{ "e4m3fn in, fp16 acc, blocked:32:fp32, ne", NULL, "e4m3fn", "fp16",
+		  "blocked:32:fp32", FPL_RND_NE, 0, DIM, DIM, DIM, 20, 10 },
+		{ "bf16 in, fp16 acc, sequential, ne", NULL, "bf16", "fp16", "sequential", FPL_RND_NE,
+		  0, DIM, DIM, DIM, 20, 10 },
 		{ "bf16 in, fp32 acc, sequential, ne", NULL, "bf16", "fp32", "sequential", FPL_RND_NE,
 		  0, DIM, DIM, DIM, 0, 0 },
 		{ "bf16 in, fp16 acc, sequential, sp", NULL, "bf16", "fp16", "sequential", FPL_RND_SP,
@@ -173,7 +200,8 @@ int main(void)
 		const row *r = &cases[i];
 		const double floor = avx512 ? r->floor512 : r->floor2;
 		gemm_ctx x;
-		double t;
+		double t, tc, gc;
+		int n;
 		if (r->profile) {
 			if (fpl_accum_profile(&x.m, r->profile))
 				return 1;
@@ -195,19 +223,21 @@ int main(void)
 		x.b = b;
 		x.c = c;
 		run_gemm(&x);
-		t = bench_best(run_gemm, &x, r->M * r->N * r->K > (size_t)DIM * DIM * DIM * 4
-					 ? (reps + 1) / 2 : reps);
+		n = r->M * r->N * r->K > (size_t)DIM * DIM * DIM * 4 ? (reps + 1) / 2 : reps;
+		t = bench_best(run_gemm, &x, n);
+		tc = cpu_best(run_gemm, &x, n);
 		if (x.rc) {
 			printf("  %-52s error %d\n", r->label, x.rc);
 			continue;
 		}
 		g[i] = 2.0 * (double)r->M * (double)r->N * (double)r->K / t * 1e-9;
-		printf("  %-52s %8.3f GFLOP/s per core", r->label, g[i]);
+		gc = 2.0 * (double)r->M * (double)r->N * (double)r->K / tc * 1e-9;
+		printf("  %-52s %8.3f GFLOP/s per core (%.3f by CPU time)", r->label, g[i], gc);
 		if (blas > 0)
 			printf("   %.4f x sgemm", g[i] / blas);
 		if (floor > 0)
-			printf("   floor >= %g (%s): %s", floor, avx512 ? "AVX-512" : "AVX2",
-			       g[i] >= floor ? "met" : "NOT met");
+			printf("   floor >= %g (%s, CPU time): %s", floor,
+			       avx512 ? "AVX-512" : "AVX2", gc >= floor ? "met" : "NOT met");
 		printf("\n");
 	}
 	printf("  floor e4m3fn/fp16 >= 1 GFLOP/s per core: %s (%.3f)\n",
@@ -218,7 +248,7 @@ int main(void)
 	if (blas > 0) {
 		printf("  floor bf16/fp32 (hardware fma path) >= 0.3 x sgemm: %s (%.3f untracked "
 		       "inexact; %.3f with inexact counted)\n",
-		       g[5] >= 0.3 * blas ? "met" : "NOT met", g[5] / blas, g[2] / blas);
+		       g[7] >= 0.3 * blas ? "met" : "NOT met", g[7] / blas, g[4] / blas);
 	} else {
 		printf("  floor bf16/fp32 >= 0.3 x sgemm: not measured (no OpenBLAS)\n");
 	}
