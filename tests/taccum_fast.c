@@ -332,6 +332,7 @@ static void test_verify_million(void)
 		{ "avx512bf16", "avx512bf16", NULL, NULL, NULL, D_MIXN },
 		{ "onednn-bf16, blocks of 8", "onednn-bf16", NULL, NULL, NULL, D_MIXN },
 		{ "fp16-fma", "fp16-fma", NULL, NULL, NULL, D_MIX },
+		{ "amx-bf16 (evenodd:32)", "amx-bf16", NULL, NULL, NULL, D_MIXN },
 		{ "bf16/bf16 blocked:8:fp32", NULL, "bf16", "bf16", "blocked:8:fp32", D_MIX },
 	};
 	uint64_t ne0 = fpl__acc_path_runs[4];
@@ -357,7 +358,7 @@ static void test_verify_million(void)
 			fpl_accum_parse_order(&m, c[i].ord);
 		}
 		snprintf(what, sizeof what, "%s (verified ne64), 10^6 outputs", c[i].what);
-		check_case(&m, what, 2000, 500, 20, c[i].kind, 1, &g);
+		check_case(&m, what, 2000, 500, 37, c[i].kind, 1, &g);
 	}
 	/* none of these is exact64: NE64 runs them only verified */
 	if (fpl_cpu()->avx512f && !h_check(fpl__acc_path_runs[4] > ne0))

@@ -142,9 +142,9 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 			 unsigned *flags_out, int threads);
 
 /* chain_ne.c: EXACT64 chains in mode ne, rounded in registers: the
- * chains [k0, k1) of the tile in s[] (step numbers k), flags and counts
- * noted in T. */
-void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
+ * chains over k = k0, k0+ks, ... below k1 of the tile in s[] (step
+ * numbers k), flags and counts noted in T. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s);
 /* The reference's step for lane jj of the tile (fpl__fma_ix into acc
  * with draw idx), its flags noted in T: what a kernel cannot do. */
 double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64_t idx,
@@ -153,7 +153,8 @@ double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64
  * with every lane's running sum in registers; cnt[jj] += the number of
  * inexact steps of lane jj that the kernel rounded itself (the slow
  * lanes' flags go to T by fpl__acc_ne64_slow). */
-void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uint64_t *cnt);
+void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			  uint64_t *cnt);
 /* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
 extern uint64_t fpl__acc_ne64_avx512_runs;
 

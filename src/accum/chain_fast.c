@@ -55,6 +55,9 @@
  * multiple of Q <= q_acc below 2^(emax_acc+2) <= 2^H: exact in binary64
  * under EXACT64's condition, as (2) above; under ODD64 the set's add
  * intermediate is the one fpl_add_array rounds (acc's DAZ included).
+ * Under the verified NE64 variant (x86/chain_ne_avx512.c) x + y is
+ * binary64's rounded sum with TwoSum's exact error, and a lane whose
+ * error is not 0 is left to fpl__add_ix too (t is then exact otherwise).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -148,7 +151,10 @@ static int exact64_ok(const fpl_accum_model *m)
  * of a value of acc and a product reaching 2^1023, acc's m <= 50 (the
  * kernel's rounding), and, when acc reads denormals as zero (the
  * reference then flushes the step's operands below 2^emin), no such
- * operand among the loaded A, B and C. */
+ * operand among the loaded A, B and C and no subnormal results (a
+ * running sum is the next step's operand).  evenodd runs its two chains
+ * k by k on the kernel (stride 2) and its additions as add steps, each
+ * checked by TwoSum (add_step). */
 static int below_min(const double *x, size_t n, double min)
 {
 	size_t i;
@@ -165,8 +171,11 @@ static int verify_ok(const fpl__acc_job *J)
 	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
 	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
 
-	if (m->acc_rnd != FPL_RND_NE || m->order == FPL_ORDER_EVENODD || c->m > 50 || !a->explim
-	    || !b->explim || !c->explim)
+	if (m->acc_rnd != FPL_RND_NE || c->m > 50 || !a->explim || !b->explim || !c->explim)
+		return 0;
+	/* with DAZ, a subnormal result would be flushed as the next step's
+	 * operand: only formats without subnormal results */
+	if (c->daz && c->subnormal == FPL_SUB_YES)
 		return 0;
 	if ((a->m + 1) + (b->m + 1) > 53 || a->emin - a->m + b->emin - b->m < -1074
 	    || top + 1 > 1023)
@@ -384,7 +393,15 @@ static void add_step(fpl__acc_tile *T, uint64_t sn, const double *x, const doubl
 	const uint64_t idx0 = fpl__acc_idx(T, sn, 0);
 	size_t jj;
 
-	if (J->path != FPL__ACC_ODD64) {	/* EXACT64 (evenodd never takes NE64) */
+	if (J->verify) {	/* NE64 verified: x + y with TwoSum's error */
+		for (jj = 0; jj < nj; jj++) {
+			double t = x[jj] + y[jj], bb = t - x[jj];
+			double e = (x[jj] - (t - bb)) + (y[jj] - bb);
+			w->t[jj] = t;
+			w->spc[jj] = (e != 0) | zero_or_special(t);
+		}
+	} else if (J->path != FPL__ACC_ODD64) {	/* EXACT64 (evenodd takes NE64
+						 * only verified) */
 		for (jj = 0; jj < nj; jj++) {
 			w->t[jj] = x[jj] + y[jj];
 			w->spc[jj] = zero_or_special(w->t[jj]);
@@ -410,7 +427,7 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 	size_t k;
 
 	if (T->J->path == FPL__ACC_NE64) {
-		fpl__acc_ne64_chain(T, k0, k1, s);
+		fpl__acc_ne64_chain(T, k0, k1, 1, s);
 		return;
 	}
 	for (k = k0; k < k1; k++)
@@ -505,8 +522,14 @@ static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
 		const uint64_t sn = K + 2 * (k0 / B);
 		for (jj = 0; jj < T->nj; jj++)
 			ch[0][jj] = ch[1][jj] = 0.0;
-		for (k = k0; k < k1; k++)
-			step(T, k, ch[(k - k0) & 1], w);
+		if (J->path == FPL__ACC_NE64) {	/* verified: the kernel, stride 2 */
+			fpl__acc_ne64_chain(T, k0, k1, 2, ch[0]);
+			if (k0 + 1 < k1)
+				fpl__acc_ne64_chain(T, k0 + 1, k1, 2, ch[1]);
+		} else {
+			for (k = k0; k < k1; k++)
+				step(T, k, ch[(k - k0) & 1], w);
+		}
 		add_step(T, sn, ch[0], ch[1], ch[0], w);
 		add_step(T, sn + 1, res, ch[0], res, w);
 	}

@@ -141,7 +141,7 @@ NE64_TARGET static inline __m256d ne4_step(fpl__acc_tile *T, const ne4_par *P, _
 }
 
 NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, size_t k1,
-			       double *s, size_t n4, int64_t *cnt)
+			       size_t ks, double *s, size_t n4, int64_t *cnt)
 {
 	const fpl__acc_job *J = T->J;
 	const double *arow = J->A + T->i * J->K, *bcol = J->B + T->j0;
@@ -160,7 +160,7 @@ NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, siz
 		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
 		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
 		__m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
-		for (k = k0; k < k1; k++) {
+		for (k = k0; k < k1; k += ks) {
 			const double a = arow[k], *b = bcol + k * J->N + j;
 			const __m256d av = _mm256_set1_pd(a);
 			s0 = ne4_step(T, &P, av, a, b, s0, &c0, k, j);
@@ -180,7 +180,7 @@ NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, siz
 	for (; j < n4; j += 4) {
 		__m256d s0 = _mm256_loadu_pd(s + j);
 		__m256i c0 = _mm256_setzero_si256();
-		for (k = k0; k < k1; k++) {
+		for (k = k0; k < k1; k += ks) {
 			const double a = arow[k];
 			s0 = ne4_step(T, &P, _mm256_set1_pd(a), a, bcol + k * J->N + j, s0, &c0, k, j);
 		}
@@ -192,8 +192,9 @@ NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, siz
 
 uint64_t fpl__acc_ne64_avx512_runs;
 
-/* The chains [k0, k1) of the tile in s[], step numbers k. */
-void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+/* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
+ * numbers k. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
 	const fpl__acc_job *J = T->J;
 	const size_t nj = T->nj;
@@ -208,7 +209,7 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 #ifdef FPL_HAVE_X86_KERNELS
 	if (J->simd >= 2) {
 		__atomic_fetch_add(&fpl__acc_ne64_avx512_runs, 1, __ATOMIC_RELAXED);
-		fpl__acc_ne64_avx512(T, k0, k1, s, inex);
+		fpl__acc_ne64_avx512(T, k0, k1, ks, s, inex);
 		for (jj = 0; jj < nj; jj++) {
 			if (inex[jj])
 				T->fl[jj] |= FPL_FLAG_INEXACT;
@@ -222,10 +223,10 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	if (J->simd) {
 		n4 = nj & ~(size_t)3;
 		if (n4)
-			chain4(T, &q, k0, k1, s, n4, cnt);
+			chain4(T, &q, k0, k1, ks, s, n4, cnt);
 	}
 #endif
-	for (k = k0; k < k1; k++) {
+	for (k = k0; k < k1; k += ks) {
 		const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0;
 		const uint64_t idx0 = fpl__acc_idx(T, k, 0);
 		for (jj = n4; jj < nj; jj++)

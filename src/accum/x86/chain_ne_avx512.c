@@ -180,7 +180,8 @@ static void add_counts(uint64_t *cnt, __m512i cv, size_t n)
 }
 
 __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k0, size_t k1,
-						     double *s, uint64_t *cnt, const int VER)
+						     size_t ks, double *s, uint64_t *cnt,
+						     const int VER)
 {
 	const fpl__acc_job *J = T->J;
 	const fpl_format *f = &J->m->acc;
@@ -211,7 +212,7 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k
 		__m512d s6 = _mm512_loadu_pd(s + j0 + 48), s7 = _mm512_loadu_pd(s + j0 + 56);
 		__m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
 		__m512i c6 = c0, c7 = c0;
-		for (k = k0; k < k1; k++) {
+		for (k = k0; k < k1; k += ks) {
 			const __m512d av = _mm512_set1_pd(arow[k]);
 			const double *b = bcol + k * N + j0;
 			STEP4(s0, s1, s2, s3, c0, c1, c2, c3, b, j0);
@@ -240,7 +241,7 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k
 		const __mmask8 valid = (__mmask8)((1u << n) - 1);
 		__m512d s0 = _mm512_maskz_loadu_pd(valid, s + j0);
 		__m512i c0 = _mm512_setzero_si512();
-		for (k = k0; k < k1; k++) {
+		for (k = k0; k < k1; k += ks) {
 			const __m512d av = _mm512_set1_pd(arow[k]);
 			__m512d y0;
 			__mmask8 e0;
@@ -252,10 +253,11 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k
 	}
 }
 
-void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, double *s, uint64_t *cnt)
+void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			  uint64_t *cnt)
 {
 	if (T->J->verify)
-		run(T, k0, k1, s, cnt, 1);
+		run(T, k0, k1, ks, s, cnt, 1);
 	else
-		run(T, k0, k1, s, cnt, 0);
+		run(T, k0, k1, ks, s, cnt, 0);
 }
