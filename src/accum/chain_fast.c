@@ -230,6 +230,16 @@ static int pack_b(fpl__acc_job *J)
 	return 0;
 }
 
+#ifdef FPL_HAVE_X86_KERNELS
+/* May the AVX-512 kernels run: the CPU has them and the kernel set in
+ * use is avx512 (FPLAB_KERNELS=avx2 or ref caps them, as it caps the
+ * native kernels)? */
+static int avx512_ok(void)
+{
+	return fpl_cpu()->avx512f && !strcmp(fpl_kernels_selected(), "avx512");
+}
+#endif
+
 static int plan(fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -241,7 +251,7 @@ static int plan(fpl__acc_job *J)
 	if (mode != 1 && fpl__acc_fused64_ok(J)) {
 		J->simd = (mode == 0 || mode == 3) && fpl_cpu()->avx2 && fpl_cpu()->fma;
 #ifdef FPL_HAVE_X86_KERNELS
-		if (J->simd && mode == 0 && fpl_cpu()->avx512f)
+		if (J->simd && mode == 0 && avx512_ok())
 			J->simd = 2;
 #endif
 		J->k = fpl__kernels_get(&ks);
@@ -257,7 +267,7 @@ static int plan(fpl__acc_job *J)
 		return 0;
 	J->simd = (mode == 0 || mode == 3) && fpl_cpu()->avx2 && fpl_cpu()->fma;
 #ifdef FPL_HAVE_X86_KERNELS
-	if (J->simd && mode == 0 && fpl_cpu()->avx512f && m->acc.m <= 50)
+	if (J->simd && mode == 0 && avx512_ok() && m->acc.m <= 50)
 		J->simd = 2;
 #endif
 	if (m->order == FPL_ORDER_SEQUENTIAL) {
