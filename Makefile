@@ -120,7 +120,9 @@ X86_SRCS := \
 	src/native/x86/gemm_amx.c \
 	src/native/x86/arith_avx512fp16.c \
 	src/native/x86/gemm_avx512fp16.c \
-	src/hist/x86/classify_avx2.c
+	src/hist/x86/classify_avx2.c \
+	src/accum/x86/chain_ne_avx512.c \
+	src/accum/x86/chain_fused_avx512.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
@@ -432,6 +434,11 @@ $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
 
 $(BUILD)/src/native/x86/%.o: src/native/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
+
+$(BUILD)/src/accum/x86/%.o: src/accum/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@

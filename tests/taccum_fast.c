@@ -25,12 +25,22 @@
 #include "harness.h"
 
 /* chain_fast.c's path counters (accum_internal.h): ref, exact64, odd64,
- * fma32, ne64. */
-extern uint64_t fpl__acc_path_runs[5];
+ * fma32, ne64, fused64. */
+extern uint64_t fpl__acc_path_runs[6];
 /* chain_fma.c: jobs run as one register-blocked binary32 GEMM. */
 extern uint64_t fpl__acc_whole_runs;
 
-static const char *const env_modes[] = { "ref", "", "nosimd" };
+/* chain_ne.c: chain ranges run by the AVX-512 NE64 kernel. */
+extern uint64_t fpl__acc_ne64_avx512_runs;
+
+static const char *const env_modes[] = { "ref", "", "nosimd", "avx2" };
+
+/* Do this CPU and build run the AVX-512 accumulation kernels (the
+ * avx512 kernel set in use, as chain_fast.c requires)? */
+static int avx512_kernels(void)
+{
+	return fpl_cpu()->avx512f && !strcmp(fpl_kernels_selected(), "avx512");
+}
 
 typedef struct result {
 	double *c;
@@ -41,13 +51,29 @@ typedef struct result {
 
 /* Data kinds (D_TINY0, tiny values and a third signed zeros, only for
  * test_signed_zeros). */
-enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0 };
+enum { D_MODERATE, D_WIDE, D_TINY, D_HUGE, D_INT, D_SPECIAL, D_BIG, D_COUNT, D_TINY0, D_MIX,
+       D_MIXN };
 
 static double gen(h_rng *g, const fpl_format *f, int kind)
 {
 	uint64_t u = h_rng_next(g);
 
 	switch (kind) {
+	case D_MIX:	/* mostly moderate; tiny, huge, wide and special ones among them */
+		switch (u % 16) {
+		case 0: return gen(g, f, D_TINY0);
+		case 1: return gen(g, f, D_HUGE);
+		case 2: return gen(g, f, D_WIDE);
+		case 3: return gen(g, f, D_SPECIAL);
+		default: return gen(g, f, D_MODERATE);
+		}
+	case D_MIXN:	/* the same without subnormals: zeros, huge, special ones */
+		switch (u % 16) {
+		case 0: return (u >> 8) & 1 ? -0.0 : 0.0;
+		case 1: return gen(g, f, D_HUGE);
+		case 2: return gen(g, f, D_SPECIAL);
+		default: return gen(g, f, D_MODERATE);
+		}
 	case D_WIDE: return h_rng_value(g, f->emin - f->m - 2, f->emax + 1, 53, 0);
 	case D_TINY0:
 		if (u % 3 == 0)
@@ -132,7 +158,7 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 					h_fail("%s (%s, env '%s', %d threads): output %zu: ref %a [%s], "
 					       "fast %a [%s]", what, (const char *[]){ "moderate", "wide",
 					       "tiny", "huge", "int", "special", "big", "",
-					       "tiny+zeros" }[kind], env_modes[e], t, i,
+					       "tiny+zeros", "mix", "mix, no subnormals" }[kind], env_modes[e], t, i,
 					       R[0].c[i], h_flags(R[0].fl[i], buf, sizeof buf), R[1].c[i],
 					       h_flags(R[1].fl[i], buf + 32, 32));
 					ok = 0;
@@ -169,7 +195,8 @@ static const char *const ins[] = { "e4m3fn", "e5m2", "bf16", "fp16", "fp32", "e2
 static const char *const accs[] = { "fp16", "fp32", "bf16", "fp16+nosub", "fp16+ftz",
 				    "fp32+daz+ftz", "fp32+sat", "e5m2", "e4m3fnuz", "fp16+sat" };
 static const char *const orders[] = { "sequential", "blocked:8", "blocked:5:fp16", "pairs",
-				      "pairs:4:fp16", "pairs:6", "evenodd:4", "evenodd:5" };
+				      "pairs:4:fp16", "pairs:6", "evenodd:4", "evenodd:5", "fused:5",
+				      "fused:16" };
 static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_NZ, FPL_RND_TP, FPL_RND_TN,
 				 FPL_RND_TZ, FPL_RND_OD, FPL_RND_SP, FPL_RND_SE };
 #define NELEM(x) (sizeof x / sizeof *x)
@@ -236,7 +263,17 @@ static void expect_path(const char *what, const char *a, const char *acc, fpl_rn
 
 static void test_paths(void)
 {
-	enum { REF, EXACT64, ODD64, FMA32, NE64 };
+	enum { REF, EXACT64, ODD64, FMA32, NE64, FUSED64 };
+	expect_path("bf16/fp32 ne fused:32 (fused64)", "bf16", "fp32", FPL_RND_NE, "fused:32",
+		    FUSED64, D_MODERATE);
+	expect_path("e4m3fn/fp16 sp fused:7 (fused64)", "e4m3fn", "fp16", FPL_RND_SP, "fused:7",
+		    FUSED64, D_WIDE);
+	expect_path("fp16/bf16 tz fused:5 specials (fused64)", "fp16", "bf16", FPL_RND_TZ,
+		    "fused:5", FUSED64, D_SPECIAL);
+	/* fp32 products need 48 bits, but partial sums of fp32 x fp32 may
+	 * reach 2^256: still fused64; aligned fused stays on the reference */
+	expect_path("bf16/fp32 fused:8:24 (ref)", "bf16", "fp32", FPL_RND_NE, "fused:8:24", REF,
+		    D_MODERATE);
 	expect_path("e4m3fn/fp16 ne (ne64)", "e4m3fn", "fp16", FPL_RND_NE, "sequential",
 		    NE64, D_MODERATE);
 	expect_path("e4m3fn/fp16 ne wide (ne64)", "e4m3fn", "fp16", FPL_RND_NE, "sequential",
@@ -278,6 +315,124 @@ static void test_paths(void)
 	expect_path("e4m3fn/fp16 ne evenodd (exact64)", "e4m3fn", "fp16", FPL_RND_NE, "evenodd",
 		    EXACT64, D_HUGE);
 	h_note("paths: each fast path taken where it applies");
+}
+
+/*
+ * The NE64 kernels (chain_ne.c and x86/chain_ne_avx512.c) on 10^6
+ * outputs per model: whole 64-lane tiles and a 52-lane tail, mixed data
+ * with zeros, tiny, huge (overflowing) and special values, C given, every
+ * env mode (AVX-512, AVX2, portable) against the reference path.
+ */
+/*
+ * The verified NE64 variant (x86/chain_ne_avx512.c, TwoSum-checked
+ * steps) on 10^6 outputs per model: the hardware profiles it serves and
+ * bf16 into bf16, whole tiles and a tail, against the reference.  DAZ
+ * accumulators get data without subnormals (with them the path is not
+ * taken: the random test covers that).
+ */
+static void test_verify_million(void)
+{
+	static const struct {
+		const char *what, *prof, *in, *acc, *ord;
+		int kind;
+	} c[] = {
+		{ "avx512bf16", "avx512bf16", NULL, NULL, NULL, D_MIXN },
+		{ "onednn-bf16, blocks of 8", "onednn-bf16", NULL, NULL, NULL, D_MIXN },
+		{ "fp16-fma", "fp16-fma", NULL, NULL, NULL, D_MIX },
+		{ "amx-bf16 (evenodd:32)", "amx-bf16", NULL, NULL, NULL, D_MIXN },
+		{ "bf16/bf16 blocked:8:fp32", NULL, "bf16", "bf16", "blocked:8:fp32", D_MIX },
+	};
+	uint64_t ne0 = fpl__acc_path_runs[4];
+	size_t i;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 21);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[80];
+		if (c[i].prof) {
+			fpl_accum_profile(&m, c[i].prof);
+			m.a_load = m.b_load = FPL_LOAD_ROUND;
+			if (m.pair_block)
+				m.pair_block = 8;
+		} else {
+			fpl_accum_init(&m);
+			spec(&m.a, &m.a_rnd, c[i].in);
+			m.b = m.a;
+			spec(&m.acc, &m.acc_rnd, c[i].acc);
+			fpl_accum_parse_order(&m, c[i].ord);
+		}
+		snprintf(what, sizeof what, "%s (verified ne64), 10^6 outputs", c[i].what);
+		check_case(&m, what, 2000, 500, 37, c[i].kind, 1, &g);
+	}
+	/* none of these is exact64: NE64 runs them only verified */
+	if (avx512_kernels() && !h_check(fpl__acc_path_runs[4] > ne0))
+		h_fail("verified ne64: the path was not taken on an AVX-512 CPU");
+	h_note("verified ne64: 10^6 outputs per model");
+}
+
+static void test_fused64_million(void)
+{
+	static const char *const in[] = { "bf16", "e4m3fn", "fp16" };
+	static const char *const acc[] = { "fp32", "fp16", "bf16" };
+	static const char *const ord[] = { "fused:32", "fused:7", "fused:4" };
+	static const fpl_rnd rnd[] = { FPL_RND_NE, FPL_RND_SP, FPL_RND_TN };
+	uint64_t f0 = fpl__acc_path_runs[5];
+	size_t i;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 19);
+	for (i = 0; i < NELEM(in); i++) {
+		fpl_accum_model m;
+		char what[80];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, in[i]);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, acc[i]);
+		m.acc_rnd = rnd[i];
+		fpl_accum_parse_order(&m, ord[i]);
+		snprintf(what, sizeof what, "%s/%s:%s %s, 10^6 outputs", in[i], acc[i],
+			 fpl_rnd_name(rnd[i]), ord[i]);
+		check_case(&m, what, 2000, 500, 40, D_MIX, 1, &g);
+	}
+	if (!h_check(fpl__acc_path_runs[5] > f0))
+		h_fail("fused64 million: the FUSED64 path was not taken");
+	h_note("fused64: 10^6 outputs per model");
+}
+
+static void test_ne64_million(void)
+{
+	static const char *const in[] = { "e4m3fn" };
+	static const char *const ord[] = { "sequential", "blocked:5", "blocked:32:fp32" };
+	uint64_t runs0 = fpl__acc_ne64_avx512_runs, ne0 = fpl__acc_path_runs[4];
+	size_t i, o;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 17);
+	for (i = 0; i < NELEM(in); i++)
+		for (o = 0; o < NELEM(ord); o++) {
+			fpl_accum_model m;
+			char what[80];
+			fpl_accum_init(&m);
+			spec(&m.a, &m.a_rnd, in[i]);
+			m.b = m.a;
+			spec(&m.acc, &m.acc_rnd, "fp16");
+			fpl_accum_parse_order(&m, ord[o]);
+			snprintf(what, sizeof what, "%s/fp16 ne %s, 10^6 outputs", in[i], ord[o]);
+			check_case(&m, what, 2000, 500, 12, D_MIX, 1, &g);
+		}
+	if (!h_check(fpl__acc_path_runs[4] > ne0))
+		h_fail("ne64 million: the NE64 path was not taken");
+	if (avx512_kernels() && !h_check(fpl__acc_ne64_avx512_runs > runs0))
+		h_fail("ne64 million: the AVX-512 kernel never ran on an AVX-512 CPU");
+	h_note("ne64: 10^6 outputs per model, AVX-512 kernel ranges %llu",
+	       (unsigned long long)(fpl__acc_ne64_avx512_runs - runs0));
 }
 
 /* The profiles, on a larger GEMM over several tiles and threads (K = 65:
@@ -441,6 +596,9 @@ int main(void)
 	h_init("taccum_fast");
 	test_untracked();
 	test_paths();
+	test_ne64_million();
+	test_fused64_million();
+	test_verify_million();
 	test_profiles();
 	test_signed_zeros();
 	test_random();

@@ -141,13 +141,17 @@
  * one, the loaded data) allows: many outputs' chains side by side with
  * each step formed exactly in binary64 and rounded by vector code, or
  * each chain on the CPU's binary32 fma (src/accum/chain_*.c state the
- * conditions and prove the equality); pairs and pairs:B run as
+ * conditions and prove the equality; fused:F groups are summed with
+ * TwoSum and rounded once, and ne chains whose steps are not exact by
+ * the formats alone are checked step by step on AVX-512, each lane the
+ * check fails going to the reference); pairs and pairs:B run as
  * sequential and blocked chains over a permuted k order, evenodd as its
  * two chains on the same step kernels.  Everything else runs on the
  * engine's scalar operations.
  * The environment variable FPLAB_ACCUM chooses: unset, "" or "auto" (the
- * fast paths), "nosimd" (the fast paths without their AVX2 kernels), or
- * "ref" (the scalar reference only, for tests and comparisons); any other
+ * fast paths), "nosimd" (the fast paths without their AVX2 kernels),
+ * "avx2" (without their AVX-512 kernels), or "ref" (the scalar reference
+ * only, for tests and comparisons); any other
  * value makes the operations fail with FPL_ENOTFOUND.
  *
  * ---------------------------------------------------------------- events

@@ -33,7 +33,7 @@
  * gives the reference's bits, flags and counts; FPLAB_ACCUM=ref
  * (accum.h) forces the reference. */
 enum { FPL__ACC_REF = 0, FPL__ACC_EXACT64, FPL__ACC_ODD64, FPL__ACC_FMA32, FPL__ACC_NE64,
-       FPL__ACC_NPATHS };
+       FPL__ACC_FUSED64, FPL__ACC_NPATHS };
 
 /* One operation, its inputs already loaded into their formats. */
 typedef struct fpl__acc_job {
@@ -53,10 +53,20 @@ typedef struct fpl__acc_job {
 	fpl_state plain;	/* no flips: the state of those comparisons */
 	/* fast paths (chain_fast.c, chain_fma.c); path 0 = reference */
 	int path;		/* FPL__ACC_* */
-	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels */
+	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels;
+				 * 2: also the AVX-512 ones (x86/) */
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
+	int promo_fast;		/* blocked: the block additions in promo by
+				 * the set's rounding too (chain_fast.c) */
+	fpl_kparams kpp;	/* the parameters for promo and acc_rnd */
 	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
+	int verify;		/* ne64 on AVX-512 only: steps not exact by the
+				 * static condition, each checked by TwoSum
+				 * (x86/chain_ne_avx512.c) */
+	double *Bp;		/* ne64 on AVX-512: B packed by column panels of
+				 * FPL__ACC_TILE, panel p's (k, jj) at
+				 * Bp[(p*K + k)*FPL__ACC_TILE + jj] (owned), or NULL */
 	int whole;		/* fma32 path without inexact tracking: the whole
 				 * GEMM in one register-blocked kernel */
 } fpl__acc_job;
@@ -132,9 +142,31 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 			 unsigned *flags_out, int threads);
 
 /* chain_ne.c: EXACT64 chains in mode ne, rounded in registers: the
- * chains [k0, k1) of the tile in s[] (step numbers k), flags and counts
- * noted in T. */
-void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
+ * chains over k = k0, k0+ks, ... below k1 of the tile in s[] (step
+ * numbers k), flags and counts noted in T. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s);
+/* The reference's step for lane jj of the tile (fpl__fma_ix into acc
+ * with draw idx), its flags noted in T: what a kernel cannot do. */
+double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64_t idx,
+			  size_t jj);
+/* x86/chain_ne_avx512.c (J->simd >= 2; acc->m <= 50): the same chains
+ * with every lane's running sum in registers; cnt[jj] += the number of
+ * inexact steps of lane jj that the kernel rounded itself (the slow
+ * lanes' flags go to T by fpl__acc_ne64_slow). */
+void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			  uint64_t *cnt);
+/* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
+extern uint64_t fpl__acc_ne64_avx512_runs;
+
+/* chain_fused.c: can the job run the FUSED64 path (exact fused groups,
+ * exact binary64 products, no partial sum overflowing: the static part;
+ * the kernel set is checked by the caller)?  The tile runner: as
+ * fpl__acc_fast_tile.  x86/chain_fused_avx512.c: its group sums on
+ * AVX-512 (J->simd >= 2), chain_fused_body.h's contract. */
+int fpl__acc_fused64_ok(const fpl__acc_job *J);
+int fpl__acc_fused64_tile(fpl__acc_tile *T, double *res);
+void fpl__acc_fused_sums_avx512(const double *arow, const double *b, size_t ldb, size_t nj,
+				size_t k0, size_t k1, double *sum, unsigned char *bad);
 
 /*
  * fused.c: one group of a fused order: S plus the nt terms ops[1+2t] *

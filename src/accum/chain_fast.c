@@ -55,6 +55,9 @@
  * multiple of Q <= q_acc below 2^(emax_acc+2) <= 2^H: exact in binary64
  * under EXACT64's condition, as (2) above; under ODD64 the set's add
  * intermediate is the one fpl_add_array rounds (acc's DAZ included).
+ * Under the verified NE64 variant (x86/chain_ne_avx512.c) x + y is
+ * binary64's rounded sum with TwoSum's exact error, and a lane whose
+ * error is not 0 is left to fpl__add_ix too (t is then exact otherwise).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -75,7 +78,8 @@
 #define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
 
 /* FPLAB_ACCUM: "" or "auto" (0), "ref" (1), "nosimd" (2: fast paths
- * without the AVX2 fma kernel); anything else is an error. */
+ * without the AVX2 fma kernel), "avx2" (3: without the AVX-512 kernels);
+ * anything else is an error. */
 static int accum_env(int *mode)
 {
 	const char *e = getenv("FPLAB_ACCUM");
@@ -86,6 +90,8 @@ static int accum_env(int *mode)
 		*mode = 1;
 	else if (!strcmp(e, "nosimd"))
 		*mode = 2;
+	else if (!strcmp(e, "avx2"))
+		*mode = 3;
 	else
 		return FPL_ENOTFOUND;
 	return 0;
@@ -140,6 +146,47 @@ static int exact64_ok(const fpl_accum_model *m)
 	       && H <= 1023 && H - Q <= 53;
 }
 
+/* The verified NE64 variant (x86/chain_ne_avx512.c): mode ne, exact
+ * binary64 products (condition (1) of the header comment), no sum s + p
+ * of a value of acc and a product reaching 2^1023, acc's m <= 50 (the
+ * kernel's rounding), and, when acc reads denormals as zero (the
+ * reference then flushes the step's operands below 2^emin), no such
+ * operand among the loaded A, B and C and no subnormal results (a
+ * running sum is the next step's operand).  evenodd runs its two chains
+ * k by k on the kernel (stride 2) and its additions as add steps, each
+ * checked by TwoSum (add_step). */
+static int below_min(const double *x, size_t n, double min)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (x[i] != 0 && fabs(x[i]) < min)
+			return 1;
+	return 0;
+}
+
+static int verify_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
+	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
+
+	if (m->acc_rnd != FPL_RND_NE || c->m > 50 || !a->explim || !b->explim || !c->explim)
+		return 0;
+	/* with DAZ, a subnormal result would be flushed as the next step's
+	 * operand: only formats without subnormal results */
+	if (c->daz && c->subnormal == FPL_SUB_YES)
+		return 0;
+	if ((a->m + 1) + (b->m + 1) > 53 || a->emin - a->m + b->emin - b->m < -1074
+	    || top + 1 > 1023)
+		return 0;
+	if (c->daz && (below_min(J->A, J->M * J->K, c->min_normal)
+		       || below_min(J->B, J->K * J->N, c->min_normal)
+		       || (J->C && below_min(J->C, J->M * J->N, c->min_normal))))
+		return 0;
+	return 1;
+}
+
 /* array.c's fast_ok for a rounding (round = 1) or an operation into f. */
 static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int round)
 {
@@ -163,6 +210,36 @@ int fpl__acc_fast_allowed(void)
 	return !accum_env(&mode) && mode != 1;
 }
 
+/* J->Bp for the AVX-512 NE64 kernel: a panel's rows contiguous, so the
+ * K x 64 slice that a column of tiles reads stays in cache (with B's own
+ * stride of N doubles the rows of a panel fall into few cache sets). */
+static int pack_b(fpl__acc_job *J)
+{
+	const size_t np = (J->N + NT - 1) / NT, K = J->K, N = J->N;
+	size_t p, k, jj;
+
+	J->Bp = fpl__scratch_alloc(np * K * NT * sizeof *J->Bp);
+	if (!J->Bp)
+		return FPL_ENOMEM;
+	for (p = 0; p < np; p++)
+		for (k = 0; k < K; k++) {
+			double *d = J->Bp + (p * K + k) * NT;
+			for (jj = 0; jj < NT; jj++)
+				d[jj] = p * NT + jj < N ? J->B[k * N + p * NT + jj] : 0.0;
+		}
+	return 0;
+}
+
+#ifdef FPL_HAVE_X86_KERNELS
+/* May the AVX-512 kernels run: the CPU has them and the kernel set in
+ * use is avx512 (FPLAB_KERNELS=avx2 or ref caps them, as it caps the
+ * native kernels)? */
+static int avx512_ok(void)
+{
+	return fpl_cpu()->avx512f && !strcmp(fpl_kernels_selected(), "avx512");
+}
+#endif
+
 static int plan(fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -171,11 +248,28 @@ static int plan(fpl__acc_job *J)
 	J->path = FPL__ACC_REF;
 	if ((r = accum_env(&mode)))
 		return r;
+	if (mode != 1 && fpl__acc_fused64_ok(J)) {
+		J->simd = (mode == 0 || mode == 3) && fpl_cpu()->avx2 && fpl_cpu()->fma;
+#ifdef FPL_HAVE_X86_KERNELS
+		if (J->simd && mode == 0 && avx512_ok())
+			J->simd = 2;
+#endif
+		J->k = fpl__kernels_get(&ks);
+		if (J->k && !ks && kernel_ok(&m->acc, m->acc_rnd, J->st, 1)) {
+			J->path = FPL__ACC_FUSED64;
+			kparams_init(&J->kp, &m->acc, m->acc_rnd, J->st);
+		}
+		return 0;
+	}
 	if (mode == 1 || J->sum || !m->prod_exact || J->K == 0
 	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED
 		&& m->order != FPL_ORDER_EVENODD))
 		return 0;
-	J->simd = mode == 0 && fpl_cpu()->avx2 && fpl_cpu()->fma;
+	J->simd = (mode == 0 || mode == 3) && fpl_cpu()->avx2 && fpl_cpu()->fma;
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->simd && mode == 0 && avx512_ok() && m->acc.m <= 50)
+		J->simd = 2;
+#endif
 	if (m->order == FPL_ORDER_SEQUENTIAL) {
 		r = fpl__acc_fma32_prepare(J);
 		if (r < 0)
@@ -192,11 +286,20 @@ static int plan(fpl__acc_job *J)
 		/* evenodd steps one k at a time into two chains: not NE64's
 		 * ranges, and EXACT64 gives the same bits */
 		J->path = m->acc_rnd == FPL_RND_NE && m->order != FPL_ORDER_EVENODD
-				  ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+				  && m->acc.m <= 50 ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+	else if (J->simd >= 2 && kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_ok(J))
+		J->path = FPL__ACC_NE64, J->verify = 1;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 0))
 		J->path = FPL__ACC_ODD64;
 	if (J->path != FPL__ACC_REF)
 		kparams_init(&J->kp, &m->acc, m->acc_rnd, J->st);
+	if (J->path != FPL__ACC_REF && m->order == FPL_ORDER_BLOCKED && !m->promo.daz
+	    && m->promo.explim && kernel_ok(&m->promo, m->acc_rnd, J->st, 1)) {
+		J->promo_fast = 1;
+		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
+	}
+	if (J->path == FPL__ACC_NE64 && J->simd >= 2)
+		return pack_b(J);
 	return 0;
 }
 
@@ -214,7 +317,9 @@ void fpl__acc_fast_release(fpl__acc_job *J)
 {
 	fpl__scratch_free(J->Af);
 	fpl__scratch_free(J->Bf);
+	fpl__scratch_free(J->Bp);
 	J->Af = J->Bf = NULL;
+	J->Bp = NULL;
 }
 
 /* Lane classes for EXACT64: a zero or non-finite t goes to the engine. */
@@ -298,7 +403,15 @@ static void add_step(fpl__acc_tile *T, uint64_t sn, const double *x, const doubl
 	const uint64_t idx0 = fpl__acc_idx(T, sn, 0);
 	size_t jj;
 
-	if (J->path != FPL__ACC_ODD64) {	/* EXACT64 (evenodd never takes NE64) */
+	if (J->verify) {	/* NE64 verified: x + y with TwoSum's error */
+		for (jj = 0; jj < nj; jj++) {
+			double t = x[jj] + y[jj], bb = t - x[jj];
+			double e = (x[jj] - (t - bb)) + (y[jj] - bb);
+			w->t[jj] = t;
+			w->spc[jj] = (e != 0) | zero_or_special(t);
+		}
+	} else if (J->path != FPL__ACC_ODD64) {	/* EXACT64 (evenodd takes NE64
+						 * only verified) */
 		for (jj = 0; jj < nj; jj++) {
 			w->t[jj] = x[jj] + y[jj];
 			w->spc[jj] = zero_or_special(w->t[jj]);
@@ -324,11 +437,52 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 	size_t k;
 
 	if (T->J->path == FPL__ACC_NE64) {
-		fpl__acc_ne64_chain(T, k0, k1, s);
+		fpl__acc_ne64_chain(T, k0, k1, 1, s);
 		return;
 	}
 	for (k = k0; k < k1; k++)
 		step(T, k, s, w);
+}
+
+/* The block additions R + blk in promo with the set's rounding
+ * (J->promo_fast): r = R + blk in binary64 with Knuth's TwoSum error e
+ * (exact identity: R and blk are finite values of formats with exponent
+ * limits far inside binary64's, so no overflow; -ffp-contract=off keeps
+ * the additions apart).  When e == 0, r is the exact sum and fpl__add_ix
+ * (promo, R, blk) is the engine's one rounding of it with the same draw:
+ * the block kernel's result on the lanes it does not mark (chain_fast.c's
+ * header: an unmarked lane raises only inexact, iff y != r).  A lane
+ * with e != 0, a zero or non-finite r, or a mark runs fpl__add_ix. */
+static void promo_add(fpl__acc_tile *T, uint64_t idx0, double *res, const double *blk,
+		      lanes *w)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_accum_model *m = J->m;
+	uint64_t ninex = 0;
+	fpl_kcounts kc;
+	size_t jj;
+
+	for (jj = 0; jj < T->nj; jj++) {
+		double x = res[jj], y = blk[jj], t = x + y, bb = t - x;
+		double e = (x - (t - bb)) + (y - bb);
+		w->t[jj] = t;
+		w->spc[jj] = (e != 0) | zero_or_special(t);
+	}
+	J->k->round(&J->kpp, w->y, w->t, T->nj, w->spc, 1, 0, idx0, &kc);
+	for (jj = 0; jj < T->nj; jj++) {
+		if (w->spc[jj]) {
+			unsigned fl = 0;
+			res[jj] = fpl__add_ix(&m->promo, res[jj], blk[jj], m->acc_rnd, J->st,
+					      idx0 + jj, &fl);
+			fpl__acc_note(T, jj, fl);
+		} else {
+			uint64_t inex = w->y[jj] != w->t[jj];
+			T->fl[jj] |= (unsigned)inex * FPL_FLAG_INEXACT;
+			ninex += inex;
+			res[jj] = w->y[jj];
+		}
+	}
+	T->cnt[INEX_INDEX] += ninex;
 }
 
 /* blocked: chains from +0, each block added into promo (R = block 0 for
@@ -345,6 +499,10 @@ static void blocked(fpl__acc_tile *T, double *res, lanes *w)
 		for (jj = 0; jj < T->nj; jj++)
 			blk[jj] = 0.0;
 		chain_range(T, k0, K - k0 < B ? K : k0 + B, blk, w);
+		if (J->promo_fast && !(!k0 && !J->C && J->keep_first)) {
+			promo_add(T, fpl__acc_idx(T, K + k0 / B, 0), res, blk, w);
+			continue;
+		}
 		for (jj = 0; jj < T->nj; jj++) {
 			unsigned fl = 0;
 			if (!k0 && !J->C && J->keep_first) {
@@ -374,8 +532,14 @@ static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
 		const uint64_t sn = K + 2 * (k0 / B);
 		for (jj = 0; jj < T->nj; jj++)
 			ch[0][jj] = ch[1][jj] = 0.0;
-		for (k = k0; k < k1; k++)
-			step(T, k, ch[(k - k0) & 1], w);
+		if (J->path == FPL__ACC_NE64) {	/* verified: the kernel, stride 2 */
+			fpl__acc_ne64_chain(T, k0, k1, 2, ch[0]);
+			if (k0 + 1 < k1)
+				fpl__acc_ne64_chain(T, k0 + 1, k1, 2, ch[1]);
+		} else {
+			for (k = k0; k < k1; k++)
+				step(T, k, ch[(k - k0) & 1], w);
+		}
 		add_step(T, sn, ch[0], ch[1], ch[0], w);
 		add_step(T, sn + 1, res, ch[0], res, w);
 	}
@@ -390,6 +554,8 @@ int fpl__acc_fast_tile(fpl__acc_tile *T, double *res)
 
 	if (J->path == FPL__ACC_FMA32)
 		return fpl__acc_fma32_tile(T, res);
+	if (J->path == FPL__ACC_FUSED64)
+		return fpl__acc_fused64_tile(T, res);
 	for (jj = 0; jj < T->nj; jj++)
 		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
 	if (m->order == FPL_ORDER_SEQUENTIAL)

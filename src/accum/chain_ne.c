@@ -4,8 +4,11 @@
  * rounding done in registers: per step, t = fma(a_k, b_kj, s_j) in
  * binary64 (exact: chain_fast.c's exactness condition, so the fma and
  * s + a*b are the same exact value) and t rounded to nearest-even into
- * acc by the fixed-point idiom of kernel_body.h (kb_pick, ne), an AVX2
- * kernel four lanes at a time and the same formula lane by lane.
+ * acc: lane by lane by the fixed-point idiom of kernel_body.h (kb_pick,
+ * ne), argued below; the AVX2 kernel (chain4) and the AVX-512 one
+ * (x86/chain_ne_avx512.c) by an add-and-subtract of a magic constant,
+ * argued there, with the same lanes kept (range test below) and the same
+ * fallback.
  *
  * Why a lane's result and flags are fpl__fma_ix's.  With A = |t|'s
  * binary64 bits, s = 52 - m, mask = 2^s - 1, half = 2^(s-1) and kl = bit
@@ -48,7 +51,7 @@ static void ne_par_init(ne_par *q, const fpl_format *f)
 }
 
 /* The engine's step for lane jj (anything the formula does not cover). */
-static double slow_lane(fpl__acc_tile *T, double a, double b, double s, uint64_t idx, size_t jj)
+double fpl__acc_ne64_slow(fpl__acc_tile *T, double a, double b, double s, uint64_t idx, size_t jj)
 {
 	const fpl_accum_model *m = T->J->m;
 	unsigned fl = 0;
@@ -66,7 +69,7 @@ static double lane(fpl__acc_tile *T, const ne_par *q, double a, double b, double
 	uint64_t Y = (A + q->halfm1 + ((A >> q->s) & 1)) & ~q->mask;
 
 	if (A < q->min_bits || Y > q->max_bits)
-		return slow_lane(T, a, b, s, idx, jj);
+		return fpl__acc_ne64_slow(T, a, b, s, idx, jj);
 	*inex += Y != A;
 	return fpl__from_bits(Y | sgn);
 }
@@ -74,55 +77,124 @@ static double lane(fpl__acc_tile *T, const ne_par *q, double a, double b, double
 #ifdef NE64_X86
 #define NE64_TARGET __attribute__((target("avx2,fma")))
 
-/* Lanes [0, n4) of one step, n4 a multiple of 4; cnt[jj] counts lane
- * jj's inexact steps (as -1 per step: the comparison masks); lanes the
- * formula cannot do are recomputed by slow_lane. */
-NE64_TARGET static void step4(fpl__acc_tile *T, const ne_par *q, double a, const double *b,
-			      double *s, size_t n4, uint64_t idx0, int64_t *cnt)
-{
-	const __m256d av = _mm256_set1_pd(a);
-	const __m256i sign = _mm256_set1_epi64x((long long)FPL__SIGN_BIT);
-	const __m256i one = _mm256_set1_epi64x(1), hm1 = _mm256_set1_epi64x((long long)q->halfm1);
-	const __m256i mask = _mm256_set1_epi64x((long long)q->mask);
-	const __m256i minb = _mm256_set1_epi64x((long long)q->min_bits);
-	const __m256i maxb = _mm256_set1_epi64x((long long)q->max_bits);
-	const __m256i infm1 = _mm256_set1_epi64x(0x7fefffffffffffffll);
-	const __m128i sh = _mm_cvtsi64_si128((long long)q->s);
-	size_t jj;
+/* The AVX2 kernel: lanes [0, n4) (n4 a multiple of 4) of the chains
+ * [k0, k1), sixteen lanes (four registers) held in registers over all
+ * the steps, then four at a time.  A lane's rounding is (t + C) - C with
+ * C = 1.5 * 2^52 * q, q the quantum of acc at t (C's bits: t's exponent
+ * field plus (52-m) << 52, fraction 2^51): x86/chain_ne_avx512.c argues
+ * that this is t rounded to nearest-even in acc for every t with 2^emin
+ * <= |t| and m <= 50 (plan() takes NE64 only with acc's m <= 50).  Kept
+ * lanes: x = bits(|t|) - bits(2^emin) in [0, range], range = bits(L) - 1
+ * - bits(2^emin) with L the least binary64 that rounds above max (that
+ * file's L); signed 64-bit compares suffice (both sides below 2^63).
+ * cnt[jj] counts lane jj's inexact steps as -1 each (comparison masks),
+ * only for kept lanes; the others are recomputed by fpl__acc_ne64_slow
+ * with the step's operands and draw index, which notes their flags. */
+typedef struct ne4_par {
+	__m256i sign, expm, cadd, minv, range, zero;
+} ne4_par;
 
-	for (jj = 0; jj < n4; jj += 4) {
-		__m256d sv = _mm256_loadu_pd(s + jj);
-		__m256d t = _mm256_fmadd_pd(av, _mm256_loadu_pd(b + jj), sv);
-		__m256i u = _mm256_castpd_si256(t), sg = _mm256_and_si256(u, sign);
-		__m256i A = _mm256_xor_si256(u, sg);
-		__m256i kl = _mm256_and_si256(_mm256_srl_epi64(A, sh), one);
-		__m256i Y = _mm256_andnot_si256(mask, _mm256_add_epi64(A, _mm256_add_epi64(hm1, kl)));
-		/* signed compares: A < 2^63, but Y wraps for a NaN with a long
-		 * payload, so A >= inf is tested apart */
-		__m256i bad = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi64(minb, A),
-							      _mm256_cmpgt_epi64(Y, maxb)),
-					      _mm256_cmpgt_epi64(A, infm1));
-		__m256i neq = _mm256_andnot_si256(_mm256_cmpeq_epi64(Y, A), _mm256_set1_epi64x(-1));
-		__m256i c = _mm256_loadu_si256((const __m256i *)(cnt + jj));
-		_mm256_storeu_si256((__m256i *)(cnt + jj),
-				    _mm256_add_epi64(c, _mm256_andnot_si256(bad, neq)));
-		_mm256_storeu_pd(s + jj, _mm256_castsi256_pd(_mm256_or_si256(Y, sg)));
-		if (!_mm256_testz_si256(bad, bad)) {
-			double so[4];
-			int lanes = _mm256_movemask_pd(_mm256_castsi256_pd(bad)), l;
-			_mm256_storeu_pd(so, sv);
-			for (l = 0; l < 4; l++)
-				if (lanes >> l & 1)
-					s[jj + (size_t)l] = slow_lane(T, a, b[jj + (size_t)l], so[l],
-								      idx0 + jj + (size_t)l,
-								      jj + (size_t)l);
+/* One register of one step: y (the kept lanes' rounding) and bad (the
+ * lanes to recompute); cv counts the kept lanes' inexact steps. */
+NE64_TARGET static inline __m256d ne4_calc(const ne4_par *P, __m256d av, const double *b,
+					   __m256d sv, __m256i *cv, __m256i *bad)
+{
+	__m256d t = _mm256_fmadd_pd(av, _mm256_loadu_pd(b), sv);
+	__m256i u = _mm256_castpd_si256(t);
+	__m256d c = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_and_si256(u, P->expm), P->cadd));
+	__m256d y = _mm256_sub_pd(_mm256_add_pd(t, c), c);
+	__m256i x = _mm256_sub_epi64(_mm256_andnot_si256(P->sign, u), P->minv);
+	__m256i neq = _mm256_castpd_si256(_mm256_cmp_pd(y, t, _CMP_NEQ_UQ));
+
+	*bad = _mm256_or_si256(_mm256_cmpgt_epi64(P->zero, x), _mm256_cmpgt_epi64(x, P->range));
+	*cv = _mm256_add_epi64(*cv, _mm256_andnot_si256(*bad, neq));
+	return y;
+}
+
+/* The bad lanes of one register (tile lane base, step k) recomputed. */
+NE64_TARGET static __m256d ne4_fix(fpl__acc_tile *T, double a, const double *b, __m256d sv,
+				   __m256d y, __m256i bad, size_t k, size_t base)
+{
+	double so[4], yo[4];
+	int lanes = _mm256_movemask_pd(_mm256_castsi256_pd(bad)), l;
+	const uint64_t idx0 = fpl__acc_idx(T, k, base);
+
+	_mm256_storeu_pd(so, sv);
+	_mm256_storeu_pd(yo, y);
+	for (l = 0; l < 4; l++)
+		if (lanes >> l & 1)
+			yo[l] = fpl__acc_ne64_slow(T, a, b[l], so[l], idx0 + (uint64_t)l,
+						   base + (size_t)l);
+	return _mm256_loadu_pd(yo);
+}
+
+NE64_TARGET static inline __m256d ne4_step(fpl__acc_tile *T, const ne4_par *P, __m256d av,
+					   double a, const double *b, __m256d sv, __m256i *cv,
+					   size_t k, size_t base)
+{
+	__m256i bad;
+	__m256d y = ne4_calc(P, av, b, sv, cv, &bad);
+
+	if (!_mm256_testz_si256(bad, bad))
+		y = ne4_fix(T, a, b, sv, y, bad, k, base);
+	return y;
+}
+
+NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, size_t k1,
+			       size_t ks, double *s, size_t n4, int64_t *cnt)
+{
+	const fpl__acc_job *J = T->J;
+	const double *arow = J->A + T->i * J->K, *bcol = J->B + T->j0;
+	const uint64_t half = q->halfm1 + 1;
+	const uint64_t lim = q->max_bits + half + 1 - ((q->max_bits >> q->s) & 1);
+	ne4_par P;
+	size_t j = 0, k;
+
+	P.sign = _mm256_set1_epi64x((long long)FPL__SIGN_BIT);
+	P.expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
+	P.cadd = _mm256_set1_epi64x((long long)((q->s << 52) | 0x0008000000000000ull));
+	P.minv = _mm256_set1_epi64x((long long)q->min_bits);
+	P.range = _mm256_set1_epi64x((long long)(lim - 1 - q->min_bits));
+	P.zero = _mm256_setzero_si256();
+	for (; n4 - j >= 16; j += 16) {
+		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
+		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
+		__m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+		for (k = k0; k < k1; k += ks) {
+			const double a = arow[k], *b = bcol + k * J->N + j;
+			const __m256d av = _mm256_set1_pd(a);
+			s0 = ne4_step(T, &P, av, a, b, s0, &c0, k, j);
+			s1 = ne4_step(T, &P, av, a, b + 4, s1, &c1, k, j + 4);
+			s2 = ne4_step(T, &P, av, a, b + 8, s2, &c2, k, j + 8);
+			s3 = ne4_step(T, &P, av, a, b + 12, s3, &c3, k, j + 12);
 		}
+		_mm256_storeu_pd(s + j, s0);
+		_mm256_storeu_pd(s + j + 4, s1);
+		_mm256_storeu_pd(s + j + 8, s2);
+		_mm256_storeu_pd(s + j + 12, s3);
+		_mm256_storeu_si256((__m256i *)(cnt + j), c0);
+		_mm256_storeu_si256((__m256i *)(cnt + j + 4), c1);
+		_mm256_storeu_si256((__m256i *)(cnt + j + 8), c2);
+		_mm256_storeu_si256((__m256i *)(cnt + j + 12), c3);
+	}
+	for (; j < n4; j += 4) {
+		__m256d s0 = _mm256_loadu_pd(s + j);
+		__m256i c0 = _mm256_setzero_si256();
+		for (k = k0; k < k1; k += ks) {
+			const double a = arow[k];
+			s0 = ne4_step(T, &P, _mm256_set1_pd(a), a, bcol + k * J->N + j, s0, &c0, k, j);
+		}
+		_mm256_storeu_pd(s + j, s0);
+		_mm256_storeu_si256((__m256i *)(cnt + j), c0);
 	}
 }
 #endif
 
-/* The chains [k0, k1) of the tile in s[], step numbers k. */
-void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+uint64_t fpl__acc_ne64_avx512_runs;
+
+/* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
+ * numbers k. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
 	const fpl__acc_job *J = T->J;
 	const size_t nj = T->nj;
@@ -134,17 +206,29 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	ne_par_init(&q, &J->m->acc);
 	memset(cnt, 0, sizeof cnt);
 	memset(inex, 0, sizeof inex);
-#ifdef NE64_X86
-	if (J->simd)
-		n4 = nj & ~(size_t)3;
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->simd >= 2) {
+		__atomic_fetch_add(&fpl__acc_ne64_avx512_runs, 1, __ATOMIC_RELAXED);
+		fpl__acc_ne64_avx512(T, k0, k1, ks, s, inex);
+		for (jj = 0; jj < nj; jj++) {
+			if (inex[jj])
+				T->fl[jj] |= FPL_FLAG_INEXACT;
+			total += inex[jj];
+		}
+		T->cnt[INEX_INDEX] += total;
+		return;
+	}
 #endif
-	for (k = k0; k < k1; k++) {
+#ifdef NE64_X86
+	if (J->simd) {
+		n4 = nj & ~(size_t)3;
+		if (n4)
+			chain4(T, &q, k0, k1, ks, s, n4, cnt);
+	}
+#endif
+	for (k = k0; k < k1; k += ks) {
 		const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0;
 		const uint64_t idx0 = fpl__acc_idx(T, k, 0);
-#ifdef NE64_X86
-		if (n4)
-			step4(T, &q, a, b, s, n4, idx0, cnt);
-#endif
 		for (jj = n4; jj < nj; jj++)
 			s[jj] = lane(T, &q, a, b[jj], s[jj], idx0 + jj, jj, &inex[jj]);
 	}

@@ -52,15 +52,18 @@ static void *work(void *arg)
 	worker *w = arg;
 	const fpl__acc_job *J = w->J;
 	const opdesc *d = w->d;
-	size_t tn = (J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE, t, jj, q;
+	size_t t, jj, q;
 	double res[FPL__ACC_TILE];
 
 	for (t = w->t0; t < w->t1; t++) {
 		fpl__acc_tile T;
 		memset(&T, 0, sizeof T);
 		T.J = J;
-		T.i = t / tn;
-		T.j0 = (t % tn) * FPL__ACC_TILE;
+		/* column panel by column panel, rows within a panel: the
+		 * panel's K x 64 slice of B stays in cache across the rows
+		 * (tiles are independent, accum_internal.h: any order) */
+		T.i = t % J->M;
+		T.j0 = (t / J->M) * FPL__ACC_TILE;
 		T.nj = J->N - T.j0 < FPL__ACC_TILE ? J->N - T.j0 : FPL__ACC_TILE;
 		T.scratch = w->scratch;
 		fpl__acc_tile_run(&T, res);

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accum/x86/chain_ne_avx512.c - the NE64 chains (chain_ne.c) on AVX-512:
+ * eight outputs per register, up to 64 outputs of a tile held in
+ * registers for the whole range of steps (one lane = one output's chain,
+ * the running sums never leave the registers between steps), the
+ * inexact counts kept per lane in registers as well.
+ *
+ * Per step and lane: t = fma(a_k, b_kj, s_j) in binary64.  t is the
+ * exact a*b + s (chain_fast.c's EXACT64 condition, which the NE64 path
+ * requires), so the reference's step is t rounded once to nearest-even
+ * into acc.  Here that rounding is done by the classic add-and-subtract
+ * of a magic constant instead of chain_ne.c's integer idiom:
+ *
+ *   Why y = (t + C) - C is t rounded to nearest-even at m+1 bits.  Let
+ *   2^e <= |t| < 2^(e+1) with e >= emin (the lanes kept here: 2^emin <=
+ *   |t|), q = 2^(e-m) the quantum of acc at t, and C = 1.5 * 2^52 * q
+ *   (its bits: those of t's exponent field plus (52-m) << 52, with the
+ *   fraction 2^51; computed in integers from t's bits).  Every binary64
+ *   in [2^52 q, 2^53 q) is a multiple of q and every multiple of q there
+ *   is a binary64; |t| < 2^(m+1) q <= 2^51 q (m <= 50), so t + C lies in
+ *   (2^52 q, 2^53 q), and the hardware's t + C in mode ne (the MXCSR
+ *   default; this file changes no control state) is the exact t + C
+ *   rounded to the nearest multiple of q, ties to the even multiple.
+ *   Since C is an even multiple of q (1.5 * 2^52), the multiple chosen,
+ *   minus C, is the nearest multiple of q to t with ties to an even
+ *   multiple: t rounded to nearest-even in acc's binade at t, which is
+ *   the engine's rounding whenever the result is a normal finite value
+ *   (the carry into the next binade gives 2^(e+1), also a multiple of
+ *   q).  The subtraction (t + C) - C is exact (both in [2^52 q, 2^53 q),
+ *   a difference of multiples of q below 2^(m+2) q: Sterbenz).
+ *   Lanes kept: 2^emin <= |t| < L, where L = the least binary64 whose
+ *   rounding exceeds max (max + half an ulp, plus the smallest binary64
+ *   step when max's last significand bit is even, since the tie then
+ *   goes down to max), tested on the bits: A = bits(|t|), (A - bits(2^emin))
+ *   <= (bits(L) - 1 - bits(2^emin)) unsigned.  A kept lane is neither
+ *   tiny (|t| >= 2^emin under both tininess rules) nor overflowing (its
+ *   rounding is at most max) nor special, so its only flag is inexact,
+ *   raised iff y != t (t is the exact value).  Every other lane (zero,
+ *   tiny, overflow, inf, NaN, and the lanes past the tile's end) is
+ *   recomputed from the step's original operands by fpl__acc_ne64_slow
+ *   (the engine's fpl__fma_ix with the step's draw index), as the
+ *   reference does.  Invalid or overflow raised in MXCSR by the discarded
+ *   computation of those lanes is never read (the engine keeps its own
+ *   flags).
+ *
+ * The verified variant (J->verify: chain_fast.c takes it for mode ne
+ * when the products are exact in binary64 but a product plus a value of
+ * acc may not be): p = a*b is exact (the static condition (1) of
+ * chain_fast.c), t = s + p is binary64's rounded sum, and Knuth's TwoSum
+ * gives its error e = (s + p) - t exactly (no overflow: chain_fast.c's
+ * condition bounds |s + p| below 2^1023; the build's -ffp-contract=off
+ * keeps the additions apart).  A lane with e != 0 (or NaN: an inf or NaN
+ * operand) is bad and goes to the reference; on the others t is the
+ * exact s + a*b and the argument above applies unchanged.  Nothing here
+ * rests on a double-rounding theorem: inexact sums are never rounded by
+ * this file.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "accum/accum_internal.h"
+
+typedef struct kpar {
+	__m512i signv, expm, cadd, minv, range, m1;
+} kpar;
+
+/* The lanes in bad (of the register at tile lane base, step k) by the
+ * reference's step; the others keep y. */
+__attribute__((noinline)) static __m512d fixup(fpl__acc_tile *T, size_t k, size_t base,
+					      __m512d sold, __m512d y, unsigned bad)
+{
+	const fpl__acc_job *J = T->J;
+	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0 + base;
+	const uint64_t idx0 = fpl__acc_idx(T, k, base);
+	double so[8], yo[8];
+
+	_mm512_storeu_pd(so, sold);
+	_mm512_storeu_pd(yo, y);
+	while (bad) {
+		int l = __builtin_ctz(bad);
+		bad &= bad - 1;
+		yo[l] = fpl__acc_ne64_slow(T, a, b[l], so[l], idx0 + (uint64_t)l, base + (size_t)l);
+	}
+	return _mm512_loadu_pd(yo);
+}
+
+/* t for one register: fma(av, bv, sv) (exact by the NE64 condition) or,
+ * when VER, p = av*bv (exact) and t = sv + p with TwoSum's error e of
+ * the addition, the lanes with e != 0 (t not the exact sum) in ev. */
+#define TVAL(t, sv, bv, ev)                                                                    \
+	do {                                                                                   \
+		if (VER) {                                                                     \
+			__m512d p_ = _mm512_mul_pd(av, (bv));                                  \
+			__m512d bb_;                                                           \
+			(t) = _mm512_add_pd((sv), p_);                                         \
+			bb_ = _mm512_sub_pd((t), (sv));                                        \
+			(ev) = _mm512_cmp_pd_mask(                                             \
+				_mm512_add_pd(_mm512_sub_pd((sv), _mm512_sub_pd((t), bb_)),    \
+					      _mm512_sub_pd(p_, bb_)),                         \
+				_mm512_setzero_pd(), _CMP_NEQ_UQ);                             \
+		} else {                                                                       \
+			(t) = _mm512_fmadd_pd(av, (bv), (sv));                                 \
+			(ev) = 0;                                                              \
+		}                                                                              \
+	} while (0)
+
+/* One step of one register: y = the rounding of t (TVAL), bad = the
+ * lanes of valid it cannot do; cv counts the inexact roundings of every
+ * lane (a bad lane's count is taken back by FIX). */
+#define CALC(sv, cv, bv, valid, y, bad)                                                        \
+	do {                                                                                   \
+		__m512d t_;                                                                    \
+		__mmask8 ev_;                                                                  \
+		TVAL(t_, (sv), (bv), ev_);                                                     \
+		__m512i u_ = _mm512_castpd_si512(t_);                                          \
+		__m512d c_ = _mm512_castsi512_pd(                                              \
+			_mm512_add_epi64(_mm512_and_si512(u_, P.expm), P.cadd));               \
+		__m512i A_ = _mm512_andnot_si512(P.signv, u_);                                 \
+		(y) = _mm512_sub_pd(_mm512_add_pd(t_, c_), c_);                                \
+		(bad) = _mm512_mask_cmpgt_epu64_mask((valid), _mm512_sub_epi64(A_, P.minv),   \
+						     P.range) | (ev_ & (valid));               \
+		(cv) = _mm512_mask_sub_epi64((cv), _mm512_cmp_pd_mask((y), t_, _CMP_NEQ_UQ),   \
+					     (cv), P.m1);                                      \
+	} while (0)
+
+/* The bad lanes of one register (tile lane base) by the reference, their
+ * kernel counts taken back (t recomputed as CALC did); then sv = y. */
+#define FIX(sv, cv, y, bad, base)                                                              \
+	do {                                                                                   \
+		if (bad) {                                                                     \
+			__m512d t_;                                                            \
+			__mmask8 ev_;                                                          \
+			TVAL(t_, (sv), bvec(T, k, (base), (bad)), ev_);                        \
+			(void)ev_;                                                             \
+			(cv) = _mm512_mask_add_epi64(                                          \
+				(cv), (__mmask8)((bad) & _mm512_cmp_pd_mask((y), t_, _CMP_NEQ_UQ)), \
+				(cv), P.m1);                                                   \
+			(y) = fixup(T, k, (base), (sv), (y), (unsigned)(bad));                 \
+		}                                                                              \
+		(sv) = (y);                                                                    \
+	} while (0)
+
+/* b_kj for the lanes of bad (others 0). */
+static inline __m512d bvec(fpl__acc_tile *T, size_t k, size_t base, __mmask8 bad)
+{
+	const fpl__acc_job *J = T->J;
+	return _mm512_maskz_loadu_pd(bad, J->B + k * J->N + T->j0 + base);
+}
+
+#define STEP4(x0, x1, x2, x3, d0, d1, d2, d3, b, jb)                                           \
+	do {                                                                                   \
+		__m512d y0, y1, y2, y3;                                                        \
+		__mmask8 e0, e1, e2, e3;                                                       \
+		CALC(x0, d0, _mm512_loadu_pd(b), all, y0, e0);                                 \
+		CALC(x1, d1, _mm512_loadu_pd((b) + 8), all, y1, e1);                           \
+		CALC(x2, d2, _mm512_loadu_pd((b) + 16), all, y2, e2);                          \
+		CALC(x3, d3, _mm512_loadu_pd((b) + 24), all, y3, e3);                          \
+		if (__builtin_expect(!_kortestz_mask8_u8(_kor_mask8(e0, e1), _kor_mask8(e2, e3)), 0)) { \
+			FIX(x0, d0, y0, e0, (jb));                                             \
+			FIX(x1, d1, y1, e1, (jb) + 8);                                         \
+			FIX(x2, d2, y2, e2, (jb) + 16);                                        \
+			FIX(x3, d3, y3, e3, (jb) + 24);                                        \
+		} else {                                                                       \
+			x0 = y0;                                                               \
+			x1 = y1;                                                               \
+			x2 = y2;                                                               \
+			x3 = y3;                                                               \
+		}                                                                              \
+	} while (0)
+
+static void add_counts(uint64_t *cnt, __m512i cv, size_t n)
+{
+	uint64_t co[8];
+	size_t l;
+
+	_mm512_storeu_si512(co, cv);
+	for (l = 0; l < n; l++)
+		cnt[l] += co[l];
+}
+
+__attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k0, size_t k1,
+						     size_t ks, double *s, uint64_t *cnt,
+						     const int VER)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_format *f = &J->m->acc;
+	const size_t nj = T->nj;
+	/* B's column panel: packed (J->Bp, rows of 64) or in place */
+	const size_t N = J->Bp ? FPL__ACC_TILE : J->N;
+	const uint64_t half = 1ull << (51 - f->m);
+	const uint64_t minb = fpl__bits(f->min_normal), maxb = fpl__bits(f->max);
+	const uint64_t lim = maxb + half + 1 - ((maxb >> (52 - f->m)) & 1);
+	const double *arow = J->A + T->i * J->K;
+	const double *bcol = J->Bp ? J->Bp + T->j0 / FPL__ACC_TILE * J->K * FPL__ACC_TILE
+				   : J->B + T->j0;
+	const __mmask8 all = 0xff;
+	size_t j0 = 0, k;
+	kpar P;
+
+	P.signv = _mm512_set1_epi64((long long)0x8000000000000000ull);
+	P.expm = _mm512_set1_epi64(0x7ff0000000000000ll);
+	P.cadd = _mm512_set1_epi64((long long)(((uint64_t)(52 - f->m) << 52) | 0x0008000000000000ull));
+	P.minv = _mm512_set1_epi64((long long)minb);
+	P.range = _mm512_set1_epi64((long long)(lim - 1 - minb));
+	P.m1 = _mm512_set1_epi64(-1);
+	/* whole tiles of 64 lanes: eight registers, no masks */
+	for (; nj - j0 >= 64; j0 += 64) {
+		__m512d s0 = _mm512_loadu_pd(s + j0), s1 = _mm512_loadu_pd(s + j0 + 8);
+		__m512d s2 = _mm512_loadu_pd(s + j0 + 16), s3 = _mm512_loadu_pd(s + j0 + 24);
+		__m512d s4 = _mm512_loadu_pd(s + j0 + 32), s5 = _mm512_loadu_pd(s + j0 + 40);
+		__m512d s6 = _mm512_loadu_pd(s + j0 + 48), s7 = _mm512_loadu_pd(s + j0 + 56);
+		__m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+		__m512i c6 = c0, c7 = c0;
+		for (k = k0; k < k1; k += ks) {
+			const __m512d av = _mm512_set1_pd(arow[k]);
+			const double *b = bcol + k * N + j0;
+			STEP4(s0, s1, s2, s3, c0, c1, c2, c3, b, j0);
+			STEP4(s4, s5, s6, s7, c4, c5, c6, c7, b + 32, j0 + 32);
+		}
+		_mm512_storeu_pd(s + j0, s0);
+		_mm512_storeu_pd(s + j0 + 8, s1);
+		_mm512_storeu_pd(s + j0 + 16, s2);
+		_mm512_storeu_pd(s + j0 + 24, s3);
+		_mm512_storeu_pd(s + j0 + 32, s4);
+		_mm512_storeu_pd(s + j0 + 40, s5);
+		_mm512_storeu_pd(s + j0 + 48, s6);
+		_mm512_storeu_pd(s + j0 + 56, s7);
+		add_counts(cnt + j0, c0, 8);
+		add_counts(cnt + j0 + 8, c1, 8);
+		add_counts(cnt + j0 + 16, c2, 8);
+		add_counts(cnt + j0 + 24, c3, 8);
+		add_counts(cnt + j0 + 32, c4, 8);
+		add_counts(cnt + j0 + 40, c5, 8);
+		add_counts(cnt + j0 + 48, c6, 8);
+		add_counts(cnt + j0 + 56, c7, 8);
+	}
+	/* the rest: one register at a time, the last one masked */
+	for (; j0 < nj; j0 += 8) {
+		const size_t n = nj - j0 < 8 ? nj - j0 : 8;
+		const __mmask8 valid = (__mmask8)((1u << n) - 1);
+		__m512d s0 = _mm512_maskz_loadu_pd(valid, s + j0);
+		__m512i c0 = _mm512_setzero_si512();
+		for (k = k0; k < k1; k += ks) {
+			const __m512d av = _mm512_set1_pd(arow[k]);
+			__m512d y0;
+			__mmask8 e0;
+			CALC(s0, c0, _mm512_maskz_loadu_pd(valid, bcol + k * N + j0), valid, y0, e0);
+			FIX(s0, c0, y0, e0, j0);
+		}
+		_mm512_mask_storeu_pd(s + j0, valid, s0);
+		add_counts(cnt + j0, c0, n);
+	}
+}
+
+void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			  uint64_t *cnt)
+{
+	if (T->J->verify)
+		run(T, k0, k1, ks, s, cnt, 1);
+	else
+		run(T, k0, k1, ks, s, cnt, 0);
+}
