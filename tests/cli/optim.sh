@@ -11,10 +11,7 @@
 cd "$T" || exit 1
 
 # col FILE POLICY COLUMN: COLUMN of POLICY's last row in a TSV report
-col() {
-	awk -F '\t' -v p="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
-		$k["policy"] == p { v = $k[c] } END { print v }' "$1"
-}
+col() { tsv_last "$1" policy "$2" "$3"; }
 
 # cols FILE POLICY COLUMN...: those columns of POLICY's last row, one line
 cols() {
