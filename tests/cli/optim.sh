@@ -50,11 +50,6 @@ fplab optim --steps 1 --sizes 10 --optim adam --policy none:bf16 --policy fp32-m
 expect_out "adam state bytes" "4 8" eval "awk -F '\t' 'NR > 1 { printf \"%s%s\", s, \$18; s = \" \" } END { print \"\" }' mema.tsv"
 
 # --- every option, once each, accepted
-ok() {
-	checks=$((checks + 1))
-	"$@" >ok.out 2>ok.err || fail "exit $?: $* : $(cat ok.err)"
-	[ -s ok.err ] && fail "stderr from: $*: $(cat ok.err)"
-}
 ok fplab optim --steps 3 --sizes 50 --optim sgd --lr 0.01 --momentum 0.9 --dampening 0 --nesterov \
 	--weight-decay 1e-4 --policy none:fp16
 ok fplab optim --steps 3 --sizes 50 --optim sgd --momentum 0.9 --dampening 0.1 --policy kahan:e5m2
