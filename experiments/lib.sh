@@ -29,6 +29,7 @@
 # The script's name, for the messages.
 _exp_name=${0##*/}
 
+# shellcheck disable=SC2016,SC2034 # awk text, used by the sourcing scripts
 TSV_AWK='
 	function tsvhead(   i) { for (i = 1; i <= NF; i++) c[$i] = i }
 	function tsvcol(names,   k, n, v) {
