@@ -28,6 +28,7 @@
 # different gradients; the table gives the mean over them and the spread
 # (largest minus smallest).  About 15 seconds.
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 SEEDS=${SEEDS:-1 2 3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fplab-grp.XXXXXX")
@@ -36,23 +37,10 @@ trap 'rm -rf "$TMP"' EXIT
 for s in $SEEDS; do
 	"$FPLAB" allreduce --nodes 256 --comm e5m2 --acc e5m2 --seed "$s" --algo hier,hier-ring,ring \
 		--group 4,8,16,32,64 --layers '9408:lognormal:-8,1;9408:lognormal:-8,0.5' --tsv |
-		awk -v s="$s" 'NR == 1 { print "seed\t" $0; next } { print s "\t" $0 }' >"$TMP/s$s.tsv"
-	# one header
-	[ -s "$TMP/all.tsv" ] || head -n 1 "$TMP/s$s.tsv" >"$TMP/all.tsv"
-	tail -n +2 "$TMP/s$s.tsv" >>"$TMP/all.tsv"
+		tag_into "$TMP/all.tsv" seed "$s"
 done
 
-awk -F '\t' -v seeds="$SEEDS" '
-	# col(NAMES): the column of the first of the |-separated names the
-	# header has (the report columns are read by name, not position)
-	function col(names,   k, n, v) {
-		n = split(names, v, "|")
-		for (k = 1; k <= n; k++)
-			if (v[k] in c)
-				return c[v[k]]
-		printf "allreduce-group-size.sh: no column %s in the report\n", names > "/dev/stderr"
-		exit 1
-	}
+awk -F '\t' -v seeds="$SEEDS" "$TSV_AWK"'
 	function pct(x) { return sprintf("%6.2f%%", 100 * x) }
 	BEGIN {
 		ng = split("4 8 16 32 64 ring", G, " ")
@@ -62,20 +50,16 @@ awk -F '\t' -v seeds="$SEEDS" '
 		nl = 2; lay[1] = "layer0"; lay[2] = "layer1"
 		lname["layer0"] = "sigma 1"; lname["layer1"] = "sigma 0.5"
 	}
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; ca = col("algo"); cg = col("group")
-		cl = col("layer"); cs = col("steps"); ce = col("mean_rel_error|avg_rel_error"); next }
+	NR == 1 { tsvhead(); ca = tsvcol("algo"); cg = tsvcol("group")
+		cl = tsvcol("layer"); cs = tsvcol("steps"); ce = tsvcol("mean_rel_error|avg_rel_error"); next }
 	$cl == "layer0" || $cl == "layer1" {
 		g = $ca == "ring" ? "ring" : $cg
 		a = $ca == "ring" ? "ring" : $ca
 		steps[a, g] = $cs
-		k = a SUBSEP g SUBSEP $cl
-		e = $ce + 0
-		if (!(k in n)) { lo[k] = e; hi[k] = e }
-		n[k]++; sum[k] += e
-		if (e < lo[k]) lo[k] = e
-		if (e > hi[k]) hi[k] = e
+		err[a, g, $cl, $1] = $ce + 0
 	}
 	END {
+		if (tsv_bad) exit 1
 		ns = split(seeds, S, " ")
 		print "Table 9: 256 nodes, (5,2) = e5m2, one layer of 9408 positive lognormal values per node"
 		print ""
@@ -105,8 +89,8 @@ awk -F '\t' -v seeds="$SEEDS" '
 					a = g == "ring" ? "ring" : (j == 1 ? "hier" : "hier-ring")
 					k = a SUBSEP g SUBSEP lay[l]
 					if (g == "ring" && j == 2) { printf "  %-18s", "(as left)"; continue }
-					m[k] = sum[k] / n[k]
-					printf "  %s [%5.2f]     ", pct(m[k]), 100 * (hi[k] - lo[k])
+					seeds_spread(err, k); mean[k] = m; spread[k] = sp
+					printf "  %s [%5.2f]     ", pct(m), 100 * sp
 				}
 			print ""
 		}
@@ -118,14 +102,14 @@ awk -F '\t' -v seeds="$SEEDS" '
 				best = ""
 				for (i = 1; i < ng; i++) {
 					k = a SUBSEP G[i] SUBSEP lay[l]
-					if (best == "" || m[k] < bm) { best = G[i]; bm = m[k] }
+					if (best == "" || mean[k] < bm) { best = G[i]; bm = mean[k] }
 				}
 				worst_ring = 1
 				for (i = 1; i < ng; i++)
-					if (m[a, G[i], lay[l]] >= m["ring", "ring", lay[l]]) worst_ring = 0
+					if (mean[a, G[i], lay[l]] >= mean["ring", "ring", lay[l]]) worst_ring = 0
 				if (l == 1 && j == 1) worst_all = 1
-				if (!worst_ring || m[a, "4", lay[l]] <= m[a, best, lay[l]] \
-				    || m[a, "64", lay[l]] <= m[a, best, lay[l]]) worst_all = 0
+				if (!worst_ring || mean[a, "4", lay[l]] <= mean[a, best, lay[l]] \
+				    || mean[a, "64", lay[l]] <= mean[a, best, lay[l]]) worst_all = 0
 				bestg[a, lay[l]] = best
 				printf "fplab %-9s %-9s: smallest error at G = %-2s (paper: 16); ring the worst: %s\n",
 					a, lname[lay[l]], best, worst_ring ? "yes (as in the paper)" : "NO"
@@ -135,10 +119,10 @@ awk -F '\t' -v seeds="$SEEDS" '
 		for (l = 1; l <= nl; l++)
 			for (i = 1; i < ng; i++) {
 				k1 = "hier" SUBSEP G[i] SUBSEP lay[l]; k2 = "hier-ring" SUBSEP G[i] SUBSEP lay[l]
-				d = m[k1] - m[k2]; if (d < 0) d = -d
+				d = mean[k1] - mean[k2]; if (d < 0) d = -d
 				if (d > dmax) dmax = d
-				if (hi[k1] - lo[k1] > smax) smax = hi[k1] - lo[k1]
-				if (hi[k2] - lo[k2] > smax) smax = hi[k2] - lo[k2]
+				if (spread[k1] > smax) smax = spread[k1]
+				if (spread[k2] > smax) smax = spread[k2]
 			}
 		print ""
 		r = steps["hier", "16"] == 74 || steps["hier-ring", "16"] == 74

@@ -15,6 +15,7 @@
 # (default 1 2 3) draw different gradients: the mean and the spread over
 # them.  A few seconds.
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 SEEDS=${SEEDS:-1 2 3}
 
@@ -23,32 +24,10 @@ run() {
 	"$FPLAB" allreduce --nodes "$1" $2 --comm e5m2,e4m3ieee,e3m0 --scale none,aps --seed "$3" \
 		--layers '4096:normal:0,1e-3;4096:lognormal:-9,1' --tsv
 }
-h=1
 for s in $SEEDS; do
-	{ run 8 "--algo ring" "$s"; run 256 "--algo hier --group 16" "$s" | tail -n +2; } |
-		awk -v s="$s" -v h="$h" 'NR == 1 { if (h) print "seed\t" $0; next } { print s "\t" $0 }'
-	h=0
+	{ run 8 "--algo ring" "$s"; run 256 "--algo hier --group 16" "$s" | tail -n +2; } | tag seed "$s"
 done |
-awk -F '\t' -v seeds="$SEEDS" '
-	# col(NAMES): the column of the first of the |-separated names present
-	function col(names,   k, n, v) {
-		n = split(names, v, "|")
-		for (k = 1; k <= n; k++)
-			if (v[k] in c)
-				return c[v[k]]
-		printf "aps-formats.sh: no column %s in the report\n", names > "/dev/stderr"
-		exit 1
-	}
-	# mean (m) and spread (sp) over the seeds of x[key, seed]
-	function stats(x, key,   i, y, lo, hi) {
-		m = 0
-		for (i = 1; i <= ns; i++) {
-			y = x[key, S[i]]; m += y
-			if (i == 1 || y < lo) lo = y
-			if (i == 1 || y > hi) hi = y
-		}
-		m /= ns; sp = hi - lo
-	}
+awk -F '\t' -v seeds="$SEEDS" "$TSV_AWK"'
 	BEGIN {
 		ns = split(seeds, S, " ")
 		fmt["e5m2"] = "(5,2)"; fmt["e4m3ieee"] = "(4,3)"; fmt["e3m0"] = "(3,0)"
@@ -61,28 +40,29 @@ awk -F '\t' -v seeds="$SEEDS" '
 		paper["256 (4,3) none"] = "fails (0.1)";         paper["256 (4,3) aps"] = "75.93"
 		paper["256 (3,0) none"] = "-";                   paper["256 (3,0) aps"] = "-"
 	}
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-	$col("layer") == "total" {
-		f = $col("comm"); sub(/:.*/, "", f)
-		key = $col("nodes") " " fmt[f] " " $col("scale")
+	$1 == "seed" { tsvhead(); next }	# a header per seed
+	$tsvcol("layer") == "total" {
+		f = $tsvcol("comm"); sub(/:.*/, "", f)
+		key = $tsvcol("nodes") " " fmt[f] " " $tsvcol("scale")
 		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-		z[key, $1] = 100 * $col("became_zero") / $col("n")
-		r[key, $1] = $col("mean_rel_error|avg_rel_error")
-		u[key, $1] = $col("underflow"); o[key, $1] = $col("overflow")
-		ni[key, $1] = $col("nan") + $col("inf"); k[key] = $col("scale_log2")
+		z[key, $1] = 100 * $tsvcol("became_zero") / $tsvcol("n")
+		r[key, $1] = $tsvcol("mean_rel_error|avg_rel_error")
+		u[key, $1] = $tsvcol("underflow"); o[key, $1] = $tsvcol("overflow")
+		ni[key, $1] = $tsvcol("nan") + $tsvcol("inf"); k[key] = $tsvcol("scale_log2")
 	}
 	END {
+		if (tsv_bad) exit 1
 		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
 		printf "%-5s %-6s %-5s %5s %9s %9s %17s %8s %17s  %s\n", "nodes", "format", "scale",
 			"k", "underflow", "overflow", "zero%", "nan+inf", "mean_rel", "paper (top-1 accuracy)"
 		for (i = 1; i <= nk; i++) {
 			key = order[i]; split(key, w, " ")
 			printf "%-5s %-6s %-5s %5s", w[1], w[2], w[3], k[key]
-			stats(u, key); printf " %9.0f", m
-			stats(o, key); printf " %9.0f", m
-			stats(z, key); zero[key] = m; printf " %7.1f%% [%5.1f]", m, sp
-			stats(ni, key); printf " %8.0f", m
-			stats(r, key); rel[key] = m; printf " %8.3g [%6.3g]  %s\n", m, sp, paper[key]
+			seeds_spread(u, key); printf " %9.0f", m
+			seeds_spread(o, key); printf " %9.0f", m
+			seeds_spread(z, key); zero[key] = m; printf " %7.1f%% [%5.1f]", m, sp
+			seeds_spread(ni, key); printf " %8.0f", m
+			seeds_spread(r, key); rel[key] = m; printf " %8.3g [%6.3g]  %s\n", m, sp, paper[key]
 		}
 		print ""
 		print "k: the smallest APS shift of the two layers (of the last seed); zero%: sums that became 0"

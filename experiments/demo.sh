@@ -11,6 +11,7 @@
 set -eu
 FPLAB=${1:-./fplab}
 here=$(dirname "$0")
+. "$here/lib.sh"
 say() { printf '\n== %s\n' "$*"; }
 note() { printf '   %s\n' "$*"; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fplab-demo.XXXXXX")
@@ -22,29 +23,19 @@ trap 'exit 1' HUP INT TERM
 # column NAME is VALUE.  A name may list alternatives, "a|b" (a column
 # renamed); a name found nowhere in the header is an error.
 cols() {
-	awk -F'\t' -v spec="$*" '
-	function find(names,   alt, n, i) {
-		n = split(names, alt, "|")
-		for (i = 1; i <= n; i++)
-			if (alt[i] in col)
-				return col[alt[i]]
-		printf "demo: no column %s in the report\n", names > "/dev/stderr"
-		bad = 1
-		exit 1
-	}
+	awk -F'\t' -v spec="$*" "$TSV_AWK"'
 	NR == 1 {
-		for (i = 1; i <= NF; i++)
-			col[$i] = i
+		tsvhead()
 		nw = nf = 0
 		ns = split(spec, s, " ")
 		for (i = 1; i <= ns; i++) {
 			if (index(s[i], "=")) {
 				nw++
-				wcol[nw] = find(substr(s[i], 1, index(s[i], "=") - 1))
+				wcol[nw] = tsvcol(substr(s[i], 1, index(s[i], "=") - 1))
 				wval[nw] = substr(s[i], index(s[i], "=") + 1)
 			} else {
 				nf++
-				fcol[nf] = find(s[i])
+				fcol[nf] = tsvcol(s[i])
 				fname[nf] = s[i]
 				sub(/\|.*/, "", fname[nf])
 			}
@@ -63,7 +54,7 @@ cols() {
 			cell[rows, j] = $fcol[j]
 	}
 	END {
-		if (bad)
+		if (tsv_bad)
 			exit 1
 		for (j = 1; j <= nf; j++)
 			for (r = 1; r <= rows; r++)
@@ -109,8 +100,9 @@ done
 sample=$here/data/sample-grads.npz
 if [ -f "$sample" ]; then
 	say "gradients of a small model: how much becomes zero in fp16, and does loss scaling help?"
-	"$FPLAB" hist "$sample" -f fp16 --tsv | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		{ printf "  %-18s %6d values, %6.2f%% became zero in fp16\n", $c["tensor"], $c["n"], 100 * $c["became_zero"] / $c["n"] }'
+	"$FPLAB" hist "$sample" -f fp16 --tsv | awk -F'\t' "$TSV_AWK"'NR == 1 { tsvhead(); next }
+		{ printf "  %-18s %6d values, %6.2f%% became zero in fp16\n", $tsvcol("tensor"), $tsvcol("n"),
+		  100 * $tsvcol("became_zero") / $tsvcol("n") }'
 	say "the same dump in e4m3fn with APS per-tensor power-of-two scaling, per binade (first lines)"
 	"$FPLAB" hist "$sample" -f e4m3fn --aps | head -n 16
 fi

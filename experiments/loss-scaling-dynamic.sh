@@ -13,6 +13,7 @@
 #
 #   sh experiments/loss-scaling-dynamic.sh [FPLAB]
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 STEPS=${STEPS:-400}
 INTERVAL=${INTERVAL:-50}
@@ -23,13 +24,13 @@ echo "dynamic:65536:2:0.5:$INTERVAL on fp32-master:fp16 ($STEPS steps, spikes x 
 printf '%6s %10s %8s  %s\n' step scale skipped event
 # shellcheck disable=SC2086
 "$FPLAB" optim $COMMON --seed "${SEEDS%% *}" --loss-scale "dynamic:65536:2:0.5:$INTERVAL" \
-	--policy fp32-master:fp16 --every 1 --tsv | awk -F '\t' '
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; cs = "loss_scale" in c ? c["loss_scale"] : c["scale"]; next }
+	--policy fp32-master:fp16 --every 1 --tsv | awk -F '\t' "$TSV_AWK"'
+	NR == 1 { tsvhead(); cs = tsvcol("loss_scale|scale"); next }
 	{
-		s = $cs; k = $c["skipped"]; ev = ""
+		s = $cs; k = $tsvcol("skipped"); ev = ""
 		if (k > pk) ev = "skipped (inf/NaN in the scaled gradients): scale halves next"
 		else if (NR > 2 && s != ps) ev = (s > ps ? "grown after " '"$INTERVAL"' " clean steps" : "changed")
-		if (ev != "" || NR == 2) printf "%6s %10s %8s  %s\n", $c["step"], s, k, ev == "" ? "start" : ev
+		if (ev != "" || NR == 2) printf "%6s %10s %8s  %s\n", $tsvcol("step"), s, k, ev == "" ? "start" : ev
 		ps = s; pk = k
 	}'
 echo
@@ -39,42 +40,32 @@ for sc in "dynamic:65536:2:0.5:$INTERVAL" 65536 1024 none; do
 	for s in $SEEDS; do
 		# shellcheck disable=SC2086
 		"$FPLAB" optim $COMMON --seed "$s" --loss-scale "$sc" --policy fp32-master:fp16 --tsv |
-			awk -v sc="$sc" -v s="$s" 'NR == 1 { print "scaling\tseed\t" $0; next } { print sc "\t" s "\t" $0 }'
+			tag_into "$TMP/all.tsv" 'scaling\tseed' "$sc\t$s"
 	done
-done >"$TMP/all.tsv"
-awk -F '\t' -v seeds="$SEEDS" -v t="$((STEPS * 2000))" '
-	function stats(x, key,   i, y, lo, hi) {
-		m = 0; nan = 0
-		for (i = 1; i <= ns; i++) {
-			y = x[key, S[i]]
-			if (y != y + 0 || y == "nan" || y == "inf" || y == "-nan") { nan = 1; continue }
-			m += y
-			if (i == 1 || y < lo) lo = y
-			if (i == 1 || y > hi) hi = y
-		}
-		m /= ns; sp = hi - lo
-	}
+done
+awk -F '\t' -v seeds="$SEEDS" -v t="$((STEPS * 2000))" "$TSV_AWK"'
 	BEGIN { ns = split(seeds, S, " ") }
-	$1 == "scaling" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { tsvhead(); next }
 	{
 		if (!($1 in seen)) { seen[$1] = 1; order[++nk] = $1 }
-		sk[$1, $2] = $c["skipped"]; nz[$1, $2] = $c["nonzero"] / t
-		ap[$1, $2] = ($c["nonzero"] - $c["vanished"]) / t; gu[$1, $2] = $c["grad_underflow"]
-		dr[$1, $2] = $c["drift"]
-		if ($c["drift"] !~ /^[0-9.e+-]+$/) bad[$1] = 1
+		sk[$1, $2] = $tsvcol("skipped"); nz[$1, $2] = $tsvcol("nonzero") / t
+		ap[$1, $2] = ($tsvcol("nonzero") - $tsvcol("vanished")) / t; gu[$1, $2] = $tsvcol("grad_underflow")
+		dr[$1, $2] = $tsvcol("drift")
+		if ($tsvcol("drift") !~ /^[0-9.e+-]+$/) bad[$1] = 1
 	}
 	END {
+		if (tsv_bad) exit 1
 		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
 		printf "%-24s %8s %17s %9s %14s %10s\n", "scaling", "skipped", "nonzero", "applied",
 			"grad_underflow", "drift"
 		for (i = 1; i <= nk; i++) {
 			k = order[i]
-			stats(sk, k); printf "%-24s %8.1f", k, m
-			stats(nz, k); n[k] = m; printf " %7.1f%% [%5.2f]", 100 * m, 100 * sp
-			stats(ap, k); printf " %8.1f%%", 100 * m
-			stats(gu, k); printf " %14.0f", m
+			seeds_spread(sk, k); printf "%-24s %8.1f", k, m
+			seeds_spread(nz, k); n[k] = m; printf " %7.1f%% [%5.2f]", 100 * m, 100 * sp
+			seeds_spread(ap, k); printf " %8.1f%%", 100 * m
+			seeds_spread(gu, k); printf " %14.0f", m
 			if (bad[k]) printf " %10s\n", "not finite"
-			else { stats(dr, k); printf " %10.3g\n", m }
+			else { seeds_spread(dr, k); printf " %10.3g\n", m }
 		}
 		d = order[1]
 		print ""

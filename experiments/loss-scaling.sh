@@ -13,6 +13,7 @@
 # fixed (experiments/data/gen-sample.c, one seed): there is no spread over
 # seeds to give.
 set -e
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 DIR=$(cd "$(dirname "$0")" && pwd)
 DUMP=${2:-$DIR/data/sample-grads.npz}
@@ -25,9 +26,10 @@ for s in 1 8 64 1024 aps; do
 	if [ "$s" = aps ]; then opt=--aps; else opt="--loss-scale $s"; fi
 	# shellcheck disable=SC2086
 	"$FPLAB" hist -f "$FORMAT" $opt --tsv "$DUMP" |
-		awk -F'\t' -v s="$s" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-			{ printf "%s\t%s\t%s\t%.4f\t%.4f\t%.4f\t%s\n", s, $c["tensor"], $c["n"],
-			  $c["became_zero_frac"], $c["subnormal_frac"], $c["overflow_frac"], $c["scale"] }'
+		awk -F'\t' -v s="$s" "$TSV_AWK"'NR == 1 { tsvhead(); next }
+			{ printf "%s\t%s\t%s\t%.4f\t%.4f\t%.4f\t%s\n", s, $tsvcol("tensor"), $tsvcol("n"),
+			  $tsvcol("became_zero_frac"), $tsvcol("subnormal_frac"), $tsvcol("overflow_frac"),
+			  $tsvcol("applied_scale|scale") }'
 done | tee "$TMP/all.tsv"
 [ -n "${DUMP##*sample-grads.npz}" ] && exit 0	# another dump: the table only
 awk -F '\t' '

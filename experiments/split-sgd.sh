@@ -13,6 +13,7 @@
 #
 #   sh experiments/split-sgd.sh [FPLAB]
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 STEPS=${STEPS:-300}
 SIZE=${SIZE:-10000}
@@ -29,42 +30,34 @@ run() {
 }
 for o in "--optim sgd --lr 1e-2 --momentum 0.9" "--optim adagrad" "--optim lamb"; do
 	for s in $SEEDS; do
-		run "$o" "$s" | awk -v s="$s" 'NR == 1 { print "seed\t" $0; next } { print s "\t" $0 }'
+		run "$o" "$s" | tag_into "$TMP/all.tsv" seed "$s"
 	done
-done >"$TMP/all.tsv"
-awk -F '\t' -v seeds="$SEEDS" '
-	function stats(x, key,   i, y, lo, hi) {
-		m = 0
-		for (i = 1; i <= ns; i++) {
-			y = x[key, S[i]]; m += y
-			if (i == 1 || y < lo) lo = y
-			if (i == 1 || y > hi) hi = y
-		}
-		m /= ns; sp = hi - lo
-	}
+done
+awk -F '\t' -v seeds="$SEEDS" "$TSV_AWK"'
 	BEGIN { ns = split(seeds, S, " ") }
-	$1 == "seed" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { tsvhead(); next }
 	{
-		key = $c["optim"] SUBSEP $c["policy"]
+		key = $tsvcol("optim") SUBSEP $tsvcol("policy")
 		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-		va[key, $1] = $c["vanished_frac"]; dr[key, $1] = $c["drift"]; md[key, $1] = $c["master_drift"]
-		sr[key, $1] = $c["split_rne_differs"]
-		by[key] = $c["bytes_per_param"]; wb[key] = $c["weight_bytes"]; mb[key] = $c["master_bytes"]
-		sb[key] = $c["state_bytes"]
-		if ($c["policy"] == "split:bf16") sm[$c["optim"], $1] = $c["master_drift"]
-		if ($c["policy"] == "fp32-master:bf16") fm[$c["optim"], $1] = $c["master_drift"]
+		va[key, $1] = $tsvcol("vanished_frac"); dr[key, $1] = $tsvcol("drift"); md[key, $1] = $tsvcol("master_drift")
+		sr[key, $1] = $tsvcol("split_rne_differs")
+		by[key] = $tsvcol("bytes_per_param"); wb[key] = $tsvcol("weight_bytes"); mb[key] = $tsvcol("master_bytes")
+		sb[key] = $tsvcol("state_bytes")
+		if ($tsvcol("policy") == "split:bf16") sm[$tsvcol("optim"), $1] = $tsvcol("master_drift")
+		if ($tsvcol("policy") == "fp32-master:bf16") fm[$tsvcol("optim"), $1] = $tsvcol("master_drift")
 	}
 	END {
+		if (tsv_bad) exit 1
 		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
 		printf "%-8s %-17s %17s %11s %11s %10s %6s %7s %7s %6s\n", "optim", "policy", "vanished",
 			"drift", "master_drift", "split!=rne", "bytes", "weight", "master", "state"
 		for (i = 1; i <= nk; i++) {
 			key = order[i]; split(key, w, SUBSEP)
-			stats(va, key); printf "%-8s %-17s %8.2f%% [%5.2f]", w[1], w[2], 100 * m, 100 * sp
-			stats(dr, key); printf " %11.4g", m
-			stats(md, key); printf " %11.4g", m
+			seeds_spread(va, key); printf "%-8s %-17s %8.2f%% [%5.2f]", w[1], w[2], 100 * m, 100 * sp
+			seeds_spread(dr, key); printf " %11.4g", m
+			seeds_spread(md, key); printf " %11.4g", m
 			if (sr[key, S[1]] == "") printf " %10s", "-"
-			else { stats(sr, key); printf " %9.1f%%", 100 * m }
+			else { seeds_spread(sr, key); printf " %9.1f%%", 100 * m }
 			printf " %6s %7s %7s %6s\n", by[key], wb[key], mb[key], sb[key]
 		}
 		same = 1

@@ -22,6 +22,7 @@
 #     not, and the first loss is at 2^(m+2).
 #   Below A/B = 2^(m+1) B is never wholly lost.
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 
 # first FMT A PRED [SIG]: the first k in 0..64 where A + SIG 2^-k (SIG 1 by
@@ -32,10 +33,10 @@ first() {
 		printf '%s %sp-%d\n' "$2" "${4:-0x1}" $_k
 		_k=$((_k + 1))
 	done | "$FPLAB" calc add -f "$1" --flags --tsv |
-		awk -F '\t' -v pred="$3" -v a="$2" '
-			NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		awk -F '\t' -v pred="$3" -v a="$2" "$TSV_AWK"'
+			NR == 1 { tsvhead(); next }
 			{ k = NR - 2
-			  hit = pred == "inexact" ? ($c["flags"] ~ /inexact/) : ($c["result"] == $c["a"])
+			  hit = pred == "inexact" ? ($tsvcol("flags") ~ /inexact/) : ($tsvcol("result") == $tsvcol("a"))
 			  if (hit) { print k; exit } }'
 }
 
@@ -43,7 +44,7 @@ printf '%-7s %3s  %-14s %-14s %-14s %-14s  %s\n' format m "partly, B=2^-k" "part
 	"wholly, A=1" "wholly, A=1+u" "rule"
 bad=0
 for f in fp16 bf16 fp32 e4m3fn e5m2 e5m7; do
-	m=$("$FPLAB" formats "$f" --tsv | awk -F '\t' 'NR == 2 { print $4 }')
+	m=$("$FPLAB" formats "$f" --tsv | awk -F '\t' "$TSV_AWK"'NR == 1 { tsvhead() } NR == 2 { print $tsvcol("m") }')
 	odd=$(awk -v m="$m" 'BEGIN { printf "%.17g", 1 + 2 ^ -m }')
 	p1=$(first "$f" 1 inexact)
 	p2=$(first "$f" 1 inexact 0x1.8)

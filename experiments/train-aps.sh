@@ -20,6 +20,7 @@
 # policies of one run per seed (the same initial weights and batches).
 # About 40 seconds of CPU time.
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 LIMIT=${LIMIT:-6400}
 EPOCHS=${EPOCHS:-2}
@@ -45,17 +46,9 @@ for s in $SEEDS; do
 	# shellcheck disable=SC2086 # POLICIES is a word list
 	"$FPLAB" train --data-dir "$DIR" --train-limit "$LIMIT" --test-limit 2000 --epochs "$EPOCHS" \
 		--layers 784-"$HIDDEN"-10 --nodes 8 --seed "$s" $POLICIES --tsv >"$TMP/run.tsv"
-	[ -s "$TMP/all.tsv" ] || { printf 'seed\t'; head -n 1 "$TMP/run.tsv"; } >"$TMP/all.tsv"
-	tail -n +2 "$TMP/run.tsv" | awk -v s="$s" '{ print s "\t" $0 }' >>"$TMP/all.tsv"
+	tag_into "$TMP/all.tsv" seed "$s" <"$TMP/run.tsv"
 done
-awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" '
-	function col(name) {
-		if (!(name in c)) {
-			printf "train-aps.sh: no column %s in the report\n", name > "/dev/stderr"
-			exit 1
-		}
-		return c[name]
-	}
+awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" "$TSV_AWK"'
 	BEGIN {
 		nk = split("fp32-none e5m2-none e5m2-aps e4m3ieee-none e4m3ieee-aps e3m0-none e3m0-aps", K, " ")
 		ns = split(seeds, S, " ")
@@ -66,33 +59,24 @@ awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" '
 		paper["e4m3ieee-none"] = "fails (10.0 DavidNet)"; paper["e4m3ieee-aps"] = "trains (86.7, 81.3)"
 		paper["e3m0-none"] = "fails (10.0)"; paper["e3m0-aps"] = "-"
 	}
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { tsvhead(); next }
 	{
-		k = $2 SUBSEP $1	# policy, seed: the last row (the last epoch) stays
-		a[k] = $col("test_accuracy"); l[k] = $col("train_loss")
-		cu[k] = $col("comm_underflow"); co[k] = $col("comm_overflow")
-	}
-	# mean (m) and spread (sp) over the seeds of array x for policy p
-	function stats(x, p,   i, v, lo, hi) {
-		m = 0
-		for (i = 1; i <= ns; i++) {
-			v = x[p, S[i]]; m += v
-			if (i == 1 || v < lo) lo = v
-			if (i == 1 || v > hi) hi = v
-		}
-		m /= ns; sp = hi - lo
+		k = $tsvcol("policy") SUBSEP $1	# policy, seed: the last row (the last epoch) stays
+		a[k] = $tsvcol("test_accuracy"); l[k] = $tsvcol("train_loss")
+		cu[k] = $tsvcol("comm_underflow"); co[k] = $tsvcol("comm_overflow")
 	}
 	END {
+		if (tsv_bad) exit 1
 		printf "Table 4 on 8 nodes: mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
 		printf "%-6s %-5s %17s %17s %14s %12s  %s\n", "format", "scale", "test_acc", "train_loss",
 			"comm_underflow", "comm_overflow", "paper (top-1 accuracy)"
 		for (i = 1; i <= nk; i++) {
 			p = K[i]; split(p, fs, "-")
-			stats(a, p); acc[p] = m; sacc[p] = sp
+			seeds_spread(a, p); acc[p] = m; sacc[p] = sp
 			printf "%-6s %-5s %8.4f [%6.4f]", fmt[fs[1]], fs[2], m, sp
-			stats(l, p); printf " %8.4f [%6.4f]", m, sp
-			stats(cu, p); printf " %14.0f", m
-			stats(co, p); printf " %12.0f  %s\n", m, paper[p]
+			seeds_spread(l, p); printf " %8.4f [%6.4f]", m, sp
+			seeds_spread(cu, p); printf " %14.0f", m
+			seeds_spread(co, p); printf " %12.0f  %s\n", m, paper[p]
 		}
 		base = acc["fp32-none"]; tol = sacc["fp32-none"]
 		if (tol < 0.01) tol = 0.01

@@ -26,6 +26,7 @@
 #
 #   sh experiments/train-loss-scaling.sh [FPLAB]
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 LIMIT=${LIMIT:-6400}
 EPOCHS=${EPOCHS:-2}
@@ -48,9 +49,7 @@ run() {
 		"$FPLAB" train --seed "$_s" --policy fp32 --policy "$TMP/mixed-none.policy" \
 			--policy "$TMP/mixed-64.policy" --policy "$TMP/mixed-dynamic.policy" "$@" \
 			--tsv >"$TMP/run.tsv"
-		[ -s "$TMP/all.tsv" ] || { printf 'setting\tseed\t'; head -n 1 "$TMP/run.tsv"; } >"$TMP/all.tsv"
-		tail -n +2 "$TMP/run.tsv" | awk -v a="$_set" -v s="$_s" '{ print a "\t" s "\t" $0 }' \
-			>>"$TMP/all.tsv"
+		tag_into "$TMP/all.tsv" 'setting\tseed' "$_set\t$_s" <"$TMP/run.tsv"
 	done
 }
 
@@ -63,14 +62,7 @@ fi
 run deep --data generated:4096 --layers 16-16-16-16-16-16-16-16-16-16-16-16-16-4 --batch 512 \
 	--optim adam --epochs "$DEEP_EPOCHS"
 
-awk -F '\t' -v seeds="$SEEDS" '
-	function col(name) {
-		if (!(name in c)) {
-			printf "train-loss-scaling.sh: no column %s in the report\n", name > "/dev/stderr"
-			exit 1
-		}
-		return c[name]
-	}
+awk -F '\t' -v seeds="$SEEDS" "$TSV_AWK"'
 	BEGIN {
 		np = split("fp32 mixed-none mixed-64 mixed-dynamic", P, " ")
 		ns = split(seeds, S, " ")
@@ -82,23 +74,12 @@ awk -F '\t' -v seeds="$SEEDS" '
 		paper["mixed-64"] = "69.96 (+0.48) | 77.63"
 		paper["mixed-dynamic"] = "69.68 (+0.20) | 77.42"
 	}
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { tsvhead(); next }
 	{
-		k = $1 SUBSEP $3 SUBSEP $2	# setting, policy, seed
-		acc[k] = $col("test_accuracy"); loss[k] = $col("train_loss")
-		gu[k] += $col("grad_underflow"); skip[k] += $col("skipped"); ls[k] = $col("loss_scale")
+		k = $1 SUBSEP $tsvcol("policy") SUBSEP $2	# setting, policy, seed
+		acc[k] = $tsvcol("test_accuracy"); loss[k] = $tsvcol("train_loss")
+		gu[k] += $tsvcol("grad_underflow"); skip[k] += $tsvcol("skipped"); ls[k] = $tsvcol("loss_scale")
 		have[$1] = 1
-	}
-	# stats over the seeds of array a at setting t, policy p: m, lo, hi
-	function stats(a, t, p,   i, x) {
-		m = 0
-		for (i = 1; i <= ns; i++) {
-			x = a[t, p, S[i]]
-			m += x
-			if (i == 1 || x < lo) lo = x
-			if (i == 1 || x > hi) hi = x
-		}
-		m /= ns
 	}
 	function table(t,   i, p, ma, sa, ml, sl, mg) {
 		printf "\n%s: mean over %d seeds (%s) [spread: largest - smallest]\n", t, ns, seeds
@@ -106,10 +87,10 @@ awk -F '\t' -v seeds="$SEEDS" '
 			"skipped", "loss_scale", "slides: Faster R-CNN | SSD mAP"
 		for (i = 1; i <= np; i++) {
 			p = P[i]
-			stats(acc, t, p); ma = m; sa = hi - lo; macc[t, p] = m; sacc[t, p] = sa
-			stats(loss, t, p); ml = m; sl = hi - lo
-			stats(gu, t, p); mg = m; mgu[t, p] = m
-			stats(skip, t, p)
+			seeds_spread(acc, t SUBSEP p); ma = m; sa = sp; macc[t, p] = m; sacc[t, p] = sa
+			seeds_spread(loss, t SUBSEP p); ml = m; sl = sp
+			seeds_spread(gu, t SUBSEP p); mg = m; mgu[t, p] = m
+			seeds_spread(skip, t SUBSEP p)
 			printf "%-24s %7.4f [%6.4f] %9.5f [%6.4f] %14.0f %7.1f %10g  %s\n", desc[p], ma, sa, ml, sl, mg,
 				m, ls[t, p, S[ns]], paper[p]
 		}
@@ -129,6 +110,7 @@ awk -F '\t' -v seeds="$SEEDS" '
 		}
 	}
 	END {
+		if (tsv_bad) exit 1
 		for (ti = 1; ti <= 2; ti++) {
 			t = ti == 1 ? "shallow" : "deep"
 			if (!(t in have))

@@ -19,6 +19,7 @@
 # bf16 weight).  The four weight keepings are policies of one run per
 # seed and lr.  About 20 seconds of CPU time.
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 LIMIT=${LIMIT:-12800}
 EPOCHS=${EPOCHS:-2}
@@ -40,18 +41,10 @@ for lr in 0.1 0.01; do
 			--layers 784-128-10 --lr "$lr" --seed "$s" --policy fp32 --policy "$TMP/bf16-none.policy" \
 			--policy "$TMP/bf16-fp32-master.policy" --policy "$TMP/bf16-split.policy" \
 			--tsv >"$TMP/run.tsv"
-		[ -s "$TMP/all.tsv" ] || { printf 'lr\tseed\t'; head -n 1 "$TMP/run.tsv"; } >"$TMP/all.tsv"
-		tail -n +2 "$TMP/run.tsv" | awk -v l="$lr" -v s="$s" '{ print l "\t" s "\t" $0 }' >>"$TMP/all.tsv"
+		tag_into "$TMP/all.tsv" 'lr\tseed' "$lr\t$s" <"$TMP/run.tsv"
 	done
 done
-awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" '
-	function col(name) {
-		if (!(name in c)) {
-			printf "train-split-sgd.sh: no column %s in the report\n", name > "/dev/stderr"
-			exit 1
-		}
-		return c[name]
-	}
+awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" "$TSV_AWK"'
 	BEGIN {
 		np = split("fp32 bf16-none bf16-fp32-master bf16-split", P, " ")
 		ns = split(seeds, S, " ")
@@ -62,19 +55,10 @@ awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" '
 		paper["bf16-fp32-master"] = "accurate, more memory"
 		paper["bf16-split"] = "the same FP32 master, no extra memory"
 	}
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { tsvhead(); next }
 	{
-		k = $1 SUBSEP $3 SUBSEP $2	# lr, policy, seed: the last row stays
-		a[k] = $col("test_accuracy"); tl[k] = $col("train_loss"); v[k] = $col("vanished_frac")
-	}
-	function stats(x, lr, p,   i, y, lo, hi) {
-		m = 0
-		for (i = 1; i <= ns; i++) {
-			y = x[lr, p, S[i]]; m += y
-			if (i == 1 || y < lo) lo = y
-			if (i == 1 || y > hi) hi = y
-		}
-		m /= ns; sp = hi - lo
+		k = $1 SUBSEP $tsvcol("policy") SUBSEP $2	# lr, policy, seed: the last row stays
+		a[k] = $tsvcol("test_accuracy"); tl[k] = $tsvcol("train_loss"); v[k] = $tsvcol("vanished_frac")
 	}
 	# the mean of the paired differences from fp32 (dm) and how many are < 0
 	function paired(lr, p,   i, d) {
@@ -95,16 +79,17 @@ awk -F '\t' -v steps="$((LIMIT / 128 * EPOCHS))" -v seeds="$SEEDS" '
 		dm /= ns
 	}
 	END {
+		if (tsv_bad) exit 1
 		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
 		printf "%-5s %-17s %17s %17s %17s %12s  %s\n", "lr", "weights", "test_acc", "train_loss",
 			"vanished", "bytes/param", "seed 000"
 		for (j = 1; j <= nl; j++)
 			for (i = 1; i <= np; i++) {
 				p = P[i]
-				stats(a, L[j], p); acc[L[j], p] = m; sacc[L[j], p] = sp
+				seeds_spread(a, L[j] SUBSEP p); acc[L[j], p] = m; sacc[L[j], p] = sp
 				printf "%-5s %-17s %8.4f [%6.4f]", L[j], p, m, sp
-				stats(tl, L[j], p); sl[L[j], p] = sp; printf " %8.4f [%6.4f]", m, sp
-				stats(v, L[j], p); van[L[j], p] = m
+				seeds_spread(tl, L[j] SUBSEP p); sl[L[j], p] = sp; printf " %8.4f [%6.4f]", m, sp
+				seeds_spread(v, L[j] SUBSEP p); van[L[j], p] = m
 				printf " %7.2f%% [%5.2f]", 100 * m, 100 * sp
 				printf " %12d  %s\n", bytes[p], paper[p]
 			}

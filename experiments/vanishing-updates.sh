@@ -20,6 +20,7 @@
 # distribution, not measured.  Over SEEDS (default 1 2 3): the mean and
 # the spread (largest minus smallest).
 set -eu
+. "$(dirname "$0")/lib.sh"
 FPLAB=${1:-./fplab}
 STEPS=${STEPS:-100}
 SIZE=${SIZE:-10000}
@@ -33,34 +34,19 @@ for lr in 1e-1 1e-2 1e-3 1e-4; do
 		"$FPLAB" optim --steps "$STEPS" --sizes "$SIZE" --optim sgd --lr "$lr" --seed "$s" \
 			--weights loguniform:-16,-4 --grads loguniform:-30,-5 \
 			--policy none:fp16 --policy none:bf16 --policy fp32-master:fp16 --tsv |
-			awk -v lr="$lr" -v s="$s" 'NR == 1 { print "lr\tseed\t" $0; next } { print lr "\t" s "\t" $0 }'
+			tag_into "$TMP/all.tsv" 'lr\tseed' "$lr\t$s"
 	done
-done >"$TMP/all.tsv"
-awk -F '\t' -v seeds="$SEEDS" -v total="$((STEPS * SIZE))" '
-	function col(name) {
-		if (!(name in c)) {
-			printf "vanishing-updates.sh: no column %s in the report\n", name > "/dev/stderr"
-			exit 1
-		}
-		return c[name]
-	}
-	function stats(x, key,   i, y, lo, hi) {
-		m = 0
-		for (i = 1; i <= ns; i++) {
-			y = x[key, S[i]]; m += y
-			if (i == 1 || y < lo) lo = y
-			if (i == 1 || y > hi) hi = y
-		}
-		m /= ns; sp = hi - lo
-	}
+done
+awk -F '\t' -v seeds="$SEEDS" -v total="$((STEPS * SIZE))" "$TSV_AWK"'
 	BEGIN { ns = split(seeds, S, " ") }
-	$1 == "lr" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	NR == 1 { tsvhead(); next }
 	{
-		key = $1 SUBSEP $col("policy")
+		key = $1 SUBSEP $tsvcol("policy")
 		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-		nz[key, $2] = $col("nonzero") / total; va[key, $2] = $col("vanished_frac"); dr[key, $2] = $col("drift")
+		nz[key, $2] = $tsvcol("nonzero") / total; va[key, $2] = $tsvcol("vanished_frac"); dr[key, $2] = $tsvcol("drift")
 	}
 	END {
+		if (tsv_bad) exit 1
 		printf "mean over %d seeds (%s) [spread: largest - smallest]\n", ns, seeds
 		printf "%-6s %-17s %9s %18s %9s %13s %13s\n", "lr", "policy", "nonzero", "vanished", "drift",
 			"grad_zero_est", "lrg_zero_est"
@@ -69,9 +55,9 @@ awk -F '\t' -v seeds="$SEEDS" -v total="$((STEPS * SIZE))" '
 			# log2|g| uniform on [-30, -5): P(|g| < 2^-25) = 5/25;
 			# P(lr |g| < 2^-25) = (-25 - log2 lr + 30) / 25, clamped
 			l = log(w[1]) / log(2); z = (5 - l) / 25; z = z < 0 ? 0 : z > 1 ? 1 : z
-			stats(nz, key); printf "%-6s %-17s %8.1f%%", w[1], w[2], 100 * m
-			stats(va, key); v[key] = m; printf " %8.2f%% [%5.2f]", 100 * m, 100 * sp
-			stats(dr, key); printf " %9.2g %12.0f%% %12.0f%%\n", m, 100 * 5 / 25, 100 * z
+			seeds_spread(nz, key); printf "%-6s %-17s %8.1f%%", w[1], w[2], 100 * m
+			seeds_spread(va, key); v[key] = m; printf " %8.2f%% [%5.2f]", 100 * m, 100 * sp
+			seeds_spread(dr, key); printf " %9.2g %12.0f%% %12.0f%%\n", m, 100 * 5 / 25, 100 * z
 			if (w[2] == "none:fp16") {
 				if (vmin == "" || v[key] < vmin) vmin = v[key]
 				if (v[key] > vmax) vmax = v[key]

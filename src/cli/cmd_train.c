@@ -76,42 +76,25 @@ static struct train_opts {
 } opt;
 
 /* ------------------------------------------------------------ messages */
-/* error() and usage_error() with the control characters of the message
- * escaped (fpl_escape: \t, \x1b): arguments, file names and what files
- * hold never reach the terminal raw.  The fixed text has no backslash,
- * so only what came from outside changes. */
-__attribute__((format(printf, 3, 0)))
-static void escaped(char *shown, size_t cap, const char *fmt, va_list ap)
+/* tmsg(usage, ...): error() (usage NULL) or usage_error(usage, ...) with
+ * the control characters of the message escaped (fpl_escape: \t, \x1b):
+ * arguments, file names and what files hold never reach the terminal
+ * raw.  The fixed text has no backslash, so only what came from outside
+ * changes.  terr() and tusage() name its two uses. */
+__attribute__((format(printf, 2, 3)))
+static int tmsg(const char *usage, const char *fmt, ...)
 {
-	char raw[2048];
+	char raw[2048], shown[4096];
+	va_list ap;
 
+	va_start(ap, fmt);
 	vsnprintf(raw, sizeof raw, fmt, ap);
-	fpl_escape(shown, cap, raw);
-}
-
-__attribute__((format(printf, 1, 2)))
-static int terr(const char *fmt, ...)
-{
-	char shown[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	escaped(shown, sizeof shown, fmt, ap);
 	va_end(ap);
-	return error("%s", shown);
+	fpl_escape(shown, sizeof shown, raw);
+	return usage ? usage_error(usage, "%s", shown) : error("%s", shown);
 }
-
-__attribute__((format(printf, 1, 2)))
-static int tusage(const char *fmt, ...)
-{
-	char shown[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	escaped(shown, sizeof shown, fmt, ap);
-	va_end(ap);
-	return usage_error(train_usage, "%s", shown);
-}
+#define terr(...) tmsg(NULL, __VA_ARGS__)
+#define tusage(...) tmsg(train_usage, __VA_ARGS__)
 
 /* ------------------------------------------------------------ parsing */
 /* A count option 1..max.  0 or CLI_EXIT_USAGE. */

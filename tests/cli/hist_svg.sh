@@ -168,14 +168,6 @@ checks=$((checks + 1))
 	fail "a name too wide for the panel is not shortened"
 checks=$((checks + 1))
 grep -q 'count (log)' npz-e4m3fn.svg || fail "the total (counts 1..2530) is not on a log axis"
-if command -v rsvg-convert >/dev/null 2>&1; then
-	for f in $svgs; do
-		checks=$((checks + 1))
-		rsvg-convert "$f" -o "${f%.svg}.png" 2>err && [ -s "${f%.svg}.png" ] ||
-			fail "rsvg-convert $f: $(cat err)"
-	done
-	[ -n "${KEEP_SVG:-}" ] && cp ./*.svg ./*.png "$KEEP_SVG"/
-else
-	echo "note: rsvg-convert (librsvg2-bin) not installed: the SVGs were not rendered"
-fi
+# shellcheck disable=SC2086
+render_svgs $svgs
 finish

@@ -9,12 +9,6 @@
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
-# col NAME: the column NAME of a --tsv report on stdin (first row)
-col() {
-	awk -F '\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
-		NR == 2 { print $k }'
-}
-
 # ar WHAT WANT FILE OPTION...: allreduce of FILE on node 0 and 0 on node 1
 # (the sum is node 0's cast value: adding 0 is exact), its -o output
 ar() {
@@ -33,20 +27,20 @@ printf '0\n' >zero.txt
 # which ne rounds to the even 65536, an overflow (inf)
 printf '65519.99999999999999999\n' >max.txt
 ar "65519.99999999999999999 in fp16 ne" 65504 max.txt --comm fp16 --tsv
-[ "$(col overflow <rep.tsv)" = 0 ] || fail "allreduce 65519.99999999999999999: an overflow counted"
-[ "$(col inexact <rep.tsv)" = 1 ] || fail "allreduce 65519.99999999999999999: not inexact"
+[ "$(tsv_first overflow <rep.tsv)" = 0 ] || fail "allreduce 65519.99999999999999999: an overflow counted"
+[ "$(tsv_first inexact <rep.tsv)" = 1 ] || fail "allreduce 65519.99999999999999999: not inexact"
 checks=$((checks + 2))
 
 # 1e400 is beyond every format: fp16 ne gives inf and counts an overflow
 # (twice: binary64's inf, cast exactly, counts none)
 printf '1e400\n' >big.txt
 ar "1e400 in fp16 ne" inf big.txt --comm fp16 --tsv
-[ "$(col overflow <rep.tsv)" = 1 ] || fail "allreduce 1e400: overflow $(col overflow <rep.tsv), not 1"
+[ "$(tsv_first overflow <rep.tsv)" = 1 ] || fail "allreduce 1e400: overflow $(tsv_first overflow <rep.tsv), not 1"
 # 1e-400 is below half fp16's least subnormal 2^-24: ne gives 0, with an
 # underflow (twice: binary64's 0, exact, counts none)
 printf '1e-400\n' >tiny.txt
 ar "1e-400 in fp16 ne" 0 tiny.txt --comm fp16 --tsv
-[ "$(col underflow <rep.tsv)" = 1 ] || fail "allreduce 1e-400: underflow $(col underflow <rep.tsv), not 1"
+[ "$(tsv_first underflow <rep.tsv)" = 1 ] || fail "allreduce 1e-400: underflow $(tsv_first underflow <rep.tsv), not 1"
 checks=$((checks + 2))
 
 # fp16 has 11 bits: 1 + 2^-11 is the midpoint of 1 and 1 + 2^-10.
@@ -89,26 +83,6 @@ ar "0.1 in fp64 ne" 0.1 tenth.txt --comm fp64
 
 # An int64 binary64 cannot hold is read once too: 2^53 + 1 in fp64 tp is
 # 2^53 + 2 on each node, their sum 2^54 + 4 (twice: 2^53, sum 2^54)
-npy() {	# npy FILE DESCR SHAPE HEX...: little-endian words written by hand
-	_f=$1 _d=$2 _s=$3
-	shift 3
-	_h="{'descr': '$_d', 'fortran_order': False, 'shape': $_s, }"
-	_pad=$(( (64 - (10 + ${#_h} + 1) % 64) % 64 ))
-	_l=$(( ${#_h} + _pad + 1 ))
-	{
-		printf '\223NUMPY\001\000'
-		printf "\\$(printf %03o $((_l % 256)))\\$(printf %03o $((_l / 256)))"
-		printf '%s%*s\n' "$_h" "$_pad" ""
-		for _w in "$@"; do
-			_i=${#_w}
-			while [ "$_i" -gt 0 ]; do
-				_b=$(printf '%s' "$_w" | cut -c$((_i - 1))-$_i)
-				printf "\\$(printf %03o $((0x$_b)))"
-				_i=$((_i - 2))
-			done
-		done
-	} >"$_f"
-}
 npy i8.npy '<i8' '(1,)' 0020000000000001
 expect_out "allreduce of 2^53 + 1 on two nodes, fp64 tp" 18014398509481988 sh -c \
 	'fplab allreduce --inputs i8.npy,i8.npy --comm fp64:tp -o o.txt >/dev/null && cat o.txt'
@@ -160,30 +134,30 @@ near() {
 # --init 65519.99999999999999999, lr 0: the weight is its fp16 rounding
 # 65504, the reference's 65520: drift 16/65520 (twice: inf)
 fplab optim --init max.txt -g zero.txt --lr 0 --policy none:fp16 --tsv >o.tsv 2>err.txt
-near "$(col drift <o.tsv)" "$(awk 'BEGIN { printf "%.17g", 16 / 65520 }')" ||
-	fail "optim --init 65519.99999999999999999: drift $(col drift <o.tsv), not 16/65520"
+near "$(tsv_first drift <o.tsv)" "$(awk 'BEGIN { printf "%.17g", 16 / 65520 }')" ||
+	fail "optim --init 65519.99999999999999999: drift $(tsv_first drift <o.tsv), not 16/65520"
 # -g 65519.99999999999999999 from w = 0, lr 1 (none:fp16 computes w - g
 # in fp16, exactly here): w = -65504, the reference's -65520: the same
 # drift (twice: the gradient casts to inf)
 fplab optim --init zero.txt -g max.txt --lr 1 --policy none:fp16 --tsv >o.tsv 2>err.txt
-near "$(col drift <o.tsv)" "$(awk 'BEGIN { printf "%.17g", 16 / 65520 }')" ||
-	fail "optim -g 65519.99999999999999999: drift $(col drift <o.tsv), not 16/65520"
-[ "$(col opt_overflow <o.tsv)" = 0 ] || fail "optim -g 65519.99999999999999999: an overflow"
+near "$(tsv_first drift <o.tsv)" "$(awk 'BEGIN { printf "%.17g", 16 / 65520 }')" ||
+	fail "optim -g 65519.99999999999999999: drift $(tsv_first drift <o.tsv), not 16/65520"
+[ "$(tsv_first opt_overflow <o.tsv)" = 0 ] || fail "optim -g 65519.99999999999999999: an overflow"
 # -g 1e400: the cast into fp16 overflows (twice: inf, no overflow)
 fplab optim --init zero.txt -g big.txt --lr 1 --policy none:fp16 --tsv >o.tsv 2>err.txt
-[ "$(col opt_overflow <o.tsv)" = 1 ] || fail "optim -g 1e400: overflow $(col opt_overflow <o.tsv), not 1"
+[ "$(tsv_first opt_overflow <o.tsv)" = 1 ] || fail "optim -g 1e400: overflow $(tsv_first opt_overflow <o.tsv), not 1"
 # -g 1 + 10^-30 with grad-rnd=tp: the gradient is 1 + 2^-10, w = -(1 +
 # 2^-10), the reference's -1: drift 2^-10 (twice: 0)
 fplab optim --init zero.txt -g up.txt --lr 1 --policy none:fp16,grad-rnd=tp --tsv >o.tsv \
 	2>err.txt
-[ "$(col drift <o.tsv)" = 0.0009765625 ] ||
-	fail "optim -g 1 + 1e-30, grad tp: drift $(col drift <o.tsv), not 2^-10"
+[ "$(tsv_first drift <o.tsv)" = 0.0009765625 ] ||
+	fail "optim -g 1 + 1e-30, grad tp: drift $(tsv_first drift <o.tsv), not 2^-10"
 # the same with a constant loss scale 4 (a power of two): the cast of
 # 4 + 4 10^-30 in tp is 4 + 2^-8, unscaled 1 + 2^-10
 fplab optim --init zero.txt -g up.txt --lr 1 --loss-scale 4 --policy none:fp16,grad-rnd=tp \
 	--tsv >o.tsv 2>err.txt
-[ "$(col drift <o.tsv)" = 0.0009765625 ] ||
-	fail "optim -g 1 + 1e-30, grad tp, scale 4: drift $(col drift <o.tsv), not 2^-10"
+[ "$(tsv_first drift <o.tsv)" = 0.0009765625 ] ||
+	fail "optim -g 1 + 1e-30, grad tp, scale 4: drift $(tsv_first drift <o.tsv), not 2^-10"
 checks=$((checks + 6))
 # --grad-stack of int64 steps [0, 2^53 + 1] and [2^53 + 1, 0], fp64
 # gradients in tp: each 2^53 + 1 casts to 2^53 + 2 (the reference's ne: to

@@ -9,36 +9,6 @@
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
-# col NAME: the column NAME of a --tsv report on stdin (first row)
-col() {
-	awk -F '\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
-		NR == 2 { print $k }'
-}
-
-# npy FILE DESCR SHAPE HEX...: an .npy (version 1.0) whose data are the
-# bytes of the little-endian HEX words given (16 hex digits for 8 bytes,
-# 8 for 4), written by hand so that no value passes through fplab.
-npy() {
-	_f=$1 _d=$2 _s=$3
-	shift 3
-	_h="{'descr': '$_d', 'fortran_order': False, 'shape': $_s, }"
-	_pad=$(( (64 - (10 + ${#_h} + 1) % 64) % 64 ))
-	_l=$(( ${#_h} + _pad + 1 ))
-	{
-		printf '\223NUMPY\001\000'
-		printf "\\$(printf %03o $((_l % 256)))\\$(printf %03o $((_l / 256)))"
-		printf '%s%*s\n' "$_h" "$_pad" ""
-		for _w in "$@"; do
-			# the word's bytes, lowest first
-			_i=${#_w}
-			while [ "$_i" -gt 0 ]; do
-				_b=$(printf '%s' "$_w" | cut -c$((_i - 1))-$_i)
-				printf "\\$(printf %03o $((0x$_b)))"
-				_i=$((_i - 2))
-			done
-		done
-	} >"$_f"
-}
 
 # --- a decimal binary64 cannot hold, rounded once (item 3) ---------------
 # 65519.99999999999999999 lies below 65520, the midpoint between fp16's
@@ -46,9 +16,9 @@ npy() {
 # Through binary64 it is 65520 exactly, a tie, to even: 65536 = inf.
 printf '65519.99999999999999999\n' >r.txt
 out=$(fplab reduce sum -x r.txt -f fp16 --tsv)
-[ "$(printf '%s\n' "$out" | col result)" = 65504 ] ||
-	fail "reduce sum of 65519.99999999999999999 in fp16: $(printf '%s\n' "$out" | col result), not 65504"
-[ "$(printf '%s\n' "$out" | col overflow)" = 0 ] ||
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 65504 ] ||
+	fail "reduce sum of 65519.99999999999999999 in fp16: $(printf '%s\n' "$out" | tsv_first result), not 65504"
+[ "$(printf '%s\n' "$out" | tsv_first overflow)" = 0 ] ||
 	fail "reduce sum of 65519.99999999999999999 in fp16 counts an overflow"
 checks=$((checks + 2))
 expect_out "round agrees" 65504 fplab round -f fp16 r.txt
@@ -57,11 +27,11 @@ expect_out "round agrees" 65504 fplab round -f fp16 r.txt
 printf '1e400\n1\n' >o.txt
 printf '1\n1\n' >one.txt
 out=$(fplab reduce sum -x o.txt -f fp16 --tsv)
-[ "$(printf '%s\n' "$out" | col overflow)" = 1 ] ||
+[ "$(printf '%s\n' "$out" | tsv_first overflow)" = 1 ] ||
 	fail "reduce sum: 1e400 not counted as an overflow: $out"
-[ "$(printf '%s\n' "$out" | col result)" = inf ] || fail "reduce sum of 1e400 + 1: not inf"
+[ "$(printf '%s\n' "$out" | tsv_first result)" = inf ] || fail "reduce sum of 1e400 + 1: not inf"
 out=$(fplab dot -a o.txt -b o.txt -f fp16 --tsv)
-[ "$(printf '%s\n' "$out" | col overflow)" = 2 ] ||
+[ "$(printf '%s\n' "$out" | tsv_first overflow)" = 2 ] ||
 	fail "dot: 1e400 in a and b not counted as two overflows: $out"
 checks=$((checks + 3))
 # 1.00048828125000000001 lies just above 1 + 2^-11, the midpoint between
@@ -70,10 +40,10 @@ checks=$((checks + 3))
 printf '1.00048828125000000001\n' >x.txt
 printf '1\n' >b1.txt
 out=$(fplab dot -a x.txt -b b1.txt -f fp16 --tsv)
-[ "$(printf '%s\n' "$out" | col result)" = 1.0009765625 ] ||
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 1.0009765625 ] ||
 	fail "dot: 1.00048828125000000001 loaded into fp16 is not 1.0009765625: $out"
 out=$(fplab reduce mean -x x.txt -f fp16 --acc fp64 --tsv)
-[ "$(printf '%s\n' "$out" | col result)" = 1.0009765625 ] ||
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 1.0009765625 ] ||
 	fail "reduce mean: 1.00048828125000000001 loaded into fp16 is not 1.0009765625: $out"
 checks=$((checks + 2))
 
@@ -88,11 +58,11 @@ while [ $i -le 40 ]; do echo 1; i=$((i + 1)); done >ones.txt
 cat ones.txt sr.txt >both.txt
 for seed in 1 2; do
 	want=$(fplab round -f fp16 -r sp --seed $seed sr.txt | awk '{ s += $1 } END { printf "%.17g\n", s }')
-	got=$(fplab reduce sum -x sr.txt -f fp16:sp --acc fp64 --seed $seed --tsv | col result)
+	got=$(fplab reduce sum -x sr.txt -f fp16:sp --acc fp64 --seed $seed --tsv | tsv_first result)
 	[ "$got" = "$want" ] || fail "reduce sum, sp, seed $seed: $got, round's loads sum to $want"
 	want=$(fplab round -f fp16 -r sp --seed $seed both.txt | tail -n 40 |
 		awk '{ s += $1 } END { printf "%.17g\n", s }')
-	got=$(fplab dot -a ones.txt -b sr.txt -f fp16:sp --acc fp64 --seed $seed --tsv | col result)
+	got=$(fplab dot -a ones.txt -b sr.txt -f fp16:sp --acc fp64 --seed $seed --tsv | tsv_first result)
 	[ "$got" = "$want" ] || fail "dot b, sp, seed $seed: $got, round's loads sum to $want"
 	checks=$((checks + 2))
 done
@@ -116,8 +86,8 @@ expect_fail "given: matrix index" 1 \
 
 # generated inputs taken as given are first rounded into the format, for
 # every operation as for sum: the mean is the sum divided by 4 (exact)
-sum=$(fplab reduce sum --gen normal:0,1 -n 4 -f bf16:given --acc fp64 --tsv | col result)
-mean=$(fplab reduce mean --gen normal:0,1 -n 4 -f bf16:given --acc fp64 --tsv 2>&1 | col result)
+sum=$(fplab reduce sum --gen normal:0,1 -n 4 -f bf16:given --acc fp64 --tsv | tsv_first result)
+mean=$(fplab reduce mean --gen normal:0,1 -n 4 -f bf16:given --acc fp64 --tsv 2>&1 | tsv_first result)
 [ -n "$sum" ] && [ "$mean" = "$(awk -v s="$sum" 'BEGIN { printf "%.17g", s / 4 }')" ] ||
 	fail "reduce mean of generated input taken as given: '$mean', sum '$sum'"
 checks=$((checks + 1))
@@ -126,10 +96,10 @@ checks=$((checks + 1))
 # [1, -2, 3] as '<i4': sum 2
 npy i4.npy '<i4' '(3,)' 00000001 fffffffe 00000003
 out=$(fplab reduce sum -x i4.npy --tsv)
-[ "$(printf '%s\n' "$out" | col result)" = 2 ] || fail "reduce sum of an int32 .npy: $out"
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 2 ] || fail "reduce sum of an int32 .npy: $out"
 out=$(fplab dot -a i4.npy -b i4.npy --tsv)
 # 1 + 4 + 9
-[ "$(printf '%s\n' "$out" | col result)" = 14 ] || fail "dot of an int32 .npy: $out"
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 14 ] || fail "dot of an int32 .npy: $out"
 checks=$((checks + 2))
 expect_out "allreduce reads an int32 .npy" "ring 3" sh -c \
 	'fplab allreduce --inputs i4.npy,i4.npy --tsv | awk -F "\t" "NR == 2 { print \$1, \$7 }"'
@@ -137,11 +107,11 @@ expect_out "allreduce reads an int32 .npy" "ring 3" sh -c \
 # (through binary64's nearest, 2^53, tp would give 2^53)
 npy big.npy '<i8' '(1,)' 0020000000000001
 out=$(fplab reduce sum -x big.npy -f fp64:tp --acc fp64 --tsv)
-[ "$(printf '%s\n' "$out" | col result)" = 9007199254740994 ] ||
-	fail "2^53 + 1 loaded into fp64 in tp: $(printf '%s\n' "$out" | col result), not 2^53 + 2"
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 9007199254740994 ] ||
+	fail "2^53 + 1 loaded into fp64 in tp: $(printf '%s\n' "$out" | tsv_first result), not 2^53 + 2"
 out=$(fplab reduce sum -x big.npy -f fp64:tz --acc fp64 --tsv)
-[ "$(printf '%s\n' "$out" | col result)" = 9007199254740992 ] ||
-	fail "2^53 + 1 loaded into fp64 in tz: $(printf '%s\n' "$out" | col result), not 2^53"
+[ "$(printf '%s\n' "$out" | tsv_first result)" = 9007199254740992 ] ||
+	fail "2^53 + 1 loaded into fp64 in tz: $(printf '%s\n' "$out" | tsv_first result), not 2^53"
 checks=$((checks + 2))
 # A stored transposed (--transa) loads in A's logical order: the same
 # draws, so the same bits, as A stored as it is (fp64 in sp rounds each

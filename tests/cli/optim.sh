@@ -11,10 +11,7 @@
 cd "$T" || exit 1
 
 # col FILE POLICY COLUMN: COLUMN of POLICY's last row in a TSV report
-col() {
-	awk -F '\t' -v p="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
-		$k["policy"] == p { v = $k[c] } END { print v }' "$1"
-}
+col() { tsv_last "$1" policy "$2" "$3"; }
 
 # cols FILE POLICY COLUMN...: those columns of POLICY's last row, one line
 cols() {
@@ -53,11 +50,6 @@ fplab optim --steps 1 --sizes 10 --optim adam --policy none:bf16 --policy fp32-m
 expect_out "adam state bytes" "4 8" eval "awk -F '\t' 'NR > 1 { printf \"%s%s\", s, \$18; s = \" \" } END { print \"\" }' mema.tsv"
 
 # --- every option, once each, accepted
-ok() {
-	checks=$((checks + 1))
-	"$@" >ok.out 2>ok.err || fail "exit $?: $* : $(cat ok.err)"
-	[ -s ok.err ] && fail "stderr from: $*: $(cat ok.err)"
-}
 ok fplab optim --steps 3 --sizes 50 --optim sgd --lr 0.01 --momentum 0.9 --dampening 0 --nesterov \
 	--weight-decay 1e-4 --policy none:fp16
 ok fplab optim --steps 3 --sizes 50 --optim sgd --momentum 0.9 --dampening 0.1 --policy kahan:e5m2

@@ -262,16 +262,8 @@ good train2.svg
 checks=$((checks + 1))
 # shellcheck disable=SC2086
 python3 svg_layout.py $svgs >layout.out 2>&1 || fail "layout: $(head -20 layout.out)"
-if command -v rsvg-convert >/dev/null 2>&1; then
-	for f in $svgs; do
-		checks=$((checks + 1))
-		rsvg-convert "$f" -o "${f%.svg}.png" 2>err && [ -s "${f%.svg}.png" ] ||
-			fail "rsvg-convert $f: $(cat err)"
-	done
-	[ -n "${KEEP_SVG:-}" ] && cp ./*.svg ./*.png "$KEEP_SVG"/
-else
-	echo "note: rsvg-convert (librsvg2-bin) not installed: the SVGs were not rendered"
-fi
+# shellcheck disable=SC2086
+render_svgs $svgs
 
 # --- --svg takes a .svg name (any case), - or a device; else a usage error
 # and nothing written

@@ -15,10 +15,7 @@
 cd "$T" || exit 1
 
 # col FILE POLICY COLUMN: COLUMN of POLICY's last row in a TSV report
-col() {
-	awk -F '\t' -v p="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
-		$k["policy"] == p { v = $k[c] } END { print v }' "$1"
-}
+col() { tsv_last "$1" policy "$2" "$3"; }
 # nosec FILE: the report without its seconds column (the only one that
 # varies between runs)
 nosec() {
@@ -54,11 +51,6 @@ checks=$((checks + 1))
 [ "$(col all.tsv aps-e4m3-comm comm_underflow)" -gt 0 ] || fail "no comm underflow in e4m3fn"
 
 # --- every option, once each, accepted without a message
-ok() {
-	checks=$((checks + 1))
-	"$@" >ok.out 2>ok.err || fail "exit $?: $* : $(cat ok.err)"
-	[ -s ok.err ] && fail "stderr from: $*: $(cat ok.err)"
-}
 ok fplab train --data generated:600:8:3 --layers 8-16-16-3 --epochs 2 --batch 32 --every 7 \
 	--optim sgd --lr 0.05 --momentum 0.5 --dampening 0 --nesterov --weight-decay 1e-4 --seed 3 --threads 2
 ok fplab train --data generated:600:8:3 --layers 8-3 --optim adagrad --lr-decay 0.01 --initial-accumulator 0.1 --eps 1e-10
