@@ -382,7 +382,7 @@ int fpl__acc_fma32_whole(const fpl__acc_job *J, double *out, ptrdiff_t soi, ptrd
 	}
 #if defined(FMA32_X86) && defined(FPL_HAVE_X86_KERNELS)
 	if (J->simd) {	/* the native kernel: the same chains on VFMADD231PS */
-		if (fpl__native_fma32_gemm(1, M, N, J->K, J->Af, J->Bf, C, threads)) {
+		if (fpl__native_fma32_gemm_best(1, M, N, J->K, J->Af, J->Bf, C, threads)) {
 			fpl__scratch_free(C);
 			return FPL_ENOMEM;
 		}
