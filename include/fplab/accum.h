@@ -226,7 +226,7 @@ FPL_API int fpl_accum_init(fpl_accum_model *m);
 /*
  * Set the order from its spelling: "sequential", "pairwise[:L]",
  * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne]]",
- * "pairs[:B[:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
+ * "pairs[:B[/L][:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
  * FPL_ENOTFOUND (unknown order or format) or FPL_EPARSE (bad number,
  * missing B/F, W outside 1..64, mode other than tz/ne), m unchanged then.
  */

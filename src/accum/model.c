@@ -62,9 +62,9 @@ static const fpl_accum_order_entry orders[FPL_ORDER_COUNT] = {
 	{ FPL_ORDER_FUSED, "fused", "fused:F[:W[:tz|ne]]",
 	  "groups of F terms and S added as one multi-term sum, rounded once; W: terms "
 	  "aligned to W bits (tz or ne)" },
-	{ FPL_ORDER_PAIRS, "pairs", "pairs[:B[:FMT]]",
+	{ FPL_ORDER_PAIRS, "pairs", "pairs[:B[/L][:FMT]]",
 	  "VDPBF16PS: k in pairs, fma of the odd (high) element first, then the even; B: "
-	  "chains over blocks of B from +0, each added into FMT" },
+	  "chains over blocks of B from +0, each added into FMT; B/L: blocks of L when K > L" },
 	{ FPL_ORDER_EVENODD, "evenodd", "evenodd[:B]",
 	  "TDPBF16PS: per block of B (default 32) an even and an odd fma chain from +0, then "
 	  "S + (even + odd)" },
