@@ -963,6 +963,18 @@ static void test_bf16_profiles(void)
 		if (!h_check(fpl_accum_describe(&t, d, sizeof d) == 0
 			     && strstr(d, "pairs:512/1024:") != NULL))
 			h_fail("pairs:512/1024:bf16 described as '%s'", d);
+		{	/* fpl_accum_check: L even, above B, and only with B */
+			static const size_t bl[][2] = { { 512, 1024 }, { 0, 1024 }, { 512, 511 },
+							{ 512, 512 }, { 512, 1026 } };
+			static const int ok[] = { 1, 0, 0, 0, 1 };
+			for (i = 0; i < 5; i++) {
+				fpl_accum_profile(&t, "onednn-bf16");
+				t.pair_block = bl[i][0];
+				t.pair_long = bl[i][1];
+				if (!h_check((fpl_accum_check(&t, NULL) == 0) == ok[i]))
+					h_fail("fpl_accum_check pairs:%zu/%zu", bl[i][0], bl[i][1]);
+			}
+		}
 	}
 	{	/* amx: C = -0 with zero products gives +0 */
 		double a[3] = { 0, -0.0, 0 }, b[3] = { 1, 1, -1 };

@@ -280,8 +280,9 @@ FPL_API int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 /*
  * Is the model usable?  0, or FPL_EINVAL (a mode out of range, leaf or
  * block 0, fused W above 64 or fused mode not tz/ne, stochastic mode
- * with st->sr_bits outside 1..32 when st is not NULL, an odd pair_block) or FPL_EFORMAT (a
- * format fpl_format_finish rejects).
+ * with st->sr_bits outside 1..32 when st is not NULL, an odd pair_block
+ * or pair_long, a pair_long without pair_block or not above it) or
+ * FPL_EFORMAT (a format fpl_format_finish rejects).
  */
 FPL_API int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st);
 

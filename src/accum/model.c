@@ -266,7 +266,8 @@ int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st)
 			return FPL_EINVAL;
 	}
 	if (m->leaf == 0 || m->block == 0 || m->pair_block % 2 || m->pair_long % 2
-	    || (m->pair_long && m->pair_long <= m->pair_block) || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
+	    || (m->pair_long && (!m->pair_block || m->pair_long <= m->pair_block))
+	    || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
 	    || (m->fused_rnd != FPL_RND_TZ && m->fused_rnd != FPL_RND_NE))
 		return FPL_EINVAL;
 	if (bad_format(&m->a) || bad_format(&m->b) || bad_format(&m->prod) || bad_format(&m->acc)
