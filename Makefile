@@ -179,6 +179,7 @@ CLI_SRCS := \
 	src/cli/cli_accum_input.c \
 	src/cli/cli_accum.c \
 	src/cli/cli_native.c \
+	src/cli/cli_onednn.c \
 	src/cli/cli_round_native.c \
 	src/cli/cli_progress.c \
 	src/cli/cmd_dot.c \

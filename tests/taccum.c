@@ -895,6 +895,87 @@ static void test_bf16_profiles(void)
 				h_fail("onednn-bf16 K = 512: want the one chain's %a got %a", r2, r);
 		}
 	}
+	{	/* onednn-bf16's blocks follow K: 512 up to K = 1024, 1024 above.
+		 * a_0 b_0 = 1 and the pair (1022, 1023) 2^-24 each: K = 1024,
+		 * blocks [0, 512) and [512, 1024): 1 + 2^-23 (block 1 = 2^-23
+		 * exactly).  K = 1026: blocks [0, 1024) and [1024, 1026): block 0
+		 * is one chain, 1 + 2^-24 twice, a tie to even each time: 1; block
+		 * 1 = 0; R = 1.  K = 2050, the same pattern moved up by 1024:
+		 * blocks [1024, 2048) = 1, the others 0: R = 1 (blocks of 512 would
+		 * give 1 + 2^-23). */
+		static double a[2050], b[2050];
+		fpl_accum_model od, o512;
+		size_t i;
+		for (i = 0; i < 2050; i++)
+			a[i] = b[i] = 0;
+		a[0] = b[0] = 1;
+		a[1022] = a[1023] = 0x1p-24;
+		b[1022] = b[1023] = 1;
+		fpl_accum_profile(&od, "onednn-bf16");
+		fpl_accum_profile(&o512, "avx512bf16");
+		fpl_accum_parse_order(&o512, "pairs:512");
+		fpl_accum_dot(&r, &od, 1024, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1 + 0x1p-23))
+			h_fail("onednn-bf16 K = 1024, blocks of 512: want 1+2^-23 got %a", r);
+		fpl_accum_dot(&r, &od, 1026, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1))
+			h_fail("onednn-bf16 K = 1026, blocks of 1024: want 1 got %a", r);
+		fpl_accum_dot(&r, &o512, 1026, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1 + 0x1p-23))
+			h_fail("pairs:512 K = 1026: want 1+2^-23 got %a", r);
+		a[0] = b[0] = a[1022] = a[1023] = b[1022] = b[1023] = 0;
+		a[1024] = b[1024] = 1;
+		a[1536] = a[1537] = 0x1p-24;
+		b[1536] = b[1537] = 1;
+		fpl_accum_dot(&r, &od, 2050, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1))
+			h_fail("onednn-bf16 K = 2050, blocks of 1024: want 1 got %a", r);
+		fpl_accum_dot(&r, &o512, 2050, a, 1, b, 1, NULL, NULL, &st);
+		if (!h_check(r == 1 + 0x1p-23))
+			h_fail("pairs:512 K = 2050: want 1+2^-23 got %a", r);
+		{	/* the same through gemm (1 x 1), its pairs-to-blocked path */
+			double cg;
+			fpl_accum_gemm(&cg, 1, &od, 0, 1, 1, 2050, a, 2050, 0, b, 1, 0, NULL, &st);
+			if (!h_check(cg == 1))
+				h_fail("onednn-bf16 gemm K = 2050: want 1 got %a", cg);
+		}
+	}
+	{	/* pairs:B/L's spelling: avx512bf16 with pairs:512/1024 is the
+		 * profile onednn-bf16; L must be even and above B */
+		static const char *const bad[] = { "pairs:512/512", "pairs:512/1023", "pairs:512/",
+						   "pairs:/1024", "pairs:512/256", "pairs:511/1024" };
+		fpl_accum_model t;
+		char d[256];
+		size_t i;
+		fpl_accum_profile(&t, "avx512bf16");
+		if (!h_check(fpl_accum_parse_order(&t, "pairs:512/1024") == 0
+			     && fpl_accum_describe(&t, d, sizeof d) == 0
+			     && !strcmp(d, "--profile onednn-bf16")))
+			h_fail("pairs:512/1024 does not describe as --profile onednn-bf16");
+		for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+			fpl_accum_profile(&t, "avx512bf16");
+			if (!h_check(fpl_accum_parse_order(&t, bad[i]) != 0))
+				h_fail("%s parsed", bad[i]);
+		}
+		fpl_accum_profile(&t, "avx512bf16");
+		t.acc_rnd = FPL_RND_TZ;	/* not the profile: the options spell L */
+		fpl_accum_parse_order(&t, "pairs:512/1024:bf16");
+		if (!h_check(fpl_accum_describe(&t, d, sizeof d) == 0
+			     && strstr(d, "pairs:512/1024:") != NULL))
+			h_fail("pairs:512/1024:bf16 described as '%s'", d);
+		{	/* fpl_accum_check: L even, above B, and only with B */
+			static const size_t bl[][2] = { { 512, 1024 }, { 0, 1024 }, { 512, 511 },
+							{ 512, 512 }, { 512, 1026 } };
+			static const int ok[] = { 1, 0, 0, 0, 1 };
+			for (i = 0; i < 5; i++) {
+				fpl_accum_profile(&t, "onednn-bf16");
+				t.pair_block = bl[i][0];
+				t.pair_long = bl[i][1];
+				if (!h_check((fpl_accum_check(&t, NULL) == 0) == ok[i]))
+					h_fail("fpl_accum_check pairs:%zu/%zu", bl[i][0], bl[i][1]);
+			}
+		}
+	}
 	{	/* amx: C = -0 with zero products gives +0 */
 		double a[3] = { 0, -0.0, 0 }, b[3] = { 1, 1, -1 };
 		c = -0.0;

@@ -89,6 +89,10 @@
  *                  splits K into blocks of VDPBF16PS chains and adds the
  *                  block results (oneDNN, profile onednn-bf16).  With
  *                  beta = 0 and K <= B this is the one chain of pairs.
+ *  pairs:B/L[:FMT] pairs:B when K <= L, pairs:L when K > L (L even): a
+ *                  blocking that follows K, as oneDNN 2.6's on
+ *                  AVX512_CORE_BF16 does (profile onednn-bf16: 512/1024,
+ *                  blocks of 512 up to K = 1024, of 1024 above).
  *  evenodd[:B]     TDPBF16PS's tile chain, per block of B (default 32) k
  *                  values [jB, jB+B): an even chain over the k with k-jB
  *                  even and an odd chain over the others, each from +0 in
@@ -206,6 +210,8 @@ typedef struct fpl_accum_model {
 	size_t leaf;			/* pairwise: L >= 1 */
 	size_t block;			/* blocked: B; fused: F; evenodd: B (>= 1) */
 	size_t pair_block;		/* pairs: 0 = one chain, else B (even) */
+	size_t pair_long;		/* pairs:B/L: 0, else L (even): blocks of L
+					 * instead of B when K > L */
 	fpl_format promo;		/* blocked, pairs:B: promotion format */
 	int fused_w;			/* fused: 0 = exact, else W in 1..64 */
 	fpl_rnd fused_rnd;		/* fused alignment: FPL_RND_TZ or FPL_RND_NE */
@@ -224,7 +230,7 @@ FPL_API int fpl_accum_init(fpl_accum_model *m);
 /*
  * Set the order from its spelling: "sequential", "pairwise[:L]",
  * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne]]",
- * "pairs[:B[:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
+ * "pairs[:B[/L][:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
  * FPL_ENOTFOUND (unknown order or format) or FPL_EPARSE (bad number,
  * missing B/F, W outside 1..64, mode other than tz/ne), m unchanged then.
  */
@@ -278,8 +284,9 @@ FPL_API int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 /*
  * Is the model usable?  0, or FPL_EINVAL (a mode out of range, leaf or
  * block 0, fused W above 64 or fused mode not tz/ne, stochastic mode
- * with st->sr_bits outside 1..32 when st is not NULL, an odd pair_block) or FPL_EFORMAT (a
- * format fpl_format_finish rejects).
+ * with st->sr_bits outside 1..32 when st is not NULL, an odd pair_block
+ * or pair_long, a pair_long without pair_block or not above it) or
+ * FPL_EFORMAT (a format fpl_format_finish rejects).
  */
 FPL_API int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st);
 

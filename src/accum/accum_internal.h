@@ -23,6 +23,13 @@
 
 #define FPL__ACC_TILE 64
 
+/* pairs:B/L's block length at inner length K (K even or odd: L is even,
+ * so K > L iff K rounded up to even is): L when L && K > L, else B. */
+static inline size_t fpl__pair_block(const fpl_accum_model *m, size_t K)
+{
+	return m->pair_long && K > m->pair_long ? m->pair_long : m->pair_block;
+}
+
 /* Which implementation runs a job's chains (chain_fast.c chooses):
  * the reference (dot.c, the engine's scalar _ix operations), the
  * binary64 step kernels (sequential, blocked or evenodd, exact products:

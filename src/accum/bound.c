@@ -80,7 +80,8 @@ static double clog2(double n)
 /* K' for inner length k >= 1, products and output aside. */
 static double order_k(const fpl_accum_model *m, double K)
 {
-	double L = (double)m->leaf, B = (double)m->block, P = (double)m->pair_block;
+	double L = (double)m->leaf, B = (double)m->block, P = m->pair_long && K > (double)m->pair_long ? (double)m->pair_long
+									 : (double)m->pair_block;
 
 	switch (m->order) {
 	case FPL_ORDER_PAIRWISE:	/* leaf chain from +0, tree depth, C + T */

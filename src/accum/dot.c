@@ -267,7 +267,7 @@ static void pair_chain(run *R, size_t i0, size_t i1, double *s)
  * + block j. */
 static void pairs(run *R, double *s)
 {
-	size_t K = R->T->J->K, np = (K + 1) / 2, B = R->m->pair_block, i0, jj;
+	size_t K = R->T->J->K, np = (K + 1) / 2, B = fpl__pair_block(R->m, K), i0, jj;
 	double blk[NT];
 
 	if (!B) {

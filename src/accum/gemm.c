@@ -143,7 +143,7 @@ static int permute_pairs(const fpl_accum_model *m, const opdesc *d, const double
 	*seq = *m;
 	if (m->pair_block) {
 		seq->order = FPL_ORDER_BLOCKED;
-		seq->block = m->pair_block;
+		seq->block = fpl__pair_block(m, K);
 		J->keep_first = 1;
 	} else {
 		seq->order = FPL_ORDER_SEQUENTIAL;

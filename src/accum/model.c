@@ -37,6 +37,7 @@ int fpl_accum_init(fpl_accum_model *m)
 	m->leaf = 1;
 	m->block = 128;
 	m->pair_block = 0;
+	m->pair_long = 0;
 	m->fused_w = 0;
 	m->fused_rnd = FPL_RND_TZ;
 	return 0;
@@ -61,9 +62,9 @@ static const fpl_accum_order_entry orders[FPL_ORDER_COUNT] = {
 	{ FPL_ORDER_FUSED, "fused", "fused:F[:W[:tz|ne]]",
 	  "groups of F terms and S added as one multi-term sum, rounded once; W: terms "
 	  "aligned to W bits (tz or ne)" },
-	{ FPL_ORDER_PAIRS, "pairs", "pairs[:B[:FMT]]",
+	{ FPL_ORDER_PAIRS, "pairs", "pairs[:B[/L][:FMT]]",
 	  "VDPBF16PS: k in pairs, fma of the odd (high) element first, then the even; B: "
-	  "chains over blocks of B from +0, each added into FMT" },
+	  "chains over blocks of B from +0, each added into FMT; B/L: blocks of L when K > L" },
 	{ FPL_ORDER_EVENODD, "evenodd", "evenodd[:B]",
 	  "TDPBF16PS: per block of B (default 32) an even and an odd fma chain from +0, then "
 	  "S + (even + odd)" },
@@ -94,6 +95,26 @@ static int parse_size(const char *s, size_t *v, const char **end)
 		return FPL_EPARSE;
 	*v = (size_t)x;
 	*end = e;
+	return 0;
+}
+
+/* pairs' "B[/L]" at s into t (both even, L > B); *end after them. */
+static int parse_pair_sizes(const char *s, fpl_accum_model *t, const char **end)
+{
+	const char *slash = strchr(s, '/'), *colon = strchr(s, ':');
+	char num[32];
+	size_t len;
+
+	if (!slash || (colon && colon < slash))
+		return parse_size(s, &t->pair_block, end) || t->pair_block % 2 ? FPL_EPARSE : 0;
+	len = (size_t)(slash - s);
+	if (len >= sizeof num)
+		return FPL_EPARSE;
+	memcpy(num, s, len);
+	num[len] = 0;
+	if (parse_size(num, &t->pair_block, end) || parse_size(slash + 1, &t->pair_long, end)
+	    || t->pair_block % 2 || t->pair_long % 2 || t->pair_long <= t->pair_block)
+		return FPL_EPARSE;
 	return 0;
 }
 
@@ -134,10 +155,10 @@ int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 			return st;
 		break;
 	case FPL_ORDER_PAIRS:
-		t.pair_block = 0;
+		t.pair_block = t.pair_long = 0;
 		if (!*p)
 			break;
-		if (parse_size(p + 1, &t.pair_block, &p) || t.pair_block % 2)
+		if (parse_pair_sizes(p + 1, &t, &p))
 			return FPL_EPARSE;
 		fpl__acc_fmt(&t.promo, "fp32");
 		if (*p && (st = fpl_accum_parse_spec(p + 1, &t.promo, NULL, NULL)))
@@ -244,7 +265,9 @@ int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st)
 		if (r[i] == FPL_RND_SP && st && (st->sr_bits < 1 || st->sr_bits > 32))
 			return FPL_EINVAL;
 	}
-	if (m->leaf == 0 || m->block == 0 || m->pair_block % 2 || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
+	if (m->leaf == 0 || m->block == 0 || m->pair_block % 2 || m->pair_long % 2
+	    || (m->pair_long && (!m->pair_block || m->pair_long <= m->pair_block))
+	    || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
 	    || (m->fused_rnd != FPL_RND_TZ && m->fused_rnd != FPL_RND_NE))
 		return FPL_EINVAL;
 	if (bad_format(&m->a) || bad_format(&m->b) || bad_format(&m->prod) || bad_format(&m->acc)
@@ -273,7 +296,8 @@ uint64_t fpl_accum_steps(const fpl_accum_model *m, size_t k, int sum)
 	case FPL_ORDER_NEUMAIER: Q = 4 * K + 1; break;
 	case FPL_ORDER_FUSED: Q = ceil_div(K, m->block); break;
 	case FPL_ORDER_PAIRS:
-		Q = 2 * ceil_div(K, 2) + (m->pair_block ? ceil_div(K, m->pair_block) : 0);
+		Q = 2 * ceil_div(K, 2)
+		    + (m->pair_block ? ceil_div(K, fpl__pair_block(m, K)) : 0);
 		break;
 	case FPL_ORDER_EVENODD: Q = K + 2 * ceil_div(K, m->block); break;
 	default: Q = K; break;

@@ -36,7 +36,8 @@ static const fpl_accum_profile_entry profiles[] = {
 	{ "amx-bf16", "TDPBF16PS: per 32 k, even and odd fp32 fma chains (DAZ/FTZ/RNE) from +0, "
 		      "then C + (even + odd)" },
 	{ "onednn-bf16", "oneDNN 2.6 bf16 matmul on AVX512_CORE_BF16 (no AMX): VDPBF16PS chains "
-			 "over blocks of 512 k from +0, block results added in IEEE fp32 (ne)" },
+			 "over blocks of 512 k (K <= 1024) or 1024 k (K > 1024) from +0, block "
+			 "results added in IEEE fp32 (ne)" },
 	{ "fp16-fma", "fp16 inputs as given, exact products, IEEE fp16 accumulator (subnormals "
 		      "kept), ne, sequential from +0: a VFMADD231PH loop" },
 };
@@ -80,13 +81,16 @@ static void build_amx_bf16(fpl_accum_model *t)
 	bf16_unit(t, FPL_ORDER_EVENODD);
 }
 
-/* oneDNN: K split into blocks of 512, each block's VDPBF16PS chain from
- * +0, the block results added by an ordinary fp32 add (promo = IEEE
- * binary32, default MXCSR) */
+/* oneDNN 2.6's brgemm matmul (brg:avx512_core_bf16): K split into blocks
+ * of 512 when K <= 1024, of 1024 when K > 1024 (measured with `fplab gemm
+ * --backend onednn` at K = 1..8192, M = N = 16..256, 1 and 2 threads),
+ * each block's VDPBF16PS chain from +0, the block results added by an
+ * ordinary fp32 add (promo = IEEE binary32, default MXCSR) */
 static void build_onednn_bf16(fpl_accum_model *t)
 {
 	bf16_unit(t, FPL_ORDER_PAIRS);
 	t->pair_block = 512;
+	t->pair_long = 1024;
 }
 
 /* AVX512-FP16: binary16 throughout, subnormals kept, no DAZ or FTZ, one
@@ -144,7 +148,7 @@ static int which_profile(const fpl_accum_model *m)
 		    && p.order == m->order && !m->out_set
 		    && (p.order != FPL_ORDER_EVENODD || p.block == m->block)
 		    && (p.order != FPL_ORDER_PAIRS
-			|| (p.pair_block == m->pair_block
+			|| (p.pair_block == m->pair_block && p.pair_long == m->pair_long
 			    && (!p.pair_block || same_format(&p.promo, &m->promo)))))
 			return (int)i;
 	}
@@ -201,7 +205,10 @@ static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 		break;
 	case FPL_ORDER_PAIRS:
 		if (m->pair_block) {
-			fpl__sbuf_put(b, ":%zu:", m->pair_block);
+			fpl__sbuf_put(b, ":%zu", m->pair_block);
+			if (m->pair_long)
+				fpl__sbuf_put(b, "/%zu", m->pair_long);
+			fpl__sbuf_put(b, ":");
 			put_format(b, &m->promo);
 		}
 		break;

@@ -769,7 +769,7 @@ int cli_accum_given(const struct cli_model_job *j, size_t na, const double *a, d
 		    size_t nb, const double *b, double **rb);
 
 /* --backend of dot and gemm (cli_native.c). */
-enum cli_backend { CLI_BACKEND_EMU = 0, CLI_BACKEND_NATIVE, CLI_BACKEND_BOTH };
+enum cli_backend { CLI_BACKEND_EMU = 0, CLI_BACKEND_NATIVE, CLI_BACKEND_BOTH, CLI_BACKEND_ONEDNN };
 #define CLI_OPT_BACKEND 0x10a0
 #define CLI_BACKEND_LONGOPT { "backend", required_argument, NULL, CLI_OPT_BACKEND }
 /* 0, or -1 with the message printed. */
@@ -782,7 +782,7 @@ int cli_backend_check(const char *usage, enum cli_backend be, size_t nj, const c
 		      const char *profile);
 /*
  * Job j (a profile with a native GEMM kernel) under --backend native or
- * both, on the inputs as cli_accum_run takes them: prints the report (a
+ * both, or any model beside oneDNN's matmul under --backend onednn, on the inputs as cli_accum_run takes them: prints the report (a
  * row per backend, `mismatches` between them) on stdout in `report` form
  * and leaves the native result in c (m x n).  0 or -1 (message printed:
  * no --profile, no kernel, a kernel this CPU cannot run, inputs that are
@@ -792,6 +792,15 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 		     int kind, double *c, size_t m, size_t n, size_t k, const double *a,
 		     size_t lda, int transa, const double *b, size_t ldb, int transb,
 		     const char *profile);
+/*
+ * oneDNN's matmul (cli_onednn.c, libdnnl.so.2 loaded at run time): C (m x
+ * n, f32) = A (m x k) B (k x n), row major; bf16 != 0: A and B as bf16
+ * (each float must be a bf16 value), else f32.  threads > 0 sets OpenMP's
+ * thread count.  impl receives oneDNN's implementation name.  0, or -1
+ * with the message printed (no libdnnl: the package to install).
+ */
+int cli_onednn_gemm(int bf16, size_t m, size_t n, size_t k, const float *A, const float *B,
+		    float *C, int threads, char *impl, size_t implsz);
 
 /* --backend of round (cli_round_native.c): the native conversion of one
  * format and mode beside the engine. */

@@ -286,8 +286,12 @@ static void spell(struct cli_model_job *j)
 		break;
 	case FPL_ORDER_PAIRS:
 		if (m->pair_block) {
-			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu:",
+			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu",
 					      m->pair_block);
+			if (m->pair_long)
+				k += (size_t)snprintf(j->order + k, sizeof j->order - k, "/%zu",
+						      m->pair_long);
+			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":");
 			put_format(j->order + k, sizeof j->order - k, &m->promo);
 		}
 		break;

@@ -15,6 +15,12 @@
  * when generated), and the native kernel gets those values as floats,
  * exactly (a value that is not a binary32 value is refused with its
  * position).
+ *
+ * --backend onednn puts oneDNN's own matmul (cli_onednn.c, loaded at run
+ * time) in the native row: its bf16 matmul when the model's inputs are
+ * bf16 (kernel onednn-bf16), else its f32 matmul (onednn-f32); the
+ * blocking cell names oneDNN's implementation.  Any model may stand
+ * beside it (a profile or options), so oneDNN's blocking can be probed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,8 +38,10 @@ int cli_backend_parse(const char *arg, enum cli_backend *b)
 		*b = CLI_BACKEND_NATIVE;
 	else if (!strcmp(arg, "both"))
 		*b = CLI_BACKEND_BOTH;
+	else if (!strcmp(arg, "onednn"))
+		*b = CLI_BACKEND_ONEDNN;
 	else
-		return error("--backend: '%s' is not emu, native or both", arg);
+		return error("--backend: '%s' is not emu, native, both or onednn", arg);
 	return 0;
 }
 
@@ -42,9 +50,19 @@ static void gemm_profiles(char *buf, size_t size);
 int cli_backend_check(const char *usage, enum cli_backend be, size_t nj, const char *output,
 		      const char *profile)
 {
-	const char *name = be == CLI_BACKEND_BOTH ? "both" : "native";
+	const char *name = be == CLI_BACKEND_BOTH ? "both"
+			   : be == CLI_BACKEND_ONEDNN ? "onednn" : "native";
 	char names[160];
 
+	if (be == CLI_BACKEND_ONEDNN) {	/* any one model, beside oneDNN */
+		if (nj > 1)
+			return usage_error(usage, "--backend onednn runs one model beside oneDNN, "
+					   "not a sweep of %zu", nj);
+		if (output)
+			return usage_error(usage, "-o %s: --backend onednn has two results; "
+					   "choose native or emu to write one", output);
+		return 0;
+	}
 	if (be != CLI_BACKEND_EMU && !profile) {
 		gemm_profiles(names, sizeof names);
 		return usage_error(usage, "--backend %s needs --profile NAME, the profile of a "
@@ -175,8 +193,12 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 		"mean_rel_error", "rms_rel_error", "max_rel_error", "median_rel_error",
 		"normwise_error", "bound", "nan", "inf", "seconds", "mflops"
 	};
-	const char *opt = be == CLI_BACKEND_BOTH ? "both" : "native";
-	const fpl_native_kernel *kn = cli_native_kernel(opt, profile);
+	const int dnnl = be == CLI_BACKEND_ONEDNN;
+	const char *opt = be == CLI_BACKEND_BOTH ? "both" : dnnl ? "onednn" : "native";
+	const fpl_native_kernel *kn = dnnl ? NULL : cli_native_kernel(opt, profile);
+	const int dnnl_bf16 = j->mod.a.e == 8 && j->mod.a.m == 7;
+	const char *kname = dnnl ? dnnl_bf16 ? "onednn-bf16" : "onednn-f32" : NULL;
+	char impl[128], pname[512];
 	const double flops = 2.0 * (double)m * (double)n * (double)k;
 	double *ga = NULL, *gb = NULL, *ex = NULL, *cn = NULL, t0, tn;
 	float *A = NULL, *B = NULL, *C = NULL;
@@ -187,11 +209,18 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 	size_t i, q;
 	int rc = -1;
 
-	if (!kn)
+	if (!kn && !dnnl)
 		return -1;
 	if (kind == CLI_RUN_SUM)
 		return error("--backend %s: reductions have no native kernel", opt);
-	{	/* the native kernel computes the profile, not a variant of it */
+	if (dnnl) {
+		if (fpl_accum_describe(&j->mod, pname, sizeof pname))
+			snprintf(pname, sizeof pname, "?");
+		if (!strncmp(pname, "--profile ", 10))
+			memmove(pname, pname + 10, strlen(pname + 10) + 1);
+		if (profile && strcmp(pname, profile) == 0)
+			snprintf(pname, sizeof pname, "%s", profile);
+	} else {	/* the native kernel computes the profile, not a variant of it */
 		char d[512], want[64];
 		snprintf(want, sizeof want, "--profile %s", kn->profile);
 		if (fpl_accum_describe(&j->mod, d, sizeof d) || strcmp(d, want))
@@ -230,12 +259,20 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 				goto out;
 		}
 	/* the emulation (its errors, flags and time), unless native only */
-	if (be == CLI_BACKEND_BOTH
+	if ((be == CLI_BACKEND_BOTH || dnnl)
 	    && cli_accum_run(j, 1, kind, c, m, n, k, a, lda, transa, b, ldb, transb, &emu))
 		goto out;
 	t0 = cli_now();
-	rc = fpl_native_gemm(kn, 0, m, n, k, A, B, C, j->st.threads);
-	tn = cli_now() - t0;
+	if (dnnl) {
+		rc = cli_onednn_gemm(dnnl_bf16, m, n, k, A, B, C, j->st.threads, impl,
+				     sizeof impl);
+		tn = cli_now() - t0;
+		if (rc)
+			goto out;
+	} else {
+		rc = fpl_native_gemm(kn, 0, m, n, k, A, B, C, j->st.threads);
+		tn = cli_now() - t0;
+	}
 	if (rc) {
 		rc = error("native %s: %s%s", kn->name, fpl_strerror(rc),
 			   rc == FPL_ERANGE ? " (inputs must be values of the profile's input "
@@ -251,7 +288,7 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 		goto out;
 	}
 	fpl_format_lookup(&f32, "fp32");
-	if (be == CLI_BACKEND_BOTH) {
+	if (be == CLI_BACKEND_BOTH || dnnl) {
 		mism = 0;
 		for (i = 0; i < m * n; i++) {
 			uint32_t u;
@@ -267,9 +304,13 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 		cli_table_begin(&t, stdout, report, gemm ? gemm_cols : dot_cols,
 				gemm ? (int)(sizeof gemm_cols / sizeof *gemm_cols)
 				     : (int)(sizeof dot_cols / sizeof *dot_cols));
-		row_cells(&t, kind, "native", kn->name, kn->profile, kn->blocking, m, n, k, res,
-			  exa, mism, &en, tn, flops);
-		if (be == CLI_BACKEND_BOTH) {
+		if (dnnl)
+			row_cells(&t, kind, "onednn", kname, pname, impl, m, n, k, res, exa, mism,
+				  &en, tn, flops);
+		else
+			row_cells(&t, kind, "native", kn->name, kn->profile, kn->blocking, m, n,
+				  k, res, exa, mism, &en, tn, flops);
+		if (be == CLI_BACKEND_BOTH || dnnl) {
 			fpl_accum_errors ee;
 			char blk[CLI_SPEC_MAX + 8];
 
@@ -285,7 +326,7 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 			ee.normwise = emu.normwise;
 			ee.bound = emu.bound;
 			snprintf(blk, sizeof blk, "order %s", j->order);
-			row_cells(&t, kind, "emu", "engine", kn->profile, blk, m, n, k,
+			row_cells(&t, kind, "emu", "engine", dnnl ? pname : kn->profile, blk, m, n, k,
 				  gemm ? NAN : emu.result, gemm ? NAN : emu.exact, mism, &ee,
 				  emu.seconds, flops);
 		}
@@ -293,7 +334,8 @@ int cli_native_accum(struct cli_model_job *j, enum cli_backend be, enum cli_repo
 	}
 	if (mism > 0)
 		error("warning: the native kernel %s and the emulated profile %s differ in %lld "
-		      "of %zu outputs", kn->name, kn->profile, mism, m * n);
+		      "of %zu outputs", dnnl ? kname : kn->name, dnnl ? pname : kn->profile,
+		      mism, m * n);
 	/* -o writes the native result */
 	memcpy(c, cn, m * n * sizeof *c);
 	rc = 0;

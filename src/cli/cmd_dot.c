@@ -14,7 +14,7 @@
 
 static const char dot_usage[] =
 	"usage: fplab dot " CLI_MODEL_SYNOPSIS "\n"
-	"    [--gen GEN -n N | -a FILE -b FILE] [--backend emu|native|both]\n"
+	"    [--gen GEN -n N | -a FILE -b FILE] [--backend emu|native|both|onednn]\n"
 	"    [-o FILE] [--tsv|--json|--ndjson]\n";
 
 static struct dot_opts {

@@ -17,7 +17,7 @@
 static const char gemm_usage[] =
 	"usage: fplab gemm " CLI_MODEL_SYNOPSIS "\n"
 	"    [--gen GEN -m M -n N -k K | -a FILE -b FILE] [--transa] [--transb]\n"
-	"    [--backend emu|native|both] [-o FILE] [--tsv|--json|--ndjson]\n";
+	"    [--backend emu|native|both|onednn] [-o FILE] [--tsv|--json|--ndjson]\n";
 
 enum { OPT_TRANSA = CLI_OPT_CMD, OPT_TRANSB };
 

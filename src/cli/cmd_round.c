@@ -495,6 +495,11 @@ static int parse_args(int argc, char **argv)
 		case CLI_OPT_BACKEND:
 			if (cli_backend_parse(optarg, &opt.backend))
 				return CLI_EXIT_USAGE;
+			if (opt.backend == CLI_BACKEND_ONEDNN) {
+				error("--backend onednn: round has no oneDNN kernel (dot and gemm "
+				      "have)");
+				return CLI_EXIT_USAGE;
+			}
 			break;
 		case OPT_IN:
 			if (cli_in_parse(optarg, &opt.in))

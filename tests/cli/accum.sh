@@ -259,7 +259,7 @@ order blocked:B[:FMT]
 order kahan
 order neumaier
 order fused:F[:W[:tz|ne]]
-order pairs[:B[:FMT]]
+order pairs[:B[/L][:FMT]]
 order evenodd[:B]
 profile fp32-fma
 profile fp32-mul-add

@@ -141,7 +141,7 @@ expect_fail "a sweep" 2 "runs one model, a profile with a native kernel, not a s
 	fplab gemm -m 4 -n 4 -k 4 --gen ones --profile fp32-fma -f fp16,bf16 --backend both
 expect_fail "-o with both" 2 "--backend both has two results" \
 	fplab dot -n 4 --gen ones --profile fp32-fma --backend both -o z.txt
-expect_fail "an unknown backend" 2 "'gpu' is not emu, native or both" \
+expect_fail "an unknown backend" 2 "'gpu' is not emu, native, both or onednn" \
 	fplab gemm -m 4 -n 4 -k 4 --gen ones --profile fp32-fma --backend gpu
 expect_fail "round: no native conversion" 1 "-f e4m3fn has no native conversion" \
 	fplab round -f e4m3fn --backend native x.txt
