@@ -1155,6 +1155,50 @@ static void test_model_text(void)
 		h_fail("parse order errors");
 }
 
+/* fpl_state.progress: a tile path counts every term (m * n * K), from
+ * any number of threads, and the results do not depend on it. */
+static void test_progress(void)
+{
+	enum { M = 37, N = 70, K = 19 };
+	static double a[M * K], b[K * N], c1[M * N], c2[M * N];
+	fpl_accum_model m;
+	fpl_state st;
+	uint64_t done;
+	size_t i;
+	int t, same = 1;
+
+	for (i = 0; i < M * K; i++)
+		a[i] = (double)((int)(i * 7 % 13) - 6) / 8;
+	for (i = 0; i < K * N; i++)
+		b[i] = (double)((int)(i * 5 % 11) - 5) / 4;
+	fpl_accum_init(&m);
+	if (!h_check(!fpl_accum_parse_spec("e4m3fn", &m.a, &m.a_rnd, NULL) &&
+		     !fpl_accum_parse_spec("e4m3fn", &m.b, &m.b_rnd, NULL) &&
+		     !fpl_accum_parse_spec("fp16", &m.acc, &m.acc_rnd, NULL))) {
+		h_fail("progress: the model does not parse");
+		return;
+	}
+	for (t = 1; t <= 3; t++) {
+		fpl_state_init(&st, 5);
+		st.threads = t;
+		done = 0;
+		st.progress = &done;
+		if (!h_check(!fpl_accum_gemm(c1, N, &m, 0, M, N, K, a, K, 0, b, N, 0, NULL, &st)))
+			h_fail("progress: gemm failed");
+		if (!h_check(done == (uint64_t)M * N * K))
+			h_fail("progress: %d threads counted %llu terms, not %d", t,
+			       (unsigned long long)done, M * N * K);
+		fpl_state_init(&st, 5);
+		st.threads = t;
+		if (!h_check(!fpl_accum_gemm(c2, N, &m, 0, M, N, K, a, K, 0, b, N, 0, NULL, &st)))
+			h_fail("progress: gemm failed");
+		for (i = 0; i < M * N; i++)
+			same &= h_same(c1[i], c2[i]);
+	}
+	if (!h_check(same))
+		h_fail("progress: the results change with a progress counter");
+}
+
 int main(void)
 {
 	h_init("taccum");
@@ -1164,6 +1208,7 @@ int main(void)
 	test_fmaf();
 	test_fused_exact();
 	test_threads();
+	test_progress();
 	test_bf16_profiles();
 	test_fp16_profile();
 	test_random();

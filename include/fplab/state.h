@@ -85,6 +85,7 @@ typedef struct fpl_state {
 	double flip_prob;		/* probability of a flip per rounded result */
 	int threads;			/* array operations: threads to use, 0 or 1 = one */
 	unsigned untracked;		/* FPL_FLAG_* bits the caller does not need; see below */
+	uint64_t *progress;		/* NULL, or a counter of work done; see below */
 } fpl_state;
 
 /*
@@ -96,6 +97,14 @@ typedef struct fpl_state {
  * hardware fma path runs a register-blocked kernel with no exactness
  * test per step).  The results are the same bits either way.  Other
  * operations ignore the field.  fpl_state_fork copies it.
+ *
+ * progress: NULL (the default), or a counter that fpl_accum_gemm adds
+ * the terms it has finished to (nj * K for each finished tile of nj
+ * outputs, atomically, from any of its threads), so that another thread
+ * can show how far a long GEMM is.  It may fall short of m * n * K: a path
+ * that runs the whole GEMM at once (the native binary32 kernel) adds
+ * nothing.  The results never depend on it; fpl_state_fork does not copy
+ * it.
  */
 
 /* Zero flags and counts, set the seed, stream 0, counter 0, sr_bits 32,

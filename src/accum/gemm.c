@@ -75,6 +75,8 @@ static void *work(void *arg)
 		}
 		for (q = 0; q < FPL_NFLAGS; q++)
 			w->cnt[q] += T.cnt[q];
+		if (J->st->progress)
+			__atomic_fetch_add(J->st->progress, (uint64_t)T.nj * J->K, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
