@@ -9,7 +9,9 @@
  * with an atomic load, as the library adds to it.
  *
  * Invariant: nothing is ever written when stderr is not a terminal (pipes,
- * files, the tests).
+ * files, the tests).  FPLAB_PROGRESS_DELAY (seconds, default 1) is how
+ * long a run goes before the bar appears; 0 draws it at once and at
+ * least once, which is how the tests see it without a slow run.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,7 +33,7 @@ static struct {
 	const uint64_t *ctr;	/* watched: done = base + *ctr */
 	size_t base;
 	const char *what;
-	double t0;
+	double t0, delay;
 } prog = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static void draw(void)
@@ -58,12 +60,14 @@ static void *progress_thread(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&prog.mu);
-	while (!prog.stop) {
+	for (;;) {
 		struct timespec ts;
 		double now = cli_now();
 
-		if (now - prog.t0 >= 1.0)
+		if (now - prog.t0 >= prog.delay)
 			draw();
+		if (prog.stop)
+			break;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 200000000L;
 		if (ts.tv_nsec >= 1000000000L) {
@@ -85,6 +89,14 @@ void cli_progress_start(const char *what, size_t total)
 	prog.ctr = NULL;
 	prog.total = total;
 	prog.what = what;
+	prog.delay = 1.0;
+	if (getenv("FPLAB_PROGRESS_DELAY")) {
+		char *end;
+		double d = strtod(getenv("FPLAB_PROGRESS_DELAY"), &end);
+
+		if (*end == 0 && d >= 0 && d <= 3600)
+			prog.delay = d;
+	}
 	prog.t0 = cli_now();
 	prog.on = !pthread_create(&prog.tid, NULL, progress_thread, NULL);
 }
