@@ -498,6 +498,9 @@ int main(void)
 	gemm_case("K 10^6 fp32 wide sum", &r, 2, 1, 1000000, shapes[6].s, shapes[6].s, 0, 1, 0);
 	gemm_case("K 10^6 fp16 sum", &r, 3, 1, 1000000, shapes[2].s, shapes[2].s, 0, 1, 0);
 	mutant(&r);
+	/* its own stream: the same rows in every build (a sanitized one runs
+	 * fewer rounds above, which would change them) */
+	h_rng_init(&r, 25);
 	cert_case(&r);
 	h_note("%llu outputs compared bit for bit, %llu of them on the grid path",
 	       (unsigned long long)g_outputs, (unsigned long long)g_grid);
