@@ -475,14 +475,23 @@ static int f32_ok(const fpl_hist *h)
 
 typedef void (*classify_f32_fn)(fpl_hist *h, const float *v, const float *y, size_t n);
 
-/* The binary32 classification loop: the AVX2 one where the CPU runs it
- * and the selected kernel set is not "ref" (so FPLAB_KERNELS=ref, or
- * fpl_kernels_select("ref"), gives the portable loop); same results. */
-static classify_f32_fn classify_f32_pick(void)
+/* The binary32 classification loop: the AVX-512 one (fused with the cast)
+ * where the selected kernel set is "avx512" (the CPU runs it), the AVX2
+ * one where it is "avx2" or the CPU lacks AVX-512, the portable one for
+ * "ref" (FPLAB_KERNELS or fpl_kernels_select); same results.  Sets *fused
+ * when the loop also casts. */
+static classify_f32_fn classify_f32_pick(int *fused)
 {
+	*fused = 0;
 #ifdef FPL_HAVE_X86_KERNELS
 	const fpl_cpu_features *c = fpl_cpu();
-	if (c->avx2 && c->fma && strcmp(fpl_kernels_selected(), "ref") != 0)
+	const char *ks = fpl_kernels_selected();
+	if (c->avx512f && c->avx512bw && c->avx512dq && c->avx512vl && c->fma &&
+	    strcmp(ks, "avx512") == 0) {
+		*fused = 1;
+		return hist_classify_f32_avx512;
+	}
+	if (c->avx2 && c->fma && strcmp(ks, "ref") != 0)
 		return hist_classify_f32_avx2;
 #endif
 	return hist_classify_f32;
@@ -494,7 +503,8 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 		return FPL_EINVAL;
 	aps_settle(h);
 	int fast = f32_ok(h);
-	classify_f32_fn classify = classify_f32_pick();
+	int fused;
+	classify_f32_fn classify = classify_f32_pick(&fused);
 	while (n > 0) {
 		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
 		int rc = FPL_EFORMAT;
@@ -506,10 +516,18 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 					h->xf[i] = x[i] * s;
 				v = h->xf;
 			}
-			rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
-			if (rc == 0)
-				classify(h, v, h->yf, m);
-			else if (rc == FPL_EFORMAT)
+#ifdef FPL_HAVE_X86_KERNELS
+			if (fused)
+				rc = hist_round_classify_f32_avx512(h, v, h->yf, m);
+			else
+#endif
+			{
+				rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd,
+							 &h->cfg.st);
+				if (rc == 0)
+					classify(h, v, h->yf, m);
+			}
+			if (rc == FPL_EFORMAT)
 				fast = 0;
 		}
 		if (!fast) {

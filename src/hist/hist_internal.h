@@ -28,6 +28,17 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n);
  * order only (binary32 per block of 1024 for the relative error, binary64
  * for the absolute error, as there). */
 void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t n);
+/* The same with AVX-512 F/BW/DQ/VL (x86/classify_avx512.c): call only
+ * when fpl_cpu() has them and ->fma.  Same guarantees as the AVX2 loop:
+ * counts, bins, extremes and maxima bit-identical to hist_classify_f32,
+ * the sums differ by summation order only. */
+void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_t n);
+/* Cast v[0..n) into y (fpl_round_array_f32 with h's format, mode and
+ * state, in blocks, so element j still takes draw j) and classify each
+ * block while it is in L1, like hist_classify_f32_avx512 on the whole;
+ * returns fpl_round_array_f32's error (then h is unchanged, unless the
+ * error comes after the first block, which the engine's checks exclude). */
+int hist_round_classify_f32_avx512(fpl_hist *h, const float *v, float *y, size_t n);
 #endif
 
 /* What a binary32 classification gathers over one call, before

@@ -164,16 +164,21 @@ int main(int argc, char **argv)
 		fpl_round_array_f32(&f, dst, x, OWN, FPL_RND_NE, &st);
 	}
 	own_fn = hist_classify_f32;
-	double t_own_ref = bench_best(run_own, &cfg, reps), t_own_avx2 = 0;
+	double t_own_ref = bench_best(run_own, &cfg, reps), t_own_avx2 = 0, t_own_avx512 = 0;
 #ifdef FPL_HAVE_X86_KERNELS
-	if (fpl_cpu()->avx2 && fpl_cpu()->fma) {
+	const fpl_cpu_features *cpu = fpl_cpu();
+	if (cpu->avx2 && cpu->fma) {
 		own_fn = hist_classify_f32_avx2;
 		t_own_avx2 = bench_best(run_own, &cfg, reps);
 	}
+	if (cpu->avx512f && cpu->avx512bw && cpu->avx512dq && cpu->avx512vl && cpu->fma) {
+		own_fn = hist_classify_f32_avx512;
+		t_own_avx512 = bench_best(run_own, &cfg, reps);
+	}
 #endif
 	unlink(path);
-	printf("bhist: %u f32 values (%.0f MB), format %s, one thread, best of %d\n", N, mb,
-	       fmt_name, reps);
+	printf("bhist: %u f32 values (%.0f MB), format %s, one thread, best of %d, kernels %s\n",
+	       N, mb, fmt_name, reps, fpl_kernels_selected());
 	printf("  %-34s %8.0f MB/s\n", "memcpy 64 MiB (baseline)", mb / t_mem);
 	printf("  %-34s %8.0f MB/s\n", "read .npy (page cache, 256K buffer)", mb / t_read);
 	printf("  %-34s %8.0f MB/s  (%.2fx memcpy)\n", "classify in memory (fpl_hist)", mb / t_cls,
@@ -188,6 +193,9 @@ int main(int argc, char **argv)
 	if (t_own_avx2 > 0)
 		printf("  %-34s %8.0f MB/s  (%.2fx portable)\n", "  hist's own work in L2, avx2",
 		       mb / t_own_avx2, t_own_ref / t_own_avx2);
+	if (t_own_avx512 > 0)
+		printf("  %-34s %8.0f MB/s  (%.2fx portable)\n", "  hist's own work in L2, avx512",
+		       mb / t_own_avx512, t_own_ref / t_own_avx512);
 	printf("  target: classification >= 500 MB/s per core: %s\n",
 	       mb / t_cls >= 500 ? "met" : "NOT met");
 	printf("  target: classification >= 0.4 x memcpy per core: %s\n",
