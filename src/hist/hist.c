@@ -79,8 +79,8 @@ FPL_API int fpl_hist_init(fpl_hist *h, const fpl_hist_config *cfg)
 	h->hi = h->in_hi = 0;
 	h->xs = malloc(HIST_CHUNK * sizeof(double));
 	h->y = malloc(HIST_CHUNK * sizeof(double));
-	h->xf = malloc(HIST_CHUNK * sizeof(float));
-	h->yf = malloc(HIST_CHUNK * sizeof(float));
+	h->xf = malloc(HIST_F32_CHUNK * sizeof(float));
+	h->yf = malloc(HIST_F32_CHUNK * sizeof(float));
 	h->mxbuf = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(double)) : NULL;
 	h->mxk = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(int)) : NULL;
 	if (!h->xs || !h->y || !h->xf || !h->yf ||
@@ -505,6 +505,14 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 	int fast = f32_ok(h);
 	int fused;
 	classify_f32_fn classify = classify_f32_pick(&fused);
+#ifdef FPL_HAVE_X86_KERNELS
+	if (fast && fused) {
+		int rc = hist_add_f32_avx512(h, x, n);
+		if (rc != FPL_EFORMAT)
+			return rc;
+		fast = 0;
+	}
+#endif
 	while (n > 0) {
 		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
 		int rc = FPL_EFORMAT;
@@ -516,17 +524,9 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 					h->xf[i] = x[i] * s;
 				v = h->xf;
 			}
-#ifdef FPL_HAVE_X86_KERNELS
-			if (fused)
-				rc = hist_round_classify_f32_avx512(h, v, h->yf, m);
-			else
-#endif
-			{
-				rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd,
-							 &h->cfg.st);
-				if (rc == 0)
-					classify(h, v, h->yf, m);
-			}
+			rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
+			if (rc == 0)
+				classify(h, v, h->yf, m);
 			if (rc == FPL_EFORMAT)
 				fast = 0;
 		}

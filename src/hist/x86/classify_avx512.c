@@ -38,6 +38,7 @@
  * side.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include <fplab/array.h>
@@ -46,7 +47,6 @@
 
 #define BLK 1024	/* elements per block: binary32 partial sums */
 #define GRP 64		/* elements per group: four vectors */
-#define FUSE 8192	/* elements rounded then classified at once */
 #define WIN 48		/* widest range of bins counted by compares */
 
 typedef struct acc16 {
@@ -272,7 +272,7 @@ void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_
 	finish(h, &acc, t, n);
 }
 
-int hist_round_classify_f32_avx512(fpl_hist *h, const float *v, float *y, size_t n)
+int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
 {
 	vconst c;
 	consts(&c, h);
@@ -280,14 +280,25 @@ int hist_round_classify_f32_avx512(fpl_hist *h, const float *v, float *y, size_t
 	hist_f32_acc_init(&acc, h);
 	uint64_t t[4][256];
 	memset(t, 0, sizeof t);
-	for (size_t i0 = 0; i0 < n; i0 += FUSE) {
-		size_t m = n - i0 < FUSE ? n - i0 : FUSE;
-		int rc = fpl_round_array_f32(&h->cfg.fmt, y + i0, v + i0, m, h->cfg.rnd,
-					     &h->cfg.st);
+	const int k = h->scale_log2;
+	const __m512 s = _mm512_set1_ps(ldexpf(1.0f, k));
+	for (size_t i0 = 0; i0 < n; i0 += HIST_F32_CHUNK) {
+		size_t m = n - i0 < HIST_F32_CHUNK ? n - i0 : HIST_F32_CHUNK;
+		const float *v = x + i0;
+		if (k) {
+			/* v = x 2^k, exact (f32_ok in hist.c) */
+			size_t i = 0;
+			for (; i + 16 <= m; i += 16)
+				_mm512_storeu_ps(h->xf + i, _mm512_mul_ps(_mm512_loadu_ps(v + i), s));
+			for (; i < m; i++)
+				h->xf[i] = v[i] * ldexpf(1.0f, k);
+			v = h->xf;
+		}
+		int rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
 		if (rc)
-			return rc;	/* only the first block can fail (the format) */
+			return rc;	/* FPL_EFORMAT comes at the first chunk */
 		for (size_t i = 0; i < m; i += BLK)
-			block(&acc, t, &c, v + i0 + i, y + i0 + i, m - i < BLK ? m - i : BLK);
+			block(&acc, t, &c, v + i, h->yf + i, m - i < BLK ? m - i : BLK);
 	}
 	finish(h, &acc, t, n);
 	return 0;
