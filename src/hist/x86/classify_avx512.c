@@ -2,31 +2,44 @@
 /*
  * classify_avx512.c - hist_classify_f32 with AVX-512 (F, BW, DQ, VL): the
  * per-element classification of binary32 data (classify.c) sixteen lanes
- * at a time, in one pass per element, and fused with the cast
- * (hist_round_classify_f32_avx512: round a block, classify it while it is
- * in L1).  Selected at run time by hist.c (fpl_cpu()->avx512f, ->avx512bw,
- * ->avx512dq and ->avx512vl, and a kernel set other than "ref" or "avx2");
- * only this file is compiled with the AVX-512 flags.
+ * at a time, classes, extremes and errors in one pass per element; and
+ * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it (scale,
+ * cast 64Ki values into h->yf, classify them while they are in L2; the
+ * exponent tables and accumulators kept over the whole call and added to
+ * h once).  Selected at run time by hist.c where the kernel set in use is
+ * "avx512" (so the CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
+ * the AVX2 loop, ref the portable one); only this file is compiled with
+ * the AVX-512 flags.
  *
  * Invariant: every per-element value equals the portable loop's, so the
  * counts, bins, extremes and maxima are bit-identical to hist_classify_f32's:
  *  - the classes are the same integer comparisons of |v| and |y| bits
  *    (unsigned compares of values < 2^31, as the portable loop's signed
- *    ones), each counted by a masked add of 1 to a 32-bit lane (at most
- *    64 per lane and block, no overflow), summed exactly per block;
- *  - zeros and NaN/inf inputs are bins 0 and 255 of the exponent
- *    histogram (|v| bits >> 23); bin 0 less the binary32 subnormal v
- *    (counted one by one, only in a block whose least |v| is one) less the
- *    +0 lanes of a short last group (masked loads read +0) is the zero
- *    count; +0 lanes are in no class, no extreme and add +0 to every sum;
- *  - the exponent bytes are counted by scalar increments into four tables
- *    of 64-bit counters, in any order: a histogram does not depend on it,
- *    and there are no lane conflicts to resolve (no scatter);
+ *    ones), each counted by a masked add into its own byte of a 32-bit
+ *    lane (at most BLK / 16 = 64 per lane and block: no carry between the
+ *    bytes), the bytes summed apart per block;
+ *  - the biased exponents of |v| (bits >> 23) are packed to bytes, a block
+ *    (1024) at a time; every finite nonzero v has its exponent between
+ *    those of the block's least and greatest |v| (the extremes, exact), so
+ *    when that range is narrower than WIN bins each bin is counted by
+ *    compares of all the block's bytes with it (a byte counter per lane,
+ *    at most 16 vectors a block: no overflow), else each byte by a scalar
+ *    increment into one of four tables; either way every byte is counted
+ *    once in its own bin, and no scatter (no lane conflict) is involved;
+ *  - zeros and NaN/inf inputs are bins 0 and 255: bin 0 less the binary32
+ *    subnormal v (counted one by one, only in a block whose least |v| is
+ *    one) less the +0 lanes of a short last group (masked loads read +0)
+ *    is the zero count; +0 lanes are in no class, no extreme and add +0 to
+ *    every sum;
  *  - the relative error is the same IEEE binary32 division d / |v|
  *    (vdivps rounds like divss; lanes that do not count are zeroed by the
  *    mask), |y - v| the same binary32 subtraction; maxima over +0 and
  *    finite values are exact in any order (vmaxps with the accumulator
- *    second, so a NaN lane, impossible here, would be ignored as there).
+ *    second, so a NaN lane, impossible here, would be ignored as there);
+ *  - the fused path casts with fpl_round_array_f32 on h's state in storage
+ *    order, so element j takes draw j as in hist.c's other paths, and
+ *    scales by 2^k with a binary32 multiply, which rounds like the
+ *    portable path's x * s (the same operation).
  * Only the order of the four sums differs, within the bounds tests/thist.c
  * states: the relative error and its square (r * r rounded, then added, as
  * there) are summed in binary32 per block of 1024 (per lane, then across
@@ -50,12 +63,11 @@
 #define WIN 48		/* widest range of bins counted by compares */
 
 typedef struct acc16 {
-	__m512i k1, k2;			/* class counts of each lane, a byte each
-					 * (at most 64 a block): k1 v == 0, v
-					 * NaN/inf, y == 0, y < min normal
-					 * (finite nonzero v); k2 y not finite
-					 * (finite nonzero v), v NaN/inf or y not
-					 * finite (no absolute error) */
+	__m512i k;			/* class counts of each lane, a byte each
+					 * (at most 64 a block): y == 0, y < min
+					 * normal, y not finite (finite nonzero v);
+					 * v NaN/inf or y not finite (no absolute
+					 * error) */
 	__m512i mx, mi;			/* max / min |v| bits, finite nonzero v */
 	__m512 rs, rq, rmx, dmx;	/* relative error sum, squares, max; abs max */
 	__m512d ds, dq;			/* absolute error sum, squares */
@@ -80,13 +92,10 @@ static inline __attribute__((always_inline)) __m512i one16(acc16 *a, const vcons
 	__mmask16 lt = _mm512_mask_cmplt_epu32_mask(fin, uy, c->mn);
 	__mmask16 bad = _kor_mask16(ni, yinf);
 	__mmask16 ok = _kandn_mask16(yinf, fin);
-	a->k1 = _mm512_mask_add_epi32(a->k1, _mm512_cmpeq_epi32_mask(ux, _mm512_setzero_si512()),
-				      a->k1, c->one);
-	a->k1 = _mm512_mask_add_epi32(a->k1, ni, a->k1, c->b1);
-	a->k1 = _mm512_mask_add_epi32(a->k1, un, a->k1, c->b2);
-	a->k1 = _mm512_mask_add_epi32(a->k1, lt, a->k1, c->b3);
-	a->k2 = _mm512_mask_add_epi32(a->k2, _kand_mask16(fin, yinf), a->k2, c->one);
-	a->k2 = _mm512_mask_add_epi32(a->k2, bad, a->k2, c->b1);
+	a->k = _mm512_mask_add_epi32(a->k, un, a->k, c->one);
+	a->k = _mm512_mask_add_epi32(a->k, lt, a->k, c->b1);
+	a->k = _mm512_mask_add_epi32(a->k, _kand_mask16(fin, yinf), a->k, c->b2);
+	a->k = _mm512_mask_add_epi32(a->k, bad, a->k, c->b3);
 	a->mx = _mm512_mask_max_epu32(a->mx, fin, a->mx, ux);
 	a->mi = _mm512_mask_min_epu32(a->mi, fin, a->mi, ux);
 	__m512 d = _mm512_castsi512_ps(
@@ -134,17 +143,21 @@ static inline void count_bytes(uint64_t (*t)[256], const uint8_t *eb)
 /* Count the ng * GRP exponent bytes at eb into t[lo..hi] by compares: per
  * bin, a byte per lane counts the equal bytes of the ng <= BLK / GRP = 16
  * vectors (no overflow), then the lanes are summed. */
-static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int hi)
+static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
 {
 	const __m512i one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
-	for (int b = lo; b <= hi; b++) {
-		__m512i bb = _mm512_set1_epi8((char)b), acc = zero;
-		for (size_t j = 0; j < ng; j++) {
-			__m512i e = _mm512_load_si512((const void *)(eb + GRP * j));
-			acc = _mm512_mask_add_epi8(acc, _mm512_cmpeq_epi8_mask(e, bb), acc, one);
-		}
-		t[b] += (uint64_t)_mm512_reduce_add_epi64(_mm512_sad_epu8(acc, zero));
+	__m512i bb = _mm512_set1_epi8((char)b), acc = zero;
+	for (size_t j = 0; j < ng; j++) {
+		__m512i e = _mm512_load_si512((const void *)(eb + GRP * j));
+		acc = _mm512_mask_add_epi8(acc, _mm512_cmpeq_epi8_mask(e, bb), acc, one);
 	}
+	return (uint64_t)_mm512_reduce_add_epi64(_mm512_sad_epu8(acc, zero));
+}
+
+static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int hi)
+{
+	for (int b = lo; b <= hi; b++)
+		t[b] += count_one(eb, ng, b);
 }
 
 /* The sum over the lanes of the byte at bit sh of each. */
@@ -163,7 +176,7 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 		  const float *y, size_t m)
 {
 	acc16 a;
-	a.k1 = a.k2 = a.mx = _mm512_setzero_si512();
+	a.k = a.mx = _mm512_setzero_si512();
 	a.mi = _mm512_set1_epi32(-1);
 	a.rs = a.rq = a.rmx = a.dmx = _mm512_setzero_ps();
 	a.ds = a.dq = _mm512_setzero_pd();
@@ -196,22 +209,31 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 	uint32_t bmx = (uint32_t)_mm512_reduce_max_epu32(a.mx);
 	uint32_t bmi = (uint32_t)_mm512_reduce_min_epu32(a.mi);
 	/* bins 1..254: every finite nonzero v has its exponent in
-	 * [bmi >> 23, bmx >> 23]; bins 0 (zeros, binary32 subnormals, the
-	 * pad) and 255 (NaN/inf) are never read from the tables */
-	if (bmx) {
-		int lo = (int)(bmi >> 23), hi = (int)(bmx >> 23);
-		lo = lo < 1 ? 1 : lo;
-		hi = hi > 254 ? 254 : hi;
-		if (hi - lo < WIN)
+	 * [bmi >> 23, bmx >> 23]; bin 0 (zeros, binary32 subnormals, the
+	 * pad) and 255 (NaN/inf) are counted apart and never left in the
+	 * tables */
+	uint32_t b0, cni;
+	int lo = (int)(bmi >> 23), hi = (int)(bmx >> 23);
+	lo = lo < 1 ? 1 : lo;
+	hi = hi > 254 ? 254 : hi;
+	if (bmx && hi - lo >= WIN) {
+		b0 = cni = 0;
+		for (size_t j = 0; j < g; j++)
+			count_bytes(t, eb + GRP * j);
+		for (int q = 0; q < 4; q++) {
+			b0 += (uint32_t)t[q][0];
+			cni += (uint32_t)t[q][255];
+			t[q][0] = t[q][255] = 0;
+		}
+	} else {
+		b0 = (uint32_t)count_one(eb, g, 0);
+		cni = (uint32_t)count_one(eb, g, 255);
+		if (bmx)
 			count_window(t[0], eb, g, lo, hi);
-		else
-			for (size_t j = 0; j < g; j++)
-				count_bytes(t, eb + GRP * j);
 	}
-	if (bmi < 0x00800000u)
-		(void)hist_f32_subnormals(acc, v, m);	/* rare: own binades */
-	uint32_t cz = field(a.k1, 0) - pad, cni = field(a.k1, 8), cun = field(a.k1, 16);
-	uint32_t clt = field(a.k1, 24), cov = field(a.k2, 0), cbad = field(a.k2, 8);
+	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
+	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0), clt = field(a.k, 8);
+	uint32_t cov = field(a.k, 16), cbad = field(a.k, 24);
 	float amx = _mm512_reduce_max_ps(a.rmx), dm = _mm512_reduce_max_ps(a.dmx);
 	_Alignas(64) float rs[16], rq[16];
 	_mm512_store_ps(rs, a.rs);
