@@ -121,6 +121,7 @@ X86_SRCS := \
 	src/native/x86/arith_avx512fp16.c \
 	src/native/x86/gemm_avx512fp16.c \
 	src/hist/x86/classify_avx2.c \
+	src/hist/x86/classify_avx512.c \
 	src/accum/x86/chain_ne_avx512.c \
 	src/accum/x86/chain_fused_avx512.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
@@ -428,6 +429,7 @@ $(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)
 $(BUILD)/src/native/x86/arith_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/hist/x86/classify_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)

@@ -620,6 +620,9 @@ static void test_chunking(void)
  * their value; the absolute error is summed in binary64 (at most ~10^4
  * terms here: < 2^-39 each side), allowed 2^-36.
  */
+/* The fast loop being compared, for the messages. */
+static const char *loop_name = "avx2";
+
 static int near_sum(double a, double b, double rel)
 {
 	return a == b || fabs(a - b) <= rel * fmax(fabs(a), fabs(b));
@@ -627,6 +630,7 @@ static int near_sum(double a, double b, double rel)
 
 static void same_classify(const char *what, const fpl_hist *p, const fpl_hist *q)
 {
+	const char *lp = loop_name;
 	const uint64_t cp[] = { p->count, p->zeros, p->nan_inf, p->became_zero, p->subnormal,
 				p->normal, p->ovf_direct, p->err_n, p->abs_n };
 	const uint64_t cq[] = { q->count, q->zeros, q->nan_inf, q->became_zero, q->subnormal,
@@ -635,24 +639,24 @@ static void same_classify(const char *what, const fpl_hist *p, const fpl_hist *q
 				    "normal", "ovf_direct", "err_n", "abs_n" };
 	for (size_t i = 0; i < sizeof cp / sizeof *cp; i++)
 		if (!h_check(cp[i] == cq[i]))
-			h_fail("avx2 %s: %s = %llu, portable %llu", what, nm[i],
+			h_fail("%s %s: %s = %llu, portable %llu", lp, what, nm[i],
 			       (unsigned long long)cq[i], (unsigned long long)cp[i]);
-	CHECK(h_same(p->err_max, q->err_max), "avx2 %s: err_max %a, portable %a", what,
+	CHECK(h_same(p->err_max, q->err_max), "%s %s: err_max %a, portable %a", lp, what,
 	      q->err_max, p->err_max);
-	CHECK(h_same(p->abs_max, q->abs_max), "avx2 %s: abs_max %a, portable %a", what,
+	CHECK(h_same(p->abs_max, q->abs_max), "%s %s: abs_max %a, portable %a", lp, what,
 	      q->abs_max, p->abs_max);
 	CHECK(h_same(p->amax, q->amax) && h_same(p->amin, q->amin),
-	      "avx2 %s: amax/amin %a %a, portable %a %a", what, q->amax, q->amin, p->amax, p->amin);
-	CHECK(memcmp(p->hist, q->hist, sizeof p->hist) == 0, "avx2 %s: exponent bins differ", what);
+	      "%s %s: amax/amin %a %a, portable %a %a", lp, what, q->amax, q->amin, p->amax, p->amin);
+	CHECK(memcmp(p->hist, q->hist, sizeof p->hist) == 0, "%s %s: exponent bins differ", lp, what);
 	CHECK(memcmp(p->hist_in, q->hist_in, sizeof p->hist_in) == 0,
-	      "avx2 %s: input exponent bins differ", what);
+	      "%s %s: input exponent bins differ", lp, what);
 	CHECK(near_sum(p->err_sum, q->err_sum, 0x1p-13) &&
 		      near_sum(p->err_sumsq, q->err_sumsq, 0x1p-13),
-	      "avx2 %s: err_sum %a sumsq %a, portable %a %a", what, q->err_sum, q->err_sumsq,
+	      "%s %s: err_sum %a sumsq %a, portable %a %a", lp, what, q->err_sum, q->err_sumsq,
 	      p->err_sum, p->err_sumsq);
 	CHECK(near_sum(p->abs_sum, q->abs_sum, 0x1p-36) &&
 		      near_sum(p->abs_sumsq, q->abs_sumsq, 0x1p-36),
-	      "avx2 %s: abs_sum %a sumsq %a, portable %a %a", what, q->abs_sum, q->abs_sumsq,
+	      "%s %s: abs_sum %a sumsq %a, portable %a %a", lp, what, q->abs_sum, q->abs_sumsq,
 	      p->abs_sum, p->abs_sumsq);
 }
 
@@ -684,13 +688,32 @@ static float mixed_value(h_rng *r)
 	return (float)h_rng_value(r, -30, 20, 24, 1);
 }
 
-static void test_avx2_classify(void)
+typedef void (*classify_fn)(fpl_hist *h, const float *v, const float *y, size_t n);
+
+/* The AVX-512 loop fused with the scaling and the cast, as hist.c calls
+ * it: from the unscaled x that v (in cmp_classify's arrays cur_v, cur_x)
+ * was scaled from (x * 2^k rounds like ldexpf); y is cast again from h's
+ * state, which draws nothing in the modes compared. */
+static const float *cur_v, *cur_x;
+
+static void round_classify_avx512(fpl_hist *h, const float *v, const float *y, size_t n)
 {
-	const fpl_cpu_features *cpu = fpl_cpu();
-	if (!cpu->avx2 || !cpu->fma) {
-		h_note("skip AVX2 classification: this CPU lacks avx2");
-		return;
-	}
+	(void)y;
+	if (hist_add_f32_avx512(h, cur_x + (v - cur_v), n))
+		h_fail("avx512 fused: cast failed");
+}
+
+static int has_avx512(void)
+{
+	const fpl_cpu_features *c = fpl_cpu();
+	return c->avx512f && c->avx512bw && c->avx512dq && c->avx512vl && c->fma;
+}
+
+/* fn (name nm) against the portable loop on the mix of every format, mode
+ * and scale below. */
+static void cmp_classify(const char *nm, classify_fn fn, uint64_t seed)
+{
+	loop_name = nm;
 	static const char *fmts[] = { "fp16", "bf16", "e5m2", "e4m3fn" };
 	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_TP, FPL_RND_TZ };
 	static const size_t lens[] = { 0, 1, 7, 8, 9, 31, 32, 33, 255, 1023, 1024, 1025, 4099 };
@@ -699,8 +722,10 @@ static void test_avx2_classify(void)
 	float *x = malloc(nmax * sizeof *x), *v = malloc(nmax * sizeof *v);
 	float *y = malloc(nmax * sizeof *y);
 	h_rng r;
-	h_rng_init(&r, 14);
+	h_rng_init(&r, seed);
 	char what[96];
+	cur_v = v;
+	cur_x = x;
 	for (size_t fi = 0; fi < sizeof fmts / sizeof *fmts; fi++)
 		for (size_t mi = 0; mi < sizeof modes / sizeof *modes; mi++)
 			for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++)
@@ -727,8 +752,10 @@ static void test_avx2_classify(void)
 					size_t a = n / 3;
 					hist_classify_f32(&p, v, y, a);
 					hist_classify_f32(&p, v + a, y + a, n - a);
-					hist_classify_f32_avx2(&q, v, y, a);
-					hist_classify_f32_avx2(&q, v + a, y + a, n - a);
+					/* (the fused loop casts again, from q's
+					 * state: the modes here draw nothing) */
+					fn(&q, v, y, a);
+					fn(&q, v + a, y + a, n - a);
 					snprintf(what, sizeof what, "%s %s k=%d n=%zu", fmts[fi],
 						 fpl_rnd_name(modes[mi]), k, n);
 					same_classify(what, &p, &q);
@@ -754,8 +781,64 @@ static void test_avx2_classify(void)
 	free(y);
 }
 
-/* The public path: FPLAB_KERNELS=ref's portable loop against the default
- * (AVX2 here) on a long tensor with APS scaling (k != 0). */
+static void test_avx2_classify(void)
+{
+	const fpl_cpu_features *cpu = fpl_cpu();
+	if (!cpu->avx2 || !cpu->fma) {
+		h_note("skip AVX2 classification: this CPU lacks avx2");
+		return;
+	}
+	cmp_classify("avx2", hist_classify_f32_avx2, 14);
+}
+
+/* The AVX-512 loop (x86/classify_avx512.c) the same way, alone and fused
+ * with the cast; then on data whose blocks span more binades than its
+ * compare-counted window (48), and all in one binade. */
+static void test_avx512_classify(void)
+{
+	if (!has_avx512()) {
+		h_note("skip AVX-512 classification: this CPU lacks avx512f/bw/dq/vl");
+		return;
+	}
+	cmp_classify("avx512", hist_classify_f32_avx512, 16);
+	cmp_classify("avx512 fused", round_classify_avx512, 17);
+	loop_name = "avx512";
+	size_t n = 5000;
+	float *v = malloc(n * sizeof *v), *y = malloc(n * sizeof *y);
+	h_rng r;
+	h_rng_init(&r, 18);
+	for (int wide = 0; wide < 3; wide++) {
+		for (size_t i = 0; i < n; i++)
+			v[i] = wide == 2   ? (float)h_rng_value(&r, 3, 3, 24, 0)
+			       : wide ? (float)h_rng_value(&r, -100, 100, 24, 0)
+				      : (float)h_rng_value(&r, -20, 20, 24, 0);
+		fpl_hist_config cfg;
+		cfg_for(&cfg, "e5m2");
+		fpl_round_array_f32(&cfg.fmt, y, v, n, cfg.rnd, &cfg.st);
+		fpl_hist p, q;
+		fpl_hist_init(&p, &cfg);
+		fpl_hist_init(&q, &cfg);
+		hist_classify_f32(&p, v, y, n);
+		hist_classify_f32_avx512(&q, v, y, n);
+		same_classify(wide == 2 ? "one binade" : wide ? "200 binades" : "40 binades", &p, &q);
+		/* the bins by hand: every v here is a binary32 normal */
+		uint64_t bins[FPL_HIST_NBINS] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			bins[ilogbf(v[i]) - FPL_HIST_EMIN]++;
+		CHECK(memcmp(bins, q.hist, sizeof bins) == 0, "avx512 bins %d: not by hand", wide);
+		fpl_hist_release(&p);
+		fpl_hist_release(&q);
+	}
+	free(v);
+	free(y);
+	loop_name = "avx2";
+}
+
+/* The public path: FPLAB_KERNELS=ref's portable loop against the other
+ * kernel sets (avx2, and avx512 where the CPU runs it) on a long tensor
+ * with APS scaling (k != 0). */
+static void public_set(const char *dflt);
+
 static void test_avx2_public(void)
 {
 	const fpl_cpu_features *cpu = fpl_cpu();
@@ -764,6 +847,17 @@ static void test_avx2_public(void)
 	const char *dflt = fpl_kernels_selected();
 	if (!strcmp(dflt, "ref"))
 		return;
+	char keep[16];
+	snprintf(keep, sizeof keep, "%s", dflt);
+	public_set("avx2");
+	if (has_avx512())
+		public_set("avx512");
+	fpl_kernels_select(keep);
+}
+
+static void public_set(const char *dflt)
+{
+	loop_name = dflt;
 	h_rng r;
 	h_rng_init(&r, 15);
 	size_t n = 50001;
@@ -831,6 +925,10 @@ static void test_avx2_classify(void)
 static void test_avx2_public(void)
 {
 }
+
+static void test_avx512_classify(void)
+{
+}
 #endif
 
 int main(void)
@@ -848,6 +946,7 @@ int main(void)
 	test_files();
 	test_chunking();
 	test_avx2_classify();
+	test_avx512_classify();
 	test_avx2_public();
 	return h_done();
 }

@@ -79,8 +79,8 @@ FPL_API int fpl_hist_init(fpl_hist *h, const fpl_hist_config *cfg)
 	h->hi = h->in_hi = 0;
 	h->xs = malloc(HIST_CHUNK * sizeof(double));
 	h->y = malloc(HIST_CHUNK * sizeof(double));
-	h->xf = malloc(HIST_CHUNK * sizeof(float));
-	h->yf = malloc(HIST_CHUNK * sizeof(float));
+	h->xf = malloc(HIST_F32_CHUNK * sizeof(float));
+	h->yf = malloc(HIST_F32_CHUNK * sizeof(float));
 	h->mxbuf = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(double)) : NULL;
 	h->mxk = cfg->scaling == FPL_HSCALE_MX ? malloc(HIST_CHUNK * sizeof(int)) : NULL;
 	if (!h->xs || !h->y || !h->xf || !h->yf ||
@@ -475,14 +475,23 @@ static int f32_ok(const fpl_hist *h)
 
 typedef void (*classify_f32_fn)(fpl_hist *h, const float *v, const float *y, size_t n);
 
-/* The binary32 classification loop: the AVX2 one where the CPU runs it
- * and the selected kernel set is not "ref" (so FPLAB_KERNELS=ref, or
- * fpl_kernels_select("ref"), gives the portable loop); same results. */
-static classify_f32_fn classify_f32_pick(void)
+/* The binary32 classification loop: the AVX-512 one (fused with the cast)
+ * where the selected kernel set is "avx512" (the CPU runs it), the AVX2
+ * one where it is "avx2" or the CPU lacks AVX-512, the portable one for
+ * "ref" (FPLAB_KERNELS or fpl_kernels_select); same results.  Sets *fused
+ * when the loop also casts. */
+static classify_f32_fn classify_f32_pick(int *fused)
 {
+	*fused = 0;
 #ifdef FPL_HAVE_X86_KERNELS
 	const fpl_cpu_features *c = fpl_cpu();
-	if (c->avx2 && c->fma && strcmp(fpl_kernels_selected(), "ref") != 0)
+	const char *ks = fpl_kernels_selected();
+	if (c->avx512f && c->avx512bw && c->avx512dq && c->avx512vl && c->fma &&
+	    strcmp(ks, "avx512") == 0) {
+		*fused = 1;
+		return hist_classify_f32_avx512;
+	}
+	if (c->avx2 && c->fma && strcmp(ks, "ref") != 0)
 		return hist_classify_f32_avx2;
 #endif
 	return hist_classify_f32;
@@ -494,7 +503,16 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 		return FPL_EINVAL;
 	aps_settle(h);
 	int fast = f32_ok(h);
-	classify_f32_fn classify = classify_f32_pick();
+	int fused;
+	classify_f32_fn classify = classify_f32_pick(&fused);
+#ifdef FPL_HAVE_X86_KERNELS
+	if (fast && fused) {
+		int rc = hist_add_f32_avx512(h, x, n);
+		if (rc != FPL_EFORMAT)
+			return rc;
+		fast = 0;
+	}
+#endif
 	while (n > 0) {
 		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;
 		int rc = FPL_EFORMAT;
@@ -509,7 +527,7 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 			rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
 			if (rc == 0)
 				classify(h, v, h->yf, m);
-			else if (rc == FPL_EFORMAT)
+			if (rc == FPL_EFORMAT)
 				fast = 0;
 		}
 		if (!fast) {

@@ -2,8 +2,8 @@
 /*
  * src/hist/hist_internal.h - shared pieces of the histogram library.
  *
- * Invariant: scratch arrays hold HIST_CHUNK elements; every engine call
- * works on at most that many values.
+ * Invariant: scratch arrays hold HIST_CHUNK elements (xf and yf
+ * HIST_F32_CHUNK); every engine call works on at most that many values.
  */
 #ifndef FPLAB_HIST_INTERNAL_H
 #define FPLAB_HIST_INTERNAL_H
@@ -11,6 +11,7 @@
 #include <fplab/hist.h>
 
 #define HIST_CHUNK 8192
+#define HIST_F32_CHUNK 65536	/* h->xf and h->yf: 256 KiB each, in L2 */
 #define HIST_MX_MAX 4096
 
 /* Classify values (see fplab/hist.h) after the cast; x unscaled input,
@@ -28,6 +29,19 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n);
  * order only (binary32 per block of 1024 for the relative error, binary64
  * for the absolute error, as there). */
 void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t n);
+/* The same with AVX-512 F/BW/DQ/VL (x86/classify_avx512.c): call only
+ * when fpl_cpu() has them and ->fma.  Same guarantees as the AVX2 loop:
+ * counts, bins, extremes and maxima bit-identical to hist_classify_f32,
+ * the sums differ by summation order only. */
+void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_t n);
+/* The whole of fpl_hist_add_f32's fast path with it, for x[0..n) where
+ * hist.c's f32_ok holds: scale by 2^k into h->xf, cast into h->yf
+ * (fpl_round_array_f32 with h's format, mode and state, HIST_F32_CHUNK
+ * values a call, so element j still takes draw j) and classify, the
+ * exponent tables and accumulators kept over all n and added to h once;
+ * returns fpl_round_array_f32's error (then nothing is added to h:
+ * FPL_EFORMAT comes at the first call). */
+int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n);
 #endif
 
 /* What a binary32 classification gathers over one call, before

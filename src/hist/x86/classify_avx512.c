@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classify_avx512.c - hist_classify_f32 with AVX-512 (F, BW, DQ, VL): the
+ * per-element classification of binary32 data (classify.c) sixteen lanes
+ * at a time, classes, extremes and errors in one pass per element; and
+ * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it (scale,
+ * cast 64Ki values into h->yf, classify them while they are in L2; the
+ * exponent tables and accumulators kept over the whole call and added to
+ * h once).  Selected at run time by hist.c where the kernel set in use is
+ * "avx512" (so the CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
+ * the AVX2 loop, ref the portable one); only this file is compiled with
+ * the AVX-512 flags.
+ *
+ * Invariant: every per-element value equals the portable loop's, so the
+ * counts, bins, extremes and maxima are bit-identical to hist_classify_f32's:
+ *  - the classes are the same integer comparisons of |v| and |y| bits
+ *    (unsigned compares of values < 2^31, as the portable loop's signed
+ *    ones), each counted by a masked add into its own byte of a 32-bit
+ *    lane (at most BLK / 16 = 64 per lane and block: no carry between the
+ *    bytes), the bytes summed apart per block;
+ *  - the biased exponents of |v| (bits >> 23) are packed to bytes, a block
+ *    (1024) at a time; every finite nonzero v has its exponent between
+ *    those of the block's least and greatest |v| (the extremes, exact), so
+ *    when that range is narrower than WIN bins each bin is counted by
+ *    compares of all the block's bytes with it (a byte counter per lane,
+ *    at most 16 vectors a block: no overflow), else each byte by a scalar
+ *    increment into one of four tables; either way every byte is counted
+ *    once in its own bin, and no scatter (no lane conflict) is involved;
+ *  - zeros and NaN/inf inputs are bins 0 and 255: bin 0 less the binary32
+ *    subnormal v (counted one by one, only in a block whose least |v| is
+ *    one) less the +0 lanes of a short last group (masked loads read +0)
+ *    is the zero count; +0 lanes are in no class, no extreme and add +0 to
+ *    every sum;
+ *  - the relative error is the same IEEE binary32 division d / |v|
+ *    (vdivps rounds like divss; lanes that do not count are zeroed by the
+ *    mask), |y - v| the same binary32 subtraction; maxima over +0 and
+ *    finite values are exact in any order (vmaxps with the accumulator
+ *    second, so a NaN lane, impossible here, would be ignored as there);
+ *  - the fused path casts with fpl_round_array_f32 on h's state in storage
+ *    order, so element j takes draw j as in hist.c's other paths, and
+ *    scales by 2^k with a binary32 multiply, which rounds like the
+ *    portable path's x * s (the same operation).
+ * Only the order of the four sums differs, within the bounds tests/thist.c
+ * states: the relative error and its square (r * r rounded, then added, as
+ * there) are summed in binary32 per block of 1024 (per lane, then across
+ * the lanes): any summation order of at most 1024 terms >= 0 errs by at
+ * most 1023 * 2^-24 < 2^-14 of their sum, so the two loops differ by less
+ * than 2^-13 of it; the absolute error is summed in binary64 per lane
+ * (d * d is exact in binary64, so the FMA adding it rounds like the
+ * portable loop's add of the square), at most n * 2^-53 relative on each
+ * side.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include <fplab/array.h>
+
+#include "hist/hist_internal.h"
+
+#define BLK 1024	/* elements per block: binary32 partial sums */
+#define GRP 64		/* elements per group: four vectors */
+#define WIN 48		/* widest range of bins counted by compares */
+
+typedef struct acc16 {
+	__m512i k;			/* class counts of each lane, a byte each
+					 * (at most 64 a block): y == 0, y < min
+					 * normal, y not finite (finite nonzero v);
+					 * v NaN/inf or y not finite (no absolute
+					 * error) */
+	__m512i mx, mi;			/* max / min |v| bits, finite nonzero v */
+	__m512 rs, rq, rmx, dmx;	/* relative error sum, squares, max; abs max */
+	__m512d ds, dq;			/* absolute error sum, squares */
+} acc16;
+
+typedef struct vconst {
+	__m512i absm, fmax, mn, one, b1, b2, b3;	/* b1..b3: 1 << 8, 16, 24 */
+} vconst;
+
+/* One vector: classes, extremes, errors; returns the biased exponents of
+ * |v|. */
+static inline __attribute__((always_inline)) __m512i one16(acc16 *a, const vconst *c,
+							   __m512 fv, __m512 fy)
+{
+	__m512i ux = _mm512_and_si512(_mm512_castps_si512(fv), c->absm);
+	__m512i uy = _mm512_and_si512(_mm512_castps_si512(fy), c->absm);
+	/* finite nonzero v: 1 <= |v| bits <= fmax */
+	__mmask16 fin = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(ux, c->one), c->fmax);
+	__mmask16 ni = _mm512_cmpgt_epu32_mask(ux, c->fmax);
+	__mmask16 yinf = _mm512_cmpgt_epu32_mask(uy, c->fmax);
+	__mmask16 un = _mm512_mask_cmpeq_epi32_mask(fin, uy, _mm512_setzero_si512());
+	__mmask16 lt = _mm512_mask_cmplt_epu32_mask(fin, uy, c->mn);
+	__mmask16 bad = _kor_mask16(ni, yinf);
+	__mmask16 ok = _kandn_mask16(yinf, fin);
+	a->k = _mm512_mask_add_epi32(a->k, un, a->k, c->one);
+	a->k = _mm512_mask_add_epi32(a->k, lt, a->k, c->b1);
+	a->k = _mm512_mask_add_epi32(a->k, _kand_mask16(fin, yinf), a->k, c->b2);
+	a->k = _mm512_mask_add_epi32(a->k, bad, a->k, c->b3);
+	a->mx = _mm512_mask_max_epu32(a->mx, fin, a->mx, ux);
+	a->mi = _mm512_mask_min_epu32(a->mi, fin, a->mi, ux);
+	__m512 d = _mm512_castsi512_ps(
+		_mm512_and_si512(_mm512_castps_si512(_mm512_sub_ps(fy, fv)), c->absm));
+	__m512 r = _mm512_maskz_div_ps(ok, d, _mm512_castsi512_ps(ux));
+	a->rs = _mm512_add_ps(a->rs, r);
+	a->rq = _mm512_add_ps(a->rq, _mm512_mul_ps(r, r));
+	a->rmx = _mm512_max_ps(r, a->rmx);
+	d = _mm512_maskz_mov_ps(_knot_mask16(bad), d);
+	a->dmx = _mm512_max_ps(d, a->dmx);
+	__m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(d));
+	__m512d hi = _mm512_cvtps_pd(
+		_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1)));
+	a->ds = _mm512_add_pd(a->ds, _mm512_add_pd(lo, hi));
+	a->dq = _mm512_fmadd_pd(hi, hi, _mm512_fmadd_pd(lo, lo, a->dq));
+	return _mm512_srli_epi32(ux, 23);
+}
+
+/* Four vectors; the 64 exponent bytes to eb (the packs interleave lanes:
+ * irrelevant to a histogram). */
+static inline __attribute__((always_inline)) void one64(acc16 *a, const vconst *c,
+							const __m512 fv[4], const __m512 fy[4],
+							uint8_t *eb)
+{
+	__m512i e0 = one16(a, c, fv[0], fy[0]);
+	__m512i e1 = one16(a, c, fv[1], fy[1]);
+	__m512i p01 = _mm512_packus_epi32(e0, e1);
+	__m512i e2 = one16(a, c, fv[2], fy[2]);
+	__m512i e3 = one16(a, c, fv[3], fy[3]);
+	__m512i p23 = _mm512_packus_epi32(e2, e3);
+	_mm512_storeu_si512((void *)eb, _mm512_packus_epi16(p01, p23));
+}
+
+/* Count GRP exponent bytes into the four tables. */
+static inline void count_bytes(uint64_t (*t)[256], const uint8_t *eb)
+{
+	for (int j = 0; j < GRP; j += 4) {
+		t[0][eb[j]]++;
+		t[1][eb[j + 1]]++;
+		t[2][eb[j + 2]]++;
+		t[3][eb[j + 3]]++;
+	}
+}
+
+/* Count the ng * GRP exponent bytes at eb into t[lo..hi] by compares: per
+ * bin, a byte per lane counts the equal bytes of the ng <= BLK / GRP = 16
+ * vectors (no overflow), then the lanes are summed. */
+static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
+{
+	const __m512i one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+	__m512i bb = _mm512_set1_epi8((char)b), acc = zero;
+	for (size_t j = 0; j < ng; j++) {
+		__m512i e = _mm512_load_si512((const void *)(eb + GRP * j));
+		acc = _mm512_mask_add_epi8(acc, _mm512_cmpeq_epi8_mask(e, bb), acc, one);
+	}
+	return (uint64_t)_mm512_reduce_add_epi64(_mm512_sad_epu8(acc, zero));
+}
+
+static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int hi)
+{
+	for (int b = lo; b <= hi; b++)
+		t[b] += count_one(eb, ng, b);
+}
+
+/* The sum over the lanes of the byte at bit sh of each. */
+static uint32_t field(__m512i k, int sh)
+{
+	__m512i f = _mm512_and_si512(_mm512_srl_epi32(k, _mm_cvtsi32_si128(sh)),
+				     _mm512_set1_epi32(0xff));
+	return (uint32_t)_mm512_reduce_add_epi32(f);
+}
+
+/* One block of m <= BLK elements into *acc: classes, extremes and errors
+ * in one pass, storing the exponent bytes; then the bins, by compares over
+ * the block's range of exponents where it is narrow (the usual case: the
+ * values of a tensor span a few tens of binades), else one by one. */
+static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
+		  const float *y, size_t m)
+{
+	acc16 a;
+	a.k = a.mx = _mm512_setzero_si512();
+	a.mi = _mm512_set1_epi32(-1);
+	a.rs = a.rq = a.rmx = a.dmx = _mm512_setzero_ps();
+	a.ds = a.dq = _mm512_setzero_pd();
+	_Alignas(64) uint8_t eb[BLK];
+	__m512 fv[4], fy[4];
+	size_t i = 0, g = 0;	/* g: groups stored */
+	for (; i + GRP <= m; i += GRP, g++) {
+		for (int j = 0; j < 4; j++) {
+			fv[j] = _mm512_loadu_ps(v + i + 16 * j);
+			fy[j] = _mm512_loadu_ps(y + i + 16 * j);
+		}
+		one64(&a, c, fv, fy, eb + GRP * g);
+	}
+	uint32_t pad = 0;
+	if (i < m) {
+		/* the short last group: masked loads read +0 beyond m, zeros of
+		 * exponent 0 that add +0 to every sum */
+		int rem = (int)(m - i);
+		for (int j = 0; j < 4; j++) {
+			int r = rem - 16 * j;
+			__mmask16 k = r >= 16 ? (__mmask16)0xffff
+				      : r <= 0 ? (__mmask16)0 : (__mmask16)((1u << r) - 1);
+			fv[j] = _mm512_maskz_loadu_ps(k, v + i + 16 * j);
+			fy[j] = _mm512_maskz_loadu_ps(k, y + i + 16 * j);
+		}
+		one64(&a, c, fv, fy, eb + GRP * g);
+		g++;
+		pad = (uint32_t)(GRP - rem);
+	}
+	uint32_t bmx = (uint32_t)_mm512_reduce_max_epu32(a.mx);
+	uint32_t bmi = (uint32_t)_mm512_reduce_min_epu32(a.mi);
+	/* bins 1..254: every finite nonzero v has its exponent in
+	 * [bmi >> 23, bmx >> 23]; bin 0 (zeros, binary32 subnormals, the
+	 * pad) and 255 (NaN/inf) are counted apart and never left in the
+	 * tables */
+	uint32_t b0, cni;
+	int lo = (int)(bmi >> 23), hi = (int)(bmx >> 23);
+	lo = lo < 1 ? 1 : lo;
+	hi = hi > 254 ? 254 : hi;
+	if (bmx && hi - lo >= WIN) {
+		b0 = cni = 0;
+		for (size_t j = 0; j < g; j++)
+			count_bytes(t, eb + GRP * j);
+		for (int q = 0; q < 4; q++) {
+			b0 += (uint32_t)t[q][0];
+			cni += (uint32_t)t[q][255];
+			t[q][0] = t[q][255] = 0;
+		}
+	} else {
+		b0 = (uint32_t)count_one(eb, g, 0);
+		cni = (uint32_t)count_one(eb, g, 255);
+		if (bmx)
+			count_window(t[0], eb, g, lo, hi);
+	}
+	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
+	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0), clt = field(a.k, 8);
+	uint32_t cov = field(a.k, 16), cbad = field(a.k, 24);
+	float amx = _mm512_reduce_max_ps(a.rmx), dm = _mm512_reduce_max_ps(a.dmx);
+	_Alignas(64) float rs[16], rq[16];
+	_mm512_store_ps(rs, a.rs);
+	_mm512_store_ps(rq, a.rq);
+	float acc1 = 0, acc2 = 0;
+	for (int j = 0; j < 16; j++) {
+		acc1 += rs[j];
+		acc2 += rq[j];
+	}
+	acc->nz += cz;
+	acc->nni += cni;
+	acc->nun += cun;
+	acc->nsub += clt - cun;
+	acc->nov += cov;
+	acc->en += (uint32_t)m - cz - cni - cov;
+	acc->an += (uint32_t)m - cbad;
+	acc->es += acc1;
+	acc->esq += acc2;
+	acc->as += _mm512_reduce_add_pd(a.ds);
+	acc->asq += _mm512_reduce_add_pd(a.dq);
+	acc->emx = amx > acc->emx ? amx : acc->emx;
+	acc->amxa = dm > acc->amxa ? dm : acc->amxa;
+	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
+	acc->bmin = bmi < acc->bmin ? bmi : acc->bmin;
+}
+
+static void consts(vconst *c, const fpl_hist *h)
+{
+	const float mnf = (float)h->cfg.fmt.min_normal;
+	uint32_t mn;
+	memcpy(&mn, &mnf, 4);
+	c->absm = _mm512_set1_epi32(0x7fffffff);
+	c->fmax = _mm512_set1_epi32(0x7f7fffff);
+	c->mn = _mm512_set1_epi32((int)mn);
+	c->one = _mm512_set1_epi32(1);
+	c->b1 = _mm512_set1_epi32(1 << 8);
+	c->b2 = _mm512_set1_epi32(1 << 16);
+	c->b3 = _mm512_set1_epi32(1 << 24);
+}
+
+static void finish(fpl_hist *h, hist_f32_acc *acc, uint64_t (*t)[256], size_t n)
+{
+	for (int b = 1; b < 255; b++)
+		acc->bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
+	hist_f32_commit(h, acc, n);
+}
+
+void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_t n)
+{
+	vconst c;
+	consts(&c, h);
+	hist_f32_acc acc;
+	hist_f32_acc_init(&acc, h);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
+	for (size_t i0 = 0; i0 < n; i0 += BLK)
+		block(&acc, t, &c, v + i0, y + i0, n - i0 < BLK ? n - i0 : BLK);
+	finish(h, &acc, t, n);
+}
+
+int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
+{
+	vconst c;
+	consts(&c, h);
+	hist_f32_acc acc;
+	hist_f32_acc_init(&acc, h);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
+	const int k = h->scale_log2;
+	const __m512 s = _mm512_set1_ps(ldexpf(1.0f, k));
+	for (size_t i0 = 0; i0 < n; i0 += HIST_F32_CHUNK) {
+		size_t m = n - i0 < HIST_F32_CHUNK ? n - i0 : HIST_F32_CHUNK;
+		const float *v = x + i0;
+		if (k) {
+			/* v = x 2^k, exact (f32_ok in hist.c) */
+			size_t i = 0;
+			for (; i + 16 <= m; i += 16)
+				_mm512_storeu_ps(h->xf + i, _mm512_mul_ps(_mm512_loadu_ps(v + i), s));
+			for (; i < m; i++)
+				h->xf[i] = v[i] * ldexpf(1.0f, k);
+			v = h->xf;
+		}
+		int rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
+		if (rc)
+			return rc;	/* FPL_EFORMAT comes at the first chunk */
+		for (size_t i = 0; i < m; i += BLK)
+			block(&acc, t, &c, v + i, h->yf + i, m - i < BLK ? m - i : BLK);
+	}
+	finish(h, &acc, t, n);
+	return 0;
+}
