@@ -353,8 +353,44 @@ static void round_step(fpl__acc_tile *T, uint64_t idx0, lanes *w)
 	T->cnt[INEX_INDEX] += ninex;
 }
 
+/*
+ * fpl__fma_ix(acc, a, b, s) without the engine where the product is a
+ * zero: 1 with *r set, 0 to leave the lane to the engine.  a and b
+ * finite, a == 0 or b == 0 (DAZ flushes no zero, and keeps a flushed
+ * operand's sign), s a value of acc:
+ *  - s == 0: the engine's (+-0) + (+-0) rule, sign sp = sign(a) ^
+ *    sign(b) when sign(s) == sp, else (rnd == tn); fpl__zero makes it +0
+ *    in fnuz (e8m0 never reaches the fast paths: kernel_ok), no flags,
+ *    no draw (fpl__finish flips nothing: kernel_ok refuses flips);
+ *  - s normal and finite, acc without DAZ: fpl__round_ix(acc, s), the
+ *    exact value s itself, no flags.
+ * Anything else (a subnormal s, whose rounding may note underflow or
+ * be flushed by DAZ; an infinite or NaN operand) goes to the engine.
+ */
+static inline int zero_product(const fpl_accum_model *m, double a, double b, double s,
+			       double *r)
+{
+	int sp;
+
+	if (!isfinite(a) || !isfinite(b) || (a != 0 && b != 0))
+		return 0;
+	if (s == 0) {
+		sp = fpl__signbit(a) ^ fpl__signbit(b);
+		sp = sp == fpl__signbit(s) ? sp : m->acc_rnd == FPL_RND_TN;
+		*r = m->acc.specials == FPL_SPEC_FNUZ ? 0.0 : sp ? -0.0 : 0.0;
+		return 1;
+	}
+	if (!m->acc.daz && isfinite(s) && fabs(s) >= m->acc.min_normal) {
+		*r = s;
+		return 1;
+	}
+	return 0;
+}
+
 /* One step k (step number k: exact products take no steps of their own)
- * of every chain of the tile: s[jj] = fma(a_k, b_kj, s[jj]) in acc. */
+ * of every chain of the tile: s[jj] = fma(a_k, b_kj, s[jj]) in acc.  A
+ * zero a_k (a zero pixel, a ReLU's zero) skips the kernels: each lane is
+ * zero_product's, or the engine's. */
 static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
 {
 	const fpl__acc_job *J = T->J;
@@ -366,6 +402,17 @@ static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
 	uint64_t *spc = w->spc;
 	size_t jj;
 
+	if (a == 0) {
+		for (jj = 0; jj < nj; jj++) {
+			unsigned fl = 0;
+			if (zero_product(m, a, b[jj], s[jj], &s[jj]))
+				continue;
+			s[jj] = fpl__fma_ix(&m->acc, a, b[jj], s[jj], m->acc_rnd, J->st, idx0 + jj,
+					    &fl);
+			fpl__acc_note(T, jj, fl);
+		}
+		return;
+	}
 	if (J->path != FPL__ACC_ODD64) {	/* EXACT64 */
 		for (jj = 0; jj < nj; jj++) {
 			t[jj] = s[jj] + a * b[jj];
@@ -380,6 +427,8 @@ static void step(fpl__acc_tile *T, size_t k, double *s, lanes *w)
 	for (jj = 0; jj < nj; jj++) {
 		if (spc[jj]) {
 			unsigned fl = 0;
+			if (zero_product(m, a, b[jj], s[jj], &s[jj]))
+				continue;
 			s[jj] = fpl__fma_ix(&m->acc, a, b[jj], s[jj], m->acc_rnd, J->st, idx0 + jj,
 					    &fl);
 			fpl__acc_note(T, jj, fl);
