@@ -122,6 +122,7 @@ X86_SRCS := \
 	src/native/x86/gemm_avx512fp16.c \
 	src/hist/x86/classify_avx2.c \
 	src/accum/x86/chain_ne_avx512.c \
+	src/accum/x86/chain_sp_avx512.c \
 	src/accum/x86/chain_fused_avx512.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
