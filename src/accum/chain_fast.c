@@ -58,6 +58,11 @@
  * Under the verified NE64 variant (x86/chain_ne_avx512.c) x + y is
  * binary64's rounded sum with TwoSum's exact error, and a lane whose
  * error is not 0 is left to fpl__add_ix too (t is then exact otherwise).
+ * Mode sp on AVX-512 (x86/chain_sp_avx512.c): sequential and blocked
+ * EXACT64 chains run that kernel (one lane per output, draws in
+ * registers, its header argues each lane), and so do jobs whose products
+ * alone are exact (verify_sp_ok: EXACT64 with J->verify, each step's sum
+ * checked by TwoSum there); step() and add_step() never run those.
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can

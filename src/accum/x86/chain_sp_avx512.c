@@ -7,11 +7,22 @@
  *
  * Per step k and lane j: t = fma(a_k, b_kj, s_j) in binary64.  The
  * EXACT64 condition (chain_fast.c, exact64_ok: the path this kernel
- * serves) makes s + a*b exact in binary64 for every finite operand, so
+ * serves, or its verified variant below) makes s + a*b exact in binary64 for every finite operand, so
  * the fma is that exact value with no rounding at all, and the
  * reference's step, fpl__fma_ix(acc, a, b, s, sp, st, idx), is the engine's
  * sp rounding of t into acc with the draw d = fpl_random_draw(seed,
  * stream, idx), idx = fpl__acc_idx(T, k, j) (accum_internal.h).
+ *
+ * The verified variant (J->verify: chain_fast.c's verify_sp_ok, for
+ * sequential and blocked jobs in mode sp whose products are exact in
+ * binary64 but whose s + a*b may not be, e.g. bf16 x bf16 into fp16):
+ * p = a*b is exact (condition (1) of chain_fast.c's header), t = s + p
+ * is binary64's rounded sum and Knuth's TwoSum gives its error e = (s +
+ * p) - t exactly (|s + p| < 2^1023 by verify_sp_ok; TwoSum is exact with
+ * gradual underflow too; -ffp-contract=off keeps the operations apart).
+ * A lane with e != 0, or e NaN (an inf or NaN operand), is bad and goes
+ * to the reference; on the others t is the exact s + a*b and everything
+ * below applies unchanged.
  *
  * The draw.  fpl__draw(key, idx) = mix64(key + (idx + 1) G) with G =
  * 0x9e3779b97f4a7c15 and key = fpl__draw_key(seed, stream) (engine/
