@@ -442,8 +442,9 @@ static void test_ne64_million(void)
 }
 
 /* Mode sp on the AVX-512 sp kernel (x86/chain_sp_avx512.c): exact64
- * models (e4m3fn into fp16) and verified ones (bf16 into fp16, bf16
- * into fp16 without subnormals, e5m2 into bf16), 10^6 outputs each with
+ * models (e4m3fn into fp16, e4m3fnuz) and verified ones (bf16 into
+ * fp16, fp16 without subnormals or saturating, e5m2 and e4m3fnuz; e5m2
+ * into bf16), 10^6 outputs each with
  * tiny, huge and special values among them, sr_bits 32, 17, 5 and 1,
  * sequential and blocked, every env mode and 1 or 2 threads against
  * FPLAB_ACCUM=ref (check_case): same bits, flags, counts and draws. */
@@ -462,6 +463,8 @@ static void test_sp64_million(void)
 		{ "bf16", "fp16:sp", "sequential", 1, D_HUGE },
 		{ "e4m3fn", "e4m3fnuz:sp", "sequential", 32, D_MIX },
 		{ "bf16", "fp16+sat:sp", "blocked:8", 17, D_BIG },
+		{ "bf16", "e5m2:sp", "sequential", 32, D_SPECIAL },	/* NaN payloads in mask */
+		{ "bf16", "e4m3fnuz:sp", "blocked:5", 5, D_MIX },
 	};
 	uint64_t runs0 = fpl__acc_sp64_avx512_runs;
 	size_t i;

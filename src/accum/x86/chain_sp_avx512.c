@@ -71,10 +71,11 @@
  * end) is recomputed from the step's original operands a_k, b_kj, s_j by
  * fpl__acc_ne64_slow, the reference's fpl__fma_ix in acc's mode (sp)
  * with the same draw index, which notes its flags and counts as the
- * reference does; the kernel takes back the inexact it counted for such
- * a lane.  The discarded vector results of those lanes and whatever
- * MXCSR flags their computation raised are never read (the engine keeps
- * its own flags; this file changes no control state).
+ * reference does; the kernel counts nothing for such a lane (its t may
+ * be a NaN whose payload depends on the operand order the compiler
+ * picked for the addition).  The discarded vector results of those lanes
+ * and whatever MXCSR flags their computation raised are never read (the
+ * engine keeps its own flags; this file changes no control state).
  */
 #include <immintrin.h>
 #include <string.h>
@@ -99,7 +100,9 @@ static inline __attribute__((always_inline)) __m512i mix(const spar *P, __m512i 
 
 /* One step of one register: y = the sp rounding of t = fma(av, bv, sv)
  * with draws mix(z), bad = the lanes of valid the kernel cannot do, cv
- * counts the inexact lanes (all of them; FIX takes the bad ones back). */
+ * counts the inexact lanes among the others (a bad lane's t may be a NaN
+ * whose payload the compiler's choice of operand order decides: never
+ * read). */
 /* t (the step's exact value on the lanes kept): fma(av, bv, sv), or when
  * VER, p = av*bv (exact) and t = sv + p with TwoSum's error, the lanes
  * where it is not 0 (or NaN) in *ev. */
@@ -133,27 +136,22 @@ static inline __attribute__((always_inline)) __m512d calc(const spar *P, __m512d
 
 	*bad = _mm512_mask_cmpgt_epu64_mask(valid, _mm512_sub_epi64(A, P->minv), P->range)
 	       | (ev & valid);
-	*cv = _mm512_mask_sub_epi64(*cv, _mm512_test_epi64_mask(u, P->mask), *cv, P->m1);
+	*cv = _mm512_mask_sub_epi64(*cv, _kandn_mask8(*bad, _mm512_test_epi64_mask(u, P->mask)),
+				    *cv, P->m1);
 	return _mm512_castsi512_pd(_mm512_mask_add_epi64(tr, up, tr, P->q));
 }
 
 /* The bad lanes of one register (tile lane base, step k) by the
- * reference's step; the inexact calc counted for them (its test on the
- * same fma, recomputed here) taken back from cv. */
-static inline __attribute__((always_inline)) __m512d fixup_(fpl__acc_tile *T, const spar *P, size_t k,
-					      size_t base, __m512d sold, __m512d y, __mmask8 bad,
-					      __m512i *cv, const int VER)
+ * reference's step (calc counted nothing for them). */
+__attribute__((noinline)) static __m512d fixup(fpl__acc_tile *T, size_t k, size_t base,
+					      __m512d sold, __m512d y, __mmask8 bad)
 {
 	const fpl__acc_job *J = T->J;
 	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0 + base;
 	const uint64_t idx0 = fpl__acc_idx(T, k, base);
-	__mmask8 ev;
-	__m512i u = tval(_mm512_set1_pd(a), _mm512_maskz_loadu_pd(bad, b), sold, VER, &ev);
 	unsigned lanes = bad;
 	double so[8], yo[8];
 
-	*cv = _mm512_mask_add_epi64(*cv, (__mmask8)(bad & _mm512_test_epi64_mask(u, P->mask)), *cv,
-				    P->m1);
 	_mm512_storeu_pd(so, sold);
 	_mm512_storeu_pd(yo, y);
 	while (lanes) {
@@ -173,22 +171,6 @@ static void add_counts(uint64_t *cnt, __m512i cv, size_t n)
 	for (l = 0; l < n; l++)
 		cnt[l] += (uint64_t)co[l];
 }
-
-__attribute__((noinline)) static __m512d fixup0(fpl__acc_tile *T, const spar *P, size_t k,
-					       size_t base, __m512d sold, __m512d y, __mmask8 bad,
-					       __m512i *cv)
-{
-	return fixup_(T, P, k, base, sold, y, bad, cv, 0);
-}
-
-__attribute__((noinline)) static __m512d fixup1(fpl__acc_tile *T, const spar *P, size_t k,
-					       size_t base, __m512d sold, __m512d y, __mmask8 bad,
-					       __m512i *cv)
-{
-	return fixup_(T, P, k, base, sold, y, bad, cv, 1);
-}
-
-#define fixup(...) (VER ? fixup1(__VA_ARGS__) : fixup0(__VA_ARGS__))
 
 uint64_t fpl__acc_sp64_avx512_runs;
 
@@ -257,8 +239,7 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k
 									 _kor_mask8(e[2], e[3])), 0))
 					for (r = 0; r < 4; r++)
 						if (e[r])
-							y[r] = fixup(T, &P, k, j0 + 8 * r, x[r], y[r],
-								     e[r], &c[r]);
+							y[r] = fixup(T, k, j0 + 8 * r, x[r], y[r], e[r]);
 				for (r = 0; r < 4; r++)
 					x[r] = y[r];
 			}
@@ -272,7 +253,7 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k
 					__m512d y = calc(&P, av, _mm512_maskz_loadu_pd(v[r], b + 8 * r),
 							 x[r], zr, &c[r], v[r], &e, VER);
 					if (e)
-						y = fixup(T, &P, k, j0 + 8 * r, x[r], y, e, &c[r]);
+						y = fixup(T, k, j0 + 8 * r, x[r], y, e);
 					x[r] = y;
 					zr = _mm512_add_epi64(zr, P.g8);
 				}
