@@ -32,6 +32,11 @@ extern uint64_t fpl__acc_whole_runs;
 
 /* chain_ne.c: chain ranges run by the AVX-512 NE64 kernel. */
 extern uint64_t fpl__acc_ne64_avx512_runs;
+/* chain_fast.c: chain ranges run by the AVX-512 sp kernel. */
+extern uint64_t fpl__acc_sp64_avx512_runs;
+
+/* The states' sr_bits in run_env (test_sp64_million varies it). */
+static int sr_bits = 32;
 
 static const char *const env_modes[] = { "ref", "", "nosimd", "avx2" };
 
@@ -107,6 +112,7 @@ static void run_env(const char *env, const fpl_accum_model *m, size_t M, size_t 
 		unsetenv("FPLAB_ACCUM");
 	memcpy(r->c, c0, M * N * sizeof *c0);
 	fpl_state_init(&r->st, seed);
+	fpl_state_set_sr_bits(&r->st, sr_bits);
 	r->st.threads = threads;
 	r->st.counter = 1000;
 	r->rc = fpl_accum_gemm(r->c, N, m, beta, M, N, K, a, K, 0, b, N, 0, r->fl, &r->st);
@@ -435,6 +441,58 @@ static void test_ne64_million(void)
 	       (unsigned long long)(fpl__acc_ne64_avx512_runs - runs0));
 }
 
+/* Mode sp on the AVX-512 sp kernel (x86/chain_sp_avx512.c): exact64
+ * models (e4m3fn into fp16, e4m3fnuz) and verified ones (bf16 into
+ * fp16, fp16 without subnormals or saturating, e5m2 and e4m3fnuz; e5m2
+ * into bf16), 10^6 outputs each with
+ * tiny, huge and special values among them, sr_bits 32, 17, 5 and 1,
+ * sequential and blocked, every env mode and 1 or 2 threads against
+ * FPLAB_ACCUM=ref (check_case): same bits, flags, counts and draws. */
+static void test_sp64_million(void)
+{
+	static const struct {
+		const char *in, *acc, *ord;
+		int R, kind;
+	} c[] = {
+		{ "bf16", "fp16:sp", "sequential", 32, D_MIX },
+		{ "bf16", "fp16:sp", "sequential", 17, D_SPECIAL },
+		{ "bf16", "fp16+nosub:sp", "blocked:5", 5, D_MIX },
+		{ "e4m3fn", "fp16:sp", "sequential", 1, D_MIX },
+		{ "e4m3fn", "fp16:sp", "blocked:5:fp32", 17, D_WIDE },
+		{ "e5m2", "bf16:sp", "sequential", 5, D_TINY },
+		{ "bf16", "fp16:sp", "sequential", 1, D_HUGE },
+		{ "e4m3fn", "e4m3fnuz:sp", "sequential", 32, D_MIX },
+		{ "bf16", "fp16+sat:sp", "blocked:8", 17, D_BIG },
+		{ "bf16", "e5m2:sp", "sequential", 32, D_SPECIAL },	/* NaN payloads in mask */
+		{ "bf16", "e4m3fnuz:sp", "blocked:5", 5, D_MIX },
+	};
+	uint64_t runs0 = fpl__acc_sp64_avx512_runs;
+	size_t i;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 29);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[96];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		fpl_accum_parse_order(&m, c[i].ord);
+		sr_bits = c[i].R;
+		snprintf(what, sizeof what, "%s/%s %s sr_bits %d, 10^6 outputs", c[i].in, c[i].acc,
+			 c[i].ord, c[i].R);
+		check_case(&m, what, 2000, 500, 13, c[i].kind, 1, &g);
+	}
+	sr_bits = 32;
+	if (avx512_kernels() && !h_check(fpl__acc_sp64_avx512_runs > runs0))
+		h_fail("sp64 million: the AVX-512 sp kernel never ran on an AVX-512 CPU");
+	h_note("sp64: 10^6 outputs per model, AVX-512 kernel ranges %llu",
+	       (unsigned long long)(fpl__acc_sp64_avx512_runs - runs0));
+}
+
 /* The profiles, on a larger GEMM over several tiles and threads (K = 65:
  * amx-bf16's last block shorter, onednn-bf16's blocks of 16 with an odd
  * last one). */
@@ -597,6 +655,7 @@ int main(void)
 	test_untracked();
 	test_paths();
 	test_ne64_million();
+	test_sp64_million();
 	test_fused64_million();
 	test_verify_million();
 	test_profiles();

@@ -164,6 +164,14 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, dou
 			  uint64_t *cnt);
 /* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
 extern uint64_t fpl__acc_ne64_avx512_runs;
+/* x86/chain_sp_avx512.c (J->path EXACT64, acc_rnd sp, J->simd >= 2,
+ * so acc->m <= 50): the EXACT64 chains in mode sp, every lane's running
+ * sum and draws in registers; cnt[jj] += the inexact steps of lane jj
+ * that the kernel rounded itself (the others' flags go to T by
+ * fpl__acc_ne64_slow, which runs any mode).  Its ranges run: as above. */
+void fpl__acc_sp64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			  uint64_t *cnt);
+extern uint64_t fpl__acc_sp64_avx512_runs;
 
 /* chain_fused.c: can the job run the FUSED64 path (exact fused groups,
  * exact binary64 products, no partial sum overflowing: the static part;

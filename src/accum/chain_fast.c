@@ -58,6 +58,11 @@
  * Under the verified NE64 variant (x86/chain_ne_avx512.c) x + y is
  * binary64's rounded sum with TwoSum's exact error, and a lane whose
  * error is not 0 is left to fpl__add_ix too (t is then exact otherwise).
+ * Mode sp on AVX-512 (x86/chain_sp_avx512.c): sequential and blocked
+ * EXACT64 chains run that kernel (one lane per output, draws in
+ * registers, its header argues each lane), and so do jobs whose products
+ * alone are exact (verify_sp_ok: EXACT64 with J->verify, each step's sum
+ * checked by TwoSum there); step() and add_step() never run those.
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -187,6 +192,26 @@ static int verify_ok(const fpl__acc_job *J)
 	return 1;
 }
 
+/* The verified sp variant (x86/chain_sp_avx512.c, J->verify on the
+ * EXACT64 path): mode sp, exact binary64 products (condition (1) of the
+ * header comment), no sum s + p of a value of acc and a product reaching
+ * 2^1023 (TwoSum's error then exact), no DAZ accumulator (its operands
+ * would be flushed).  Only for sequential and blocked, whose chains
+ * (chain_range) always run that kernel: step() and add_step() never see
+ * such a job. */
+static int verify_sp_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
+	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
+
+	if (m->acc_rnd != FPL_RND_SP || J->simd < 2 || c->daz || !a->explim || !b->explim
+	    || !c->explim || m->order == FPL_ORDER_EVENODD)
+		return 0;
+	return (a->m + 1) + (b->m + 1) <= 53 && a->emin - a->m + b->emin - b->m >= -1074
+	       && top + 1 <= 1023;
+}
+
 /* array.c's fast_ok for a rounding (round = 1) or an operation into f. */
 static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int round)
 {
@@ -240,6 +265,13 @@ static int avx512_ok(void)
 }
 #endif
 
+/* Does a job's chain_range run x86/chain_sp_avx512.c: EXACT64 in mode
+ * sp with the AVX-512 kernels allowed (J->simd >= 2: acc's m <= 50)? */
+static int sp_avx512(const fpl__acc_job *J)
+{
+	return J->path == FPL__ACC_EXACT64 && J->m->acc_rnd == FPL_RND_SP && J->simd >= 2;
+}
+
 static int plan(fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -289,6 +321,8 @@ static int plan(fpl__acc_job *J)
 				  && m->acc.m <= 50 ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
 	else if (J->simd >= 2 && kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_ok(J))
 		J->path = FPL__ACC_NE64, J->verify = 1;
+	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_sp_ok(J))
+		J->path = FPL__ACC_EXACT64, J->verify = 1;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 0))
 		J->path = FPL__ACC_ODD64;
 	if (J->path != FPL__ACC_REF)
@@ -298,7 +332,8 @@ static int plan(fpl__acc_job *J)
 		J->promo_fast = 1;
 		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
 	}
-	if (J->path == FPL__ACC_NE64 && J->simd >= 2)
+	if ((J->path == FPL__ACC_NE64 && J->simd >= 2)
+	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
 	return 0;
 }
@@ -480,6 +515,25 @@ static void add_step(fpl__acc_tile *T, uint64_t sn, const double *x, const doubl
 	}
 }
 
+/* x86/chain_sp_avx512.c over [k0, k1), its per-lane inexact counts
+ * noted in T. */
+#ifdef FPL_HAVE_X86_KERNELS
+static void sp_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+{
+	uint64_t inex[NT], total = 0;
+	size_t jj;
+
+	memset(inex, 0, sizeof inex);
+	fpl__acc_sp64_avx512(T, k0, k1, 1, s, inex);
+	for (jj = 0; jj < T->nj; jj++) {
+		if (inex[jj])
+			T->fl[jj] |= FPL_FLAG_INEXACT;
+		total += inex[jj];
+	}
+	T->cnt[INEX_INDEX] += total;
+}
+#endif
+
 /* The chains [k0, k1) of the tile in s[]. */
 static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes *w)
 {
@@ -489,6 +543,12 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 		fpl__acc_ne64_chain(T, k0, k1, 1, s);
 		return;
 	}
+#ifdef FPL_HAVE_X86_KERNELS
+	if (sp_avx512(T->J)) {
+		sp_chain(T, k0, k1, s);
+		return;
+	}
+#endif
 	for (k = k0; k < k1; k++)
 		step(T, k, s, w);
 }
