@@ -717,6 +717,10 @@ int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, doubl
  * binary64 cannot hold: `why` says which path needs binary64 (or
  * binary32) values, such as "the native kernel takes binary32 values". */
 int cli_operand_exact(const struct cli_operand *o, const char *why);
+/* cli_operand_exact of -a FILE and -b FILE for the native kernels, which
+ * read binary32 values: 0, or -1 with the message naming the first. */
+int cli_operands_native_exact(const struct cli_tensor *a, const char *afile,
+			      const struct cli_tensor *b, const char *bfile);
 
 /* One report row of an accumulation run.  has_result: result and exact
  * are those of the single output (dot, a one-output reduce), else the

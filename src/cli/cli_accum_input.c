@@ -388,6 +388,17 @@ int cli_operand_exact(const struct cli_operand *o, const char *why)
 		     o->t->v[o->t->inx[0].pos], why);
 }
 
+int cli_operands_native_exact(const struct cli_tensor *a, const char *afile,
+			      const struct cli_tensor *b, const char *bfile)
+{
+	static const char why[] = "the native kernel takes binary32 values";
+	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
+	struct cli_operand oa = { a, cli_what(wa, "-a", afile), 1, 0, 0, 0 };
+	struct cli_operand ob = { b, cli_what(wb, "-b", bfile), 1, 0, 0, 1 };
+
+	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
+}
+
 int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, double **out)
 {
 	const fpl_accum_model *m = &j->mod;

@@ -127,17 +127,6 @@ static int inputs(struct cli_tensor *x, struct cli_tensor *y)
 	return 0;
 }
 
-/* The native kernel reads binary32: no decimal binary64 cannot hold. */
-static int native_exact(const struct cli_tensor *x, const struct cli_tensor *y)
-{
-	static const char why[] = "the native kernel takes binary32 values";
-	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
-	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
-	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, 0, 1 };
-
-	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
-}
-
 /* Job j on the vectors: the files' decimals loaded exactly (cli_operand_load,
  * B's draws after A's n), then the run.  0 or -1. */
 static int run_job(struct cli_model_job *j, const struct cli_tensor *x,
@@ -196,7 +185,7 @@ int cmd_dot(int argc, char **argv)
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 1, cli_accum_cols, sizeof cli_accum_cols);
 	if (!rc && opt.backend != CLI_BACKEND_EMU)
-		rc = native_exact(&x, &y);
+		rc = cli_operands_native_exact(&x, opt.afile, &y, opt.bfile);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
 		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_DOT, &r, 1, 1,
 				      x.n, x.v, x.n, 0, y.v, 1, 0, opt.mo.profile);

@@ -174,17 +174,6 @@ static int inputs(struct cli_tensor *a, struct cli_tensor *b)
 	return 0;
 }
 
-/* The native kernel reads binary32: no decimal binary64 cannot hold. */
-static int native_exact(const struct cli_tensor *x, const struct cli_tensor *y)
-{
-	static const char why[] = "the native kernel takes binary32 values";
-	char wa[CLI_WHAT_MAX], wb[CLI_WHAT_MAX];
-	struct cli_operand oa = { x, cli_what(wa, "-a", opt.afile), 1, 0, 0, 0 };
-	struct cli_operand ob = { y, cli_what(wb, "-b", opt.bfile), 1, 0, 0, 1 };
-
-	return cli_operand_exact(&oa, why) || cli_operand_exact(&ob, why) ? -1 : 0;
-}
-
 /* Job j on A and B (stored layouts: A m x k, k x m transposed; B k x n,
  * n x k transposed): the files' decimals loaded exactly (cli_operand_load;
  * draws in the logical order, B's after A's m*k), then the run.  0 or -1. */
@@ -256,7 +245,7 @@ int cmd_gemm(int argc, char **argv)
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 3, cli_accum_cols, sizeof cli_accum_cols);
 	if (!rc && opt.backend != CLI_BACKEND_EMU)
-		rc = native_exact(&a, &b);
+		rc = cli_operands_native_exact(&a, opt.afile, &b, opt.bfile);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
 		rc = cli_native_accum(&jobs[0], opt.backend, opt.report, CLI_RUN_GEMM, c, m, n, k,
 				      a.v, opt.transa ? m : k, opt.transa, b.v, opt.transb ? k : n,
