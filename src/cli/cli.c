@@ -102,6 +102,18 @@ int usage_error(const char *usage, const char *fmt, ...)
 	return CLI_EXIT_USAGE;
 }
 
+int cli_escaped_msg(const char *usage, const char *fmt, ...)
+{
+	char raw[2048], shown[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	fpl_escape(shown, sizeof shown, raw);
+	return usage ? usage_error(usage, "%s", shown) : error("%s", shown);
+}
+
 /*
  * The block `-h` appends for a command that rounds (its usage names
  * "-r MODE"): the modes with CPFloat's codes and the most used formats.

@@ -87,6 +87,15 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * error() (usage NULL) or usage_error(usage, ...) with the whole message
+ * passed through fpl_escape first (\t, \x1b, a doubled backslash), for
+ * messages that quote arguments, paths or what files hold.  Returns what
+ * error() or usage_error() returns.
+ */
+int cli_escaped_msg(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Print `usage` to stdout (for -h); returns CLI_EXIT_OK. */
 int usage_help(const char *usage);
 

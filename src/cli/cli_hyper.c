@@ -10,7 +10,6 @@
  * command's default in the fpl_opt_hyper.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,19 +17,8 @@
 
 static const char *const algo_names[] = { "sgd", "adagrad", "adam", "adamw", "lamb" };
 
-/* usage_error() with the message's control characters escaped
- * (fpl_escape): an argument never reaches the terminal raw. */
-__attribute__((format(printf, 2, 3)))
-static int husage(const char *usage, const char *fmt, ...)
-{
-	char raw[1024], shown[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof raw, fmt, ap);
-	va_end(ap);
-	return usage_error(usage, "%s", fpl_escape(shown, sizeof shown, raw));
-}
+/* usage_error() with arguments escaped (cli_escaped_msg). */
+#define husage cli_escaped_msg
 
 void cli_hyper_init(struct cli_hyper *h)
 {

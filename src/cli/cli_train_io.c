@@ -13,7 +13,6 @@
  * a model.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,19 +21,8 @@
 
 #include "cli/cli.h"
 
-/* error() with the message's control characters escaped (fpl_escape):
- * paths and arguments never reach the terminal raw.  Returns -1. */
-__attribute__((format(printf, 1, 2)))
-static int terr(const char *fmt, ...)
-{
-	char raw[2048], shown[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof raw, fmt, ap);
-	va_end(ap);
-	return error("%s", fpl_escape(shown, sizeof shown, raw));
-}
+/* error() with paths and arguments escaped (cli_escaped_msg); -1. */
+#define terr(...) cli_escaped_msg(NULL, __VA_ARGS__)
 
 /* generated[:N[:D[:C]]]: 0 with the fields filled, or -2 (message printed). */
 static int parse_generated(const char *o, const char *s, size_t *n, size_t *d, unsigned *c)

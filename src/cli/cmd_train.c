@@ -15,7 +15,6 @@
  * counts cover the steps since the previous row of its policy.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,25 +75,10 @@ static struct train_opts {
 } opt;
 
 /* ------------------------------------------------------------ messages */
-/* tmsg(usage, ...): error() (usage NULL) or usage_error(usage, ...) with
- * the control characters of the message escaped (fpl_escape: \t, \x1b):
- * arguments, file names and what files hold never reach the terminal
- * raw.  The fixed text has no backslash, so only what came from outside
- * changes.  terr() and tusage() name its two uses. */
-__attribute__((format(printf, 2, 3)))
-static int tmsg(const char *usage, const char *fmt, ...)
-{
-	char raw[2048], shown[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof raw, fmt, ap);
-	va_end(ap);
-	fpl_escape(shown, sizeof shown, raw);
-	return usage ? usage_error(usage, "%s", shown) : error("%s", shown);
-}
-#define terr(...) tmsg(NULL, __VA_ARGS__)
-#define tusage(...) tmsg(train_usage, __VA_ARGS__)
+/* Messages with arguments, file names and what files hold escaped
+ * (cli_escaped_msg): never raw on the terminal. */
+#define terr(...) cli_escaped_msg(NULL, __VA_ARGS__)
+#define tusage(...) cli_escaped_msg(train_usage, __VA_ARGS__)
 
 /* ------------------------------------------------------------ parsing */
 /* A count option 1..max.  0 or CLI_EXIT_USAGE. */
