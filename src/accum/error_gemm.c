@@ -53,6 +53,12 @@
 
 enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
 
+/* The class bits of the result y itself: C_NAN, C_INF or none. */
+static unsigned result_class(double y)
+{
+	return isnan(y) ? C_NAN : isinf(y) ? C_INF : 0;
+}
+
 typedef struct ectx {
 	size_t M, N, K;
 	const double *A;		/* M x K, packed */
@@ -150,11 +156,7 @@ static int grid_output(const ectx *X, size_t i, size_t j)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	if (isnan(y))
-		cl |= C_NAN;
-	else if (isinf(y))
-		cl |= C_INF;
-	X->cls[o] = cl;
+	X->cls[o] = cl | result_class(y);
 	return 1;
 }
 
@@ -225,11 +227,7 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 		X->rel[o] = INFINITY;
 	}
 	X->exact[o] = v;
-	if (isnan(y))
-		cl |= C_NAN;
-	else if (isinf(y))
-		cl |= C_INF;
-	X->cls[o] = cl;
+	X->cls[o] = cl | result_class(y);
 	return 1;
 }
 
@@ -261,11 +259,7 @@ static int one_output(const ectx *X, size_t i, size_t j)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	if (isnan(y))
-		cl |= C_NAN;
-	else if (isinf(y))
-		cl |= C_INF;
-	X->cls[o] = cl;
+	X->cls[o] = cl | result_class(y);
 	return 0;
 }
 
