@@ -170,11 +170,21 @@ static int below_min(const double *x, size_t n, double min)
 	return 0;
 }
 
+/* Both verified variants' condition on the formats: every product a*b
+ * exact in binary64 (at most 53 significant bits, its quantum at least
+ * 2^-1074) and no sum of a value of acc and a product reaching 2^1023. */
+static int products_exact64(const fpl_format *a, const fpl_format *b, const fpl_format *c)
+{
+	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
+
+	return (a->m + 1) + (b->m + 1) <= 53 && a->emin - a->m + b->emin - b->m >= -1074
+	       && top + 1 <= 1023;
+}
+
 static int verify_ok(const fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
 	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
-	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
 
 	if (m->acc_rnd != FPL_RND_NE || c->m > 50 || !a->explim || !b->explim || !c->explim)
 		return 0;
@@ -182,8 +192,7 @@ static int verify_ok(const fpl__acc_job *J)
 	 * operand: only formats without subnormal results */
 	if (c->daz && c->subnormal == FPL_SUB_YES)
 		return 0;
-	if ((a->m + 1) + (b->m + 1) > 53 || a->emin - a->m + b->emin - b->m < -1074
-	    || top + 1 > 1023)
+	if (!products_exact64(a, b, c))
 		return 0;
 	if (c->daz && (below_min(J->A, J->M * J->K, c->min_normal)
 		       || below_min(J->B, J->K * J->N, c->min_normal)
@@ -203,13 +212,11 @@ static int verify_sp_ok(const fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
 	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
-	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp;
 
 	if (m->acc_rnd != FPL_RND_SP || J->simd < 2 || c->daz || !a->explim || !b->explim
 	    || !c->explim || m->order == FPL_ORDER_EVENODD)
 		return 0;
-	return (a->m + 1) + (b->m + 1) <= 53 && a->emin - a->m + b->emin - b->m >= -1074
-	       && top + 1 <= 1023;
+	return products_exact64(a, b, c);
 }
 
 /* array.c's fast_ok for a rounding (round = 1) or an operation into f. */
