@@ -220,6 +220,7 @@ TESTS := \
 	tnumber \
 	texact \
 	tgemmref \
+	th100 \
 	taccum \
 	taccum_fast \
 	taccerr \

@@ -333,6 +333,56 @@ static void inf_case(const char *name, fpl_overflow ovf, double x, double want, 
 		       (int)ovf, x, got, st.flags, want, wfl);
 }
 
+/* inf-always: every overflow is inf, in tz, tn and od too (SEMANTICS.md
+ * step 4); values below the overflow threshold keep their mode's result. */
+static void inf_always(void)
+{
+	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_TZ, FPL_RND_TN, FPL_RND_TP, FPL_RND_OD };
+	fpl_format f;
+	fpl_state st;
+	size_t i;
+
+	fpl_format_lookup(&f, "fp16");
+	f.overflow = FPL_OVF_INF_ALWAYS;
+	fpl_format_finish(&f);
+	for (i = 0; i < sizeof modes / sizeof *modes; i++) {
+		double got;
+		fpl_state_init(&st, 1);
+		got = fpl_round(&f, -1e9, modes[i], &st);
+		if (!h_check(got == -INFINITY
+			     && st.flags == (FPL_FLAG_OVERFLOW | FPL_FLAG_INEXACT)))
+			h_fail("fp16 inf-always: round(-1e9, %s) = %a flags %#x, want -inf",
+			       fpl_rnd_name(modes[i]), got, st.flags);
+		fpl_state_init(&st, 1);
+		got = fpl_round(&f, 65519.0, modes[i], &st);	/* below the tie: no overflow */
+		if (!h_check(got == (modes[i] == FPL_RND_TP ? INFINITY : 65504.0)
+			     || (modes[i] == FPL_RND_OD && got == 65504.0)))
+			h_fail("fp16 inf-always: round(65519, %s) = %a", fpl_rnd_name(modes[i]), got);
+	}
+}
+
+/* nan = ones: every NaN result is +NaN with all fraction bits set
+ * (0x7fffffff in fp32), an invalid operation's and a NaN operand's. */
+static void nan_ones(void)
+{
+	fpl_format f;
+	fpl_state st;
+	double r;
+
+	fpl_format_lookup(&f, "fp32");
+	f.nan_rule = FPL_NAN_ONES;
+	fpl_format_finish(&f);
+	fpl_state_init(&st, 1);
+	r = fpl_add(&f, INFINITY, -INFINITY, FPL_RND_NE, &st);
+	if (!h_check(h_bits32((float)r) == 0x7fffffffu))
+		h_fail("fp32 nan=ones: inf - inf = %08x, want 7fffffff", h_bits32((float)r));
+	r = fpl_add(&f, -NAN, 1.0, FPL_RND_NE, &st);
+	if (!h_check(h_bits32((float)r) == 0x7fffffffu))
+		h_fail("fp32 nan=ones: -NaN + 1 = %08x, want 7fffffff", h_bits32((float)r));
+	if (!h_check(!strcmp(fpl_nan_rule_name(FPL_NAN_ONES), "ones")))
+		h_fail("nan rule name");
+}
+
 static void switches(void)
 {
 	fpl_format f, g;
@@ -354,14 +404,17 @@ static void switches(void)
 	if (!h_check(rc == 0 && f.max == 65504 && f.e == 5 && f.bias == 15))
 		h_fail("params(11,-14,15) (chop half) must be fp16");
 
-	/* overflow rules: 0..2 finish, 3 does not */
+	/* overflow rules: 0..3 finish, 4 does not */
 	fpl_format_lookup(&f, "fp16");
 	f.overflow = FPL_OVF_SATURATE_KEEP_INF;
 	if (!h_check(fpl_format_finish(&f) == 0))
 		h_fail("overflow = saturate-keep-inf must finish");
-	f.overflow = (fpl_overflow)3;
+	f.overflow = FPL_OVF_INF_ALWAYS;
+	if (!h_check(fpl_format_finish(&f) == 0))
+		h_fail("overflow = inf-always must finish");
+	f.overflow = (fpl_overflow)4;
 	if (!h_check(fpl_format_finish(&f) == FPL_EFORMAT))
-		h_fail("overflow = 3 must be refused");
+		h_fail("overflow = 4 must be refused");
 
 	/* infinite input, fp16: inf keeps it (exact, no flag); saturate gives
 	 * +-65504 with saturated (OCP OFP8 saturation); keep-inf keeps it */
@@ -375,6 +428,8 @@ static void switches(void)
 		 FPL_FLAG_OVERFLOW | FPL_FLAG_INEXACT | FPL_FLAG_SATURATED);
 	inf_case("fp16", FPL_OVF_SATURATE, -1e9, -65504,
 		 FPL_FLAG_OVERFLOW | FPL_FLAG_INEXACT | FPL_FLAG_SATURATED);
+	inf_always();
+	nan_ones();
 	/* e4m3fn has no inf: NaN with invalid, or 448 under either rule */
 	inf_case("e4m3fn", FPL_OVF_INF, INFINITY, NAN, FPL_FLAG_INVALID);
 	inf_case("e4m3fn", FPL_OVF_SATURATE, INFINITY, 448, FPL_FLAG_SATURATED);

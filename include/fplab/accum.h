@@ -73,6 +73,17 @@
  *                  exactly.  A zero sum follows IEEE's sum rule over the
  *                  F+1 terms: all zeros of one sign give that zero, any
  *                  other zero sum is +0 (-0 in tn).
+ *  fused:F:W:M:expsum  the same, E the largest alignment exponent of a
+ *                  matrix unit: ea+eb+1 for a product a*b (ea, eb the
+ *                  inputs' exponents floor(log2|x|), a subnormal input's
+ *                  clamped at its format's emin: the top of the [1,4)
+ *                  significand field), eS+1 for S (eS clamped at acc's
+ *                  emin); a sum's term x counts as x*1.
+ *  fused:.../P[:FMT] blocks of P terms (P a multiple of F) [jP, jP+P),
+ *                  each a fused chain from +0 in acc, added in order into
+ *                  R in FMT (default fp32) in its mode (default ne),
+ *                  R = C, or +0 with the first block added to it (so a -0
+ *                  block gives +0): the promotion of fp8 GEMMs.
  *  pairs           VDPBF16PS's chain: k in pairs (2i, 2i+1); per pair
  *                  S = fma(a_2i, b_2i, fma(a_2i+1, b_2i+1, S)): the odd
  *                  (high) element first.  An odd K is padded with a +0
@@ -128,7 +139,8 @@
  *   kahan: y, u, (u - s), c of term k are steps P + 4k + 0..3;
  *   neumaier: u, (s - u) or (t - u), + t or + s, c + v of term k are steps
  *     P + 4k + 0..3, s + c is step P + 4K;
- *   fused: group j is step P + j;
+ *   fused: group j is step P + j; fused/P: R + block j is step
+ *     P + ceil(K/F) + j;
  *   pairs: the odd element of pair i is step P + 2i, the even one P+2i+1
  *     (i counted over all of K); pairs:B: R + block j is step
  *     P + 2*ceil(K/2) + j (unused for j = 0 when beta = 0);
@@ -197,6 +209,13 @@ typedef enum fpl_load {
 
 #define FPL_ACCUM_FUSED_WMAX 64
 
+/* The exponent a fused:F:W group aligns its terms to (fplab-models(7)). */
+enum {
+	FPL_FUSED_LEAD = 0,	/* the largest leading exponent of the terms and S */
+	FPL_FUSED_EXPSUM	/* the largest of ea+eb+1 over the products (an input's
+				 * exponent clamped at its format's emin) and eS+1 */
+};
+
 typedef struct fpl_accum_model {
 	fpl_format a, b;		/* input formats */
 	fpl_load a_load, b_load;
@@ -215,6 +234,12 @@ typedef struct fpl_accum_model {
 	fpl_format promo;		/* blocked, pairs:B: promotion format */
 	int fused_w;			/* fused: 0 = exact, else W in 1..64 */
 	fpl_rnd fused_rnd;		/* fused alignment: FPL_RND_TZ or FPL_RND_NE */
+	int fused_ref;			/* fused alignment reference: FPL_FUSED_LEAD or
+					 * FPL_FUSED_EXPSUM (needs W) */
+	size_t fused_promote;		/* fused: 0, or P (a multiple of F): blocks of P
+					 * terms from +0, each added into promo */
+	fpl_rnd promo_rnd;		/* fused:F/P's promotion mode (blocked and pairs
+					 * use acc_rnd) */
 	int out_set;			/* 1: round the result into out */
 	fpl_format out;
 	fpl_rnd out_rnd;
@@ -229,7 +254,7 @@ FPL_API int fpl_accum_init(fpl_accum_model *m);
 
 /*
  * Set the order from its spelling: "sequential", "pairwise[:L]",
- * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne]]",
+ * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne[:expsum]]][/P[:FMT]]",
  * "pairs[:B[/L][:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
  * FPL_ENOTFOUND (unknown order or format) or FPL_EPARSE (bad number,
  * missing B/F, W outside 1..64, mode other than tz/ne), m unchanged then.

@@ -43,11 +43,16 @@ typedef enum fpl_specials {
  * infinite result (x/0, inf+1) included.  FPL_OVF_SATURATE_KEEP_INF
  * saturates only finite overflows and keeps exact infinities in a format
  * that has them (fplab's rule before 0.1.1); see SEMANTICS.md.
+ * FPL_OVF_INF_ALWAYS gives +-inf for every overflow in every rounding
+ * mode, toward zero included: a matrix unit that truncates its sums'
+ * significands but keeps IEEE's overflow to infinity (NVIDIA's tensor
+ * cores, fplab-models(7)); a format without inf gives NaN as FPL_OVF_INF.
  */
 typedef enum fpl_overflow {
 	FPL_OVF_INF = 0,		/* IEEE rule by rounding mode; NaN where there is no inf */
 	FPL_OVF_SATURATE,		/* +-max instead of +-inf or NaN, infinite inputs too */
-	FPL_OVF_SATURATE_KEEP_INF	/* overflow gives +-max; an exact inf stays inf (ieee) */
+	FPL_OVF_SATURATE_KEEP_INF,	/* overflow gives +-max; an exact inf stays inf (ieee) */
+	FPL_OVF_INF_ALWAYS		/* overflow gives +-inf in every mode (tz too) */
 } fpl_overflow;
 
 /* When a result counts as tiny (for the underflow flag and FTZ). */
@@ -59,7 +64,9 @@ typedef enum fpl_tininess {
 /* Which NaN an operation returns. */
 typedef enum fpl_nan_rule {
 	FPL_NAN_X86 = 0,	/* first NaN operand quieted; invalid gives sign 1, quiet bit only */
-	FPL_NAN_CANONICAL	/* always the format's canonical quiet NaN */
+	FPL_NAN_CANONICAL,	/* always the format's canonical quiet NaN */
+	FPL_NAN_ONES		/* always +NaN with every fraction bit set (NVIDIA's
+				 * 0x7fffffff in fp32); canonical where no such code */
 } fpl_nan_rule;
 
 #define FPL_FORMAT_NAME_MAX 32
@@ -155,6 +162,7 @@ FPL_API fpl_class fpl_classify(const fpl_format *f, double x);
 FPL_API const char *fpl_subnormal_name(fpl_subnormal s);
 FPL_API const char *fpl_specials_name(fpl_specials s);
 FPL_API const char *fpl_class_name(fpl_class c);
+FPL_API const char *fpl_nan_rule_name(fpl_nan_rule r);	/* "x86", "canonical", "ones" */
 
 #ifdef __cplusplus
 }

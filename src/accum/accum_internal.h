@@ -202,16 +202,30 @@ extern int fpl__reduce_mpfr_only;
 /* f = the catalogue format `name` (model.c). */
 void fpl__acc_fmt(fpl_format *f, const char *name);
 
-/* Does the model add block results in promo (blocked, pairs:B)? */
+/* Does the model add block results in promo (blocked, pairs:B, fused/P)? */
 static inline int fpl__acc_promotes(const fpl_accum_model *m)
 {
-	return m->order == FPL_ORDER_BLOCKED || (m->order == FPL_ORDER_PAIRS && m->pair_block);
+	return m->order == FPL_ORDER_BLOCKED || (m->order == FPL_ORDER_PAIRS && m->pair_block)
+	       || (m->order == FPL_ORDER_FUSED && m->fused_promote);
+}
+
+/* The mode of the additions into promo: promo_rnd for fused/P, acc_rnd
+ * for blocked and pairs:B. */
+static inline fpl_rnd fpl__acc_promo_rnd(const fpl_accum_model *m)
+{
+	return m->order == FPL_ORDER_FUSED ? m->promo_rnd : m->acc_rnd;
 }
 
 /* The running-sum format: promo for blocked and pairs:B, acc otherwise. */
 static inline const fpl_format *fpl__acc_sum_format(const fpl_accum_model *m)
 {
 	return fpl__acc_promotes(m) ? &m->promo : &m->acc;
+}
+
+/* The running-sum format's mode (C is loaded into the sum format in it). */
+static inline fpl_rnd fpl__acc_sum_rnd(const fpl_accum_model *m)
+{
+	return fpl__acc_promotes(m) ? fpl__acc_promo_rnd(m) : m->acc_rnd;
 }
 
 #endif

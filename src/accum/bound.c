@@ -43,7 +43,7 @@ double fpl_accum_unit_roundoff(const fpl_accum_model *mod)
 	u = fmt_u(&mod->acc, mod->acc_rnd);
 	if (!mod->prod_exact && (v = fmt_u(&mod->prod, mod->prod_rnd)) > u)
 		u = v;
-	if (fpl__acc_promotes(mod) && (v = fmt_u(&mod->promo, mod->acc_rnd)) > u)
+	if (fpl__acc_promotes(mod) && (v = fmt_u(&mod->promo, fpl__acc_promo_rnd(mod))) > u)
 		u = v;
 	if (mod->out_set && (v = fmt_u(&mod->out, mod->out_rnd)) > u)
 		u = v;
@@ -51,9 +51,13 @@ double fpl_accum_unit_roundoff(const fpl_accum_model *mod)
 	 * (F+1) quanta 2^(E-W+1) (tz; half that in ne), each at most
 	 * 2^(1-W) max|x| <= 2^(1-W) sum|x|: a perturbation of every term by a
 	 * relative amount below v, i.e. one more "rounding" per group. */
+	/* expsum: E is at most the largest term's leading exponent + 1 (ea+eb+1
+	 * <= floor(log2|ab|) + 1 and eS+1 for normal inputs and S; subnormal
+	 * ones are the underflow the bound leaves out): twice the quantum. */
 	if (mod->order == FPL_ORDER_FUSED && mod->fused_w > 0) {
 		v = ldexp((double)mod->block + 1,
-			  mod->fused_rnd == FPL_RND_NE ? -mod->fused_w : 1 - mod->fused_w);
+			  (mod->fused_rnd == FPL_RND_NE ? -mod->fused_w : 1 - mod->fused_w)
+				  + (mod->fused_ref == FPL_FUSED_EXPSUM));
 		if (v > u)
 			u = v;
 	}
@@ -88,7 +92,11 @@ static double order_k(const fpl_accum_model *m, double K)
 		return fmin(L, K) + clog2(cdiv(K, L)) + 1;
 	case FPL_ORDER_BLOCKED:		/* block chain from +0, R + block per block */
 		return fmin(B, K) + cdiv(K, B);
-	case FPL_ORDER_FUSED:		/* one rounding per group, and W's alignment */
+	case FPL_ORDER_FUSED:		/* one rounding per group, and W's alignment;
+					 * /P: block 0's groups, then R + block per block */
+		if (m->fused_promote)
+			return cdiv(fmin((double)m->fused_promote, K), B) * (m->fused_w > 0 ? 2 : 1)
+			       + cdiv(K, (double)m->fused_promote);
 		return cdiv(K, B) * (m->fused_w > 0 ? 2 : 1);
 	case FPL_ORDER_EVENODD:		/* half-block chain, even + odd, S + u per block */
 		return ceil(fmin(B, K) / 2) + 1 + cdiv(K, B);

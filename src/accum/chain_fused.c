@@ -53,7 +53,7 @@ int fpl__acc_fused64_ok(const fpl__acc_job *J)
 	int hp = a->emax + b->emax + 2, top = c->emax + 1 > hp ? c->emax + 1 : hp, lg = 0;
 	size_t n;
 
-	if (m->order != FPL_ORDER_FUSED || m->fused_w || J->sum || !m->prod_exact || m->block < 1)
+	if (m->order != FPL_ORDER_FUSED || m->fused_w || m->fused_promote || J->sum || !m->prod_exact || m->block < 1)
 		return 0;
 	if (!a->explim || !b->explim || !c->explim || c->daz)
 		return 0;

@@ -307,13 +307,14 @@ static void evenodd(run *R, double *s)
 	}
 }
 
-static void fused(run *R, double *s)
+/* The fused groups of [kb, ke) into s (F divides kb). */
+static void fused_chain(run *R, size_t kb, size_t ke, double *s)
 {
-	size_t K = R->T->J->K, F = R->m->block, k0, k, jj;
+	size_t F = R->m->block, k0, k, jj;
 	double *ops = R->T->scratch;
 
-	for (k0 = 0; k0 < K; k0 += F) {
-		size_t k1 = K - k0 < F ? K : k0 + F;
+	for (k0 = kb; k0 < ke; k0 += F) {
+		size_t k1 = ke - k0 < F ? ke : k0 + F;
 		for (jj = 0; jj < R->T->nj; jj++) {
 			unsigned fl = 0;
 			ops[0] = s[jj];
@@ -324,6 +325,34 @@ static void fused(run *R, double *s)
 			s[jj] = fpl__acc_fused_group(R->m, ops, k1 - k0, R->st,
 						     fpl__acc_idx(R->T, R->P + k0 / F, jj), &fl);
 			fpl__acc_note(R->T, jj, fl);
+		}
+	}
+}
+
+/* fused, and fused/P: each block of P a fused chain from +0 in acc,
+ * added into promo in promo_rnd as blocked() adds its blocks. */
+static void fused(run *R, double *s)
+{
+	size_t K = R->T->J->K, P = R->m->fused_promote, Q, k0, jj;
+	double blk[NT];
+
+	if (!P) {
+		fused_chain(R, 0, K, s);
+		return;
+	}
+	Q = (K + R->m->block - 1) / R->m->block;
+	for (k0 = 0; k0 < K; k0 += P) {
+		zeros(blk, R->T->nj);
+		fused_chain(R, k0, K - k0 < P ? K : k0 + P, blk);
+		for (jj = 0; jj < R->T->nj; jj++) {
+			if (k0 || R->T->J->C || !R->T->J->keep_first) {
+				unsigned fl = 0;
+				s[jj] = fpl__add_ix(&R->m->promo, s[jj], blk[jj], R->m->promo_rnd, R->st,
+						    fpl__acc_idx(R->T, R->P + Q + k0 / P, jj), &fl);
+				fpl__acc_note(R->T, jj, fl);
+			} else {
+				s[jj] = blk[jj];
+			}
 		}
 	}
 }

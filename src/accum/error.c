@@ -58,7 +58,7 @@ int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_accum_mod
 	    || (r = fpl__acc_load(bl, nB, &mod->b, mod->b_load, mod->b_rnd, st, c0 + nA, NULL)))
 		return r;
 	if (c)
-		return fpl__acc_load(cl, nC, fpl__acc_sum_format(mod), mod->a_load, mod->acc_rnd,
+		return fpl__acc_load(cl, nC, fpl__acc_sum_format(mod), mod->a_load, fpl__acc_sum_rnd(mod),
 				     st, c0 + nA + nB, NULL);
 	return 0;
 }

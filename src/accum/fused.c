@@ -14,7 +14,19 @@
  * (F < 2^40 by the parser's limit) sum in a signed 128-bit integer
  * without overflow: |sum| < 2^(64+41).  The sum times 2^q is handed to
  * fpl__round_parts_ix, the one rounding.
+ *
+ * expsum: E is the largest alignment exponent of a matrix unit instead:
+ * ea+eb+1 for a product (the inputs' exponents, a subnormal one clamped
+ * at its format's emin, so the top bit of the significand product field
+ * [1, 4)) and eS+1 for S (clamped at acc's emin).  Every nonzero term's
+ * leading exponent is at most its alignment exponent (|a b| < 2^(ea+eb+2),
+ * |S| < 2^(eS+1)), so the bound P*2^(e-q) < 2^W still holds and the sum
+ * above is still exact; only q moves.  NVIDIA's H100 fits it bit for bit
+ * (fplab-models(7)): it reads the exponent fields, not the product's
+ * normalised exponent, to align.
  */
+#include <math.h>
+
 #include "accum/accum_internal.h"
 #include "accum/exact_internal.h"
 
@@ -67,6 +79,20 @@ static fpl_u128 align(fpl_u128 P, int e, int q, fpl_rnd r)
 	return n;
 }
 
+/* Term t's alignment exponent under expsum (t nonzero). */
+static int expsum_ref(const fpl_accum_model *m, const double *ops, size_t t)
+{
+	int ea, eb;
+
+	if (t == 0) {
+		ea = ilogb(ops[0]);
+		return (ea < m->acc.emin ? m->acc.emin : ea) + 1;
+	}
+	ea = ilogb(ops[2 * t - 1]);
+	eb = ilogb(ops[2 * t]);
+	return (ea < m->a.emin ? m->a.emin : ea) + (eb < m->b.emin ? m->b.emin : eb) + 1;
+}
+
 static double aligned(const fpl_accum_model *m, const double *ops, size_t nt,
 		      const fpl_state *st, uint64_t idx, unsigned *fl, int *zero)
 {
@@ -77,7 +103,8 @@ static double aligned(const fpl_accum_model *m, const double *ops, size_t nt,
 
 	for (t = 0; t <= nt; t++)
 		if (term_parts(ops, t, &P, &e, &sign)) {
-			int lead = e + 127 - fpl__clz128(P);
+			int lead = m->fused_ref == FPL_FUSED_EXPSUM ? expsum_ref(m, ops, t)
+								    : e + 127 - fpl__clz128(P);
 			if (!any || lead > E)
 				E = lead;
 			any = 1;

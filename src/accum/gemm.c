@@ -192,7 +192,7 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	c0 = st->counter;
 	if ((r = fpl__acc_load(A, nA, &m->a, m->a_load, m->a_rnd, st, c0, cnt))
 	    || (r = fpl__acc_load(B, nB, &m->b, m->b_load, m->b_rnd, st, c0 + nA, cnt))
-	    || (C && (r = fpl__acc_load(C, nC, fpl__acc_sum_format(m), m->a_load, m->acc_rnd,
+	    || (C && (r = fpl__acc_load(C, nC, fpl__acc_sum_format(m), m->a_load, fpl__acc_sum_rnd(m),
 					st, c0 + nA + nB, cnt))))
 		goto out;
 	L = (uint64_t)nA + nB + nC;

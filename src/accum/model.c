@@ -40,6 +40,9 @@ int fpl_accum_init(fpl_accum_model *m)
 	m->pair_long = 0;
 	m->fused_w = 0;
 	m->fused_rnd = FPL_RND_TZ;
+	m->fused_ref = FPL_FUSED_LEAD;
+	m->fused_promote = 0;
+	m->promo_rnd = FPL_RND_NE;
 	return 0;
 }
 
@@ -59,9 +62,11 @@ static const fpl_accum_order_entry orders[FPL_ORDER_COUNT] = {
 	{ FPL_ORDER_NEUMAIER, "neumaier", "neumaier",
 	  "compensated summation (Neumaier): the larger of s and t decides the correction; "
 	  "result s + c" },
-	{ FPL_ORDER_FUSED, "fused", "fused:F[:W[:tz|ne]]",
+	{ FPL_ORDER_FUSED, "fused", "fused:F[:W[:tz|ne[:expsum]]][/P[:FMT]]",
 	  "groups of F terms and S added as one multi-term sum, rounded once; W: terms "
-	  "aligned to W bits (tz or ne)" },
+	  "aligned to W bits (tz or ne) below the largest leading exponent, or with expsum "
+	  "below the largest exponent sum ea+eb+1 (matrix units); /P: blocks of P terms from "
+	  "+0, each added into FMT (default fp32:ne)" },
 	{ FPL_ORDER_PAIRS, "pairs", "pairs[:B[/L][:FMT]]",
 	  "VDPBF16PS: k in pairs, fma of the odd (high) element first, then the even; B: "
 	  "chains over blocks of B from +0, each added into FMT; B/L: blocks of L when K > L" },
@@ -118,11 +123,60 @@ static int parse_pair_sizes(const char *s, fpl_accum_model *t, const char **end)
 	return 0;
 }
 
+/*
+ * fused's ":F[:W[:tz|ne[:expsum]]][/P[:FMT[:MODE]]]" at s into t: the
+ * part before '/' names the groups, the part after it the promotion.
+ */
+static int parse_fused(const char *s, fpl_accum_model *t)
+{
+	char head[96];
+	const char *slash = strchr(s, '/'), *p;
+	size_t len = slash ? (size_t)(slash - s) : strlen(s), n;
+	int st;
+
+	if (len >= sizeof head)
+		return FPL_EPARSE;
+	memcpy(head, s, len);
+	head[len] = 0;
+	t->fused_w = 0;
+	t->fused_rnd = FPL_RND_TZ;
+	t->fused_ref = FPL_FUSED_LEAD;
+	t->fused_promote = 0;
+	if (!head[0] || parse_size(head + 1, &t->block, &p))
+		return FPL_EPARSE;
+	if (*p) {
+		if (parse_size(p + 1, &n, &p) || n > FPL_ACCUM_FUSED_WMAX)
+			return FPL_EPARSE;
+		t->fused_w = (int)n;
+	}
+	for (int seen_mode = 0, seen_ref = 0; *p; ) {	/* tz|ne and expsum, once each */
+		size_t w = strcspn(p + 1, ":");
+		if (w == 2 && (!strncmp(p + 1, "ne", 2) || !strncmp(p + 1, "tz", 2)) && !seen_mode++)
+			t->fused_rnd = p[1] == 'n' ? FPL_RND_NE : FPL_RND_TZ;
+		else if (w == 6 && !strncmp(p + 1, "expsum", 6) && !seen_ref++)
+			t->fused_ref = FPL_FUSED_EXPSUM;
+		else
+			return FPL_EPARSE;
+		p += 1 + w;
+	}
+	if (t->fused_ref == FPL_FUSED_EXPSUM && !t->fused_w)
+		return FPL_EPARSE;
+	if (!slash)
+		return 0;
+	if (parse_size(slash + 1, &t->fused_promote, &p) || t->fused_promote % t->block)
+		return FPL_EPARSE;
+	fpl__acc_fmt(&t->promo, "fp32");
+	t->promo_rnd = FPL_RND_NE;
+	if (*p && (st = fpl_accum_parse_spec(p + 1, &t->promo, &t->promo_rnd, NULL)))
+		return st;
+	return 0;
+}
+
 int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 {
 	fpl_accum_model t;
 	const char *p;
-	size_t n, len;
+	size_t len;
 	int o, st;
 
 	if (!m || !s)
@@ -165,21 +219,8 @@ int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 			return st;
 		break;
 	case FPL_ORDER_FUSED:
-		if (!*p || parse_size(p + 1, &t.block, &p))
-			return FPL_EPARSE;
-		t.fused_w = 0;
-		t.fused_rnd = FPL_RND_TZ;
-		if (*p) {
-			if (parse_size(p + 1, &n, &p) || n > FPL_ACCUM_FUSED_WMAX)
-				return FPL_EPARSE;
-			t.fused_w = (int)n;
-		}
-		if (*p) {
-			if (!strcmp(p + 1, "ne"))
-				t.fused_rnd = FPL_RND_NE;
-			else if (strcmp(p + 1, "tz"))
-				return FPL_EPARSE;
-		}
+		if ((st = parse_fused(p, &t)))
+			return st;
 		break;
 	default:
 		if (*p)
@@ -192,7 +233,7 @@ int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 static const struct {
 	const char *sw;
 	int what;
-} switches[] = { { "daz", 0 }, { "ftz", 1 }, { "nosub", 2 }, { "sat", 3 } };
+} switches[] = { { "daz", 0 }, { "ftz", 1 }, { "nosub", 2 }, { "sat", 3 }, { "inf", 4 }, { "nanones", 5 } };
 
 int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int *given)
 {
@@ -220,6 +261,8 @@ int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int *given)
 		case 1: t.subnormal = FPL_SUB_FTZ; break;
 		case 2: t.subnormal = FPL_SUB_NO_ROUND; break;
 		case 3: t.overflow = FPL_OVF_SATURATE; break;
+		case 4: t.overflow = FPL_OVF_INF_ALWAYS; break;
+		case 5: t.nan_rule = FPL_NAN_ONES; break;
 		default: return FPL_EPARSE;
 		}
 		q += 1 + w;
@@ -268,7 +311,12 @@ int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st)
 	if (m->leaf == 0 || m->block == 0 || m->pair_block % 2 || m->pair_long % 2
 	    || (m->pair_long && (!m->pair_block || m->pair_long <= m->pair_block))
 	    || m->fused_w < 0 || m->fused_w > FPL_ACCUM_FUSED_WMAX
-	    || (m->fused_rnd != FPL_RND_TZ && m->fused_rnd != FPL_RND_NE))
+	    || (m->fused_rnd != FPL_RND_TZ && m->fused_rnd != FPL_RND_NE)
+	    || (m->fused_ref != FPL_FUSED_LEAD
+		&& (m->fused_ref != FPL_FUSED_EXPSUM || !m->fused_w || !m->prod_exact))
+	    || (m->fused_promote && m->fused_promote % m->block)
+	    || (unsigned)m->promo_rnd >= FPL_RND_COUNT
+	    || (m->promo_rnd == FPL_RND_SP && st && (st->sr_bits < 1 || st->sr_bits > 32)))
 		return FPL_EINVAL;
 	if (bad_format(&m->a) || bad_format(&m->b) || bad_format(&m->prod) || bad_format(&m->acc)
 	    || bad_format(&m->promo) || bad_format(&m->out))
@@ -294,7 +342,9 @@ uint64_t fpl_accum_steps(const fpl_accum_model *m, size_t k, int sum)
 	case FPL_ORDER_BLOCKED: Q = K + ceil_div(K, m->block); break;
 	case FPL_ORDER_KAHAN: Q = 4 * K; break;
 	case FPL_ORDER_NEUMAIER: Q = 4 * K + 1; break;
-	case FPL_ORDER_FUSED: Q = ceil_div(K, m->block); break;
+	case FPL_ORDER_FUSED:
+		Q = ceil_div(K, m->block) + (m->fused_promote ? ceil_div(K, m->fused_promote) : 0);
+		break;
 	case FPL_ORDER_PAIRS:
 		Q = 2 * ceil_div(K, 2)
 		    + (m->pair_block ? ceil_div(K, fpl__pair_block(m, K)) : 0);

@@ -40,6 +40,18 @@ static const fpl_accum_profile_entry profiles[] = {
 			 "results added in IEEE fp32 (ne)" },
 	{ "fp16-fma", "fp16 inputs as given, exact products, IEEE fp16 accumulator (subnormals "
 		      "kept), ne, sequential from +0: a VFMADD231PH loop" },
+	{ "h100-bf16", "NVIDIA H100 tensor cores, bf16 GEMM with fp32 output (cuBLAS): groups "
+		       "of 16 products and the sum aligned to 27 bits below the largest "
+		       "exponent sum, truncated, the group sum truncated into fp32 (overflow "
+		       "still inf): fused:16:27:tz:expsum, recorded on the GPU" },
+	{ "h100-fp16", "NVIDIA H100 tensor cores, fp16 GEMM with fp32 output: as h100-bf16 "
+		       "with fp16 inputs" },
+	{ "h100-fp8", "NVIDIA H100 fp8 GEMM (torch._scaled_mm, fp32 output, use_fast_accum "
+		      "off): e4m3fn inputs, groups of 32 products aligned to 15 bits, truncated "
+		      "into a 14-bit (e8m13) sum; every 128 k the block is added into fp32 (ne): "
+		      "fused:32:15:tz:expsum/128:fp32:ne" },
+	{ "h100-fp8-fast", "as h100-fp8 with use_fast_accum on: one e8m13 chain over all of "
+			   "K, no promotion" },
 };
 #define NPROFILES (sizeof profiles / sizeof *profiles)
 
@@ -103,11 +115,59 @@ static void build_fp16_fma(fpl_accum_model *t)
 	t->acc = t->a;
 }
 
+/* NVIDIA's tensor cores as recorded on an H100 (tools/tensorcore_probe.py,
+ * tests/data/h100, fplab-models(7)): groups of F products and the running
+ * sum aligned to W bits below the largest exponent sum (expsum),
+ * truncated, summed exactly, the sum truncated into acc; an overflow
+ * still gives inf (+inf switch) */
+static void tensor_core(fpl_accum_model *t, const char *in, const char *acc, size_t F, int W)
+{
+	fpl__acc_fmt(&t->a, in);
+	t->b = t->a;
+	fpl__acc_fmt(&t->acc, acc);
+	t->acc.overflow = FPL_OVF_INF_ALWAYS;
+	t->acc.nan_rule = FPL_NAN_ONES;
+	fpl_format_finish(&t->acc);
+	t->acc_rnd = FPL_RND_TZ;
+	t->order = FPL_ORDER_FUSED;
+	t->block = F;
+	t->fused_w = W;
+	t->fused_rnd = FPL_RND_TZ;
+	t->fused_ref = FPL_FUSED_EXPSUM;
+}
+
+static void build_h100_bf16(fpl_accum_model *t)
+{
+	tensor_core(t, "bf16", "fp32", 16, 27);
+}
+
+static void build_h100_fp16(fpl_accum_model *t)
+{
+	tensor_core(t, "fp16", "fp32", 16, 27);
+}
+
+/* cuBLAS's fp8 kernels without fast accumulation add the tensor cores'
+ * 14-bit partial sum into an fp32 register every 128 k (4 wgmma of 32) */
+static void build_h100_fp8(fpl_accum_model *t)
+{
+	tensor_core(t, "e4m3fn", "e8m13", 32, 15);
+	t->fused_promote = 128;
+	fpl__acc_fmt(&t->promo, "fp32");	/* a CUDA-core fp32 add: its NaN too */
+	t->promo.nan_rule = FPL_NAN_ONES;
+	fpl_format_finish(&t->promo);
+	t->promo_rnd = FPL_RND_NE;
+}
+
+static void build_h100_fp8_fast(fpl_accum_model *t)
+{
+	tensor_core(t, "e4m3fn", "e8m13", 32, 15);
+}
+
 /* The builders, in the order of profiles[] (fp32-fma is the plain
  * model): the names are written once, in that table. */
 static void (*const builders[])(fpl_accum_model *t) = {
 	NULL, build_fp32_mul_add, build_avx512bf16, build_amx_bf16, build_onednn_bf16,
-	build_fp16_fma,
+	build_fp16_fma, build_h100_bf16, build_h100_fp16, build_h100_fp8, build_h100_fp8_fast,
 };
 _Static_assert(sizeof builders / sizeof *builders == NPROFILES,
 	       "one builder per profile, in the order of profiles[]");
@@ -149,7 +209,13 @@ static int which_profile(const fpl_accum_model *m)
 		    && (p.order != FPL_ORDER_EVENODD || p.block == m->block)
 		    && (p.order != FPL_ORDER_PAIRS
 			|| (p.pair_block == m->pair_block && p.pair_long == m->pair_long
-			    && (!p.pair_block || same_format(&p.promo, &m->promo)))))
+			    && (!p.pair_block || same_format(&p.promo, &m->promo))))
+		    && (p.order != FPL_ORDER_FUSED
+			|| (p.block == m->block && p.fused_w == m->fused_w
+			    && p.fused_rnd == m->fused_rnd && p.fused_ref == m->fused_ref
+			    && p.fused_promote == m->fused_promote
+			    && (!p.fused_promote || (same_format(&p.promo, &m->promo)
+						     && p.promo_rnd == m->promo_rnd)))))
 			return (int)i;
 	}
 	return -1;
@@ -178,6 +244,14 @@ static void put_format(fpl__sbuf *b, const fpl_format *f)
 	if (f->overflow == FPL_OVF_SATURATE && c.overflow != FPL_OVF_SATURATE) {
 		fpl__sbuf_put(b, "+sat");
 		c.overflow = FPL_OVF_SATURATE;
+	}
+	if (f->overflow == FPL_OVF_INF_ALWAYS && c.overflow != FPL_OVF_INF_ALWAYS) {
+		fpl__sbuf_put(b, "+inf");
+		c.overflow = FPL_OVF_INF_ALWAYS;
+	}
+	if (f->nan_rule == FPL_NAN_ONES && c.nan_rule != FPL_NAN_ONES) {
+		fpl__sbuf_put(b, "+nanones");
+		c.nan_rule = FPL_NAN_ONES;
 	}
 	if (!same_format(&c, f))
 		fpl__sbuf_put(b, "+custom");
@@ -215,7 +289,12 @@ static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 	case FPL_ORDER_FUSED:
 		fpl__sbuf_put(b, ":%zu", m->block);
 		if (m->fused_w)
-			fpl__sbuf_put(b, ":%d:%s", m->fused_w, fpl_rnd_name(m->fused_rnd));
+			fpl__sbuf_put(b, ":%d:%s%s", m->fused_w, fpl_rnd_name(m->fused_rnd),
+				      m->fused_ref == FPL_FUSED_EXPSUM ? ":expsum" : "");
+		if (m->fused_promote) {
+			fpl__sbuf_put(b, "/%zu:", m->fused_promote);
+			put_spec(b, &m->promo, m->promo_rnd, 0);
+		}
 		break;
 	default:
 		break;

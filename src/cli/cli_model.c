@@ -227,7 +227,7 @@ static int order(fpl_accum_model *m, const char *s)
 	else if (rc == FPL_ENOTFOUND)
 		error("--order '%s': unknown promotion format", esc(e, s));
 	else
-		error("--order '%s': expected %s (L, B, F >= 1, B of pairs even, W in 1..64)",
+		error("--order '%s': expected %s (L, B, F >= 1, B of pairs even, W in 1..64, expsum with a W, P a multiple of F)",
 		      esc(e, s), list);
 	return -2;
 }
@@ -247,7 +247,11 @@ static void put_format(char *buf, size_t len, const fpl_format *f)
 		k += (size_t)snprintf(buf + k, len - k, "%s", f->subnormal == FPL_SUB_FTZ ? "+ftz"
 				      : f->subnormal == FPL_SUB_NO_ROUND ? "+nosub" : "+custom");
 	if (k < len && f->overflow == FPL_OVF_SATURATE && c.overflow != FPL_OVF_SATURATE)
-		snprintf(buf + k, len - k, "+sat");
+		k += (size_t)snprintf(buf + k, len - k, "+sat");
+	if (k < len && f->overflow == FPL_OVF_INF_ALWAYS && c.overflow != FPL_OVF_INF_ALWAYS)
+		k += (size_t)snprintf(buf + k, len - k, "+inf");
+	if (k < len && f->nan_rule == FPL_NAN_ONES && c.nan_rule != FPL_NAN_ONES)
+		snprintf(buf + k, len - k, "+nanones");
 }
 
 static void put_spec(char *buf, size_t len, const fpl_format *f, fpl_rnd r, int given)
@@ -298,8 +302,15 @@ static void spell(struct cli_model_job *j)
 	case FPL_ORDER_FUSED:
 		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
 		if (m->fused_w)
-			snprintf(j->order + k, sizeof j->order - k, ":%d:%s", m->fused_w,
-				 fpl_rnd_name(m->fused_rnd));
+			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%d:%s%s",
+					      m->fused_w, fpl_rnd_name(m->fused_rnd),
+					      m->fused_ref == FPL_FUSED_EXPSUM ? ":expsum" : "");
+		if (m->fused_promote && k < sizeof j->order) {
+			k += (size_t)snprintf(j->order + k, sizeof j->order - k, "/%zu:",
+					      m->fused_promote);
+			if (k < sizeof j->order)
+				put_spec(j->order + k, sizeof j->order - k, &m->promo, m->promo_rnd, 0);
+		}
 		break;
 	default:
 		break;

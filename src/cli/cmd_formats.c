@@ -38,7 +38,7 @@ static const char *overflow_name(const fpl_format *f, int text)
 		return f->specials == FPL_SPEC_IEEE ? "saturate-keep-inf" : "saturate";
 	if (f->specials != FPL_SPEC_IEEE)
 		return text ? "nan (no infinity)" : "nan";
-	return "inf";
+	return f->overflow == FPL_OVF_INF_ALWAYS ? "inf-always" : "inf";
 }
 
 /* bf16 resolved by name with the CLI's default: no subnormals. */
@@ -186,7 +186,7 @@ static void details(const fpl_format *f)
 		       "overflow", overflow_name(f, 1));
 		printf("%-14s %s\n%-14s %s\n%-14s %d\n", "tininess",
 		       f->tininess == FPL_TINY_BEFORE ? "before" : "after", "nan",
-		       f->nan_rule == FPL_NAN_CANONICAL ? "canonical" : "x86", "explim", f->explim);
+		       fpl_nan_rule_name(f->nan_rule), "explim", f->explim);
 		printf("%-14s %s (%s)\n", "max", cli_shortest(a, f->max),
 		       cli_value_str(h, f->max, CLI_OUT_HEX, f));
 		printf("%-14s %s (%s)\n", "min_normal", cli_shortest(a, f->min_normal),
@@ -218,7 +218,7 @@ static void details(const fpl_format *f)
 	cli_table_str(&t, fpl_specials_name(f->specials));
 	cli_table_str(&t, overflow_name(f, 0));
 	cli_table_str(&t, f->tininess == FPL_TINY_BEFORE ? "before" : "after");
-	cli_table_str(&t, f->nan_rule == FPL_NAN_CANONICAL ? "canonical" : "x86");
+	cli_table_str(&t, fpl_nan_rule_name(f->nan_rule));
 	cli_table_int(&t, f->explim);
 	cli_table_num(&t, f->max);
 	cli_table_num(&t, f->min_normal);

@@ -40,9 +40,9 @@ int fpl_format_finish(fpl_format *f)
 	if (f->e < 1 || f->e > 11 || f->m < 0 || f->m > 52)
 		return FPL_EFORMAT;
 	if ((unsigned)f->subnormal > FPL_SUB_FTZ || (unsigned)f->specials > FPL_SPEC_E8M0
-	    || (unsigned)f->overflow > FPL_OVF_SATURATE_KEEP_INF
+	    || (unsigned)f->overflow > FPL_OVF_INF_ALWAYS
 	    || (unsigned)f->tininess > FPL_TINY_BEFORE
-	    || (unsigned)f->nan_rule > FPL_NAN_CANONICAL)
+	    || (unsigned)f->nan_rule > FPL_NAN_ONES)
 		return FPL_EFORMAT;
 	if (f->specials == FPL_SPEC_E8M0 && (f->m != 0 || f->e != 8))
 		return FPL_EFORMAT;

@@ -28,11 +28,13 @@ static const keyword specials_words[] = {
 	{ "none", FPL_SPEC_NONE }, { "e8m0", FPL_SPEC_E8M0 }, { 0, 0 } };
 static const keyword overflow_words[] = {
 	{ "inf", FPL_OVF_INF }, { "saturate", FPL_OVF_SATURATE },
-	{ "saturate-keep-inf", FPL_OVF_SATURATE_KEEP_INF }, { 0, 0 } };
+	{ "saturate-keep-inf", FPL_OVF_SATURATE_KEEP_INF }, { "inf-always", FPL_OVF_INF_ALWAYS },
+	{ 0, 0 } };
 static const keyword tininess_words[] = {
 	{ "after", FPL_TINY_AFTER }, { "before", FPL_TINY_BEFORE }, { 0, 0 } };
 static const keyword nan_words[] = {
-	{ "x86", FPL_NAN_X86 }, { "canonical", FPL_NAN_CANONICAL }, { 0, 0 } };
+	{ "x86", FPL_NAN_X86 }, { "canonical", FPL_NAN_CANONICAL }, { "ones", FPL_NAN_ONES },
+	{ 0, 0 } };
 static const keyword bool_words[] = { { "0", 0 }, { "1", 1 }, { 0, 0 } };
 
 static int word_value(const keyword *k, const char *s, int *out)

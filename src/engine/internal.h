@@ -126,7 +126,8 @@ static inline int fpl__has_inf(const fpl_format *f)
 
 static inline int fpl__saturates(const fpl_format *f)
 {
-	return f->overflow != FPL_OVF_INF || f->specials == FPL_SPEC_NONE;
+	return (f->overflow != FPL_OVF_INF && f->overflow != FPL_OVF_INF_ALWAYS)
+	       || f->specials == FPL_SPEC_NONE;
 }
 
 /* Does an exact infinite result (an inf input, x/0) become +-max?  Only

@@ -5,7 +5,8 @@
  * NaNs travel as binary64 NaNs whose fraction holds the format's payload in
  * its top m bits, so encoding is a shift.  The x86 rule keeps the first NaN
  * operand, quieted; the canonical rule always returns the format's
- * canonical NaN.
+ * canonical NaN; the ones rule +NaN with every fraction bit set (an ieee
+ * format; canonical elsewhere).
  */
 #include "engine/internal.h"
 
@@ -16,10 +17,27 @@ static uint64_t keep_top_fraction(uint64_t u, int m)
 	return u & ~low;
 }
 
+/* The rule's fixed NaN, or 0 (not a NaN) when the rule keeps operands. */
+static int fixed_nan(const fpl_format *f, double *out)
+{
+	if (f->nan_rule == FPL_NAN_ONES && f->specials == FPL_SPEC_IEEE && f->m > 0) {
+		*out = fpl__from_bits(FPL__EXP_MASK | (FPL__FRAC_MASK & ~(FPL__FRAC_MASK >> f->m)));
+		return 1;
+	}
+	if (f->nan_rule != FPL_NAN_X86) {
+		*out = fpl__nan_canonical(f);
+		return 1;
+	}
+	return 0;
+}
+
 double fpl__nan_narrow(const fpl_format *f, double nan)
 {
 	uint64_t u = fpl__bits(nan) | FPL__QUIET_BIT;
+	double r;
 
+	if (fixed_nan(f, &r))
+		return r;
 	if (f->nan_rule == FPL_NAN_CANONICAL)
 		return fpl__nan_canonical(f);
 	switch (f->specials) {
@@ -45,6 +63,10 @@ double fpl__nan_canonical(const fpl_format *f)
 
 double fpl__nan_default(const fpl_format *f)
 {
+	double r;
+
+	if (fixed_nan(f, &r))
+		return r;
 	if (f->nan_rule == FPL_NAN_CANONICAL)
 		return fpl__nan_canonical(f);
 	switch (f->specials) {
@@ -61,6 +83,10 @@ double fpl__nan_default(const fpl_format *f)
 
 double fpl__nan_signed(const fpl_format *f, int sign)
 {
+	double r;
+
+	if (fixed_nan(f, &r))
+		return r;
 	if (f->specials != FPL_SPEC_FN || f->nan_rule == FPL_NAN_CANONICAL)
 		return fpl__nan_canonical(f);
 	return fpl__from_bits((sign ? FPL__SIGN_BIT : 0) | FPL__EXP_MASK
@@ -84,6 +110,11 @@ double fpl__nan_pick(const fpl_format *f, const double *ops, int n, unsigned *fl
 			first = i;
 	}
 	return fpl__nan_narrow(f, ops[first < 0 ? 0 : first]);
+}
+
+const char *fpl_nan_rule_name(fpl_nan_rule r)
+{
+	return r == FPL_NAN_CANONICAL ? "canonical" : r == FPL_NAN_ONES ? "ones" : "x86";
 }
 
 double fpl_default_nan(const fpl_format *f)

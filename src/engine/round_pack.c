@@ -152,6 +152,8 @@ static double overflow(const fpl_format *f, int sign, fpl_rnd rnd, const rounded
 		to_inf = 1;
 		break;
 	}
+	if (f->overflow == FPL_OVF_INF_ALWAYS)
+		to_inf = 1;
 	if (!to_inf)
 		return sign ? -f->max : f->max;
 	if (fpl__saturates(f)) {	/* saturation wins over an ieee inf */

@@ -258,7 +258,7 @@ order pairwise[:L]
 order blocked:B[:FMT]
 order kahan
 order neumaier
-order fused:F[:W[:tz|ne]]
+order fused:F[:W[:tz|ne[:expsum]]][/P[:FMT]]
 order pairs[:B[/L][:FMT]]
 order evenodd[:B]
 profile fp32-fma
@@ -266,5 +266,9 @@ profile fp32-mul-add
 profile avx512bf16
 profile amx-bf16
 profile onednn-bf16
-profile fp16-fma" awk -F '\t' 'NR > 1 { print $1, $2 }' m.tsv
+profile fp16-fma
+profile h100-bf16
+profile h100-fp16
+profile h100-fp8
+profile h100-fp8-fast" awk -F '\t' 'NR > 1 { print $1, $2 }' m.tsv
 finish

@@ -52,12 +52,12 @@ render() {
 fplab models --tsv >"$T/models" || fail "fplab models failed"
 profiles=$(awk -F '\t' '$1 == "profile" { printf "%s%s", n++ ? ", " : "", $2 }' "$T/models")
 orders=$(awk -F '\t' '$1 == "order" { printf "%s%s", n++ ? ", " : "", $2 }' "$T/models")
-# the library's table, as the test knows it from the issue: six profiles,
-# eight orders (a profile or order added to the library lands in every
+# the library's table, as the test knows it from the issues: ten profiles
+# (six CPU units, four H100 tensor-core GEMMs), eight orders (a profile or order added to the library lands in every
 # list below through this test)
 checks=$((checks + 1))
-[ "$(echo "$profiles" | tr ',' '\n' | wc -l)" = 6 ] && [ "$(echo "$orders" | tr ',' '\n' | wc -l)" = 8 ] \
-	|| fail "fplab models: expected 6 profiles and 8 orders: '$profiles' / '$orders'"
+[ "$(echo "$profiles" | tr ',' '\n' | wc -l)" = 10 ] && [ "$(echo "$orders" | tr ',' '\n' | wc -l)" = 8 ] \
+	|| fail "fplab models: expected 10 profiles and 8 orders: '$profiles' / '$orders'"
 
 # same WHAT GOT: GOT must be WANT (set by the caller).
 same() {
