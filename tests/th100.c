@@ -19,6 +19,13 @@
  *   S_lo       torch.matmul's bf16/fp16 output: the profile with
  *              --out-format bf16:ne / fp16:ne;
  *   S_fast     torch._scaled_mm with use_fast_accum: h100-fp8-fast.
+ * tails.npz: K that is no multiple of 16 (1 to 1030), N(0, 1) inputs, as
+ * a 32 x 32 problem and embedded in 256 x 256 and 4096 x 4096 outputs.
+ * cuBLAS picks a kernel per problem: groups of 16 with the partial group
+ * last or first, groups of 8 (odd K, large problems), or one the profile
+ * does not model (split-K or another order).  The table below, from the
+ * fit (tools/tensorcore_probe.py --tails; fplab-models(7)), says which;
+ * each modelled entry must match bit for bit, the others are counted.
  * Every output must match bit for bit, NaNs included (0x7fffffff).  Two
  * wrong models must fail somewhere, so that the data can tell models
  * apart: the plain fp32 fma chain, and h100-bf16 aligned to the leading
@@ -146,7 +153,10 @@ static void check_out(fpl_tensor_file *tf, const char *set, const char *suffix,
 	double *C;
 	size_t b;
 
-	snprintf(name, sizeof name, "%s_%s", set, suffix);
+	if (suffix)
+		snprintf(name, sizeof name, "%s_%s", set, suffix);
+	else
+		snprintf(name, sizeof name, "%s", set);
 	if (!load(tf, name, &want))
 		return;
 	C = gemm(m, A, B, z);
@@ -189,6 +199,82 @@ static void must_differ(fpl_tensor_file *tf, const char *set, const fpl_accum_mo
 	free(A.v);
 	free(B.v);
 	free(want.v);
+}
+
+/* Which model reproduces each tails entry: 'L' groups of 16 from k = 0
+ * (the profile), 'F' groups of 16 with the partial group first, 'l'
+ * groups of 8 from k = 0, 'f' groups of 8 with the partial group first,
+ * '-' none: the kernels for small, mid (256) and pad (4096). */
+static const struct tail {
+	const char *kind;
+	int K;
+	char rule[4];
+} tails_tab[] = {
+	{ "bf16", 1, "LLL" },	{ "bf16", 2, "LLL" },	  { "bf16", 8, "LLL" },
+	{ "bf16", 15, "--l" },	{ "bf16", 17, "--l" },	  { "bf16", 24, "LLL" },
+	{ "bf16", 31, "--l" },	{ "bf16", 33, "--f" },	  { "bf16", 40, "LLL" },
+	{ "bf16", 48, "LLL" },	{ "bf16", 100, "LLF" },	  { "bf16", 127, "---" },
+	{ "bf16", 130, "FFF" }, { "bf16", 250, "---" },	  { "bf16", 1000, "LLL" },
+	{ "bf16", 1030, "--F" },
+	{ "fp16", 1, "LLL" },	{ "fp16", 2, "LLL" },	  { "fp16", 8, "LLL" },
+	{ "fp16", 15, "LLl" },	{ "fp16", 17, "LLl" },	  { "fp16", 24, "LLL" },
+	{ "fp16", 31, "LLl" },	{ "fp16", 33, "LLf" },	  { "fp16", 40, "LLL" },
+	{ "fp16", 48, "LLL" },	{ "fp16", 100, "-LF" },	  { "fp16", 127, "-L-" },
+	{ "fp16", 130, "FFF" }, { "fp16", 250, "---" },	  { "fp16", 1000, "LLL" },
+	{ "fp16", 1030, "--F" },
+};
+
+static void check_tails(const char *dir, size_t *total, size_t *totalbad)
+{
+	static const char *const tags[3] = { "small", "mid", "pad" };
+	char path[1024], err[512];
+	fpl_tensor_file *tf;
+	size_t i, t, n = 0, bad = 0, unmodelled = 0;
+
+	snprintf(path, sizeof path, "%s/h100/tails.npz", dir);
+	if (fpl_tensor_open(&tf, path, NULL, err, sizeof err)) {
+		h_check(0);
+		h_fail("%s", err);
+		return;
+	}
+	for (i = 0; i < sizeof tails_tab / sizeof *tails_tab; i++) {
+		const struct tail *e = &tails_tab[i];
+		char name[128];
+		mat A, B;
+		fpl_accum_model m;
+
+		fpl_accum_init(&m);
+		fpl_accum_profile(&m, !strcmp(e->kind, "bf16") ? "h100-bf16" : "h100-fp16");
+		snprintf(name, sizeof name, "%s_%d_a", e->kind, e->K);
+		load(tf, name, &A);
+		snprintf(name, sizeof name, "%s_%d_b", e->kind, e->K);
+		load(tf, name, &B);
+		if (!h_check(A.v && B.v)) {
+			h_fail("tails %s K=%d: missing", e->kind, e->K);
+		} else {
+			for (t = 0; t < 3; t++) {
+				char r = e->rule[t];
+				size_t F = r == 'l' || r == 'f' ? 8 : 16, z = 0;
+				if (r == '-') {
+					unmodelled += 32 * 32;
+					continue;
+				}
+				if (r == 'F' || r == 'f')
+					z = (F - (size_t)e->K % F) % F;
+				m.block = F;
+				snprintf(name, sizeof name, "%s_%d_%s", e->kind, e->K, tags[t]);
+				check_out(tf, name, NULL, &m, &A, &B, z, 0, &n, &bad);
+			}
+		}
+		free(A.v);
+		free(B.v);
+	}
+	h_note("tails: %zu outputs in modelled kernels, %zu differ; %zu outputs of the kernels "
+	       "no profile models (split-K or another order) not compared",
+	       n, bad, unmodelled);
+	*total += n;
+	*totalbad += bad;
+	fpl_tensor_close(tf);
 }
 
 int main(void)
@@ -279,6 +365,7 @@ int main(void)
 		}
 		fpl_tensor_close(tf);
 	}
+	check_tails(dir, &total, &totalbad);
 	h_note("all kinds: %zu recorded outputs, %zu differ", total, totalbad);
 	return h_done();
 }

@@ -4,6 +4,7 @@
 
     python3 tools/tensorcore_probe.py OUTDIR            # on a CUDA machine
     python3 tools/tensorcore_probe.py OUTDIR --fake     # plumbing check, no GPU
+    python3 tools/tensorcore_probe.py --tails OUTDIR    # K mod 16 != 0 (bf16, fp16)
 
 For bf16 x bf16, fp16 x fp16, e4m3 x e4m3 and e4m3 x e5m2 GEMMs with fp32
 output, this runs probe inputs built to reveal the accumulation, plus
@@ -451,7 +452,52 @@ def env_info(fake):
     return info
 
 
+TAIL_KS = (1, 2, 8, 15, 17, 24, 31, 33, 40, 48, 100, 127, 130, 250, 1000, 1030, 4095)
+
+
+def tails(outdir, fake):
+    """--tails: K that is no multiple of 16, three problem sizes.
+
+    For bf16 and fp16 (torch.mm, fp32 output), random N(0, 1) inputs
+    A (32 x K), B (K x 32) for each K in TAIL_KS, run as the 32 x 32
+    problem (K_small), embedded in 256 x 256 (K_mid) and in 4096 x 4096
+    (K_pad): which kernel takes the partial group where.  Writes
+    OUTDIR/tails.npz.
+    """
+    rng = np.random.default_rng(77)
+    res = {}
+    if not fake:
+        import torch
+    for kind in ('bf16', 'fp16'):
+        for K in TAIL_KS:
+            A = rnd(rng.normal(0, 1, (32, K)), kind).astype(np.float32)
+            B = rnd(rng.normal(0, 1, (K, 32)), kind).astype(np.float32)
+            pre = '%s_%d_' % (kind, K)
+            res[pre + 'a'], res[pre + 'b'] = A, B
+            for tag, size in (('small', 32), ('mid', 256), ('pad', PAD)):
+                if fake:
+                    res[pre + tag] = (A.astype(np.float64) @ B).astype(np.float32)
+                    continue
+                dt = torch_dtype(torch, kind)
+                Ap = torch.zeros(size, K, dtype=dt, device='cuda')
+                Bp = torch.zeros(K, size, dtype=dt, device='cuda')
+                Ap[:32] = torch.from_numpy(A).to('cuda').to(dt)
+                Bp[:, :32] = torch.from_numpy(B).to('cuda').to(dt)
+                try:
+                    C = torch.mm(Ap, Bp, out_dtype=torch.float32)[:32, :32].cpu().numpy()
+                except Exception as e:
+                    print('tails %s K=%d %s: %s' % (kind, K, tag, e))
+                    continue
+                res[pre + tag] = C
+            print('tails %s K=%d done' % (kind, K))
+    np.savez_compressed(os.path.join(outdir, 'tails.npz'), **res)
+
+
 def main(argv):
+    if len(argv) >= 2 and argv[1] == '--tails':
+        os.makedirs(argv[2], exist_ok=True)
+        tails(argv[2], '--fake' in argv)
+        return 0
     if len(argv) >= 2 and argv[1] == '--child':
         run_methods(argv[2], argv[3].split(','), argv[4], argv[5])
         return 0
