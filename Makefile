@@ -231,6 +231,7 @@ TESTS := \
 	toptim \
 	tdataset \
 	ttrain \
+	tblock \
 
 TEST_SUPPORT := \
 	tests/harness.c \
