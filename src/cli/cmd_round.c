@@ -308,6 +308,148 @@ static uint64_t known_count(int nfiles, char **files)
 	return (uint64_t)sb.st_size / w;
 }
 
+/* ------------------------------------------------- block formats */
+/*
+ * A block format (fplab/block.h) scales each block by its own amax, so it
+ * rounds whole tensors: each tensor of a tensor file with its shape, and
+ * the values of a text or raw input as one 1-D tensor.  The tensor is
+ * held in memory (not streamed in chunks as a plain format is); element j
+ * of the run still takes draw j.  A decimal of text that binary64 cannot
+ * hold is read as its nearest binary64.
+ */
+static fpl_block_stats bstats;
+static uint64_t btensors;	/* tensors rounded (one tensor scale each with ts) */
+
+static int block_tensor(struct job *jb, double *y, const double *x, size_t n,
+			const size_t *dims, int nd)
+{
+	int rc = fpl_block_round(&jb->ro.block, y, x, dims, nd, jb->ro.rnd, &jb->ro.st, &bstats);
+
+	if (rc)
+		return error("block rounding failed: %s", fpl_strerror(rc));
+	btensors++;
+	if (opt.stats)
+		note_errors(jb, x, y, n, NULL);
+	else
+		jb->es.n += n;
+	return 0;
+}
+
+/* Room for n values in *x and *y. */
+static int block_room(double **x, double **y, size_t *cap, size_t n)
+{
+	double *a, *b;
+
+	if (n <= *cap)
+		return 0;
+	if (n > SIZE_MAX / 16)
+		return error("input too large to hold in memory");
+	a = realloc(*x, n * sizeof *a);
+	if (a)
+		*x = a;
+	b = a ? realloc(*y, n * sizeof *b) : NULL;
+	if (b)
+		*y = b;
+	if (!a || !b)
+		return error("out of memory");
+	*cap = n;
+	return 0;
+}
+
+/* One tensor of a tensor file, whose first value is `first`. */
+static int block_one(struct cli_reader *r, struct cli_writer *w, double first, double **x,
+		     double **y, size_t *cap)
+{
+	const fpl_tensor_info *ti = r->info;
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 1, got;
+	int i, nd = ti->ndim ? ti->ndim : 1;
+
+	if (ti->ndim > FPL_BLOCK_MAX_DIMS)
+		return error("'%s': tensor '%s' has %d axes; block formats take at most %d",
+			     r->name, ti->name, ti->ndim, FPL_BLOCK_MAX_DIMS);
+	if (ti->fortran_order && ti->ndim > 1)
+		return error("'%s': tensor '%s' is in Fortran order: block formats on Fortran-order "
+			     "tensors are not implemented", r->name, ti->name);
+	dims[0] = 1;
+	for (i = 0; i < ti->ndim; i++)
+		dims[i] = (size_t)ti->shape[i];
+	if (ti->count > SIZE_MAX / 16 || block_room(x, y, cap, (size_t)ti->count))
+		return ti->count > SIZE_MAX / 16 ? error("tensor too large") : -1;
+	(*x)[0] = first;
+	while (n < ti->count) {
+		if (cli_reader_read(r, *x + n, (size_t)ti->count - n, &got))
+			return -1;
+		if (!got)
+			return error("'%s': truncated tensor", r->name);
+		n += got;
+	}
+	if (block_tensor(&jobs[0], *y, *x, n, dims, nd))
+		return -1;
+	return w ? cli_writer_put(w, *y, n) : 0;
+}
+
+/* Every tensor of a file (or its values as one 1-D tensor), to w or
+ * (w NULL) to the statistics only. */
+static int round_block_file(const char *path, struct cli_writer *w)
+{
+	struct cli_reader r;
+	double *x = NULL, *y = NULL, first;
+	size_t cap = 0, n = 0, got;
+	int rc = 0;
+
+	if (cli_reader_open(&r, path, opt.in, &jobs[0].ro.fmt, opt.dtype))
+		return -1;
+	if (w && cli_writer_tensor(w, r.info, out_dtype_for(r.info))) {
+		cli_reader_release(&r);
+		return -1;
+	}
+	if (w) {
+		r.on_tensor = writer_tensor;
+		r.on_tensor_ctx = w;
+	}
+	if (!r.info) {		/* text or raw: one 1-D tensor */
+		while (!(rc = block_room(&x, &y, &cap, n + CHUNK))
+		       && !(rc = cli_reader_read(&r, x + n, CHUNK, &got)) && got)
+			n += got;
+		if (!rc && n)
+			rc = block_tensor(&jobs[0], y, x, n, &n, 1);
+		if (!rc && n && w)
+			rc = cli_writer_put(w, y, n);
+	} else {
+		while (!(rc = cli_reader_read(&r, &first, 1, &got)) && got)
+			if ((rc = block_one(&r, w, first, &x, &y, &cap)))
+				break;
+	}
+	cli_reader_release(&r);
+	free(x);
+	free(y);
+	return rc;
+}
+
+/* What a block format does not do in round (usage error printed). */
+static int block_limits(void)
+{
+	size_t j;
+
+	for (j = 0; j < grid.n; j++)
+		if (grid.ro[j].is_block && grid.n > 1)
+			return usage_error(round_usage, "-f %s: a sweep over block formats is not "
+					   "implemented; round one block format at a time",
+					   grid.ro[j].block.name);
+	if (!grid.n || !grid.ro[0].is_block)
+		return 0;
+	if (opt.flags)
+		return usage_error(round_usage, "--flags: a block format's results are reported "
+				   "per run (--stats), not per value");
+	if (opt.backend != CLI_BACKEND_EMU)
+		return usage_error(round_usage, "--backend: block formats have no native kernel");
+	if (opt.out == CLI_OUT_BITS)
+		return usage_error(round_usage, "--out bits: a block format's value is an element "
+				   "code times its block's scale, not one code; packed output "
+				   "(--out-dtype %s) is not implemented", grid.ro[0].block.name);
+	return 0;
+}
+
 /* --------------------------------------------------------- the sweep */
 /* Chunk state shared by the threads of run_jobs. */
 struct sweep_chunk {
@@ -407,6 +549,27 @@ static int sweep(char **files, int nfiles, int nthreads)
 /* ---------------------------------------------------------- the report */
 static const char *const id_cols[] = { "format", "mode", "n" };
 #define NCOLS (3 + CLI_ERRSTATS_NCOLS + 1)
+/* with a block format, its events after the others */
+static const char *const block_cols[] = { "bits_per_value", "blocks", "amax_saturated",
+					  "scale_clamped", "nan_blocks", "zero_blocks" };
+#define NBLOCK_COLS 6
+
+static const char *job_name(const struct job *jb)
+{
+	return jb->ro.is_block ? jb->ro.block.name : jb->ro.fmt.name;
+}
+
+/* bits per value of the run: scales over the elements rounded */
+static double block_bits(const struct job *jb)
+{
+	const fpl_block_format *b = &jb->ro.block;
+
+	if (!bstats.elements)
+		return fpl_block_bits(b, NULL, 0);
+	return b->elem.nbits + ((double)bstats.blocks * b->scale.nbits
+				+ (b->tensor_scale ? 32.0 * (double)btensors : 0.0))
+				   / (double)bstats.elements;
+}
 
 /* The human summary of one job on stderr (values on stdout). */
 static void print_summary(const struct job *jb)
@@ -418,7 +581,7 @@ static void print_summary(const struct job *jb)
 
 	cli_errstats_values(&jb->es, jb->ro.st.count, ev, err);
 	fprintf(stderr, "round: %llu values to %s, mode %s\n", (unsigned long long)jb->es.n,
-		jb->ro.fmt.name, fpl_rnd_name(jb->ro.rnd));
+		job_name(jb), fpl_rnd_name(jb->ro.rnd));
 	for (i = 0; i < CLI_ERRSTATS_NEVENTS; i++)
 		fprintf(stderr, "  %-14s %llu\n", cli_errstats_cols[i], (unsigned long long)ev[i]);
 	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++) {
@@ -428,15 +591,26 @@ static void print_summary(const struct job *jb)
 			fprintf(stderr, " (at %s)", cli_shortest(b, jb->es.worst));
 		fputc('\n', stderr);
 	}
+	if (jb->ro.is_block) {
+		const uint64_t bv[NBLOCK_COLS - 1] = { bstats.blocks, bstats.amax_saturated,
+						       bstats.scale_range, bstats.nan_blocks,
+						       bstats.zero_blocks };
+
+		fprintf(stderr, "  %-14s %s\n", block_cols[0], cli_shortest(a, block_bits(jb)));
+		for (i = 1; i < NBLOCK_COLS; i++)
+			fprintf(stderr, "  %-14s %llu\n", block_cols[i],
+				(unsigned long long)bv[i - 1]);
+	}
 }
 
 /* One row per job: on stdout, or the text summary on stderr when values
  * went to stdout. */
 static void print_report(int values_on_stdout)
 {
-	const char *cols[NCOLS];
+	const char *cols[NCOLS + NBLOCK_COLS];
 	struct cli_table t;
 	size_t j;
+	int blk = jobs[0].ro.is_block;
 
 	if (opt.report == CLI_REPORT_TEXT && values_on_stdout) {
 		print_summary(&jobs[0]);
@@ -445,9 +619,10 @@ static void print_report(int values_on_stdout)
 	memcpy(cols, id_cols, sizeof id_cols);
 	memcpy(cols + 3, cli_errstats_cols, sizeof cli_errstats_cols);
 	cols[NCOLS - 1] = "worst_input";
-	cli_table_begin(&t, stdout, opt.report, cols, NCOLS);
+	memcpy(cols + NCOLS, block_cols, sizeof block_cols);
+	cli_table_begin(&t, stdout, opt.report, cols, NCOLS + (blk ? NBLOCK_COLS : 0));
 	for (j = 0; j < grid.n; j++) {
-		cli_table_str(&t, jobs[j].ro.fmt.name);
+		cli_table_str(&t, job_name(&jobs[j]));
 		cli_table_str(&t, fpl_rnd_name(jobs[j].ro.rnd));
 		cli_table_int(&t, (long long)jobs[j].es.n);
 		cli_errstats_cells(&t, &jobs[j].es, jobs[j].ro.st.count);
@@ -455,6 +630,14 @@ static void print_report(int values_on_stdout)
 			cli_table_num(&t, jobs[j].es.worst);
 		else
 			cli_table_none(&t);
+		if (blk) {
+			cli_table_num(&t, block_bits(&jobs[j]));
+			cli_table_int(&t, (long long)bstats.blocks);
+			cli_table_int(&t, (long long)bstats.amax_saturated);
+			cli_table_int(&t, (long long)bstats.scale_range);
+			cli_table_int(&t, (long long)bstats.nan_blocks);
+			cli_table_int(&t, (long long)bstats.zero_blocks);
+		}
 	}
 	cli_table_end(&t);
 }
@@ -483,6 +666,9 @@ static int parse_args(int argc, char **argv)
 	optind = 0;
 
 	cli_round_init(&opt.ro);
+	opt.ro.block_ok = 1;
+	fpl_block_stats_init(&bstats);
+	btensors = 0;
 	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
 		rc = cli_round_option(&opt.ro, c, optarg);
 		if (rc < 0)
@@ -516,6 +702,12 @@ static int parse_args(int argc, char **argv)
 			opt.out_set = 1;
 			break;
 		case OPT_OUT_DTYPE:
+			if (fpl_block_is_spec(optarg)) {
+				error("--out-dtype %s: packed block output (element codes and "
+				      "scales as a pair of tensors) is not implemented yet; -f %s "
+				      "-o FILE.npy writes the dequantized values", optarg, optarg);
+				return CLI_EXIT_USAGE;
+			}
 			if (cli_dtype_parse(optarg, &opt.out_dtype))
 				return usage_error(round_usage, NULL);
 			break;
@@ -550,6 +742,10 @@ static int parse_args(int argc, char **argv)
 	rc = cli_round_grid(&opt.ro, &grid);
 	if (rc == -2)
 		return usage_error(round_usage, NULL);
+	if (!rc && block_limits()) {
+		cli_grid_release(&grid);
+		return CLI_EXIT_USAGE;
+	}
 	return rc ? CLI_EXIT_FAIL : 0;
 }
 
@@ -630,7 +826,8 @@ static int write_values(char **files, int nfiles)
 		if (opt.flags)
 			lines = 1;
 		for (i = 0; i < nfiles && !rc; i++)
-			rc = lines && !cli_is_tensor_file(files[i])
+			rc = jobs[0].ro.is_block ? round_block_file(files[i], &w)
+			     : lines && !cli_is_tensor_file(files[i])
 				? round_lines(files[i], w.out.fp, x, y)
 				: round_stream(files[i], &w, x, y);
 		if (lines && !rc && ferror(w.out.fp))
@@ -704,7 +901,14 @@ int cmd_round(int argc, char **argv)
 		/* threads go to the jobs; a single job rounds its arrays with them */
 		for (j = 0; j < grid.n; j++)
 			jobs[j].ro.st.threads = grid.n == 1 ? opt.ro.st.threads : 1;
-		rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
+		if (jobs[0].ro.is_block) {
+			int i;
+
+			for (i = 0, rc = 0; i < nfiles && !rc; i++)
+				rc = round_block_file(files[i], NULL);
+		} else {
+			rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
+		}
 	}
 	if (!rc && rnat.be != CLI_BACKEND_EMU)
 		cli_round_native_report(&rnat, &jobs[0].es, emu_seconds, opt.report,
