@@ -229,6 +229,11 @@ static fpl_dtype out_dtype_for(const fpl_tensor_info *ti)
 {
 	if (opt.out_dtype == FPL_DT_UNKNOWN && ti && fpl_dtype_is_int(ti->dtype))
 		return FPL_DT_F64;
+	/* a block format's values are products (element x scale x tensor
+	 * scale: NVFP4's need up to 30 bits) that the input's dtype may not
+	 * hold: binary64 unless --out-dtype says otherwise */
+	if (opt.out_dtype == FPL_DT_UNKNOWN && ti && grid.n && grid.ro[0].is_block)
+		return FPL_DT_F64;
 	return opt.out_dtype;
 }
 
