@@ -49,6 +49,7 @@ void fpl_block_stats_init(fpl_block_stats *s)
 	memset(s, 0, sizeof *s);
 }
 
+static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
