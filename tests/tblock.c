@@ -510,6 +510,72 @@ static void stochastic(void)
 	free(y2);
 }
 
+/* ------------------------------------------- fast path == reference */
+extern uint64_t fpl__blk_fast_runs;
+int fpl__block_round_ref(const fpl_block_format *b, double *y, const double *x,
+			 const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
+			 fpl_block_stats *stats);
+
+static void fast_vs_ref(void)
+{
+	static const char *const specs[] = { "mxfp4", "mxfp8", "mxfp8-e5m2", "mxfp6-e3m2",
+					     "mxint8", "mxfp4:ceil", "mxfp8:even", "mxfp4:rceil",
+					     "mxfp6-e2m3:16", "block:e2m1:e4m3fn:32:floor" };
+	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_TZ, FPL_RND_TP,
+					 FPL_RND_OD, FPL_RND_SP, FPL_RND_SE };
+	size_t n = 3 * 100, dims[2] = { 3, 100 }, i, sp, m;
+	double x[300], y1[300], y2[300];
+	uint64_t runs0 = fpl__blk_fast_runs, t;
+	h_rng r;
+	int bad = 0;
+
+	h_rng_init(&r, 8);
+	for (t = 0; t < 400; t++) {
+		int kind = (int)(t % 5);
+
+		for (i = 0; i < n; i++)	/* wide exponents; zero runs; specials */
+			x[i] = h_rng_value(&r, kind == 1 ? -1074 : -30, kind == 2 ? 1023 : 30,
+					   (int)h_rng_below(&r, 53) + 1, kind == 3);
+		if (kind == 4)
+			for (i = 0; i < 40; i++)
+				x[i] = h_rng_below(&r, 2) ? 0.0 : -0.0;
+		for (sp = 0; sp < sizeof specs / sizeof *specs; sp++) {
+			fpl_block_format b = parse_ok(specs[sp]);
+
+			for (m = 0; m < sizeof modes / sizeof *modes; m++) {
+				fpl_state a, c;
+				fpl_block_stats s1, s2;
+
+				fpl_state_init(&a, t);
+				a.counter = 17;
+				c = a;
+				fpl_block_stats_init(&s1);
+				fpl_block_stats_init(&s2);
+				fpl_block_round(&b, y1, x, dims, 2, modes[m], &a, &s1);
+				fpl__block_round_ref(&b, y2, x, dims, 2, modes[m], &c, &s2);
+				for (i = 0; i < n; i++)
+					if (!h_check(h_same(y1[i], y2[i])) && bad++ < 3)
+						h_fail("fast %s %s x %a: %a, reference %a", specs[sp],
+						       fpl_rnd_name(modes[m]), x[i], y1[i], y2[i]);
+				if (!h_check(a.flags == c.flags && a.counter == c.counter
+					     && !memcmp(a.count, c.count, sizeof a.count)
+					     && !memcmp(&s1, &s2, sizeof s1)) && bad++ < 6)
+					h_fail("fast %s %s: flags, counts or stats differ (saturated %llu "
+					       "%llu, flushed %llu %llu, amax_sat %llu %llu)", specs[sp],
+					       fpl_rnd_name(modes[m]), (unsigned long long)s1.saturated,
+					       (unsigned long long)s2.saturated,
+					       (unsigned long long)s1.flushed, (unsigned long long)s2.flushed,
+					       (unsigned long long)s1.amax_saturated,
+					       (unsigned long long)s2.amax_saturated);
+			}
+		}
+	}
+	/* the fast path ran (and the deep-underflow tensors fell back) */
+	if (!h_check(fpl__blk_fast_runs - runs0 > 400 * 7 * 5
+		     && fpl__blk_fast_runs - runs0 < 400 * 7 * 10))
+		h_fail("fast path taken %llu times", (unsigned long long)(fpl__blk_fast_runs - runs0));
+}
+
 /* ------------------------------------------------------------ parsing */
 static void bad_spec(const char *spec, const char *needle)
 {
@@ -580,6 +646,7 @@ int main(void)
 	shapes();
 	nvfp4();
 	stochastic();
+	fast_vs_ref();
 	oracle_thread_done();
 	return h_done();
 }

@@ -30,4 +30,24 @@ int fpl__blk_view_of(const fpl_block_format *b, const size_t *dims, int ndims,
  * 64 <= k <= 127), saturating. */
 int fpl__blk_int8_format(fpl_format *f);
 
+/* The exponent k of a power-of-two rule's scale 2^k for amax > 0
+ * (finite), clamped into the scale format's range (*clamped set then);
+ * wide: the element's precision with binary64's range (ceil, even). */
+int fpl__blk_pow2_exp(const fpl_block_format *b, const fpl_format *wide, double amax,
+		      int *clamped);
+
+/* The fast path of fpl_block_round (block_fast.c): 0 done, 1 not
+ * applicable (nothing written, st untouched), or an error. */
+int fpl__blk_round_fast(const fpl_block_format *b, double *y, const double *x,
+			const fpl__blk_view *v, fpl_rnd rnd, fpl_state *st,
+			fpl_block_stats *stats);
+
+/* fpl_block_round by the reference path only (tests compare the two). */
+int fpl__block_round_ref(const fpl_block_format *b, double *y, const double *x,
+			 const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
+			 fpl_block_stats *stats);
+
+/* Calls of fpl_block_round that took the fast path (for the tests). */
+extern uint64_t fpl__blk_fast_runs;
+
 #endif

@@ -56,7 +56,6 @@ typedef struct ctx {
 	const fpl_state *st;
 	uint64_t c0;
 	uint64_t elem_nan, scale_nan;
-	int kmin, kmax;
 } ctx;
 
 typedef struct job {
@@ -71,10 +70,10 @@ static inline double in_val(const ctx *c, double x)
 	return c->b->quot == FPL_BQUOT_FP32 ? (double)(float)x : x;
 }
 
-/* A power-of-two scale 2^k, k by the rule, clamped to the scale range. */
-static double pow2_scale(const ctx *c, double amax, int *clamped)
+int fpl__blk_pow2_exp(const fpl_block_format *b, const fpl_format *wide, double amax,
+		      int *clamped)
 {
-	const fpl_block_format *b = c->b;
+	const int kmin = ilogb(b->scale.min_subnormal), kmax = b->scale.emax;
 	int k;
 
 	if (b->rule == FPL_BRULE_RCEIL) {
@@ -85,18 +84,26 @@ static double pow2_scale(const ctx *c, double amax, int *clamped)
 	} else {
 		double a = amax;
 		unsigned fl = 0;
+		fpl_state z;
 
-		if (b->rule != FPL_BRULE_FLOOR)
-			a = fpl__round_ix(&c->wide, amax,
-					  b->rule == FPL_BRULE_CEIL ? FPL_RND_TP : FPL_RND_NE, &c->zst,
-					  0, &fl);
+		if (b->rule != FPL_BRULE_FLOOR) {
+			fpl_state_init(&z, 0);
+			a = fpl__round_ix(wide, amax, b->rule == FPL_BRULE_CEIL ? FPL_RND_TP : FPL_RND_NE,
+					  &z, 0, &fl);
+		}
 		k = (fpl__isinf(a) ? 1024 : ilogb(a)) - b->elem.emax;
 	}
-	if (k < c->kmin || k > c->kmax) {
+	if (k < kmin || k > kmax) {
 		*clamped = 1;
-		k = k < c->kmin ? c->kmin : c->kmax;
+		k = k < kmin ? kmin : kmax;
 	}
-	return ldexp(1.0, k);
+	return k;
+}
+
+/* A power-of-two scale 2^k, k by the rule, clamped to the scale range. */
+static double pow2_scale(const ctx *c, double amax, int *clamped)
+{
+	return ldexp(1.0, fpl__blk_pow2_exp(c->b, &c->wide, amax, clamped));
 }
 
 /* The amax rule: amax / (max_e * s) rounded to nearest into the scale
@@ -300,8 +307,6 @@ static int setup(ctx *c, const fpl_block_format *b, const double *x, const size_
 		return FPL_EINVAL;
 	c->fp32.overflow = FPL_OVF_SATURATE;
 	fpl_format_finish(&c->fp32);
-	c->kmin = ilogb(b->scale.min_subnormal);
-	c->kmax = b->scale.emax;
 	c->scale_nan = fpl_encode(&b->scale, fpl_default_nan(&b->scale));
 	c->elem_nan = fpl_encode_checked(&b->elem, fpl_default_nan(&b->elem), &code) ? 0 : code;
 	return 0;
@@ -367,8 +372,9 @@ int fpl_block_quantize(const fpl_block_format *b, uint64_t *codes, uint64_t *sca
 	return drive(&c, st, stats, tscale);
 }
 
-int fpl_block_round(const fpl_block_format *b, double *y, const double *x, const size_t *dims,
-		    int ndims, fpl_rnd rnd, fpl_state *st, fpl_block_stats *stats)
+int fpl__block_round_ref(const fpl_block_format *b, double *y, const double *x,
+			 const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
+			 fpl_block_stats *stats)
 {
 	ctx c;
 	int rc = setup(&c, b, x, dims, ndims, rnd, st);
@@ -381,6 +387,27 @@ int fpl_block_round(const fpl_block_format *b, double *y, const double *x, const
 	 * elements belong to it alone, so y == x needs no copy */
 	c.y = y;
 	return drive(&c, st, stats, NULL);
+}
+
+int fpl_block_round(const fpl_block_format *b, double *y, const double *x, const size_t *dims,
+		    int ndims, fpl_rnd rnd, fpl_state *st, fpl_block_stats *stats)
+{
+	fpl_block_stats local;
+	ctx c;
+	int rc = setup(&c, b, x, dims, ndims, rnd, st);
+
+	if (rc)
+		return rc;
+	if (c.v.n && !y)
+		return FPL_EINVAL;
+	if (!stats) {
+		fpl_block_stats_init(&local);
+		stats = &local;
+	}
+	rc = fpl__blk_round_fast(b, y, x, &c.v, rnd, st, stats);
+	if (rc != 1)
+		return rc;
+	return fpl__block_round_ref(b, y, x, dims, ndims, rnd, st, stats);
 }
 
 int fpl_block_scales(const fpl_block_format *b, double *scales, double *tscale, const double *x,
