@@ -273,6 +273,28 @@ FPL_API int fpl_block_scales(const fpl_block_format *b, double *scales, double *
 			     const double *x, const size_t *dims, int ndims,
 			     fpl_block_stats *stats);
 
+/*
+ * Packed storage (issue 25): element codes and scale codes as two tensors
+ * of unsigned integers, little-endian.  A code of w bits is stored in the
+ * narrowest of 1, 2, 4, 8 bytes that holds it, except w <= 4: two codes
+ * per byte along the last axis, the first in the low nibble (Blackwell's
+ * FP4 operands, ml_dtypes' float4_e2m1fn packing), each row starting on a
+ * byte (a last axis of odd length L gives ceil(L/2) bytes, the last high
+ * nibble 0).  fpl_block_code_bytes: bytes per stored code (1 for w <= 8,
+ * nibbles included), and *per_byte (2 for w <= 4, else 1) when not NULL.
+ */
+FPL_API int fpl_block_code_bytes(int nbits, int *per_byte);
+
+/* Pack n = prod(dims) codes of `nbits` bits (row-major, last axis
+ * dims[ndims-1]) into out; returns the bytes written, or 0 (bad dims or
+ * a code wider than nbits: nothing meaningful written). */
+FPL_API size_t fpl_block_pack(void *out, const uint64_t *codes, int nbits, const size_t *dims,
+			      int ndims);
+/* The inverse: n codes from packed bytes `in` of `len` bytes; returns 0
+ * or FPL_EPARSE (len is not the packed size of dims). */
+FPL_API int fpl_block_unpack(uint64_t *codes, const void *in, size_t len, int nbits,
+			     const size_t *dims, int ndims);
+
 /* Short names: "floor", "1d"... */
 FPL_API const char *fpl_block_rule_name(fpl_block_rule r);
 

@@ -323,7 +323,11 @@ static uint64_t known_count(int nfiles, char **files)
  * hold is read as its nearest binary64.
  */
 static fpl_block_stats bstats;
-static uint64_t btensors;	/* tensors rounded (one tensor scale each with ts) */
+static uint64_t btensors;
+static uint64_t flat_inputs;	/* text and raw inputs packed so far (arr_N) */
+static const char *packing;	/* --out-dtype naming a block format (packed output) */
+static int packed_tensor(struct job *jb, const char *name, const double *x, size_t n,
+			 const size_t *dims, int nd);	/* tensors rounded (one tensor scale each with ts) */
 
 static int block_tensor(struct job *jb, double *y, const double *x, size_t n,
 			const size_t *dims, int nd)
@@ -388,6 +392,8 @@ static int block_one(struct cli_reader *r, struct cli_writer *w, double first, d
 			return error("'%s': truncated tensor", r->name);
 		n += got;
 	}
+	if (packing)
+		return packed_tensor(&jobs[0], ti->name, *x, n, dims, nd);
 	if (block_tensor(&jobs[0], *y, *x, n, dims, nd))
 		return -1;
 	return w ? cli_writer_put(w, *y, n) : 0;
@@ -416,8 +422,14 @@ static int round_block_file(const char *path, struct cli_writer *w)
 		while (!(rc = block_room(&x, &y, &cap, n + CHUNK))
 		       && !(rc = cli_reader_read(&r, x + n, CHUNK, &got)) && got)
 			n += got;
-		if (!rc && n)
+		if (!rc && n && packing) {
+			char name[32];
+
+			snprintf(name, sizeof name, "arr_%llu", (unsigned long long)flat_inputs++);
+			rc = packed_tensor(&jobs[0], name, x, n, &n, 1);
+		} else if (!rc && n) {
 			rc = block_tensor(&jobs[0], y, x, n, &n, 1);
+		}
 		if (!rc && n && w)
 			rc = cli_writer_put(w, y, n);
 	} else {
@@ -431,6 +443,200 @@ static int round_block_file(const char *path, struct cli_writer *w)
 	return rc;
 }
 
+/* ------------------------------------------- packed block output */
+/*
+ * --out-dtype BLOCK (the block format of -f): instead of values, per input
+ * tensor NAME the tensors NAME.codes (element codes, packed as
+ * fpl_block_pack does: fp4 two per byte, low nibble first), NAME.scales
+ * (scale codes, one per block, shaped as fpl_block_layout says) and, with
+ * a tensor scale, NAME.tensor_scale (float32, shape (1,)); numpy reads
+ * them as uint8 (or the unsigned type of the code's width).  A text or
+ * raw input is named arr_0, arr_1, ... by file.  The tensors are held
+ * until the end and written at once (.safetensors needs its header
+ * first).
+ */
+struct ptensor {
+	fpl_tensor_info info;
+	void *data;
+	size_t bytes;
+};
+static struct ptensor *ptens;
+static size_t nptens, ptcap;
+
+static void ptensors_release(void)
+{
+	size_t i;
+
+	for (i = 0; i < nptens; i++)
+		free(ptens[i].data);
+	free(ptens);
+	ptens = NULL;
+	nptens = ptcap = 0;
+}
+
+static fpl_dtype udtype(int bytes)
+{
+	return bytes == 1 ? FPL_DT_U8 : bytes == 2 ? FPL_DT_U16 : bytes == 4 ? FPL_DT_U32 : FPL_DT_U64;
+}
+
+/* Take `data` (freed on failure too) as tensor NAME.SUFFIX. */
+static int ptensor_add(const char *name, const char *suffix, fpl_dtype dt, int nd,
+		       const size_t *dims, void *data, size_t bytes)
+{
+	struct ptensor *p;
+	int i;
+
+	if (nptens == ptcap) {
+		size_t cap = ptcap ? 2 * ptcap : 8;
+		struct ptensor *np = realloc(ptens, cap * sizeof *np);
+
+		if (!np) {
+			free(data);
+			return error("out of memory");
+		}
+		ptens = np;
+		ptcap = cap;
+	}
+	p = &ptens[nptens];
+	memset(p, 0, sizeof *p);
+	if ((size_t)snprintf(p->info.name, sizeof p->info.name, "%s.%s", name, suffix)
+	    >= sizeof p->info.name) {
+		free(data);
+		return error("tensor name '%s' too long for its packed parts", name);
+	}
+	p->info.dtype = dt;
+	p->info.ndim = nd;
+	p->info.count = 1;
+	for (i = 0; i < nd; i++) {
+		p->info.shape[i] = dims[i];
+		p->info.count *= dims[i];
+	}
+	p->data = data;
+	p->bytes = bytes;
+	nptens++;
+	return 0;
+}
+
+/* Pack `codes` of nbits bits, shaped dims, as NAME.SUFFIX. */
+static int ptensor_codes(const char *name, const char *suffix, const uint64_t *codes, int nbits,
+			 const size_t *dims, int nd)
+{
+	size_t pd[FPL_BLOCK_MAX_DIMS], bytes = 1;
+	int per, w = fpl_block_code_bytes(nbits, &per), i;
+	void *buf;
+
+	for (i = 0; i < nd; i++)
+		pd[i] = dims[i];
+	pd[nd - 1] = per == 2 ? (dims[nd - 1] + 1) / 2 : dims[nd - 1];
+	for (i = 0; i < nd; i++)
+		bytes *= pd[i];
+	bytes *= (size_t)w;
+	buf = malloc(bytes + 1);
+	if (!buf)
+		return error("out of memory");
+	if (bytes && fpl_block_pack(buf, codes, nbits, dims, nd) != bytes) {
+		free(buf);
+		return error("packing the codes of '%s' failed", name);
+	}
+	return ptensor_add(name, suffix, udtype(w), nd, pd, buf, bytes);
+}
+
+/* Quantize one tensor into its packed parts (and the statistics of its
+ * dequantized values, the same bits as -o FILE.npy writes). */
+static int packed_tensor(struct job *jb, const char *name, const double *x, size_t n,
+			 const size_t *dims, int nd)
+{
+	const fpl_block_format *b = &jb->ro.block;
+	size_t nb, sd[FPL_BLOCK_MAX_DIMS];
+	int snd, rc;
+	uint64_t *codes = malloc(n * sizeof *codes + 8), *sc = NULL;
+	double *y = malloc(n * sizeof *y + 8), ts = 1;
+
+	rc = fpl_block_layout(b, dims, nd, &nb, sd, &snd);
+	if (!rc && codes && y)
+		sc = malloc(nb * sizeof *sc + 8);
+	if (rc || !codes || !y || !sc) {
+		rc = rc ? error("'%s': cannot block this shape", name) : error("out of memory");
+	} else if ((rc = fpl_block_quantize(b, codes, sc, &ts, x, dims, nd, jb->ro.rnd, &jb->ro.st,
+					    &bstats))
+		   || (rc = fpl_block_dequantize(b, y, codes, sc, ts, dims, nd))) {
+		rc = error("block quantization failed: %s", fpl_strerror(rc));
+	} else {
+		btensors++;
+		if (opt.stats)
+			note_errors(jb, x, y, n, NULL);
+		else
+			jb->es.n += n;
+		rc = ptensor_codes(name, "codes", codes, b->elem.nbits, dims, nd);
+		if (!rc)
+			rc = ptensor_codes(name, "scales", sc, b->scale.nbits, sd, snd);
+		if (!rc && b->tensor_scale) {
+			float *t = malloc(sizeof *t);
+			size_t one = 1;
+
+			if (!t)
+				rc = error("out of memory");
+			else {
+				*t = (float)ts;	/* s is a binary32 value */
+				rc = ptensor_add(name, "tensor_scale", FPL_DT_F32, 1, &one, t, sizeof *t);
+			}
+		}
+	}
+	free(codes);
+	free(sc);
+	free(y);
+	return rc;
+}
+
+/* Write the packed tensors to -o (.safetensors or .npz), atomically. */
+static int write_packed(void)
+{
+	struct cli_output o;
+	fpl_tensor_info *infos;
+	size_t i;
+	int rc = 0;
+
+	if (cli_output_open(&o, opt.output))
+		return -1;
+	if (opt.out == CLI_OUT_SAFETENSORS) {
+		infos = malloc((nptens + 1) * sizeof *infos);
+		if (!infos)
+			return cli_output_close(&o, 0), error("out of memory");
+		for (i = 0; i < nptens; i++)
+			infos[i] = ptens[i].info;
+		rc = fpl_safetensors_write_header(o.fp, nptens, infos);
+		free(infos);
+		if (rc)
+			rc = error("'%s': %s (a tensor name repeated across inputs?)", opt.output,
+				   fpl_strerror(rc));
+		for (i = 0; !rc && i < nptens; i++)
+			if (fwrite(ptens[i].data, 1, ptens[i].bytes, o.fp) != ptens[i].bytes)
+				rc = cli_output_error(&o);
+	} else {
+		fpl_zip_writer *z = NULL;
+
+		rc = fpl_zip_writer_open(&z, o.fp) ? error("out of memory") : 0;
+		for (i = 0; !rc && i < nptens; i++) {
+			char member[FPL_TENSOR_NAME_MAX + 8], *hb = NULL;
+			size_t hl = 0;
+			FILE *m = open_memstream(&hb, &hl);
+
+			snprintf(member, sizeof member, "%s.npy", ptens[i].info.name);
+			if (!m || fpl_npy_write_header_shape(m, ptens[i].info.dtype, ptens[i].info.ndim,
+							     ptens[i].info.shape)
+			    || fclose(m) || fpl_zip_member_begin(z, member)
+			    || fpl_zip_member_write(z, hb, hl)
+			    || fpl_zip_member_write(z, ptens[i].data, ptens[i].bytes)
+			    || fpl_zip_member_end(z))
+				rc = error("'%s': cannot write member '%s'", opt.output, member);
+			free(hb);
+		}
+		if (z && fpl_zip_writer_close(z, !rc) && !rc)
+			rc = cli_output_error(&o);
+	}
+	return cli_output_close(&o, !rc) || rc ? -1 : 0;
+}
+
 /* What a block format does not do in round (usage error printed). */
 static int block_limits(void)
 {
@@ -441,6 +647,26 @@ static int block_limits(void)
 			return usage_error(round_usage, "-f %s: a sweep over block formats is not "
 					   "implemented; round one block format at a time",
 					   grid.ro[j].block.name);
+	if (packing && (grid.n != 1 || !grid.ro[0].is_block))
+		return usage_error(round_usage, "--out-dtype %s: packed output needs -f naming "
+				   "that block format (one)", packing);
+	if (packing) {
+		fpl_block_format pb;
+		char a[2 * FPL_BLOCK_NAME_MAX], c[2 * FPL_BLOCK_NAME_MAX], err[256];
+
+		if (fpl_block_parse(&pb, packing, err, sizeof err))
+			return usage_error(round_usage, "--out-dtype: %s", err);
+		fpl_block_spec(&pb, a, sizeof a);
+		fpl_block_spec(&grid.ro[0].block, c, sizeof c);
+		if (strcmp(a, c))
+			return usage_error(round_usage, "--out-dtype %s: packed codes are those of "
+					   "-f; give the same block format (got -f %s)", packing,
+					   grid.ro[0].block.name);
+		if (opt.out != CLI_OUT_SAFETENSORS && opt.out != CLI_OUT_NPZ)
+			return usage_error(round_usage, "--out-dtype %s: packed codes and scales are "
+					   "a pair of tensors: -o FILE.safetensors or FILE.npz",
+					   packing);
+	}
 	if (!grid.n || !grid.ro[0].is_block)
 		return 0;
 	if (opt.flags)
@@ -673,7 +899,8 @@ static int parse_args(int argc, char **argv)
 	cli_round_init(&opt.ro);
 	opt.ro.block_ok = 1;
 	fpl_block_stats_init(&bstats);
-	btensors = 0;
+	btensors = flat_inputs = 0;
+	packing = NULL;
 	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
 		rc = cli_round_option(&opt.ro, c, optarg);
 		if (rc < 0)
@@ -708,10 +935,8 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_OUT_DTYPE:
 			if (fpl_block_is_spec(optarg)) {
-				error("--out-dtype %s: packed block output (element codes and "
-				      "scales as a pair of tensors) is not implemented yet; -f %s "
-				      "-o FILE.npy writes the dequantized values", optarg, optarg);
-				return CLI_EXIT_USAGE;
+				packing = optarg;	/* checked against -f below */
+				break;
 			}
 			if (cli_dtype_parse(optarg, &opt.out_dtype))
 				return usage_error(round_usage, NULL);
@@ -738,6 +963,8 @@ static int parse_args(int argc, char **argv)
 				   "they hold");
 	if (!opt.out_set)
 		opt.out = cli_out_from_path(opt.output, opt.out);
+	if (packing && !opt.ro.format_arg)
+		opt.ro.format_arg = packing;	/* --out-dtype mxfp4 alone: -f mxfp4 */
 	if (opt.out_dtype != FPL_DT_UNKNOWN && opt.out < CLI_OUT_NPY)
 		return usage_error(round_usage, "--out-dtype applies to --out npy, npz and "
 				   "safetensors only");
@@ -823,10 +1050,15 @@ static int write_values(char **files, int nfiles)
 	flagbuf = calloc(CHUNK, sizeof *flagbuf);
 	if (!x || !y || !flagbuf)
 		rc = error("out of memory");
-	else if (cli_writer_open(&w, opt.output, opt.out, &jobs[0].ro.fmt,
-				 known_count(nfiles, files)))
+	else if (packing) {	/* the pairs of tensors, written at the end */
+		for (i = 0; i < nfiles && !rc; i++)
+			rc = round_block_file(files[i], NULL);
+		rc = rc ? rc : write_packed();
+		ptensors_release();
+	} else if (cli_writer_open(&w, opt.output, opt.out, &jobs[0].ro.fmt,
+				   known_count(nfiles, files))) {
 		rc = -1;
-	if (!rc) {
+	} else {
 		/* --flags: one result per line whatever the input's layout */
 		if (opt.flags)
 			lines = 1;

@@ -8,8 +8,9 @@
 # lists), for .npy and .npz tensors with short last blocks, zeros and a
 # NaN block; the shape is kept and the values are binary64 (NVFP4's need
 # up to 30 bits); stochastic rounding does not
-# depend on --threads; the block events in the report; bad specs and
-# unsupported combinations fail with a message and write no file.
+# depend on --threads; the block events in the report; packed codes and
+# scales decode in numpy to the values written; bad specs and unsupported
+# combinations fail with a message and write no file.
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
@@ -134,6 +135,46 @@ ref nvfp4 w.npy n.npy
 fplab round -f nvfp4 z.npz -o nz.npz || fail "round -f nvfp4 z.npz"
 ref nvfp4 z.npz nz.npz
 
+# Packed output (the issue's "done when"): codes and scales that numpy
+# reads as uint8 and decodes, by the OCP and NVFP4 layouts written here
+# (e2m1: sign bit 3, magnitude index 0..7; e8m0: 2^(code - 127); e4m3fn
+# by its bit fields; fp4 two codes per byte, low nibble first), to what
+# -o FILE.npy / .npz wrote.
+fplab round -f mxfp4 w.npy -o w4.safetensors --out-dtype mxfp4 || fail "packed mxfp4"
+fplab round --out-dtype nvfp4 z.npz -o z4.npz || fail "packed nvfp4"
+checks=$((checks + 1))
+out=$("$PYTHON" -c 'import numpy as np, json, struct
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6])
+def e2m1(c):
+    return np.where(c & 8, -1.0, 1.0) * E2M1[c & 7]
+def nibbles(b, L):
+    return np.stack([b & 15, b >> 4], -1).reshape(b.shape[:-1] + (-1,))[..., :L]
+def e4m3(c):
+    c = c.astype(np.int64); e = (c >> 3) & 15; m = c & 7
+    v = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+    v = np.where((c & 127) == 127, np.nan, v)  # S.1111.111: the NaN scale
+    return np.where(c & 128, -v, v)
+bad = 0
+raw = open("w4.safetensors", "rb").read()
+hl = struct.unpack("<Q", raw[:8])[0]
+h = json.loads(raw[8:8 + hl])
+def get(k):
+    a, b = h[k]["data_offsets"]
+    assert h[k]["dtype"] == "U8"
+    return np.frombuffer(raw[8 + hl + a:8 + hl + b], np.uint8).reshape(h[k]["shape"])
+d = np.load("d.npy")
+v = e2m1(nibbles(get("w.codes"), 64)) * np.repeat(2.0 ** (get("w.scales").astype(int) - 127), 32, -1)
+bad += int((v != d).sum())
+z, dz = np.load("z4.npz"), np.load("nz.npz")
+for k in ("a", "b"):
+    L = dz[k].shape[-1]
+    assert z[k + ".codes"].dtype == np.uint8 and z[k + ".scales"].dtype == np.uint8
+    X = np.repeat(e4m3(z[k + ".scales"]), 16, -1)[..., :L]
+    v = e2m1(nibbles(z[k + ".codes"], L)) * X * np.float64(z[k + ".tensor_scale"][0])
+    bad += int((~((v == dz[k]) | (np.isnan(v) & np.isnan(dz[k])))).sum())
+print("mismatches", bad)' 2>&1)
+[ "$out" = "mismatches 0" ] || fail "packed codes do not decode to the values: $out"
+
 # the general spelling of mxfp4 gives the same bits
 fplab round -f block:e2m1:e8m0:32:floor w.npy -o g.npy || fail "round -f block:..."
 checks=$((checks + 1))
@@ -176,8 +217,10 @@ expect_fail "block size 0" 2 "block size '0' must be a positive integer" fplab r
 expect_fail "negative block size" 2 "block size '-2'" fplab round -f block:e2m1:e8m0:-2 w.npy -o bad1.npy
 expect_fail "scale without NaN" 2 "scale format 'e2m1' cannot hold a scale" \
 	fplab round -f block:e4m3fn:e2m1 w.npy -o bad1.npy
-expect_fail "packed output" 2 "--out-dtype mxfp4: packed block output .* not implemented" \
-	fplab round -f mxfp4 w.npy -o bad2.safetensors --out-dtype mxfp4
+expect_fail "packed output to .npy" 2 "--out-dtype mxfp4: packed codes and scales are a pair" \
+	fplab round -f mxfp4 w.npy -o bad2.npy --out-dtype mxfp4
+expect_fail "packed output of another format" 2 "--out-dtype mxfp8: packed codes are those of -f" \
+	fplab round -f mxfp4 w.npy -o bad2.safetensors --out-dtype mxfp8
 expect_fail "a sweep of block formats" 2 "sweep over block formats is not implemented" \
 	fplab round -f mxfp4,fp16 w.npy
 expect_fail "--flags" 2 "--flags: a block format" fplab round -f mxfp4 --flags s.txt
@@ -186,6 +229,7 @@ expect_fail "calc takes none yet" 2 "-f mxfp4: a block-scaled format; this comma
 expect_fail "--subnormal with a block format" 2 "apply to plain formats" \
 	fplab round -f mxfp4 --subnormal 0 s.txt
 checks=$((checks + 1))
-[ ! -e bad1.npy ] && [ ! -e bad2.safetensors ] || fail "a refused run left an output file"
+[ ! -e bad1.npy ] && [ ! -e bad2.safetensors ] && [ ! -e bad2.npy ] ||
+	fail "a refused run left an output file"
 
 finish
