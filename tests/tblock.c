@@ -576,6 +576,32 @@ static void fast_vs_ref(void)
 		h_fail("fast path taken %llu times", (unsigned long long)(fpl__blk_fast_runs - runs0));
 }
 
+/* ------------------------------------------------------------ packing */
+/* Hand-made bytes: fp4 two per byte, the first code in the low nibble,
+ * each row starting on a byte; wider codes little-endian. */
+static void packing(void)
+{
+	static const uint64_t c4[6] = { 0x1, 0x2, 0x3, 0xF, 0x8, 0x0 };
+	static const unsigned char p4[4] = { 0x21, 0x03, 0x8F, 0x00 };	/* rows of 3 */
+	static const uint64_t c9[2] = { 0x1A5, 0x003 };
+	static const unsigned char p9[4] = { 0xA5, 0x01, 0x03, 0x00 };
+	size_t d4[2] = { 2, 3 }, d9[1] = { 2 };
+	unsigned char buf[16];
+	uint64_t back[6];
+	int per;
+
+	h_check(fpl_block_code_bytes(4, &per) == 1 && per == 2);
+	h_check(fpl_block_code_bytes(8, &per) == 1 && per == 1 && fpl_block_code_bytes(9, NULL) == 2
+		&& fpl_block_code_bytes(32, NULL) == 4 && fpl_block_code_bytes(33, NULL) == 8);
+	memset(buf, 0xEE, sizeof buf);
+	h_check(fpl_block_pack(buf, c4, 4, d4, 2) == 4 && !memcmp(buf, p4, 4));
+	h_check(fpl_block_unpack(back, p4, 4, 4, d4, 2) == 0 && !memcmp(back, c4, sizeof c4));
+	h_check(fpl_block_unpack(back, p4, 3, 4, d4, 2) == FPL_EPARSE);
+	h_check(fpl_block_pack(buf, c9, 9, d9, 1) == 4 && !memcmp(buf, p9, 4));
+	h_check(fpl_block_unpack(back, p9, 4, 9, d9, 1) == 0 && back[0] == 0x1A5 && back[1] == 3);
+	h_check(fpl_block_pack(buf, c9, 8, d9, 1) == 0);	/* 0x1A5 is wider than 8 bits */
+}
+
 /* ------------------------------------------------------------ parsing */
 static void bad_spec(const char *spec, const char *needle)
 {
@@ -635,6 +661,7 @@ int main(void)
 {
 	h_init("tblock");
 	parsing();
+	packing();
 	exhaustive("mxfp4", "e2m1");
 	exhaustive("mxfp6-e2m3", "e2m3");
 	exhaustive("mxfp6-e3m2", "e3m2");

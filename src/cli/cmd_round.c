@@ -637,6 +637,210 @@ static int write_packed(void)
 	return cli_output_close(&o, !rc) || rc ? -1 : 0;
 }
 
+/* --------------------------------------------- packed block input */
+/*
+ * A tensor file holding NAME.codes beside NAME.scales (what --out-dtype
+ * BLOCK writes) is read back under -f BLOCK: each pair is decoded to the
+ * dequantized values (fpl_block_dequantize), written as tensor NAME; no
+ * rounding happens.  fp4 codes come two per byte, so a row reads back with
+ * an even length (2 x its bytes).  In an .npz the codes must be one byte
+ * wide ('|u1', read as uint8).
+ */
+static int is_suffixed(const char *name, const char *suffix, size_t *base)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	*base = n > k ? n - k : 0;
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
+/* Tensor `name` of tf, whole, as binary64 (NULL after a message). */
+static double *read_named(fpl_tensor_file *tf, const char *path, const char *name, size_t *n)
+{
+	long i = fpl_tensor_find(tf, name);
+	fpl_tensor_stream *ts = NULL;
+	char err[1024] = "";
+	double *v;
+	size_t got, k = 0;
+
+	if (i < 0) {
+		error("'%s': packed codes without tensor '%s'", path, name);
+		return NULL;
+	}
+	*n = (size_t)fpl_tensor_get(tf, (size_t)i)->count;
+	v = malloc(*n * sizeof *v + 8);
+	if (!v || fpl_tensor_stream_open(&ts, tf, (size_t)i, err, sizeof err)) {
+		free(v);
+		error("%s", err[0] ? err : "out of memory");
+		return NULL;
+	}
+	while (k < *n && !fpl_tensor_stream_read(ts, v + k, *n - k, &got, err, sizeof err) && got)
+		k += got;
+	fpl_tensor_stream_close(ts);
+	if (k < *n) {
+		free(v);
+		error("%s", err[0] ? err : "truncated tensor");
+		return NULL;
+	}
+	return v;
+}
+
+/* Values (non-negative integers below 2^nbits) into codes. */
+static int to_codes(uint64_t *c, const double *v, size_t n, int nbits, const char *path,
+		    const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!(v[i] >= 0 && v[i] < ldexp(1.0, nbits) && v[i] == floor(v[i])))
+			return error("'%s': %s holds %g, not a code of %d bits", path, name, v[i],
+				     nbits);
+		c[i] = (uint64_t)v[i];
+	}
+	return 0;
+}
+
+/* Decode the pair NAME.codes / NAME.scales (codes tensor ci). */
+static int unpack_one(fpl_tensor_file *tf, const char *path, const fpl_tensor_info *ci,
+		      size_t base, struct cli_writer *w)
+{
+	const fpl_block_format *b = &jobs[0].ro.block;
+	fpl_tensor_info info = *ci;
+	char nm[FPL_TENSOR_NAME_MAX + 16];
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 1, nv = 0, ns = 0, nb, nt, i;
+	int per, nd = ci->ndim ? ci->ndim : 1, rc = -1;
+	double *v = NULL, *sv = NULL, *y = NULL, ts = 1;
+	uint64_t *codes = NULL, *sc = NULL, *bytes = NULL;
+	unsigned char *pk = NULL;
+
+	fpl_block_code_bytes(b->elem.nbits, &per);
+	info.name[base] = 0;
+	info.dtype = FPL_DT_F64;
+	info.fortran_order = 0;
+	if (ci->ndim > FPL_BLOCK_MAX_DIMS || ci->fortran_order)
+		return error("'%s': %s: not a packed code tensor (too many axes or Fortran "
+			     "order)", path, ci->name);
+	dims[0] = 1;
+	for (i = 0; i < (size_t)ci->ndim; i++)
+		dims[i] = (size_t)ci->shape[i];
+	dims[nd - 1] *= (size_t)per;	/* fp4: two codes per byte */
+	for (i = 0; i < (size_t)nd; i++)
+		n *= dims[i];
+	info.ndim = nd;
+	info.count = n;
+	for (i = 0; i < (size_t)nd; i++)
+		info.shape[i] = dims[i];
+	snprintf(nm, sizeof nm, "%s.scales", info.name);
+	if (fpl_block_layout(b, dims, nd, &nb, NULL, NULL))
+		return error("'%s': %s: shape does not fit block format %s", path, ci->name, b->name);
+	v = read_named(tf, path, ci->name, &nv);
+	sv = v ? read_named(tf, path, nm, &ns) : NULL;
+	codes = malloc(n * sizeof *codes + 8);
+	bytes = malloc(nv * sizeof *bytes + 8);
+	sc = malloc(ns * sizeof *sc + 8);
+	pk = malloc(nv + 8);
+	y = malloc(n * sizeof *y + 8);
+	if (!v || !sv)
+		goto out;	/* message printed */
+	if (!codes || !bytes || !sc || !pk || !y) {
+		error("out of memory");
+		goto out;
+	}
+	if (ns != nb) {
+		error("'%s': %s holds %zu scale codes; the blocks of %s under %s need %zu", path, nm,
+		      ns, ci->name, b->name, nb);
+		goto out;
+	}
+	if (per == 2) {	/* bytes of two nibbles each */
+		if (to_codes(bytes, v, nv, 8, path, ci->name))
+			goto out;
+		for (i = 0; i < nv; i++)
+			pk[i] = (unsigned char)bytes[i];
+		if (fpl_block_unpack(codes, pk, nv, b->elem.nbits, dims, nd))
+			goto out_bad;
+	} else if (to_codes(codes, v, n, b->elem.nbits, path, ci->name)) {
+		goto out;
+	}
+	if (to_codes(sc, sv, ns, b->scale.nbits, path, nm))
+		goto out;
+	if (b->tensor_scale) {
+		double *t;
+
+		snprintf(nm, sizeof nm, "%s.tensor_scale", info.name);
+		t = read_named(tf, path, nm, &nt);
+		if (!t || nt != 1) {
+			if (t)
+				error("'%s': %s holds %zu values, not 1", path, nm, nt);
+			free(t);
+			goto out;
+		}
+		ts = t[0];
+		free(t);
+	}
+	if (fpl_block_dequantize(b, y, codes, sc, ts, dims, nd))
+		goto out_bad;
+	jobs[0].es.n += n;
+	rc = w ? (cli_writer_tensor(w, &info, out_dtype_for(&info)) || cli_writer_put(w, y, n)
+		  ? -1 : 0)
+	       : 0;
+	goto out;
+out_bad:
+	error("'%s': %s does not hold codes of %s", path, ci->name, b->name);
+out:
+	free(v);
+	free(sv);
+	free(codes);
+	free(bytes);
+	free(sc);
+	free(pk);
+	free(y);
+	return rc;
+}
+
+/* Decode every pair of a packed file; 1 when the file is not packed. */
+static int unpack_file(const char *path, struct cli_writer *w)
+{
+	fpl_tensor_opts o;
+	fpl_tensor_file *tf = NULL;
+	char err[1024] = "", nm[FPL_TENSOR_NAME_MAX + 16];
+	size_t i, base, n = strlen(path), pairs = 0;
+	int rc = 0;
+
+	if (!strcmp(path, "-") || !cli_is_tensor_file(path))
+		return 1;
+	memset(&o, 0, sizeof o);
+	if (n > 4 && !strcmp(path + n - 4, ".npz"))
+		o.dtype = FPL_DT_U8;	/* '|u1' members: codes, read as uint8 */
+	if (fpl_tensor_open(&tf, path, &o, err, sizeof err))
+		return 1;	/* not readable so: the plain path says why */
+	for (i = 0; i < fpl_tensor_count(tf); i++) {
+		const char *name = fpl_tensor_get(tf, i)->name;
+
+		snprintf(nm, sizeof nm, "%s", name);
+		if (is_suffixed(name, ".codes", &base)) {
+			snprintf(nm + base, sizeof nm - base, ".scales");
+			pairs += fpl_tensor_find(tf, nm) >= 0;
+		}
+	}
+	for (i = 0; pairs && !rc && i < fpl_tensor_count(tf); i++) {
+		const fpl_tensor_info *ci = fpl_tensor_get(tf, i);
+
+		if (is_suffixed(ci->name, ".codes", &base))
+			rc = unpack_one(tf, path, ci, base, w);
+	}
+	fpl_tensor_close(tf);
+	return pairs ? rc : 1;
+}
+
+/* A file under a block format: packed pairs decoded, anything else
+ * quantized. */
+static int block_input(const char *path, struct cli_writer *w)
+{
+	int rc = packing ? 1 : unpack_file(path, w);
+
+	return rc == 1 ? round_block_file(path, w) : rc;
+}
+
 /* What a block format does not do in round (usage error printed). */
 static int block_limits(void)
 {
@@ -1063,7 +1267,7 @@ static int write_values(char **files, int nfiles)
 		if (opt.flags)
 			lines = 1;
 		for (i = 0; i < nfiles && !rc; i++)
-			rc = jobs[0].ro.is_block ? round_block_file(files[i], &w)
+			rc = jobs[0].ro.is_block ? block_input(files[i], &w)
 			     : lines && !cli_is_tensor_file(files[i])
 				? round_lines(files[i], w.out.fp, x, y)
 				: round_stream(files[i], &w, x, y);
@@ -1142,7 +1346,7 @@ int cmd_round(int argc, char **argv)
 			int i;
 
 			for (i = 0, rc = 0; i < nfiles && !rc; i++)
-				rc = round_block_file(files[i], NULL);
+				rc = block_input(files[i], NULL);
 		} else {
 			rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
 		}

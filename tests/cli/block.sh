@@ -9,7 +9,8 @@
 # NaN block; the shape is kept and the values are binary64 (NVFP4's need
 # up to 30 bits); stochastic rounding does not
 # depend on --threads; the block events in the report; packed codes and
-# scales decode in numpy to the values written; bad specs and unsupported
+# scales decode in numpy to the values written and read back; bad specs,
+# a scale tensor that does not match its codes, and unsupported
 # combinations fail with a message and write no file.
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
@@ -174,6 +175,24 @@ for k in ("a", "b"):
     bad += int((~((v == dz[k]) | (np.isnan(v) & np.isnan(dz[k])))).sum())
 print("mismatches", bad)' 2>&1)
 [ "$out" = "mismatches 0" ] || fail "packed codes do not decode to the values: $out"
+
+# and read back: -f mxfp4 on the pair decodes it to the same values
+fplab round -f mxfp4 w4.safetensors -o back.npy || fail "reading packed mxfp4 back"
+fplab round -f nvfp4 z4.npz -o zback.npz || fail "reading packed nvfp4 back"
+checks=$((checks + 1))
+out=$("$PYTHON" -c 'import numpy as np
+a, b = np.load("back.npy"), np.load("d.npy")
+z, w = np.load("zback.npz"), np.load("nz.npz")
+bad = int((a != b).sum()) + sum(int((~((z[k] == w[k]) | (np.isnan(z[k]) & np.isnan(w[k])))).sum()) for k in w.files)
+print("mismatches", bad, sorted(z.files))' 2>&1)
+[ "$out" = "mismatches 0 ['a', 'b']" ] || fail "packed files read back: $out"
+# a scale tensor that does not match its codes
+"$PYTHON" -c 'import numpy as np
+np.savez("badpack.npz", **{"t.codes": np.zeros((2, 16), np.uint8), "t.scales": np.full((2, 2), 127, np.uint8)})'
+expect_fail "scales do not match" 1 "t.scales holds 4 scale codes; the blocks of t.codes under mxfp4 need 2" \
+	fplab round -f mxfp4 badpack.npz -o bad3.npy
+checks=$((checks + 1))
+[ ! -e bad3.npy ] || fail "a failed read-back left an output file"
 
 # the general spelling of mxfp4 gives the same bits
 fplab round -f block:e2m1:e8m0:32:floor w.npy -o g.npy || fail "round -f block:..."
