@@ -245,6 +245,7 @@ BENCHES := \
 	bgemm \
 	btrain \
 	bnative \
+	bblock \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(BLOCK_SRCS) $(ACCUM_SRCS) \
