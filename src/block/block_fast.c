@@ -166,7 +166,7 @@ int fpl__blk_round_fast(const fpl_block_format *b, double *y, const double *x,
 		stats->scale_range += s.scale_range;
 		stats->nan_blocks += s.nan_blocks;
 		stats->zero_blocks += s.zero_blocks;
-		fpl__blk_fast_runs++;
+		__atomic_fetch_add(&fpl__blk_fast_runs, 1, __ATOMIC_RELAXED);
 	}
 	fpl__scratch_free(q);
 	fpl__scratch_free(bl);
