@@ -671,6 +671,33 @@ static void parsing(void)
 	bad_spec("mxfp4:4@9", "axis '9'");
 	bad_spec("mxfp4::floor", "empty field");
 	bad_spec("block:e8m0:e8m0", "cannot be an element format");
+	{	/* a .fmt file: "block = SPEC", with a name; a plain one is not a block */
+		char path[] = "/tmp/tblock-XXXXXX.fmt", err2[256];
+		int fd = mkstemps(path, 4);
+		FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (h_check(fp != NULL)) {
+			fputs("# a block format\nname = my4\nblock = mxfp4:rceil:16\n", fp);
+			fclose(fp);
+			h_check(fpl_block_is_spec(path) && fpl_block_parse(&b, path, err2, sizeof err2) == 0
+				&& !strcmp(b.name, "my4") && b.rule == FPL_BRULE_RCEIL && b.size == 16);
+			fp = fopen(path, "w");
+			if (fp) {
+				fputs("e = 4\nm = 3\n", fp);
+				fclose(fp);
+			}
+			h_check(!fpl_block_is_spec(path)
+				&& fpl_block_parse(&b, path, err2, sizeof err2) == FPL_ENOTFOUND);
+			fp = fopen(path, "w");
+			if (fp) {
+				fputs("block = mxfp4:0\n", fp);
+				fclose(fp);
+			}
+			h_check(fpl_block_parse(&b, path, err2, sizeof err2) == FPL_EFORMAT
+				&& strstr(err2, "block size '0'"));
+			remove(path);
+		}
+	}
 	h_check(!strcmp(parse_ok("mxfp8").name, "mxfp8"));
 	h_check(!strcmp(parse_ok("mxfp8:rceil").name, "block:e4m3fn:e8m0:32:rceil"));
 }
