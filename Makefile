@@ -153,6 +153,9 @@ IO_SRCS := \
 	src/hist/classify.c \
 	src/hist/suggest.c
 
+# Block-scaled formats (fplab/block.h): MX, NVFP4, per-block scaling.
+BLOCK_SRCS := $(sort $(wildcard src/block/*.c))
+
 # Accumulation models: exact accumulator, dot products, GEMM, reductions.
 ACCUM_SRCS := $(sort $(wildcard src/accum/*.c))
 
@@ -229,6 +232,7 @@ TESTS := \
 	toptim \
 	tdataset \
 	ttrain \
+	tblock \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -242,9 +246,10 @@ BENCHES := \
 	bgemm \
 	btrain \
 	bnative \
+	bblock \
 
 # ---------------------------------------------------------------- objects
-LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(ACCUM_SRCS) \
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(BLOCK_SRCS) $(ACCUM_SRCS) \
 	    $(OPTIM_SRCS) $(TRAIN_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
@@ -407,6 +412,7 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 EXTRA_OPT =
 $(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/accum/exact_fast.o: EXTRA_OPT = $(KERNEL_OPT)
+$(BUILD)/src/block/block_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
@@ -523,7 +529,7 @@ FUZZ_TIME ?= 20
 FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
-	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(BLOCK_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
 		IO_SRCS="$(IO_SRCS)" CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" \
 		X86_AVX2_FLAGS="$(X86_AVX2_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)
