@@ -99,7 +99,7 @@ typedef struct kd_c {
 	__m512i max, inf, ovf_pos, ovf_neg;	/* rare lanes: see kd_rare */
 	__m512i frac, emin_b;			/* tiny lanes: see kd_tiny */
 	__m512d unit;				/* 2^(emin-52) */
-	__m512i umin, zkeep;			/* see kd_fast */
+	__m512i umin;				/* see kd_fast */
 	uint64_t key;
 	int tiny_before, sub_ok, zero_special, ovf_sat;
 	int uok;				/* emin_b >= 2: see kd_tiny */
@@ -446,7 +446,7 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
 typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
 	__m512i minm1, min, max, rmask, odd_words;
-	__m512i umin, zkeep;			/* see kf_vec */
+	__m512i umin;				/* see kf_vec */
 	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
 	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
@@ -640,10 +640,15 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 		o.inexact = _mm512_test_epi32_mask(a, f->mask);
 		o.under = 0;
 	}
-	/* fnuz (zkeep = 0): a zero result loses its sign */
+	/* x's sign on the magnitude r (< 2^31 in every lane not odd): r | (u
+	 * & sign), one ternary op (A | (B & C) = 0xf8); fnuz: a zero result
+	 * loses its sign (+0: the zeroing mask drops the lanes with r = 0) */
 	o.tiny = tiny;
-	neg = _mm512_mask_test_epi32_mask(neg, _mm512_or_si512(r, f->zkeep), _mm512_set1_epi32(-1));
-	o.r = _mm512_mask_or_epi32(r, neg, r, _mm512_set1_epi32((int)0x80000000u));
+	const __m512i sgn = _mm512_set1_epi32((int)0x80000000u);
+	if (f->zero_special)
+		o.r = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(r, r), r, u, sgn, 0xf8);
+	else
+		o.r = _mm512_ternarylogic_epi32(r, u, sgn, 0xf8);
 	return o;
 }
 
@@ -678,7 +683,6 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->min = _mm512_set1_epi32((int)min32);
 	f->max = _mm512_set1_epi32((int)max32);
 	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
-	f->zkeep = _mm512_set1_epi32(p->zero_special ? 0 : -1);
 	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
@@ -917,9 +921,12 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 		o.under = 0;
 	}
 	o.tiny = tiny;
-	/* fnuz (zkeep = 0): a zero result loses its sign */
-	neg = _mm512_mask_test_epi64_mask(neg, _mm512_or_si512(r, c->zkeep), c->minus1);
-	o.r = _mm512_mask_or_epi64(r, neg, r, _mm512_set1_epi64(INT64_MIN));
+	/* x's sign on r, as in kf_vec (r < 2^63 in every lane not odd) */
+	const __m512i sgn = _mm512_set1_epi64(INT64_MIN);
+	if (c->zero_special)
+		o.r = _mm512_maskz_ternarylogic_epi64(_mm512_test_epi64_mask(r, r), r, u, sgn, 0xf8);
+	else
+		o.r = _mm512_ternarylogic_epi64(r, u, sgn, 0xf8);
 	return o;
 }
 
@@ -1036,7 +1043,6 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	c.rmask = _mm512_set1_epi64((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
 	c.min = _mm512_set1_epi64((long long)p->min_bits);
 	c.umin = _mm512_set1_epi64(p->tiny_before ? -1ll : (long long)p->min_bits);
-	c.zkeep = _mm512_set1_epi64(p->zero_special ? 0 : -1ll);
 	c.minm1 = _mm512_set1_epi64((long long)(p->min_bits - 1));
 	c.zs = _mm512_set1_epi64((long long)p->zero_special);
 	c.max = _mm512_set1_epi64((long long)p->max_bits);
