@@ -472,7 +472,11 @@ KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
  * 32 bits: T + r >= 2^R iff T 2^(32-R) + r 2^(32-R) >= 2^32.  The
  * fraction's bits below those R may stay in T': with l < 2^(32-R) of
  * them, T' + r' = (T + r) 2^(32-R) + l reaches 2^32 exactly when T + r
- * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l). */
+ * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l).
+ * For sp, dh holds the complement ~r' of the aligned draw (kf_span
+ * makes it in the same ternary op that masks it): with T' and r' 32-bit,
+ * T' + r' >= 2^32 iff T' >= 2^32 - r' iff T' > 2^32 - 1 - r' = ~r', one
+ * unsigned compare instead of an addition and a compare. */
 KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
 {
 	const __m512i tr = _mm512_andnot_si512(f->mask, a);
@@ -498,8 +502,7 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 	}
 	case FPL_RND_SP: {
 		__m512i T = _mm512_sllv_epi32(a, f->lal);	/* the kept bits fall off */
-		__m512i sum = _mm512_add_epi32(T, dh);
-		return _mm512_mask_add_epi32(tr, _mm512_cmplt_epu32_mask(sum, T), tr, f->q);
+		return _mm512_mask_add_epi32(tr, _mm512_cmpgt_epu32_mask(T, dh), tr, f->q);
 	}
 	case FPL_RND_SE: {
 		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
@@ -618,9 +621,9 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 				up = ix & (__mmask16)~kodd;
 				break;
 			case FPL_RND_SP: {
+				/* dh = ~r' (kf_pick): the carry is T' > ~r' */
 				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
-				__m512i sum = _mm512_add_epi32(T, dh);
-				up = _mm512_cmplt_epu32_mask(sum, T);
+				up = _mm512_cmpgt_epu32_mask(T, dh);
 				break;
 			}
 			case FPL_RND_SE:
@@ -746,8 +749,8 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
 		__m512i u = _mm512_loadu_si512(x + j);
 		__m512i dh = _mm512_setzero_si512();
-		if (rnd == FPL_RND_SP)
-			dh = _mm512_and_si512(kf_dh(f, z0, z1, 0), f->rmask);
+		if (rnd == FPL_RND_SP)	/* ~(draw & rmask): A = rmask, ~(A & B) = 0x3f */
+			dh = _mm512_ternarylogic_epi32(f->rmask, kf_dh(f, z0, z1, 0), f->rmask, 0x3f);
 		else if (draws)	/* se reads the top bit only */
 			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
