@@ -446,7 +446,7 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
 typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
 	__m512i minm1, min, max, rmask, odd_words;
-	__m512i umin;				/* see kf_vec */
+	__m512i umin, sgn;			/* see kf_vec; the sign bit */
 	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
 	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
@@ -647,11 +647,10 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 	 * & sign), one ternary op (A | (B & C) = 0xf8); fnuz: a zero result
 	 * loses its sign (+0: the zeroing mask drops the lanes with r = 0) */
 	o.tiny = tiny;
-	const __m512i sgn = _mm512_set1_epi32((int)0x80000000u);
 	if (f->zero_special)
-		o.r = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(r, r), r, u, sgn, 0xf8);
+		o.r = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(r, r), r, u, f->sgn, 0xf8);
 	else
-		o.r = _mm512_ternarylogic_epi32(r, u, sgn, 0xf8);
+		o.r = _mm512_ternarylogic_epi32(r, u, f->sgn, 0xf8);
 	return o;
 }
 
@@ -686,6 +685,7 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->min = _mm512_set1_epi32((int)min32);
 	f->max = _mm512_set1_epi32((int)max32);
 	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
+	f->sgn = _mm512_set1_epi32((int)0x80000000u);
 	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
@@ -749,8 +749,8 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
 		__m512i u = _mm512_loadu_si512(x + j);
 		__m512i dh = _mm512_setzero_si512();
-		if (rnd == FPL_RND_SP)	/* ~(draw & rmask): A = rmask, ~(A & B) = 0x3f */
-			dh = _mm512_ternarylogic_epi32(f->rmask, kf_dh(f, z0, z1, 0), f->rmask, 0x3f);
+		if (rnd == FPL_RND_SP)	/* ~(draw & rmask): ~(A & B) = 0x3f */
+			dh = _mm512_ternarylogic_epi32(kf_dh(f, z0, z1, 0), f->rmask, f->rmask, 0x3f);
 		else if (draws)	/* se reads the top bit only */
 			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
