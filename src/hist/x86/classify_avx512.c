@@ -199,27 +199,27 @@ static inline void count_bytes(uint64_t (*t)[256], const uint8_t *eb)
 	}
 }
 
-/* The exponent tables of one call: t for the bytes counted one by one,
- * tv[b] for bin b counted by compares (eight 64-bit partial counts, summed
- * in finish(); bins wlo..whi used). */
-typedef struct tabs {
-	uint64_t t[4][256];
-	__m512i tv[256];
-	int wlo, whi;
-} tabs;
-
-static void tabs_init(tabs *tb)
+/* The count of bin b among the ng * GRP exponent bytes in ev, by
+ * compares: each compare's 64-bit mask counted by popcnt, which runs on
+ * the integer ports beside the vector work (two sums: shorter chains). */
+static inline __attribute__((always_inline)) uint64_t count_pc(const __m512i *ev, size_t ng,
+							       int b)
 {
-	memset(tb->t, 0, sizeof tb->t);
-	tb->wlo = 256;
-	tb->whi = -1;
+	const __m512i bb = _mm512_set1_epi8((char)b);
+	uint64_t c0 = 0, c1 = 0;
+	size_t j = 0;
+	for (; j + 2 <= ng; j += 2) {
+		c0 += (uint64_t)__builtin_popcountll(_mm512_cmpeq_epi8_mask(ev[j], bb));
+		c1 += (uint64_t)__builtin_popcountll(_mm512_cmpeq_epi8_mask(ev[j + 1], bb));
+	}
+	if (j < ng)
+		c0 += (uint64_t)__builtin_popcountll(_mm512_cmpeq_epi8_mask(ev[j], bb));
+	return c0 + c1;
 }
 
-/* The count of bin b among the ng * GRP exponent bytes at eb by compares,
- * as eight 64-bit partial sums: a byte per lane counts the equal bytes of
- * the ng <= BLK / GRP = 16 vectors (no overflow), summed by vpsadbw. */
-static inline __attribute__((always_inline)) __m512i count_vec(const uint8_t *eb, size_t ng,
-							       int b)
+/* One bin alone: a byte per lane counts the equal bytes of the ng <=
+ * BLK / GRP = 16 vectors (no overflow), summed by vpsadbw. */
+static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
 {
 	const __m512i one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
 	__m512i bb = _mm512_set1_epi8((char)b), acc = zero;
@@ -227,32 +227,22 @@ static inline __attribute__((always_inline)) __m512i count_vec(const uint8_t *eb
 		__m512i e = _mm512_load_si512((const void *)(eb + GRP * j));
 		acc = _mm512_mask_add_epi8(acc, _mm512_cmpeq_epi8_mask(e, bb), acc, one);
 	}
-	return _mm512_sad_epu8(acc, zero);
+	return (uint64_t)_mm512_reduce_add_epi64(_mm512_sad_epu8(acc, zero));
 }
 
-static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
+/* Bins lo..hi of the ng exponent byte vectors at eb into t by compares
+ * (the vectors loaded once; a whole block with a constant trip count). */
+static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int hi)
 {
-	return (uint64_t)_mm512_reduce_add_epi64(count_vec(eb, ng, b));
-}
-
-/* Bins lo..hi (1 <= lo <= hi <= 254) into tb->tv; a whole block (16
- * groups) with a constant trip count. */
-static void count_window(tabs *tb, const uint8_t *eb, size_t ng, int lo, int hi)
-{
-	if (lo < tb->wlo || hi > tb->whi) {
-		int nlo = lo < tb->wlo ? lo : tb->wlo, nhi = hi > tb->whi ? hi : tb->whi;
-		for (int b = nlo; b <= nhi; b++)
-			if (b < tb->wlo || b > tb->whi)
-				tb->tv[b] = _mm512_setzero_si512();
-		tb->wlo = nlo;
-		tb->whi = nhi;
-	}
+	__m512i ev[BLK / GRP];
+	for (size_t j = 0; j < ng; j++)
+		ev[j] = _mm512_load_si512((const void *)(eb + GRP * j));
 	if (ng == BLK / GRP)
 		for (int b = lo; b <= hi; b++)
-			tb->tv[b] = _mm512_add_epi64(tb->tv[b], count_vec(eb, BLK / GRP, b));
+			t[b] += count_pc(ev, BLK / GRP, b);
 	else
 		for (int b = lo; b <= hi; b++)
-			tb->tv[b] = _mm512_add_epi64(tb->tv[b], count_vec(eb, ng, b));
+			t[b] += count_pc(ev, ng, b);
 }
 
 /* The sum over the lanes of the byte at bit sh of each. */
@@ -306,10 +296,9 @@ static inline __attribute__((always_inline)) size_t pass(acc16 *a, const vconst 
 	return g;
 }
 
-static void block(hist_f32_acc *acc, tabs *tb, const vconst *c, const float *v,
+static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
 		  const float *y, size_t m, const float *pf)
 {
-	uint64_t (*t)[256] = tb->t;
 	acc16 a;
 	_Alignas(64) uint8_t eb[BLK];
 	uint32_t pad;
@@ -343,7 +332,7 @@ static void block(hist_f32_acc *acc, tabs *tb, const vconst *c, const float *v,
 		b0 = (uint32_t)count_one(eb, g, 0);
 		cni = fast ? 0 : (uint32_t)count_one(eb, g, 255);
 		if (bmx)
-			count_window(tb, eb, g, lo, hi);
+			count_window(t[0], eb, g, lo, hi);
 	}
 	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
 	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0), clt = field(a.k, 8);
@@ -388,12 +377,10 @@ static void consts(vconst *c, const fpl_hist *h)
 	c->b3 = _mm512_set1_epi32(1 << 24);
 }
 
-static void finish(fpl_hist *h, hist_f32_acc *acc, const tabs *tb, size_t n)
+static void finish(fpl_hist *h, hist_f32_acc *acc, uint64_t (*t)[256], size_t n)
 {
 	for (int b = 1; b < 255; b++)
-		acc->bins[b] = tb->t[0][b] + tb->t[1][b] + tb->t[2][b] + tb->t[3][b];
-	for (int b = tb->wlo; b <= tb->whi; b++)
-		acc->bins[b] += (uint64_t)_mm512_reduce_add_epi64(tb->tv[b]);
+		acc->bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
 	hist_f32_commit(h, acc, n);
 }
 
@@ -403,11 +390,11 @@ void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_
 	consts(&c, h);
 	hist_f32_acc acc;
 	hist_f32_acc_init(&acc, h);
-	tabs tb;
-	tabs_init(&tb);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
 	for (size_t i0 = 0; i0 < n; i0 += BLK)
-		block(&acc, &tb, &c, v + i0, y + i0, n - i0 < BLK ? n - i0 : BLK, NULL);
-	finish(h, &acc, &tb, n);
+		block(&acc, t, &c, v + i0, y + i0, n - i0 < BLK ? n - i0 : BLK, NULL);
+	finish(h, &acc, t, n);
 }
 
 int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
@@ -416,8 +403,8 @@ int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
 	consts(&c, h);
 	hist_f32_acc acc;
 	hist_f32_acc_init(&acc, h);
-	tabs tb;
-	tabs_init(&tb);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
 	const int k = h->scale_log2;
 	const __m512 s = _mm512_set1_ps(ldexpf(1.0f, k));
 	for (size_t i0 = 0; i0 < n; i0 += FCH) {
@@ -439,9 +426,9 @@ int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
 		const float *pf = i0 + FCH < n ? x + i0 + FCH : NULL;
 		size_t npf = pf ? (n - i0 - FCH) : 0;
 		for (size_t i = 0; i < m; i += BLK)
-			block(&acc, &tb, &c, v + i, h->yf + i, m - i < BLK ? m - i : BLK,
+			block(&acc, t, &c, v + i, h->yf + i, m - i < BLK ? m - i : BLK,
 			      i < npf ? pf + i : NULL);
 	}
-	finish(h, &acc, &tb, n);
+	finish(h, &acc, t, n);
 	return 0;
 }
