@@ -4,10 +4,12 @@
  * per-element classification of binary32 data (classify.c) sixteen lanes
  * at a time, classes, extremes and errors in one pass per element; and
  * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it (scale,
- * cast 64Ki values into h->yf, classify them while they are in L2; the
- * exponent tables and accumulators kept over the whole call and added to
- * h once).  Selected at run time by hist.c where the kernel set in use is
- * "avx512" (so the CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
+ * cast FCH values into h->yf, classify them while they are in L2 and
+ * prefetch the next FCH inputs meanwhile, so that the memory keeps
+ * streaming while the core classifies; the exponent tables and
+ * accumulators kept over the whole call and added to h once).  Selected
+ * at run time by hist.c where the kernel set in use is "avx512" (so the
+ * CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
  * the AVX2 loop, ref the portable one); only this file is compiled with
  * the AVX-512 flags.
  *
@@ -18,12 +20,19 @@
  *    ones), each counted by a masked add into its own byte of a 32-bit
  *    lane (at most BLK / 16 = 64 per lane and block: no carry between the
  *    bytes), the bytes summed apart per block;
+ *  - a block is first done by the fast pass (one16f), which assumes no v
+ *    and no y is NaN or infinite and then drops the masks and counts that
+ *    only such lanes can change (its comment); the maxima of the |v| and
+ *    |y| bits tell afterwards whether the assumption held, and a block
+ *    where it did not is done again from scratch by the full pass
+ *    (one16), so every block's figures are one16's;
  *  - the biased exponents of |v| (bits >> 23) are packed to bytes, a block
  *    (1024) at a time; every finite nonzero v has its exponent between
  *    those of the block's least and greatest |v| (the extremes, exact), so
  *    when that range is narrower than WIN bins each bin is counted by
- *    compares of all the block's bytes with it (a byte counter per lane,
- *    at most 16 vectors a block: no overflow), else each byte by a scalar
+ *    compares of all the block's bytes with it (popcnt of each compare's
+ *    64-lane mask; bins 0 and 255 a byte counter per lane, at most 16
+ *    vectors a block: no overflow), else each byte by a scalar
  *    increment into one of four tables; either way every byte is counted
  *    once in its own bin, and no scatter (no lane conflict) is involved;
  *  - zeros and NaN/inf inputs are bins 0 and 255: bin 0 less the binary32
@@ -46,9 +55,11 @@
  * the lanes): any summation order of at most 1024 terms >= 0 errs by at
  * most 1023 * 2^-24 < 2^-14 of their sum, so the two loops differ by less
  * than 2^-13 of it; the absolute error is summed in binary64 per lane
- * (d * d is exact in binary64, so the FMA adding it rounds like the
- * portable loop's add of the square), at most n * 2^-53 relative on each
- * side.
+ * (d * d is exact in binary64, so an FMA adding it rounds like the
+ * portable loop's add of the square; the fast pass keeps the low and high
+ * eight lanes in two accumulators each, the full pass adds lo * lo + hi *
+ * hi, one rounding of a sum of two exact squares: other summation orders
+ * of the same terms), at most n * 2^-53 relative on each side.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -62,6 +73,7 @@
 #define GRP 64		/* elements per group: four vectors */
 #define WIN 48		/* widest range of bins counted by compares */
 #define FCH 16384	/* elements cast per fpl_round_array_f32 call (fused path) */
+_Static_assert(FCH <= HIST_F32_CHUNK, "h->xf and h->yf hold FCH values");
 
 typedef struct acc16 {
 	__m512i k;			/* class counts of each lane, a byte each
