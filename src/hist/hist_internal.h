@@ -36,8 +36,9 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
 void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_t n);
 /* The whole of fpl_hist_add_f32's fast path with it, for x[0..n) where
  * hist.c's f32_ok holds: scale by 2^k into h->xf, cast into h->yf
- * (fpl_round_array_f32 with h's format, mode and state, HIST_F32_CHUNK
- * values a call, so element j still takes draw j) and classify, the
+ * (fpl_round_array_f32 with h's format, mode and state, at most
+ * HIST_F32_CHUNK values a call in storage order, so element j still takes
+ * draw j) and classify, the
  * exponent tables and accumulators kept over all n and added to h once;
  * returns fpl_round_array_f32's error (then nothing is added to h:
  * FPL_EFORMAT comes at the first call). */

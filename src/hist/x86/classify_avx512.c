@@ -4,10 +4,12 @@
  * per-element classification of binary32 data (classify.c) sixteen lanes
  * at a time, classes, extremes and errors in one pass per element; and
  * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it (scale,
- * cast 64Ki values into h->yf, classify them while they are in L2; the
- * exponent tables and accumulators kept over the whole call and added to
- * h once).  Selected at run time by hist.c where the kernel set in use is
- * "avx512" (so the CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
+ * cast FCH values into h->yf, classify them while they are in L2 and
+ * prefetch the next FCH inputs meanwhile, so that the memory keeps
+ * streaming while the core classifies; the exponent tables and
+ * accumulators kept over the whole call and added to h once).  Selected
+ * at run time by hist.c where the kernel set in use is "avx512" (so the
+ * CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
  * the AVX2 loop, ref the portable one); only this file is compiled with
  * the AVX-512 flags.
  *
@@ -17,13 +19,21 @@
  *    (unsigned compares of values < 2^31, as the portable loop's signed
  *    ones), each counted by a masked add into its own byte of a 32-bit
  *    lane (at most BLK / 16 = 64 per lane and block: no carry between the
- *    bytes), the bytes summed apart per block;
+ *    bytes), the bytes summed apart per block (the fast pass below counts
+ *    its two masks by popcnt instead, on the integer ports);
+ *  - a block is first done by the fast pass (one16f), which assumes no v
+ *    and no y is NaN or infinite and then drops the masks and counts that
+ *    only such lanes can change (its comment); the maxima of the |v| and
+ *    |y| bits tell afterwards whether the assumption held, and a block
+ *    where it did not is done again from scratch by the full pass
+ *    (one16), so every block's figures are one16's;
  *  - the biased exponents of |v| (bits >> 23) are packed to bytes, a block
  *    (1024) at a time; every finite nonzero v has its exponent between
  *    those of the block's least and greatest |v| (the extremes, exact), so
  *    when that range is narrower than WIN bins each bin is counted by
- *    compares of all the block's bytes with it (a byte counter per lane,
- *    at most 16 vectors a block: no overflow), else each byte by a scalar
+ *    compares of all the block's bytes with it (popcnt of each compare's
+ *    64-lane mask; bins 0 and 255 a byte counter per lane, at most 16
+ *    vectors a block: no overflow), else each byte by a scalar
  *    increment into one of four tables; either way every byte is counted
  *    once in its own bin, and no scatter (no lane conflict) is involved;
  *  - zeros and NaN/inf inputs are bins 0 and 255: bin 0 less the binary32
@@ -40,15 +50,18 @@
  *    order, so element j takes draw j as in hist.c's other paths, and
  *    scales by 2^k with a binary32 multiply, which rounds like the
  *    portable path's x * s (the same operation).
- * Only the order of the four sums differs, within the bounds tests/thist.c
- * states: the relative error and its square (r * r rounded, then added, as
- * there) are summed in binary32 per block of 1024 (per lane, then across
- * the lanes): any summation order of at most 1024 terms >= 0 errs by at
- * most 1023 * 2^-24 < 2^-14 of their sum, so the two loops differ by less
- * than 2^-13 of it; the absolute error is summed in binary64 per lane
- * (d * d is exact in binary64, so the FMA adding it rounds like the
- * portable loop's add of the square), at most n * 2^-53 relative on each
- * side.
+ * Only the four sums differ, within the bounds tests/thist.c states: the
+ * relative error and its square are summed in binary32 per block of 1024
+ * (per lane, then across the lanes): any summation order of at most 1024
+ * terms >= 0 errs by at most 1023 * 2^-24 < 2^-14 of their sum.  The full
+ * pass adds r * r rounded, as there; the fast pass adds the exact square
+ * (one FMA), which moves each term by at most 2^-24 of itself, so the two
+ * loops still differ by less than 2 * 2^-14 + 2^-24 < 2^-13 of the sum; the absolute error is summed in binary64 per lane
+ * (d * d is exact in binary64, so an FMA adding it rounds like the
+ * portable loop's add of the square; the fast pass keeps the low and high
+ * eight lanes in two accumulators each, the full pass adds lo * lo + hi *
+ * hi, one rounding of a sum of two exact squares: other summation orders
+ * of the same terms), at most n * 2^-53 relative on each side.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -61,6 +74,8 @@
 #define BLK 1024	/* elements per block: binary32 partial sums */
 #define GRP 64		/* elements per group: four vectors */
 #define WIN 48		/* widest range of bins counted by compares */
+#define FCH 16384	/* elements cast per fpl_round_array_f32 call (fused path) */
+_Static_assert(FCH <= HIST_F32_CHUNK, "h->xf and h->yf hold FCH values");
 
 typedef struct acc16 {
 	__m512i k;			/* class counts of each lane, a byte each
@@ -70,7 +85,11 @@ typedef struct acc16 {
 					 * error) */
 	__m512i mx, mi;			/* max / min |v| bits, finite nonzero v */
 	__m512 rs, rq, rmx, dmx;	/* relative error sum, squares, max; abs max */
-	__m512d ds, dq;			/* absolute error sum, squares */
+	__m512d ds, dq, ds2, dq2;	/* absolute error sum, squares (ds2, dq2:
+					 * the high halves, fast blocks) */
+	__m512i my;			/* fast blocks: max |y| bits */
+	uint32_t nun, nlt;		/* fast blocks: the y == 0 and y < min
+					 * normal counts (popcnt of the masks) */
 } acc16;
 
 typedef struct vconst {
@@ -104,27 +123,85 @@ static inline __attribute__((always_inline)) __m512i one16(acc16 *a, const vcons
 	a->rs = _mm512_add_ps(a->rs, r);
 	a->rq = _mm512_add_ps(a->rq, _mm512_mul_ps(r, r));
 	a->rmx = _mm512_max_ps(r, a->rmx);
-	d = _mm512_maskz_mov_ps(_knot_mask16(bad), d);
+	d = _mm512_mask_mov_ps(d, bad, _mm512_setzero_ps());	/* 0 where bad */
 	a->dmx = _mm512_max_ps(d, a->dmx);
 	__m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(d));
 	__m512d hi = _mm512_cvtps_pd(
 		_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1)));
 	a->ds = _mm512_add_pd(a->ds, _mm512_add_pd(lo, hi));
-	a->dq = _mm512_fmadd_pd(hi, hi, _mm512_fmadd_pd(lo, lo, a->dq));
+	a->dq = _mm512_add_pd(a->dq, _mm512_fmadd_pd(hi, hi, _mm512_mul_pd(lo, lo)));
 	return _mm512_srli_epi32(ux, 23);
 }
+
+/* one16 for a fast block: one where no v and no y is NaN or infinite
+ * (block() checks it afterwards with mx and my, and does a block that
+ * is not fast again with one16).  There fin is |v| != 0, and one16's ni,
+ * yinf, bad, the overflow and no-absolute-error counts are all zero and
+ * ok = fin; its masked max of |v| is the plain max (the other lanes are
+ * zeros); d needs no mask.  So every count, extreme and maximum is
+ * one16's; the absolute error's halves go to two accumulators each (the
+ * same terms, summed in another order; d * d is exact in binary64, so
+ * the FMA adds the exact square with one rounding, as one16's; the
+ * relative error's square is added exactly by an FMA too, within the
+ * bound stated at the top). */
+static inline __attribute__((always_inline)) __m512i one16f(acc16 *a, const vconst *c,
+							    __m512 fv, __m512 fy)
+{
+	__m512i ux = _mm512_and_si512(_mm512_castps_si512(fv), c->absm);
+	__m512i uy = _mm512_and_si512(_mm512_castps_si512(fy), c->absm);
+	__mmask16 fin = _mm512_test_epi32_mask(ux, ux);
+	__mmask16 un = _mm512_mask_testn_epi32_mask(fin, uy, uy);
+	__mmask16 lt = _mm512_mask_cmplt_epu32_mask(fin, uy, c->mn);
+	a->nun += (uint32_t)__builtin_popcount(un);
+	a->nlt += (uint32_t)__builtin_popcount(lt);
+	a->mx = _mm512_max_epu32(a->mx, ux);
+	a->mi = _mm512_mask_min_epu32(a->mi, fin, a->mi, ux);
+	a->my = _mm512_max_epu32(a->my, uy);
+	__m512 d = _mm512_castsi512_ps(
+		_mm512_and_si512(_mm512_castps_si512(_mm512_sub_ps(fy, fv)), c->absm));
+	__m512 r = _mm512_maskz_div_ps(fin, d, _mm512_castsi512_ps(ux));
+	a->rs = _mm512_add_ps(a->rs, r);
+	a->rq = _mm512_fmadd_ps(r, r, a->rq);
+	a->rmx = _mm512_max_ps(r, a->rmx);
+	a->dmx = _mm512_max_ps(d, a->dmx);
+	__m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(d));
+	__m512d hi = _mm512_cvtps_pd(
+		_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1)));
+	a->ds = _mm512_add_pd(a->ds, lo);
+	a->ds2 = _mm512_add_pd(a->ds2, hi);
+	a->dq = _mm512_fmadd_pd(lo, lo, a->dq);
+	a->dq2 = _mm512_fmadd_pd(hi, hi, a->dq2);
+	return _mm512_srli_epi32(ux, 23);
+}
+
+#define ONE16(fast, a, c, fv, fy) ((fast) ? one16f(a, c, fv, fy) : one16(a, c, fv, fy))
 
 /* Four vectors; the 64 exponent bytes to eb (the packs interleave lanes:
  * irrelevant to a histogram). */
 static inline __attribute__((always_inline)) void one64(acc16 *a, const vconst *c,
 							const __m512 fv[4], const __m512 fy[4],
-							uint8_t *eb)
+							uint8_t *eb, int fast)
 {
-	__m512i e0 = one16(a, c, fv[0], fy[0]);
-	__m512i e1 = one16(a, c, fv[1], fy[1]);
+	__m512i e0 = ONE16(fast, a, c, fv[0], fy[0]);
+	__m512i e1 = ONE16(fast, a, c, fv[1], fy[1]);
 	__m512i p01 = _mm512_packus_epi32(e0, e1);
-	__m512i e2 = one16(a, c, fv[2], fy[2]);
-	__m512i e3 = one16(a, c, fv[3], fy[3]);
+	__m512i e2 = ONE16(fast, a, c, fv[2], fy[2]);
+	__m512i e3 = ONE16(fast, a, c, fv[3], fy[3]);
+	__m512i p23 = _mm512_packus_epi32(e2, e3);
+	_mm512_storeu_si512((void *)eb, _mm512_packus_epi16(p01, p23));
+}
+
+/* one64 on a whole group at v, y: each vector loaded where it is used
+ * (fewer live registers than loading the group first). */
+static inline __attribute__((always_inline)) void one64_at(acc16 *a, const vconst *c,
+							   const float *v, const float *y,
+							   uint8_t *eb, int fast)
+{
+	__m512i e0 = ONE16(fast, a, c, _mm512_loadu_ps(v), _mm512_loadu_ps(y));
+	__m512i e1 = ONE16(fast, a, c, _mm512_loadu_ps(v + 16), _mm512_loadu_ps(y + 16));
+	__m512i p01 = _mm512_packus_epi32(e0, e1);
+	__m512i e2 = ONE16(fast, a, c, _mm512_loadu_ps(v + 32), _mm512_loadu_ps(y + 32));
+	__m512i e3 = ONE16(fast, a, c, _mm512_loadu_ps(v + 48), _mm512_loadu_ps(y + 48));
 	__m512i p23 = _mm512_packus_epi32(e2, e3);
 	_mm512_storeu_si512((void *)eb, _mm512_packus_epi16(p01, p23));
 }
@@ -140,9 +217,26 @@ static inline void count_bytes(uint64_t (*t)[256], const uint8_t *eb)
 	}
 }
 
-/* Count the ng * GRP exponent bytes at eb into t[lo..hi] by compares: per
- * bin, a byte per lane counts the equal bytes of the ng <= BLK / GRP = 16
- * vectors (no overflow), then the lanes are summed. */
+/* The count of bin b among the ng * GRP exponent bytes in ev, by
+ * compares: each compare's 64-bit mask counted by popcnt, which runs on
+ * the integer ports beside the vector work (two sums: shorter chains). */
+static inline __attribute__((always_inline)) uint64_t count_pc(const __m512i *ev, size_t ng,
+							       int b)
+{
+	const __m512i bb = _mm512_set1_epi8((char)b);
+	uint64_t c0 = 0, c1 = 0;
+	size_t j = 0;
+	for (; j + 2 <= ng; j += 2) {
+		c0 += (uint64_t)__builtin_popcountll(_mm512_cmpeq_epi8_mask(ev[j], bb));
+		c1 += (uint64_t)__builtin_popcountll(_mm512_cmpeq_epi8_mask(ev[j + 1], bb));
+	}
+	if (j < ng)
+		c0 += (uint64_t)__builtin_popcountll(_mm512_cmpeq_epi8_mask(ev[j], bb));
+	return c0 + c1;
+}
+
+/* One bin alone: a byte per lane counts the equal bytes of the ng <=
+ * BLK / GRP = 16 vectors (no overflow), summed by vpsadbw. */
 static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
 {
 	const __m512i one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
@@ -154,10 +248,19 @@ static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
 	return (uint64_t)_mm512_reduce_add_epi64(_mm512_sad_epu8(acc, zero));
 }
 
+/* Bins lo..hi of the ng exponent byte vectors at eb into t by compares
+ * (the vectors loaded once; a whole block with a constant trip count). */
 static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int hi)
 {
-	for (int b = lo; b <= hi; b++)
-		t[b] += count_one(eb, ng, b);
+	__m512i ev[BLK / GRP];
+	for (size_t j = 0; j < ng; j++)
+		ev[j] = _mm512_load_si512((const void *)(eb + GRP * j));
+	if (ng == BLK / GRP)
+		for (int b = lo; b <= hi; b++)
+			t[b] += count_pc(ev, BLK / GRP, b);
+	else
+		for (int b = lo; b <= hi; b++)
+			t[b] += count_pc(ev, ng, b);
 }
 
 /* The sum over the lanes of the byte at bit sh of each. */
@@ -172,25 +275,28 @@ static uint32_t field(__m512i k, int sh)
  * in one pass, storing the exponent bytes; then the bins, by compares over
  * the block's range of exponents where it is narrow (the usual case: the
  * values of a tensor span a few tens of binades), else one by one. */
-static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
-		  const float *y, size_t m)
+/* One pass over a block (fast: one16f, else one16), the exponent bytes
+ * to eb; returns the groups stored, *pad the +0 lanes read past m.  pf:
+ * input to prefetch (the next chunk), or NULL. */
+static inline __attribute__((always_inline)) size_t pass(acc16 *a, const vconst *c,
+							 const float *v, const float *y,
+							 size_t m, const float *pf, uint8_t *eb,
+							 uint32_t *pad, int fast)
 {
-	acc16 a;
-	a.k = a.mx = _mm512_setzero_si512();
-	a.mi = _mm512_set1_epi32(-1);
-	a.rs = a.rq = a.rmx = a.dmx = _mm512_setzero_ps();
-	a.ds = a.dq = _mm512_setzero_pd();
-	_Alignas(64) uint8_t eb[BLK];
+	a->k = a->mx = a->my = _mm512_setzero_si512();
+	a->nun = a->nlt = 0;
+	a->mi = _mm512_set1_epi32(-1);
+	a->rs = a->rq = a->rmx = a->dmx = _mm512_setzero_ps();
+	a->ds = a->dq = a->ds2 = a->dq2 = _mm512_setzero_pd();
 	__m512 fv[4], fy[4];
 	size_t i = 0, g = 0;	/* g: groups stored */
 	for (; i + GRP <= m; i += GRP, g++) {
-		for (int j = 0; j < 4; j++) {
-			fv[j] = _mm512_loadu_ps(v + i + 16 * j);
-			fy[j] = _mm512_loadu_ps(y + i + 16 * j);
-		}
-		one64(&a, c, fv, fy, eb + GRP * g);
+		if (pf)
+			for (int j = 0; j < 4; j++)
+				_mm_prefetch((const char *)(pf + i + 16 * j), _MM_HINT_T1);
+		one64_at(a, c, v + i, y + i, eb + GRP * g, fast);
 	}
-	uint32_t pad = 0;
+	*pad = 0;
 	if (i < m) {
 		/* the short last group: masked loads read +0 beyond m, zeros of
 		 * exponent 0 that add +0 to every sum */
@@ -202,10 +308,25 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 			fv[j] = _mm512_maskz_loadu_ps(k, v + i + 16 * j);
 			fy[j] = _mm512_maskz_loadu_ps(k, y + i + 16 * j);
 		}
-		one64(&a, c, fv, fy, eb + GRP * g);
+		one64(a, c, fv, fy, eb + GRP * g, fast);
 		g++;
-		pad = (uint32_t)(GRP - rem);
+		*pad = (uint32_t)(GRP - rem);
 	}
+	return g;
+}
+
+static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
+		  const float *y, size_t m, const float *pf)
+{
+	acc16 a;
+	_Alignas(64) uint8_t eb[BLK];
+	uint32_t pad;
+	/* the fast pass, then the full one where v or y had a NaN or an
+	 * infinity (|v| or |y| bits above those of the largest float) */
+	size_t g = pass(&a, c, v, y, m, pf, eb, &pad, 1);
+	int fast = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(a.mx, a.my)) <= 0x7f7fffffu;
+	if (!fast)
+		g = pass(&a, c, v, y, m, NULL, eb, &pad, 0);
 	uint32_t bmx = (uint32_t)_mm512_reduce_max_epu32(a.mx);
 	uint32_t bmi = (uint32_t)_mm512_reduce_min_epu32(a.mi);
 	/* bins 1..254: every finite nonzero v has its exponent in
@@ -226,13 +347,15 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 			t[q][0] = t[q][255] = 0;
 		}
 	} else {
+		/* a fast block has no NaN/inf v: bin 255 is empty */
 		b0 = (uint32_t)count_one(eb, g, 0);
-		cni = (uint32_t)count_one(eb, g, 255);
+		cni = fast ? 0 : (uint32_t)count_one(eb, g, 255);
 		if (bmx)
 			count_window(t[0], eb, g, lo, hi);
 	}
 	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
-	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0), clt = field(a.k, 8);
+	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0) + a.nun;
+	uint32_t clt = field(a.k, 8) + a.nlt;
 	uint32_t cov = field(a.k, 16), cbad = field(a.k, 24);
 	float amx = _mm512_reduce_max_ps(a.rmx), dm = _mm512_reduce_max_ps(a.dmx);
 	_Alignas(64) float rs[16], rq[16];
@@ -252,8 +375,8 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 	acc->an += (uint32_t)m - cbad;
 	acc->es += acc1;
 	acc->esq += acc2;
-	acc->as += _mm512_reduce_add_pd(a.ds);
-	acc->asq += _mm512_reduce_add_pd(a.dq);
+	acc->as += _mm512_reduce_add_pd(_mm512_add_pd(a.ds, a.ds2));
+	acc->asq += _mm512_reduce_add_pd(_mm512_add_pd(a.dq, a.dq2));
 	acc->emx = amx > acc->emx ? amx : acc->emx;
 	acc->amxa = dm > acc->amxa ? dm : acc->amxa;
 	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
@@ -290,7 +413,7 @@ void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_
 	uint64_t t[4][256];
 	memset(t, 0, sizeof t);
 	for (size_t i0 = 0; i0 < n; i0 += BLK)
-		block(&acc, t, &c, v + i0, y + i0, n - i0 < BLK ? n - i0 : BLK);
+		block(&acc, t, &c, v + i0, y + i0, n - i0 < BLK ? n - i0 : BLK, NULL);
 	finish(h, &acc, t, n);
 }
 
@@ -304,8 +427,8 @@ int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
 	memset(t, 0, sizeof t);
 	const int k = h->scale_log2;
 	const __m512 s = _mm512_set1_ps(ldexpf(1.0f, k));
-	for (size_t i0 = 0; i0 < n; i0 += HIST_F32_CHUNK) {
-		size_t m = n - i0 < HIST_F32_CHUNK ? n - i0 : HIST_F32_CHUNK;
+	for (size_t i0 = 0; i0 < n; i0 += FCH) {
+		size_t m = n - i0 < FCH ? n - i0 : FCH;
 		const float *v = x + i0;
 		if (k) {
 			/* v = x 2^k, exact (f32_ok in hist.c) */
@@ -319,8 +442,12 @@ int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
 		int rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, &h->cfg.st);
 		if (rc)
 			return rc;	/* FPL_EFORMAT comes at the first chunk */
+		/* the next chunk's input, brought in while this one is classified */
+		const float *pf = i0 + FCH < n ? x + i0 + FCH : NULL;
+		size_t npf = pf ? (n - i0 - FCH) : 0;
 		for (size_t i = 0; i < m; i += BLK)
-			block(&acc, t, &c, v + i, h->yf + i, m - i < BLK ? m - i : BLK);
+			block(&acc, t, &c, v + i, h->yf + i, m - i < BLK ? m - i : BLK,
+			      i < npf ? pf + i : NULL);
 	}
 	finish(h, &acc, t, n);
 	return 0;

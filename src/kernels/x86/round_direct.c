@@ -99,7 +99,7 @@ typedef struct kd_c {
 	__m512i max, inf, ovf_pos, ovf_neg;	/* rare lanes: see kd_rare */
 	__m512i frac, emin_b;			/* tiny lanes: see kd_tiny */
 	__m512d unit;				/* 2^(emin-52) */
-	__m512i umin, zkeep;			/* see kd_fast */
+	__m512i umin;				/* see kd_fast */
 	uint64_t key;
 	int tiny_before, sub_ok, zero_special, ovf_sat;
 	int uok;				/* emin_b >= 2: see kd_tiny */
@@ -446,7 +446,7 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
 typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
 	__m512i minm1, min, max, rmask, odd_words;
-	__m512i umin, zkeep;			/* see kf_vec */
+	__m512i umin, sgn;			/* see kf_vec; the sign bit */
 	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
 	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
@@ -472,7 +472,11 @@ KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
  * 32 bits: T + r >= 2^R iff T 2^(32-R) + r 2^(32-R) >= 2^32.  The
  * fraction's bits below those R may stay in T': with l < 2^(32-R) of
  * them, T' + r' = (T + r) 2^(32-R) + l reaches 2^32 exactly when T + r
- * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l). */
+ * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l).
+ * For sp, dh holds the complement ~r' of the aligned draw (kf_span
+ * makes it in the same ternary op that masks it): with T' and r' 32-bit,
+ * T' + r' >= 2^32 iff T' >= 2^32 - r' iff T' > 2^32 - 1 - r' = ~r', one
+ * unsigned compare instead of an addition and a compare. */
 KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
 {
 	const __m512i tr = _mm512_andnot_si512(f->mask, a);
@@ -498,8 +502,7 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 	}
 	case FPL_RND_SP: {
 		__m512i T = _mm512_sllv_epi32(a, f->lal);	/* the kept bits fall off */
-		__m512i sum = _mm512_add_epi32(T, dh);
-		return _mm512_mask_add_epi32(tr, _mm512_cmplt_epu32_mask(sum, T), tr, f->q);
+		return _mm512_mask_add_epi32(tr, _mm512_cmpgt_epu32_mask(T, dh), tr, f->q);
 	}
 	case FPL_RND_SE: {
 		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
@@ -618,9 +621,9 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 				up = ix & (__mmask16)~kodd;
 				break;
 			case FPL_RND_SP: {
+				/* dh = ~r' (kf_pick): the carry is T' > ~r' */
 				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
-				__m512i sum = _mm512_add_epi32(T, dh);
-				up = _mm512_cmplt_epu32_mask(sum, T);
+				up = _mm512_cmpgt_epu32_mask(T, dh);
 				break;
 			}
 			case FPL_RND_SE:
@@ -640,10 +643,14 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 		o.inexact = _mm512_test_epi32_mask(a, f->mask);
 		o.under = 0;
 	}
-	/* fnuz (zkeep = 0): a zero result loses its sign */
+	/* x's sign on the magnitude r (< 2^31 in every lane not odd): r | (u
+	 * & sign), one ternary op (A | (B & C) = 0xf8); fnuz: a zero result
+	 * loses its sign (+0: the zeroing mask drops the lanes with r = 0) */
 	o.tiny = tiny;
-	neg = _mm512_mask_test_epi32_mask(neg, _mm512_or_si512(r, f->zkeep), _mm512_set1_epi32(-1));
-	o.r = _mm512_mask_or_epi32(r, neg, r, _mm512_set1_epi32((int)0x80000000u));
+	if (f->zero_special)
+		o.r = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(r, r), r, u, f->sgn, 0xf8);
+	else
+		o.r = _mm512_ternarylogic_epi32(r, u, f->sgn, 0xf8);
 	return o;
 }
 
@@ -678,7 +685,7 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->min = _mm512_set1_epi32((int)min32);
 	f->max = _mm512_set1_epi32((int)max32);
 	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
-	f->zkeep = _mm512_set1_epi32(p->zero_special ? 0 : -1);
+	f->sgn = _mm512_set1_epi32((int)0x80000000u);
 	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
@@ -742,8 +749,8 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
 		__m512i u = _mm512_loadu_si512(x + j);
 		__m512i dh = _mm512_setzero_si512();
-		if (rnd == FPL_RND_SP)
-			dh = _mm512_and_si512(kf_dh(f, z0, z1, 0), f->rmask);
+		if (rnd == FPL_RND_SP)	/* ~(draw & rmask): ~(A & B) = 0x3f */
+			dh = _mm512_ternarylogic_epi32(kf_dh(f, z0, z1, 0), f->rmask, f->rmask, 0x3f);
 		else if (draws)	/* se reads the top bit only */
 			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
@@ -917,9 +924,12 @@ KD_INLINE kd_out kd_fast(const kd_c *c, const kd_f *g, fpl_rnd rnd, __m512i u, _
 		o.under = 0;
 	}
 	o.tiny = tiny;
-	/* fnuz (zkeep = 0): a zero result loses its sign */
-	neg = _mm512_mask_test_epi64_mask(neg, _mm512_or_si512(r, c->zkeep), c->minus1);
-	o.r = _mm512_mask_or_epi64(r, neg, r, _mm512_set1_epi64(INT64_MIN));
+	/* x's sign on r, as in kf_vec (r < 2^63 in every lane not odd) */
+	const __m512i sgn = _mm512_set1_epi64(INT64_MIN);
+	if (c->zero_special)
+		o.r = _mm512_maskz_ternarylogic_epi64(_mm512_test_epi64_mask(r, r), r, u, sgn, 0xf8);
+	else
+		o.r = _mm512_ternarylogic_epi64(r, u, sgn, 0xf8);
 	return o;
 }
 
@@ -1036,7 +1046,6 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	c.rmask = _mm512_set1_epi64((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
 	c.min = _mm512_set1_epi64((long long)p->min_bits);
 	c.umin = _mm512_set1_epi64(p->tiny_before ? -1ll : (long long)p->min_bits);
-	c.zkeep = _mm512_set1_epi64(p->zero_special ? 0 : -1ll);
 	c.minm1 = _mm512_set1_epi64((long long)(p->min_bits - 1));
 	c.zs = _mm512_set1_epi64((long long)p->zero_special);
 	c.max = _mm512_set1_epi64((long long)p->max_bits);
