@@ -77,6 +77,7 @@
 #include <fplab/kernels.h>
 
 #include "accum/accum_internal.h"
+#include "accum/chain_blocked.h"
 #include "util/scratch.h"
 
 #define NT FPL__ACC_TILE
@@ -339,6 +340,8 @@ static int plan(fpl__acc_job *J)
 		J->promo_fast = 1;
 		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
 	}
+	J->tz_trunc = (J->path == FPL__ACC_EXACT64 || J->path == FPL__ACC_ODD64) && !J->verify
+		      && fpl__acc_tz_ok(J);
 	if ((J->path == FPL__ACC_NE64 && J->simd >= 2)
 	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
@@ -548,6 +551,10 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 
 	if (T->J->path == FPL__ACC_NE64) {
 		fpl__acc_ne64_chain(T, k0, k1, 1, s);
+		return;
+	}
+	if (T->J->tz_trunc) {
+		fpl__acc_tz_chain(T, k0, k1, s);
 		return;
 	}
 #ifdef FPL_HAVE_X86_KERNELS
