@@ -78,24 +78,28 @@ uint64_t fpl__acc_tz_runs[3];
 #include "accum/chain_blocked_body.h"
 
 /* The least e with |x[i]| < 2^e for every i < n (-2000 when all are
- * zero): 0, or -1 when some x[i] is inf or NaN. */
+ * zero): 0, or -1 when some x[i] is inf or NaN.  The bits of |x|, as
+ * integers, order the finite values as the values and put inf and NaN
+ * above them all (a branch-free maximum the compiler vectorises). */
 static int mag_exp(const double *x, size_t n, int *e)
 {
-	double mx = 0;
-	int bad = 0;
+	uint64_t mx = 0;
+	double v;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		double v = fabs(x[i]);
-		bad |= !(v <= 0x1.fffffffffffffp1023);
-		mx = v > mx ? v : mx;
+		uint64_t u;
+		memcpy(&u, &x[i], sizeof u);
+		u &= ~FPL__SIGN_BIT;
+		mx = u > mx ? u : mx;
 	}
-	if (bad)
+	if (mx >= 0x7ff0000000000000ull)
 		return -1;
-	if (mx == 0)
+	memcpy(&v, &mx, sizeof v);
+	if (v == 0)
 		*e = -2000;
 	else
-		frexp(mx, e);	/* mx = f 2^e, 1/2 <= f < 1 */
+		frexp(v, e);	/* v = f 2^e, 1/2 <= f < 1 */
 	return 0;
 }
 
@@ -155,9 +159,11 @@ void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	int skip0 = 1, kind = 0;
 	size_t jj;
 
-	for (jj = 0; jj < nj; jj++)
-		if (s[jj] == 0 && signbit(s[jj]))
-			skip0 = 0;
+	for (jj = 0; jj < nj; jj++) {	/* skip0: no lane holds -0 */
+		uint64_t u;
+		memcpy(&u, &s[jj], sizeof u);
+		skip0 &= u != FPL__SIGN_BIT;
+	}
 	if (!(J->st->untracked & FPL_FLAG_INEXACT)) {
 		memset(inex, 0, sizeof inex);
 		pi = inex;
