@@ -16,7 +16,9 @@
  *
  * Cases: e4m3fn x e4m3fn and e5m2 x e4m3fn into e8m13 (fplab's fp8
  * training policy), e2m3 into fp16, e4m3fn into bf16 and fp32 (+sat);
- * blocked:1/5/16/128 with fp32 and fp16 promotion, sequential, pairs:4;
+ * blocked:1/5/16/128 with fp32 and fp16 promotion (the block additions
+ * by truncation too, C with tiny, huge and special values), sequential,
+ * pairs:4;
  * N with every tail of a 64-lane tile and an 8-lane register, K that
  * blocks divide or not; data with many zeros (whole zero rows and
  * columns, signed zeros), subnormal inputs, values at the top of the
@@ -68,8 +70,8 @@ static double gen(h_rng *g, const fpl_format *f, int kind)
 		return h_rng_value(g, -4, 3, 53, 0);
 	case D_TINY:	/* around the input format's subnormals */
 		return h_rng_value(g, f->emin - f->m - 1, f->emin + 2, 53, 0);
-	case D_TOP:	/* its largest binades */
-		return h_rng_value(g, f->emax - 2, f->emax, 53, 0);
+	case D_TOP:	/* its largest binades below 2^emax (<= max) */
+		return h_rng_value(g, f->emax - 2, f->emax - 1, 53, 0);
 	case D_SPECIAL:
 		if (u % 13 == 0)
 			return (u >> 8) % 3 == 0 ? NAN : (u >> 8) & 1 ? -INFINITY : INFINITY;
@@ -153,7 +155,8 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 	}
 	special = nonfinite(a, nA) || nonfinite(b, nB);
 	for (i = 0; i < nC; i++)
-		c0[i] = gen(g, &m->promo, kind == D_SPECIAL ? D_MODERATE : kind);
+		c0[i] = kind == D_TOP ? h_rng_value(g, m->promo.emax - 1, m->promo.emax, 53, 0)
+				      : gen(g, &m->promo, kind);	/* C: overflowing sums */
 	for (v = 0; v < 2; v++) {
 		R[v].c = malloc(nC * sizeof(double));
 		R[v].fl = malloc(nC * sizeof(unsigned));
@@ -249,6 +252,7 @@ static void test_models(void)
 
 	h_rng_init(&g, 31);
 	for (i = 0; i < NELEM(models); i++) {
+		const uint64_t promo0 = fpl__acc_tz_promo_runs;
 		int taken_mod = 0;
 		char what[128];
 		fpl_accum_model m;
@@ -268,6 +272,14 @@ static void test_models(void)
 		if (models[i].expect >= 0 && !h_check(taken_mod == models[i].expect))
 			h_fail("%s: truncation chains %s", what,
 			       models[i].expect ? "never taken" : "taken where they must not be");
+		/* the block additions by truncation: blocked models taken (and
+		 * pairs:B, a blocked job over its permuted copy) */
+		if (models[i].expect >= 0
+		    && !h_check((fpl__acc_tz_promo_runs > promo0)
+				== (models[i].expect && (!strncmp(models[i].order, "blocked", 7)
+							 || !strncmp(models[i].order, "pairs:", 6)))))
+			h_fail("%s: promo additions by truncation %s", what,
+			       fpl__acc_tz_promo_runs > promo0 ? "taken" : "not taken");
 	}
 	h_note("models: %zu models x %d data kinds against the reference", NELEM(models),
 	       D_COUNT);

@@ -60,6 +60,19 @@
  * signs give +0), so when no lane holds -0 as a range starts none does
  * during it, and its zero-a steps change nothing: skip0 is that test.
  * Mode tz takes no draws, so the step numbers play no part here.
+ *
+ * The block additions (fpl__acc_tz_promo, when J->tz_trunc is 2: a
+ * blocked job whose promo has no DAZ, exponent limits and signed zeros
+ * as above): r' = fpl__add_ix(promo, r, blk) in tz.  t = r + blk in
+ * binary64 with Knuth's TwoSum error e (exact identity for finite r and
+ * blk, which are far below binary64's overflow; -ffp-contract=off keeps
+ * the additions apart).  When e == 0, t is the exact sum: if t == 0 the
+ * engine's zero is binary64's (5); if 2^promo.emin <= |t| <= promo.max,
+ * the engine's result is t truncated to promo's precision, bits(t) &
+ * keep (4), inexact alone and iff the mask changes t.  Every other lane
+ * (e != 0, tiny, above max, inf or NaN: C may hold them) runs
+ * fpl__add_ix itself with its draw index, as chain_fast.c's promo_add
+ * does.
  */
 #include <math.h>
 #include <string.h>
@@ -71,7 +84,7 @@
 #define NT FPL__ACC_TILE
 #define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
 
-uint64_t fpl__acc_tz_runs[3];
+uint64_t fpl__acc_tz_runs[3], fpl__acc_tz_promo_runs;
 
 #define TZ_KERNEL_NAME fpl__acc_tz_kernel_c
 #define TZ_KERNEL_STORAGE
@@ -131,6 +144,14 @@ static int model_ok(const fpl__acc_job *J)
 	return (m->a.emin - m->a.m) + (m->b.emin - m->b.m) >= c->emin;	/* (Q) */
 }
 
+/* The block additions' condition on promo (the header comment). */
+static int promo_ok(const fpl_format *p)
+{
+	return p->explim && !p->daz && p->m <= 52
+	       && (p->specials == FPL_SPEC_IEEE || p->specials == FPL_SPEC_FN
+		   || p->specials == FPL_SPEC_NONE);
+}
+
 int fpl__acc_tz_ok(const fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -146,7 +167,9 @@ int fpl__acc_tz_ok(const fpl__acc_job *J)
 	X = ea + eb + len_exp(L);
 	if (X < -1100)	/* A or B all zero: every sum is a zero */
 		X = -1100;
-	return X - q <= 53 && X <= 1023 && ldexp(1.0, X) <= m->acc.max;	/* (D) */
+	if (!(X - q <= 53 && X <= 1023 && ldexp(1.0, X) <= m->acc.max))	/* (D) */
+		return 0;
+	return m->order == FPL_ORDER_BLOCKED && promo_ok(&m->promo) ? 2 : 1;
 }
 
 void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
@@ -186,4 +209,38 @@ void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 		total += inex[jj];
 	}
 	T->cnt[INEX_INDEX] += total;
+}
+
+void fpl__acc_tz_promo(fpl__acc_tile *T, uint64_t idx0, double *res, const double *blk)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_format *p = &J->m->promo;
+	const uint64_t keep = ~(((uint64_t)1 << (52 - p->m)) - 1);
+	const uint64_t minb = fpl__bits(p->min_normal), maxb = fpl__bits(p->max);
+	const size_t nj = T->nj;
+	uint64_t y[NT], ninex = 0;
+	unsigned char slow[NT], inex[NT];
+	size_t jj;
+
+	for (jj = 0; jj < nj; jj++) {
+		double x = res[jj], b = blk[jj], t = x + b, bb = t - x;
+		double e = (x - (t - bb)) + (b - bb);
+		uint64_t u = fpl__bits(t), a = u & ~FPL__SIGN_BIT;
+		slow[jj] = (e != 0) | ((a != 0) & (a - minb > maxb - minb));
+		y[jj] = u & keep;
+		inex[jj] = y[jj] != u;
+	}
+	for (jj = 0; jj < nj; jj++) {
+		if (slow[jj]) {
+			unsigned fl = 0;
+			res[jj] = fpl__add_ix(p, res[jj], blk[jj], FPL_RND_TZ, J->st, idx0 + jj, &fl);
+			fpl__acc_note(T, jj, fl);
+			continue;
+		}
+		memcpy(&res[jj], &y[jj], sizeof y[jj]);
+		T->fl[jj] |= inex[jj] ? FPL_FLAG_INEXACT : 0;
+		ninex += inex[jj];
+	}
+	T->cnt[INEX_INDEX] += ninex;
+	__atomic_fetch_add(&fpl__acc_tz_promo_runs, 1, __ATOMIC_RELAXED);
 }

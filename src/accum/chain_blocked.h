@@ -16,13 +16,22 @@
 #include "accum/accum_internal.h"
 
 /* May the job's chains run here (the model, and the loaded A and B, meet
- * chain_blocked.c's condition)?  1 or 0; reads nothing but J. */
+ * chain_blocked.c's condition)?  0 no; 1 the chains; 2 the chains and
+ * the block additions in promo (fpl__acc_tz_promo).  Reads nothing but
+ * J. */
 int fpl__acc_tz_ok(const fpl__acc_job *J);
 
 /* The chains [k0, k1) of the tile in s[] (step numbers k), as
  * chain_fast.c's step() would leave s, T->fl and T->cnt.  Only for a job
  * with J->tz_trunc set, and s[] as its chains hold it (from +0). */
 void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
+
+/* Blocked (J->tz_trunc == 2): res[jj] = res[jj] + blk[jj] in promo in
+ * mode tz, the draw of lane jj idx0 + jj, as chain_fast.c's promo_add
+ * would leave res, T->fl and T->cnt. */
+void fpl__acc_tz_promo(fpl__acc_tile *T, uint64_t idx0, double *res, const double *blk);
+/* Its calls (for tests/taccum_blocked.c; atomic, never read). */
+extern uint64_t fpl__acc_tz_promo_runs;
 
 /* Chain ranges run here, by kernel (0 portable, 1 AVX2, 2 AVX-512), for
  * tests/taccum_blocked.c to see that a kernel ran (atomic, never read). */
