@@ -325,11 +325,12 @@ static void test_million(void)
 
 /*
  * The kernels themselves against fpl_fma step by step (tz into e8m13),
- * on running sums that start with -0, +0 and values, with skip0 = 0, and
- * with skip0 = 1 where no lane holds -0 (chain_blocked.c, (6)).
+ * on running sums that start with -0, +0 and values (skip0 0: zero-a
+ * steps must run), and with +0 and values only (skip0 1: they may be
+ * skipped, chain_blocked.c's (6)).
  */
 typedef void kernel_fn(const double *, const double *, size_t, size_t, size_t, size_t,
-		       uint64_t, int, double *, uint64_t *);
+		       uint64_t, double *, uint64_t *);
 
 enum { KK = 24, KNJ = 61 };
 
@@ -348,7 +349,7 @@ static void check_kernel(const char *name, kernel_fn *fn, int usable, const doub
 		return;
 	memcpy(got, s0, sizeof got);
 	memset(inex, 0, sizeof inex);
-	fn(a, b, KNJ, nj, 0, k1, keep, skip0, got, count ? inex : NULL);
+	fn(a, b, KNJ, nj, 0, k1, keep, got, count ? inex : NULL);
 	for (jj = 0; jj < nj; jj++)
 		if (!h_check(h_same(got[jj], want[jj]) && (!count || inex[jj] == inex_want[jj])))
 			h_fail("kernels: %s, skip0 %d, k1 %zu, lane %zu: %a (%llu inexact), "

@@ -58,7 +58,8 @@
  * +0 it returns +0 (5).  A lane becomes -0 only from an exact zero sum
  * of two -0 (by (2) a nonzero x never rounds to zero, by (5) different
  * signs give +0), so when no lane holds -0 as a range starts none does
- * during it, and its zero-a steps change nothing: skip0 is that test.
+ * during it, and its zero-a steps change nothing: the kernels test that
+ * as they start.
  * Mode tz takes no draws, so the step numbers play no part here.
  *
  * The block additions (fpl__acc_tz_promo, when J->tz_trunc is 2: a
@@ -87,6 +88,7 @@
 uint64_t fpl__acc_tz_runs[3], fpl__acc_tz_promo_runs;
 
 #define TZ_KERNEL_NAME fpl__acc_tz_kernel_c
+#define TZ_PROMO_NAME fpl__acc_tz_promo_lanes_c
 #define TZ_KERNEL_STORAGE
 #include "accum/chain_blocked_body.h"
 
@@ -179,14 +181,9 @@ void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	const uint64_t keep = ~(((uint64_t)1 << (52 - J->m->acc.m)) - 1);
 	const size_t nj = T->nj;
 	uint64_t inex[NT], *pi = NULL, total = 0;
-	int skip0 = 1, kind = 0;
+	int kind = 0;
 	size_t jj;
 
-	for (jj = 0; jj < nj; jj++) {	/* skip0: no lane holds -0 */
-		uint64_t u;
-		memcpy(&u, &s[jj], sizeof u);
-		skip0 &= u != FPL__SIGN_BIT;
-	}
 	if (!(J->st->untracked & FPL_FLAG_INEXACT)) {
 		memset(inex, 0, sizeof inex);
 		pi = inex;
@@ -194,12 +191,12 @@ void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 #ifdef FPL_HAVE_X86_KERNELS
 	kind = J->simd;
 	if (kind >= 2)
-		fpl__acc_tz_kernel_avx512(arow, b, J->N, nj, k0, k1, keep, skip0, s, pi);
+		fpl__acc_tz_kernel_avx512(arow, b, J->N, nj, k0, k1, keep, s, pi);
 	else if (kind == 1)
-		fpl__acc_tz_kernel_avx2(arow, b, J->N, nj, k0, k1, keep, skip0, s, pi);
+		fpl__acc_tz_kernel_avx2(arow, b, J->N, nj, k0, k1, keep, s, pi);
 	else
 #endif
-		fpl__acc_tz_kernel_c(arow, b, J->N, nj, k0, k1, keep, skip0, s, pi);
+		fpl__acc_tz_kernel_c(arow, b, J->N, nj, k0, k1, keep, s, pi);
 	__atomic_fetch_add(&fpl__acc_tz_runs[kind > 2 ? 2 : kind], 1, __ATOMIC_RELAXED);
 	if (!pi)
 		return;
@@ -218,28 +215,27 @@ void fpl__acc_tz_promo(fpl__acc_tile *T, uint64_t idx0, double *res, const doubl
 	const uint64_t keep = ~(((uint64_t)1 << (52 - p->m)) - 1);
 	const uint64_t minb = fpl__bits(p->min_normal), maxb = fpl__bits(p->max);
 	const size_t nj = T->nj;
-	uint64_t y[NT], ninex = 0;
-	unsigned char slow[NT], inex[NT];
+	uint64_t y[NT], cls[NT], ninex = 0;
 	size_t jj;
 
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->simd >= 2)
+		fpl__acc_tz_promo_lanes_avx512(res, blk, nj, keep, minb, maxb, y, cls);
+	else if (J->simd == 1)
+		fpl__acc_tz_promo_lanes_avx2(res, blk, nj, keep, minb, maxb, y, cls);
+	else
+#endif
+		fpl__acc_tz_promo_lanes_c(res, blk, nj, keep, minb, maxb, y, cls);
 	for (jj = 0; jj < nj; jj++) {
-		double x = res[jj], b = blk[jj], t = x + b, bb = t - x;
-		double e = (x - (t - bb)) + (b - bb);
-		uint64_t u = fpl__bits(t), a = u & ~FPL__SIGN_BIT;
-		slow[jj] = (e != 0) | ((a != 0) & (a - minb > maxb - minb));
-		y[jj] = u & keep;
-		inex[jj] = y[jj] != u;
-	}
-	for (jj = 0; jj < nj; jj++) {
-		if (slow[jj]) {
+		if (cls[jj] == 2) {
 			unsigned fl = 0;
 			res[jj] = fpl__add_ix(p, res[jj], blk[jj], FPL_RND_TZ, J->st, idx0 + jj, &fl);
 			fpl__acc_note(T, jj, fl);
 			continue;
 		}
 		memcpy(&res[jj], &y[jj], sizeof y[jj]);
-		T->fl[jj] |= inex[jj] ? FPL_FLAG_INEXACT : 0;
-		ninex += inex[jj];
+		T->fl[jj] |= (unsigned)cls[jj] * FPL_FLAG_INEXACT;
+		ninex += cls[jj];
 	}
 	T->cnt[INEX_INDEX] += ninex;
 	__atomic_fetch_add(&fpl__acc_tz_promo_runs, 1, __ATOMIC_RELAXED);

@@ -30,6 +30,16 @@ void fpl__acc_tz_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s);
  * mode tz, the draw of lane jj idx0 + jj, as chain_fast.c's promo_add
  * would leave res, T->fl and T->cnt. */
 void fpl__acc_tz_promo(fpl__acc_tile *T, uint64_t idx0, double *res, const double *blk);
+/* Its lanes (chain_blocked_body.h's TZ_PROMO_NAME contract): portable,
+ * AVX2, AVX-512 instances of one loop. */
+void fpl__acc_tz_promo_lanes_c(const double *res, const double *blk, size_t nj, uint64_t keep,
+			       uint64_t minb, uint64_t maxb, uint64_t *y, uint64_t *cls);
+void fpl__acc_tz_promo_lanes_avx2(const double *res, const double *blk, size_t nj,
+				  uint64_t keep, uint64_t minb, uint64_t maxb, uint64_t *y,
+				  uint64_t *cls);
+void fpl__acc_tz_promo_lanes_avx512(const double *res, const double *blk, size_t nj,
+				    uint64_t keep, uint64_t minb, uint64_t maxb, uint64_t *y,
+				    uint64_t *cls);
 /* Its calls (for tests/taccum_blocked.c; atomic, never read). */
 extern uint64_t fpl__acc_tz_promo_runs;
 
@@ -38,23 +48,22 @@ extern uint64_t fpl__acc_tz_promo_runs;
 extern uint64_t fpl__acc_tz_runs[3];
 
 /*
- * The kernels, all with one contract: for k in [k0, k1), unless skip0 and
- * arow[k] == 0, s[jj] = bits(s[jj] + arow[k] * b[k*ldb + jj]) & keep for
- * jj < nj (nj <= FPL__ACC_TILE), and, when inex is not NULL, inex[jj] +=
- * 1 for each step whose mask changed the sum (inex[] zeroed by the
- * caller).  chain_blocked.c (portable), x86/chain_blocked_avx2.c (the
- * same loop compiled for AVX2) and x86/chain_blocked_avx512.c
- * (intrinsics, the running sums in registers); their sums are exact
- * under the condition, so every kernel gives the same bits.
+ * The kernels, all with one contract: for k in [k0, k1), s[jj] =
+ * bits(s[jj] + arow[k] * b[k*ldb + jj]) & keep for jj < nj (nj <=
+ * FPL__ACC_TILE), the steps with arow[k] == 0 skipped when no lane of s
+ * holds -0 as the call starts (chain_blocked.c, (6)); when inex is not
+ * NULL, inex[jj] += 1 for each step whose mask changed the sum.
+ * chain_blocked.c (portable), x86/chain_blocked_avx2.c (the same loop
+ * compiled for AVX2) and x86/chain_blocked_avx512.c (intrinsics, the
+ * running sums in registers); their sums are exact under the condition,
+ * so every kernel gives the same bits.
  */
 void fpl__acc_tz_kernel_c(const double *arow, const double *b, size_t ldb, size_t nj,
-			  size_t k0, size_t k1, uint64_t keep, int skip0, double *s,
-			  uint64_t *inex);
+			  size_t k0, size_t k1, uint64_t keep, double *s, uint64_t *inex);
 void fpl__acc_tz_kernel_avx2(const double *arow, const double *b, size_t ldb, size_t nj,
-			     size_t k0, size_t k1, uint64_t keep, int skip0, double *s,
-			     uint64_t *inex);
+			     size_t k0, size_t k1, uint64_t keep, double *s, uint64_t *inex);
 void fpl__acc_tz_kernel_avx512(const double *arow, const double *b, size_t ldb, size_t nj,
-			       size_t k0, size_t k1, uint64_t keep, int skip0, double *s,
+			       size_t k0, size_t k1, uint64_t keep, double *s,
 			       uint64_t *inex);
 
 #endif

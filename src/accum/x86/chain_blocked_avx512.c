@@ -13,21 +13,31 @@
 
 #include "accum/chain_blocked.h"
 
+/* The block additions' lanes: chain_blocked_body.h's loop, compiled for
+ * AVX-512 (the same bits as its other instances). */
+#define TZ_PROMO_NAME fpl__acc_tz_promo_lanes_avx512
+#define TZ_KERNEL_STORAGE
+#include "accum/chain_blocked_body.h"
+
 static inline __attribute__((always_inline)) void
 kernel(const double *arow, const double *b, size_t ldb, int nr, __mmask8 last, size_t k0,
-       size_t k1, uint64_t keep, int skip0, double *s, uint64_t *inex, int count)
+       size_t k1, uint64_t keep, double *s, uint64_t *inex, int count)
 {
 	const __m512i vkeep = _mm512_set1_epi64((long long)keep), one = _mm512_set1_epi64(1);
+	const __m512i neg0 = _mm512_set1_epi64((long long)0x8000000000000000ull);
 	__m512d acc[8];
 	__m512i cnt[8];
+	__mmask8 any = 0;
 	size_t k;
-	int r;
+	int r, skip0;
 
 	for (r = 0; r < nr; r++) {
 		acc[r] = r == nr - 1 ? _mm512_maskz_loadu_pd(last, s + 8 * r)
 				     : _mm512_loadu_pd(s + 8 * r);
+		any |= _mm512_cmpeq_epi64_mask(_mm512_castpd_si512(acc[r]), neg0);
 		cnt[r] = _mm512_setzero_si512();
 	}
+	skip0 = !any;	/* no lane holds -0 (the masked lanes are +0) */
 	for (k = k0; k < k1; k++) {
 		const double a = arow[k], *bk = b + k * ldb;
 		__m512d va;
@@ -59,31 +69,30 @@ kernel(const double *arow, const double *b, size_t ldb, int nr, __mmask8 last, s
 /* kernel() with the counting fixed, so each copy is branch-free. */
 static inline __attribute__((always_inline)) void
 by_count(const double *arow, const double *b, size_t ldb, int nr, __mmask8 last, size_t k0,
-	 size_t k1, uint64_t keep, int skip0, double *s, uint64_t *inex)
+	 size_t k1, uint64_t keep, double *s, uint64_t *inex)
 {
 	if (inex)
-		kernel(arow, b, ldb, nr, last, k0, k1, keep, skip0, s, inex, 1);
+		kernel(arow, b, ldb, nr, last, k0, k1, keep, s, inex, 1);
 	else
-		kernel(arow, b, ldb, nr, last, k0, k1, keep, skip0, s, inex, 0);
+		kernel(arow, b, ldb, nr, last, k0, k1, keep, s, inex, 0);
 }
 
 /* One copy per register count, so the sums stay in registers. */
 void fpl__acc_tz_kernel_avx512(const double *arow, const double *b, size_t ldb, size_t nj,
-			       size_t k0, size_t k1, uint64_t keep, int skip0, double *s,
-			       uint64_t *inex)
+			       size_t k0, size_t k1, uint64_t keep, double *s, uint64_t *inex)
 {
 	const int nr = (int)((nj + 7) / 8);
 	const __mmask8 last = (__mmask8)(0xffu >> (8 * (size_t)nr - nj));
 
 	switch (nr) {
-	case 1: by_count(arow, b, ldb, 1, last, k0, k1, keep, skip0, s, inex); break;
-	case 2: by_count(arow, b, ldb, 2, last, k0, k1, keep, skip0, s, inex); break;
-	case 3: by_count(arow, b, ldb, 3, last, k0, k1, keep, skip0, s, inex); break;
-	case 4: by_count(arow, b, ldb, 4, last, k0, k1, keep, skip0, s, inex); break;
-	case 5: by_count(arow, b, ldb, 5, last, k0, k1, keep, skip0, s, inex); break;
-	case 6: by_count(arow, b, ldb, 6, last, k0, k1, keep, skip0, s, inex); break;
-	case 7: by_count(arow, b, ldb, 7, last, k0, k1, keep, skip0, s, inex); break;
-	case 8: by_count(arow, b, ldb, 8, last, k0, k1, keep, skip0, s, inex); break;
+	case 1: by_count(arow, b, ldb, 1, last, k0, k1, keep, s, inex); break;
+	case 2: by_count(arow, b, ldb, 2, last, k0, k1, keep, s, inex); break;
+	case 3: by_count(arow, b, ldb, 3, last, k0, k1, keep, s, inex); break;
+	case 4: by_count(arow, b, ldb, 4, last, k0, k1, keep, s, inex); break;
+	case 5: by_count(arow, b, ldb, 5, last, k0, k1, keep, s, inex); break;
+	case 6: by_count(arow, b, ldb, 6, last, k0, k1, keep, s, inex); break;
+	case 7: by_count(arow, b, ldb, 7, last, k0, k1, keep, s, inex); break;
+	case 8: by_count(arow, b, ldb, 8, last, k0, k1, keep, s, inex); break;
 	default: break;	/* nj == 0 */
 	}
 }
