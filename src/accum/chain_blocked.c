@@ -89,25 +89,29 @@ uint64_t fpl__acc_tz_runs[3], fpl__acc_tz_promo_runs;
 
 #define TZ_KERNEL_NAME fpl__acc_tz_kernel_c
 #define TZ_PROMO_NAME fpl__acc_tz_promo_lanes_c
+#define TZ_MAXBITS_NAME fpl__acc_tz_maxbits_c
 #define TZ_KERNEL_STORAGE
 #include "accum/chain_blocked_body.h"
 
 /* The least e with |x[i]| < 2^e for every i < n (-2000 when all are
  * zero): 0, or -1 when some x[i] is inf or NaN.  The bits of |x|, as
  * integers, order the finite values as the values and put inf and NaN
- * above them all (a branch-free maximum the compiler vectorises). */
-static int mag_exp(const double *x, size_t n, int *e)
+ * above them all (a branch-free maximum the compiler vectorises, on the
+ * job's instruction set). */
+static int mag_exp(const fpl__acc_job *J, const double *x, size_t n, int *e)
 {
-	uint64_t mx = 0;
+	uint64_t mx;
 	double v;
-	size_t i;
 
-	for (i = 0; i < n; i++) {
-		uint64_t u;
-		memcpy(&u, &x[i], sizeof u);
-		u &= ~FPL__SIGN_BIT;
-		mx = u > mx ? u : mx;
-	}
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->simd >= 2)
+		mx = fpl__acc_tz_maxbits_avx512(x, n);
+	else if (J->simd == 1)
+		mx = fpl__acc_tz_maxbits_avx2(x, n);
+	else
+#endif
+		mx = fpl__acc_tz_maxbits_c(x, n);
+	(void)J;
 	if (mx >= 0x7ff0000000000000ull)
 		return -1;
 	memcpy(&v, &mx, sizeof v);
@@ -163,7 +167,7 @@ int fpl__acc_tz_ok(const fpl__acc_job *J)
 	if (!model_ok(J))
 		return 0;
 	q = (m->a.emin - m->a.m) + (m->b.emin - m->b.m);
-	if (mag_exp(J->A, J->M * J->K, &ea) || mag_exp(J->B, J->K * J->N, &eb))
+	if (mag_exp(J, J->A, J->M * J->K, &ea) || mag_exp(J, J->B, J->K * J->N, &eb))
 		return 0;
 	L = m->order == FPL_ORDER_BLOCKED && m->block < J->K ? m->block : J->K;
 	X = ea + eb + len_exp(L);

@@ -40,6 +40,11 @@ void fpl__acc_tz_promo_lanes_avx2(const double *res, const double *blk, size_t n
 void fpl__acc_tz_promo_lanes_avx512(const double *res, const double *blk, size_t nj,
 				    uint64_t keep, uint64_t minb, uint64_t maxb, uint64_t *y,
 				    uint64_t *cls);
+/* The largest bits of |x[i]| (chain_blocked_body.h's TZ_MAXBITS_NAME):
+ * portable, AVX2, AVX-512 instances of one loop. */
+uint64_t fpl__acc_tz_maxbits_c(const double *x, size_t n);
+uint64_t fpl__acc_tz_maxbits_avx2(const double *x, size_t n);
+uint64_t fpl__acc_tz_maxbits_avx512(const double *x, size_t n);
 /* Its calls (for tests/taccum_blocked.c; atomic, never read). */
 extern uint64_t fpl__acc_tz_promo_runs;
 

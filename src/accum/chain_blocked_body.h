@@ -5,8 +5,8 @@
  * (portable) and x86/chain_blocked_avx2.c and x86/chain_blocked_avx512.c
  * (the same loops compiled for AVX2 and AVX-512), so every instance gives
  * the same bits: the truncation kernel TZ_KERNEL_NAME, when defined, and
- * the block additions' lanes TZ_PROMO_NAME, when defined (both with
- * storage TZ_KERNEL_STORAGE: static or empty).  In the kernel a * b and
+ * the block additions' lanes TZ_PROMO_NAME and the scan TZ_MAXBITS_NAME,
+ * each when defined (storage TZ_KERNEL_STORAGE: static or empty).  In the kernel a * b and
  * s + a*b are exact under chain_blocked.c's condition, so the build's
  * -ffp-contract=off (or a contraction) changes no bit; the mask is
  * applied to the bits of the sum.  The block additions need TwoSum's
@@ -78,5 +78,22 @@ TZ_KERNEL_STORAGE void TZ_PROMO_NAME(const double *res, const double *blk, size_
 		y[jj] = u & keep;
 		cls[jj] = slow ? 2 : (u & keep) != u;
 	}
+}
+#endif
+
+#ifdef TZ_MAXBITS_NAME
+/* The largest bits of |x[i]|, i < n, as integers (0 for n == 0). */
+TZ_KERNEL_STORAGE uint64_t TZ_MAXBITS_NAME(const double *x, size_t n)
+{
+	uint64_t mx = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t u;
+		memcpy(&u, &x[i], sizeof u);
+		u &= 0x7fffffffffffffffull;
+		mx = u > mx ? u : mx;
+	}
+	return mx;
 }
 #endif

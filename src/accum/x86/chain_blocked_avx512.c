@@ -13,9 +13,11 @@
 
 #include "accum/chain_blocked.h"
 
-/* The block additions' lanes: chain_blocked_body.h's loop, compiled for
- * AVX-512 (the same bits as its other instances). */
+/* The block additions' lanes and the scan: chain_blocked_body.h's
+ * loops, compiled for AVX-512 (the same results as their other
+ * instances). */
 #define TZ_PROMO_NAME fpl__acc_tz_promo_lanes_avx512
+#define TZ_MAXBITS_NAME fpl__acc_tz_maxbits_avx512
 #define TZ_KERNEL_STORAGE
 #include "accum/chain_blocked_body.h"
 
