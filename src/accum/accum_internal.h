@@ -76,6 +76,9 @@ typedef struct fpl__acc_job {
 				 * Bp[(p*K + k)*FPL__ACC_TILE + jj] (owned), or NULL */
 	int whole;		/* fma32 path without inexact tracking: the whole
 				 * GEMM in one register-blocked kernel */
+	int tz_trunc;		/* EXACT64 or ODD64 in mode tz: 1 the chains by
+				 * truncation, 2 also blocked's promo additions
+				 * (chain_blocked.h) */
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */

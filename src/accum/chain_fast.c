@@ -77,6 +77,7 @@
 #include <fplab/kernels.h>
 
 #include "accum/accum_internal.h"
+#include "accum/chain_blocked.h"
 #include "util/scratch.h"
 
 #define NT FPL__ACC_TILE
@@ -339,6 +340,8 @@ static int plan(fpl__acc_job *J)
 		J->promo_fast = 1;
 		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
 	}
+	J->tz_trunc = (J->path == FPL__ACC_EXACT64 || J->path == FPL__ACC_ODD64) && !J->verify
+			      ? fpl__acc_tz_ok(J) : 0;
 	if ((J->path == FPL__ACC_NE64 && J->simd >= 2)
 	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
@@ -550,6 +553,10 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 		fpl__acc_ne64_chain(T, k0, k1, 1, s);
 		return;
 	}
+	if (T->J->tz_trunc) {
+		fpl__acc_tz_chain(T, k0, k1, s);
+		return;
+	}
 #ifdef FPL_HAVE_X86_KERNELS
 	if (sp_avx512(T->J)) {
 		sp_chain(T, k0, k1, s);
@@ -578,6 +585,10 @@ static void promo_add(fpl__acc_tile *T, uint64_t idx0, double *res, const double
 	fpl_kcounts kc;
 	size_t jj;
 
+	if (J->tz_trunc == 2) {	/* chain_blocked.c, the same bits */
+		fpl__acc_tz_promo(T, idx0, res, blk);
+		return;
+	}
 	for (jj = 0; jj < T->nj; jj++) {
 		double x = res[jj], y = blk[jj], t = x + y, bb = t - x;
 		double e = (x - (t - bb)) + (y - bb);
