@@ -76,6 +76,10 @@ typedef struct fpl__acc_job {
 				 * Bp[(p*K + k)*FPL__ACC_TILE + jj] (owned), or NULL */
 	int whole;		/* fma32 path without inexact tracking: the whole
 				 * GEMM in one register-blocked kernel */
+	int lean;		/* ne64 without verify whose tiny sums are exact
+				 * (chain_ne.c: the lean kernels); Bp is then set */
+	double *bmax;		/* lean: bmax[p*K + k] = max |B[k][j]| over panel p's
+				 * columns (inf where one is NaN) (owned) */
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -164,6 +168,14 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, dou
 			  uint64_t *cnt);
 /* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
 extern uint64_t fpl__acc_ne64_avx512_runs;
+/* x86/chain_ne_avx512.c, the lean kernel (J->lean, chain_ne.c states
+ * when a range may run it): the 64 chains of s[0..64) over k = k0, k0+ks,
+ * ... below k1, a_k = arow[k], b_kj = bp[k*64 + j]; cnt[j] += the
+ * inexact steps of lane j.  No lane is left to the reference. */
+void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, size_t k1,
+			       size_t ks, int m, double *s, uint64_t *cnt);
+/* Chunks run by the lean kernels, AVX-512 or AVX2 (tests; atomic). */
+extern uint64_t fpl__acc_ne64_lean_runs;
 /* x86/chain_sp_avx512.c (J->path EXACT64, acc_rnd sp, J->simd >= 2,
  * so acc->m <= 50): the EXACT64 chains in mode sp, every lane's running
  * sum and draws in registers; cnt[jj] += the inexact steps of lane jj

@@ -242,9 +242,12 @@ int fpl__acc_fast_allowed(void)
 	return !accum_env(&mode) && mode != 1;
 }
 
-/* J->Bp for the AVX-512 NE64 kernel: a panel's rows contiguous, so the
- * K x 64 slice that a column of tiles reads stays in cache (with B's own
- * stride of N doubles the rows of a panel fall into few cache sets). */
+/* J->Bp for the AVX-512 NE64 kernel and the lean kernels: a panel's rows
+ * contiguous, so the K x 64 slice that a column of tiles reads stays in
+ * cache (with B's own stride of N doubles the rows of a panel fall into
+ * few cache sets); columns past N are +0.  For a lean job also J->bmax
+ * (chain_ne.c's bound): the largest |b| of each row of each panel, inf
+ * when one of them is a NaN, so that every bound built on it fails. */
 static int pack_b(fpl__acc_job *J)
 {
 	const size_t np = (J->N + NT - 1) / NT, K = J->K, N = J->N;
@@ -253,13 +256,45 @@ static int pack_b(fpl__acc_job *J)
 	J->Bp = fpl__scratch_alloc(np * K * NT * sizeof *J->Bp);
 	if (!J->Bp)
 		return FPL_ENOMEM;
-	for (p = 0; p < np; p++)
+	if (J->lean) {
+		J->bmax = fpl__scratch_alloc(np * K * sizeof *J->bmax);
+		if (!J->bmax)
+			return FPL_ENOMEM;
+	}
+	for (p = 0; p < np; p++) {
+		const size_t w = N - p * NT < NT ? N - p * NT : NT;
 		for (k = 0; k < K; k++) {
-			double *d = J->Bp + (p * K + k) * NT;
-			for (jj = 0; jj < NT; jj++)
-				d[jj] = p * NT + jj < N ? J->B[k * N + p * NT + jj] : 0.0;
+			const double *b = J->B + k * N + p * NT;
+			double *d = J->Bp + (p * K + k) * NT, mx = 0;
+			memcpy(d, b, w * sizeof *d);
+			for (jj = w; jj < NT; jj++)
+				d[jj] = 0.0;
+			if (!J->lean)
+				continue;
+			for (jj = 0; jj < w; jj++) {
+				double v = fabs(b[jj]);
+				mx = v > mx ? v : mx;
+				if (v != v)
+					break;
+			}
+			J->bmax[p * K + k] = jj < w ? INFINITY : mx;
 		}
+	}
 	return 0;
+}
+
+/* The lean kernels' static condition (chain_ne.c argues it): NE64
+ * without verify (so every step's s + a*b is exact in binary64, mode
+ * ne), acc with subnormals, no DAZ and a signed zero (not fnuz), and
+ * every product a multiple of acc's smallest quantum (q_a * q_b >=
+ * q_acc), so that a sum below 2^emin is a value of acc. */
+static int lean_ok(const fpl__acc_job *J)
+{
+	const fpl_format *a = &J->m->a, *b = &J->m->b, *c = &J->m->acc;
+
+	return J->path == FPL__ACC_NE64 && !J->verify && J->simd >= 1
+	       && c->subnormal == FPL_SUB_YES && !c->daz && c->specials != FPL_SPEC_FNUZ
+	       && c->specials != FPL_SPEC_E8M0 && qlog(a) + qlog(b) >= qlog(c) && c->m <= 50;
 }
 
 #ifdef FPL_HAVE_X86_KERNELS
@@ -339,7 +374,8 @@ static int plan(fpl__acc_job *J)
 		J->promo_fast = 1;
 		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
 	}
-	if ((J->path == FPL__ACC_NE64 && J->simd >= 2)
+	J->lean = lean_ok(J);
+	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
 	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
 	return 0;
@@ -360,8 +396,9 @@ void fpl__acc_fast_release(fpl__acc_job *J)
 	fpl__scratch_free(J->Af);
 	fpl__scratch_free(J->Bf);
 	fpl__scratch_free(J->Bp);
+	fpl__scratch_free(J->bmax);
 	J->Af = J->Bf = NULL;
-	J->Bp = NULL;
+	J->Bp = J->bmax = NULL;
 }
 
 /* Lane classes for EXACT64: a zero or non-finite t goes to the engine. */

@@ -23,6 +23,7 @@
  * the reference does.  Mode ne takes no draws, so idx only matters for
  * those lanes.
  */
+#include <math.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -188,13 +189,90 @@ NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, siz
 		_mm256_storeu_si256((__m256i *)(cnt + j), c0);
 	}
 }
+
+/* The AVX2 lean kernel (the lean argument below): the 64 chains of s[]
+ * over k = k0, k0+ks, ... below k1, b_kj = bp[k*64 + j], 32 lanes (eight
+ * registers) at a time; cnt[j] += lane j's inexact steps.  A step's
+ * rounding is chain4's (t + C) - C, every lane kept.  Its exact steps
+ * are counted two registers to a counter: -1 per step in the low 32
+ * bits for the first (the compare's all-ones), +2^32 for the second (the
+ * all-ones shifted left by 32: -2^32); a range has fewer than 2^31 steps
+ * (LEAN_CHUNK), so neither half carries into the other. */
+#define LEAN4(sv, bb)                                                                          \
+	do {                                                                                   \
+		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
+		__m256d c_ = _mm256_castsi256_pd(                                              \
+			_mm256_add_epi64(_mm256_and_si256(_mm256_castpd_si256(t_), expm), cadd)); \
+		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
+		eq_ = _mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_));     \
+	} while (0)
+#define LEAN4X2(sa, sb, cv, bb)                                                                \
+	do {                                                                                   \
+		__m256i eq_, eqa_;                                                             \
+		LEAN4(sa, bb);                                                                 \
+		eqa_ = eq_;                                                                    \
+		LEAN4(sb, (bb) + 4);                                                           \
+		(cv) = _mm256_sub_epi64(_mm256_add_epi64((cv), eqa_), _mm256_slli_epi64(eq_, 32)); \
+	} while (0)
+
+NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, size_t k1,
+			      size_t ks, int m, double *s, uint64_t *cnt)
+{
+	const __m256i expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
+	const __m256i cadd = _mm256_set1_epi64x((long long)(((uint64_t)(52 - m) << 52)
+							    | 0x0008000000000000ull));
+	const uint64_t n = (k1 - k0 + ks - 1) / ks;
+	size_t j, k;
+
+	for (j = 0; j < NT; j += 32) {
+		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
+		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
+		__m256d s4 = _mm256_loadu_pd(s + j + 16), s5 = _mm256_loadu_pd(s + j + 20);
+		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
+		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
+		uint64_t eo[16];
+		int l;
+		for (k = k0; k < k1; k += ks) {
+			const __m256d av = _mm256_set1_pd(arow[k]);
+			const double *b = bp + k * NT + j;
+			LEAN4X2(s0, s1, e0, b);
+			LEAN4X2(s2, s3, e1, b + 8);
+			LEAN4X2(s4, s5, e2, b + 16);
+			LEAN4X2(s6, s7, e3, b + 24);
+		}
+		_mm256_storeu_pd(s + j, s0);
+		_mm256_storeu_pd(s + j + 4, s1);
+		_mm256_storeu_pd(s + j + 8, s2);
+		_mm256_storeu_pd(s + j + 12, s3);
+		_mm256_storeu_pd(s + j + 16, s4);
+		_mm256_storeu_pd(s + j + 20, s5);
+		_mm256_storeu_pd(s + j + 24, s6);
+		_mm256_storeu_pd(s + j + 28, s7);
+		_mm256_storeu_si256((__m256i *)eo, e0);
+		_mm256_storeu_si256((__m256i *)(eo + 4), e1);
+		_mm256_storeu_si256((__m256i *)(eo + 8), e2);
+		_mm256_storeu_si256((__m256i *)(eo + 12), e3);
+		/* counter lane l: c = eb * 2^32 - ea (mod 2^64), ea and eb the
+		 * exact steps of lanes 8(l/4) + l%4 and that + 4 */
+		for (l = 0; l < 16; l++) {
+			const size_t base = j + (size_t)(l / 4) * 8 + (size_t)(l % 4);
+			const uint64_t ea = (uint32_t)(0u - (uint32_t)eo[l]);
+			cnt[base] += n - ea;
+			cnt[base + 4] += n - ((eo[l] + ea) >> 32);
+		}
+	}
+}
+#undef LEAN4X2
+#undef LEAN4
 #endif
 
 uint64_t fpl__acc_ne64_avx512_runs;
 
+uint64_t fpl__acc_ne64_lean_runs;
+
 /* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
- * numbers k. */
-void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+ * numbers k, every lane checked (the kernels above and x86/). */
+static void ne_range(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
 	const fpl__acc_job *J = T->J;
 	const size_t nj = T->nj;
@@ -239,4 +317,95 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, doub
 		total += n;
 	}
 	T->cnt[INEX_INDEX] += total;
+}
+
+/* The lean chains (J->lean): ranges of at most LEAN_CHUNK steps, each on
+ * a lean kernel when the bound of the header comment holds, else on
+ * ne_range. */
+#define LEAN_CHUNK 256
+
+static void lean_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_format *f = &J->m->acc;
+	const size_t nj = T->nj, K = J->K;
+	const double *arow = J->A + T->i * K;
+	const double *bp = J->Bp + T->j0 / NT * K * NT, *bmax = J->bmax + T->j0 / NT * K;
+	const uint64_t maxb = fpl__bits(f->max);
+	/* L: the least binary64 that rounds above max (x86/chain_ne_avx512.c) */
+	const uint64_t Lb = maxb + (1ull << (51 - f->m)) + 1 - ((maxb >> (52 - f->m)) & 1);
+	const double L = fpl__from_bits(Lb), u = ldexp(1.0, -(f->m + 1));
+	/* steps per range: n u <= 1/2 for the bound's 1 + 2 n u */
+	const size_t chunk = f->m < 8 ? (size_t)1 << f->m : LEAN_CHUNK;
+	double pad[NT] __attribute__((aligned(64)));
+	double *sv = nj == NT ? s : pad;
+	uint64_t cnt[NT] = { 0 }, total = 0;
+	size_t jj, c0, c1, k;
+
+	for (jj = 0; jj < nj; jj++)
+		if (fpl__bits(s[jj]) == FPL__SIGN_BIT) {	/* a -0: not lean */
+			ne_range(T, k0, k1, ks, s);
+			return;
+		}
+	if (sv != s) {
+		memcpy(sv, s, nj * sizeof *s);
+		for (jj = nj; jj < NT; jj++)
+			sv[jj] = 0.0;
+	}
+	for (c0 = k0; c0 < k1; c0 = c1) {
+		const size_t n = (k1 - c0 + ks - 1) / ks < chunk ? (k1 - c0 + ks - 1) / ks : chunk;
+		double D = 0, D1 = 0, D2 = 0, D3 = 0;
+		uint64_t A = 0;
+		c1 = c0 + n * ks < k1 ? c0 + n * ks : k1;
+		/* S = max |s| by the bits (a NaN's bits lie above L's) */
+		for (jj = 0; jj < nj; jj++) {
+			uint64_t x = fpl__bits(sv[jj]) & ~FPL__SIGN_BIT;
+			A = x > A ? x : A;
+		}
+		for (k = c0; k + 3 * ks < c1; k += 4 * ks) {
+			D += fabs(arow[k]) * bmax[k];
+			D1 += fabs(arow[k + ks]) * bmax[k + ks];
+			D2 += fabs(arow[k + 2 * ks]) * bmax[k + 2 * ks];
+			D3 += fabs(arow[k + 3 * ks]) * bmax[k + 3 * ks];
+		}
+		for (; k < c1; k += ks)
+			D += fabs(arow[k]) * bmax[k];
+		D += (D1 + D2) + D3;
+		if (A < Lb && (fpl__from_bits(A) + D) * (1 + 2 * (double)n * u) * (1 + 0x1p-30) < L) {
+			__atomic_fetch_add(&fpl__acc_ne64_lean_runs, 1, __ATOMIC_RELAXED);
+#ifdef FPL_HAVE_X86_KERNELS
+			if (J->simd >= 2) {
+				fpl__acc_ne64_lean_avx512(arow, bp, c0, c1, ks, f->m, sv, cnt);
+				continue;
+			}
+#endif
+#ifdef NE64_X86
+			lean4(arow, bp, c0, c1, ks, f->m, sv, cnt);
+			continue;
+#endif
+		}
+		if (sv != s)
+			memcpy(s, sv, nj * sizeof *s);
+		ne_range(T, c0, c1, ks, s);
+		if (sv != s)
+			memcpy(sv, s, nj * sizeof *s);
+	}
+	if (sv != s)
+		memcpy(s, sv, nj * sizeof *s);
+	for (jj = 0; jj < nj; jj++) {
+		if (cnt[jj])
+			T->fl[jj] |= FPL_FLAG_INEXACT;
+		total += cnt[jj];
+	}
+	T->cnt[INEX_INDEX] += total;
+}
+
+/* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
+ * numbers k. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+{
+	if (T->J->lean)
+		lean_chain(T, k0, k1, ks, s);
+	else
+		ne_range(T, k0, k1, ks, s);
 }

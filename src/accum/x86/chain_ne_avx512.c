@@ -261,3 +261,66 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, dou
 	else
 		run(T, k0, k1, ks, s, cnt, 0);
 }
+
+/* The lean kernel (chain_ne.c's lean argument: every lane's t is exact,
+ * 2^emin > |t| only for values of acc, |t| below L, no -0): the 64
+ * chains in eight registers, each step t = fma(a, b, s) and y = (t + C)
+ * - C as above for every lane, no range test and no fixup; a lane's
+ * inexact steps (y != t: both never -0, so the bits compare as the
+ * values) counted in a register. */
+void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, size_t k1,
+			       size_t ks, int m, double *s, uint64_t *cnt)
+{
+	const __m512i expm = _mm512_set1_epi64(0x7ff0000000000000ll);
+	const __m512i cadd =
+		_mm512_set1_epi64((long long)(((uint64_t)(52 - m) << 52) | 0x0008000000000000ull));
+	const __m512i m1 = _mm512_set1_epi64(-1);
+	__m512d s0 = _mm512_loadu_pd(s), s1 = _mm512_loadu_pd(s + 8);
+	__m512d s2 = _mm512_loadu_pd(s + 16), s3 = _mm512_loadu_pd(s + 24);
+	__m512d s4 = _mm512_loadu_pd(s + 32), s5 = _mm512_loadu_pd(s + 40);
+	__m512d s6 = _mm512_loadu_pd(s + 48), s7 = _mm512_loadu_pd(s + 56);
+	__m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+	__m512i c6 = c0, c7 = c0;
+	size_t k;
+
+	for (k = k0; k < k1; k += ks) {
+		const __m512d av = _mm512_set1_pd(arow[k]);
+		const double *b = bp + k * FPL__ACC_TILE;
+#define LEAN(sv, cv, bb)                                                                       \
+	do {                                                                                   \
+		__m512d t_ = _mm512_fmadd_pd(av, _mm512_loadu_pd(bb), (sv));                   \
+		__m512d c_ = _mm512_castsi512_pd(                                              \
+			_mm512_add_epi64(_mm512_and_si512(_mm512_castpd_si512(t_), expm), cadd)); \
+		(sv) = _mm512_sub_pd(_mm512_add_pd(t_, c_), c_);                               \
+		(cv) = _mm512_mask_sub_epi64(                                                  \
+			(cv),                                                                  \
+			_mm512_cmpneq_epi64_mask(_mm512_castpd_si512(sv), _mm512_castpd_si512(t_)), \
+			(cv), m1);                                                             \
+	} while (0)
+		LEAN(s0, c0, b);
+		LEAN(s1, c1, b + 8);
+		LEAN(s2, c2, b + 16);
+		LEAN(s3, c3, b + 24);
+		LEAN(s4, c4, b + 32);
+		LEAN(s5, c5, b + 40);
+		LEAN(s6, c6, b + 48);
+		LEAN(s7, c7, b + 56);
+#undef LEAN
+	}
+	_mm512_storeu_pd(s, s0);
+	_mm512_storeu_pd(s + 8, s1);
+	_mm512_storeu_pd(s + 16, s2);
+	_mm512_storeu_pd(s + 24, s3);
+	_mm512_storeu_pd(s + 32, s4);
+	_mm512_storeu_pd(s + 40, s5);
+	_mm512_storeu_pd(s + 48, s6);
+	_mm512_storeu_pd(s + 56, s7);
+	add_counts(cnt, c0, 8);
+	add_counts(cnt + 8, c1, 8);
+	add_counts(cnt + 16, c2, 8);
+	add_counts(cnt + 24, c3, 8);
+	add_counts(cnt + 32, c4, 8);
+	add_counts(cnt + 40, c5, 8);
+	add_counts(cnt + 48, c6, 8);
+	add_counts(cnt + 56, c7, 8);
+}
