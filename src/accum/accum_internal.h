@@ -80,6 +80,9 @@ typedef struct fpl__acc_job {
 				 * (chain_ne.c: the lean kernels); Bp is then set */
 	double *bmax;		/* lean: bmax[p*K + k] = max |B[k][j]| over panel p's
 				 * columns (inf where one is NaN) (owned) */
+	int eo32;		/* verified ne64 evenodd in binary32 on AVX-512
+				 * (x86/chain_ne_avx512.c); Bf then holds B packed
+				 * as Bp, in binary32 */
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -176,6 +179,12 @@ void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, 
 			       size_t ks, int m, double *s, uint64_t *cnt);
 /* Chunks run by the lean kernels, AVX-512 or AVX2 (tests; atomic). */
 extern uint64_t fpl__acc_ne64_lean_runs;
+/* x86/chain_ne_avx512.c (J->eo32): the evenodd tile in binary32, res[]
+ * holding the initial values in and the results out (before the output
+ * rounding), flags and counts noted in T. */
+void fpl__acc_eo32_avx512(fpl__acc_tile *T, double *res);
+/* Tiles run by it (tests; atomic). */
+extern uint64_t fpl__acc_eo32_runs;
 /* x86/chain_sp_avx512.c (J->path EXACT64, acc_rnd sp, J->simd >= 2,
  * so acc->m <= 50): the EXACT64 chains in mode sp, every lane's running
  * sum and draws in registers; cnt[jj] += the inexact steps of lane jj

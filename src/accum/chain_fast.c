@@ -234,6 +234,7 @@ static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int 
 }
 
 uint64_t fpl__acc_path_runs[FPL__ACC_NPATHS];
+uint64_t fpl__acc_eo32_runs;
 
 int fpl__acc_fast_allowed(void)
 {
@@ -280,6 +281,41 @@ static int pack_b(fpl__acc_job *J)
 			J->bmax[p * K + k] = jj < w ? INFINITY : mx;
 		}
 	}
+	return 0;
+}
+
+/* The binary32 evenodd kernel's condition (x86/chain_ne_avx512.c):
+ * verified NE64 evenodd on AVX-512 (mode ne, the data conditions of
+ * verify_ok), acc's finite values those of IEEE binary32, A's and B's
+ * values binary32 values, and fewer than 2^30 steps per output (its
+ * 32-bit counts). */
+static int fits32(const fpl_format *f)
+{
+	return f->explim && f->m <= 23 && f->emin - f->m >= -149 && f->max <= 0x1.fffffep127;
+}
+
+static int eo32_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *c = &m->acc;
+
+	return m->order == FPL_ORDER_EVENODD && J->path == FPL__ACC_NE64 && J->verify
+	       && J->simd >= 2 && c->m == 23 && c->emin == -126 && c->max == 0x1.fffffep127
+	       && fits32(&m->a) && fits32(&m->b) && J->K < (1u << 30);
+}
+
+/* J->Bf for the binary32 evenodd kernel: J->Bp's panels in binary32
+ * (exact: B's values are binary32 values, eo32_ok). */
+static int pack_bf(fpl__acc_job *J)
+{
+	const size_t n = (J->N + NT - 1) / NT * J->K * NT;
+	size_t i;
+
+	J->Bf = fpl__scratch_alloc(n * sizeof *J->Bf);
+	if (!J->Bf)
+		return FPL_ENOMEM;
+	for (i = 0; i < n; i++)
+		J->Bf[i] = (float)J->Bp[i];
 	return 0;
 }
 
@@ -376,8 +412,14 @@ static int plan(fpl__acc_job *J)
 	}
 	J->lean = lean_ok(J);
 	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
-	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
-		return pack_b(J);
+	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD)) {
+		if ((r = pack_b(J)))
+			return r;
+	}
+	if (eo32_ok(J)) {
+		J->eo32 = 1;
+		return pack_bf(J);
+	}
 	return 0;
 }
 
@@ -680,6 +722,13 @@ static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
 	double ch[2][NT];
 	size_t k0, k, jj;
 
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->eo32) {
+		__atomic_fetch_add(&fpl__acc_eo32_runs, 1, __ATOMIC_RELAXED);
+		fpl__acc_eo32_avx512(T, res);
+		return;
+	}
+#endif
 	for (k0 = 0; k0 < K; k0 += B) {
 		const size_t k1 = K - k0 < B ? K : k0 + B;
 		const uint64_t sn = K + 2 * (k0 / B);
