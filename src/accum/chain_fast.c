@@ -63,6 +63,10 @@
  * registers, its header argues each lane), and so do jobs whose products
  * alone are exact (verify_sp_ok: EXACT64 with J->verify, each step's sum
  * checked by TwoSum there); step() and add_step() never run those.
+ * The lean NE64 kernels (chain_ne.c: lean_ok's static condition, a bound
+ * per range of steps) keep every lane; chain_ne.c argues them.  Evenodd
+ * on the verified NE64 path with a binary32 accumulator runs whole tiles
+ * in binary32 on AVX-512 (eo32_ok; x86/chain_ne_avx512.c argues it).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can

@@ -22,6 +22,48 @@
  * fpl__fma_ix from the step's original operands and its draw index, as
  * the reference does.  Mode ne takes no draws, so idx only matters for
  * those lanes.
+ *
+ * The lean kernels (J->lean: lean_chain below, lean4 here, and
+ * fpl__acc_ne64_lean_avx512 in x86/chain_ne_avx512.c) keep every lane
+ * and drop the range test, under two conditions: a static one
+ * (chain_fast.c's lean_ok) and one per range of steps, checked before
+ * the range runs.
+ *  Static: mode ne, t exact (EXACT64), acc with subnormals (no FTZ, no
+ *  DAZ), a signed zero (not fnuz), m <= 50, and q_a * q_b >= q_acc (the
+ *  smallest quanta: 2^-18 >= 2^-24 for e4m3fn into fp16).  Then every
+ *  product and every value of acc is a multiple of q_acc = 2^(emin-m),
+ *  so is every t, and a t with |t| < 2^emin is a multiple of q_acc
+ *  below 2^emin: a value of acc (a subnormal or 0), with at most m
+ *  significant bits.  The reference returns it unchanged with no flag
+ *  (underflow needs an inexact result, round_pack.c); the kernel's
+ *  (t + C) - C rounds at m+1 significant bits relative to t's own
+ *  exponent (the argument of x86/chain_ne_avx512.c holds for any t of at
+ *  most 2^51 q: there q = 2^(e-m) with 2^e <= |t|), which leaves a value
+ *  of at most m bits unchanged, and counts no inexact (y == t).  t = 0:
+ *  C's bits are then cadd's, a normal binary64, and y = (0 + C) - C =
+ *  +0, the reference's result unless both s and a*b are -0 (the exact
+ *  zero sum in ne is +0 otherwise).  A running sum is -0 only after a
+ *  step with t = -0, which needs s = -0: so a tile whose sums start with
+ *  no -0 never has one, and lean_chain sends a tile with a -0 among its
+ *  initial sums to the checked kernels (ne_range) whole.  No lane can be
+ *  NaN or infinite while the range condition holds (below).  What is
+ *  left is overflow.
+ *  Per range: n steps k of the range, S = max |s| over the tile's lanes
+ *  at its start, D = sum over the range of |a_k| * bmax_k, bmax_k = max
+ *  over the panel's columns of |b_kj| (J->bmax, chain_fast.c; inf when
+ *  one is a NaN).  With u = 2^-(m+1), a kept rounding gives |y| <= |t|
+ *  (1 + u) (a subnormal y is exact), so by induction every step's
+ *  |t_k| <= (S + D) (1 + u)^n <= (S + D) (1 + 2nu) when nu <= 1/2
+ *  (e^x <= 1 + 2x for 0 <= x <= 1; the ranges have n <= 2^m steps,
+ *  LEAN_CHUNK at most).  The range runs lean only when every |s| is
+ *  below L (its bits below L's: a NaN fails) and (S + D) (1 + 2nu) (1 +
+ *  2^-30) < L computed in binary64 (D's n products and sums, each
+ *  rounded, err by less than (n+3) 2^-53 <= 2^-31 relative: the factor
+ *  1 + 2^-30 covers them and the two products; an infinite or NaN a or
+ *  b makes D inf or NaN and the test false).  Then every |t| < L: no
+ *  step of the range overflows or meets an inf or NaN, and every lane
+ *  is the reference's with inexact iff y != t.  A range that fails the
+ *  test runs on ne_range (the checked kernels) from the same sums.
  */
 #include <math.h>
 #include <string.h>
@@ -322,7 +364,7 @@ static void ne_range(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *
 /* The lean chains (J->lean): ranges of at most LEAN_CHUNK steps, each on
  * a lean kernel when the bound of the header comment holds, else on
  * ne_range. */
-#define LEAN_CHUNK 256
+#define LEAN_CHUNK 1024
 
 static void lean_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
@@ -336,7 +378,7 @@ static void lean_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double
 	const uint64_t Lb = maxb + (1ull << (51 - f->m)) + 1 - ((maxb >> (52 - f->m)) & 1);
 	const double L = fpl__from_bits(Lb), u = ldexp(1.0, -(f->m + 1));
 	/* steps per range: n u <= 1/2 for the bound's 1 + 2 n u */
-	const size_t chunk = f->m < 8 ? (size_t)1 << f->m : LEAN_CHUNK;
+	const size_t chunk = f->m < 10 ? (size_t)1 << f->m : LEAN_CHUNK;
 	double pad[NT] __attribute__((aligned(64)));
 	double *sv = nj == NT ? s : pad;
 	uint64_t cnt[NT] = { 0 }, total = 0;

@@ -340,9 +340,14 @@ void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, 
  *   |rn| <= max (bits: |rn|'s bits - bits(2^-126) - 1 <= bits(max) -
  *   bits(2^-126) - 1 unsigned; a NaN's bits lie above).  Then x > 2^-126
  *   in magnitude (rn is monotone and 2^-126 a binary32 value), so x is
- *   not tiny under either tininess rule and no flush or DAZ can touch it
- *   or the step's operands (s is a kept result or a reference one, a and
- *   b have no subnormals by the data condition, and 0 is read as 0);
+ *   not tiny under either tininess rule and no flush touches it.  The
+ *   operands are read as the reference reads them: with a DAZ acc,
+ *   verify_ok's data condition leaves no subnormal in A, B and C, and
+ *   acc then has no subnormal results (verify_ok refuses DAZ with
+ *   subnormals), so no running sum is one; without DAZ a subnormal
+ *   operand is read exactly (MXCSR.DAZ clear, the default this layer
+ *   assumes, as for the rounding above; the {sae} forms change nothing
+ *   there);
  *   |rn| <= max means x does not overflow; the reference's result is
  *   then x rounded to nearest-even at 24 bits, rn itself, and its only
  *   flag is inexact, raised iff x is not a binary32 value, iff rd != ru.
