@@ -361,8 +361,9 @@ static void test_verify_million(void)
 		{ "fp16-fma", "fp16-fma", NULL, NULL, NULL, D_MIX },
 		{ "amx-bf16 (evenodd:32)", "amx-bf16", NULL, NULL, NULL, D_MIXN },
 		{ "bf16/bf16 blocked:8:fp32", NULL, "bf16", "bf16", "blocked:8:fp32", D_MIX },
-		/* the binary32 evenodd kernel: IEEE fp32 (subnormal inputs
-		 * and results), fp16 inputs, a block longer than K */
+		/* the binary32 evenodd kernels (AVX-512 in env '', AVX2 in
+		 * env 'avx2'; amx-bf16 above too): IEEE fp32 (subnormal
+		 * inputs and results), fp16 inputs, a block longer than K */
 		{ "bf16/fp32 evenodd:8", NULL, "bf16", "fp32", "evenodd:8", D_MIX },
 		{ "fp16/fp32 evenodd:5", NULL, "fp16", "fp32", "evenodd:5", D_MIX },
 		{ "bf16/fp32 evenodd:64", NULL, "bf16", "fp32", "evenodd:64", D_MODERATE },
@@ -396,7 +397,7 @@ static void test_verify_million(void)
 	if (avx512_kernels() && !h_check(fpl__acc_path_runs[4] > ne0))
 		h_fail("verified ne64: the path was not taken on an AVX-512 CPU");
 	if (avx512_kernels() && !h_check(fpl__acc_eo32_runs > eo0))
-		h_fail("verified ne64: the binary32 evenodd kernel never ran on an AVX-512 CPU");
+		h_fail("verified ne64: the binary32 evenodd kernels never ran on an AVX-512 CPU");
 	h_note("verified ne64: 10^6 outputs per model");
 }
 

@@ -80,9 +80,10 @@ typedef struct fpl__acc_job {
 				 * (chain_ne.c: the lean kernels); Bp is then set */
 	double *bmax;		/* lean: bmax[p*K + k] = max |B[k][j]| over panel p's
 				 * columns (inf where one is NaN) (owned) */
-	int eo32;		/* verified ne64 evenodd in binary32 on AVX-512
-				 * (x86/chain_ne_avx512.c); Bf then holds B packed
-				 * as Bp, in binary32 */
+	int eo32;		/* evenodd in binary32 (chain_fast.c's eo32_ok): 1 on
+				 * AVX-512 (x86/chain_ne_avx512.c), 2 on AVX2
+				 * (chain_ne.c); Bf then holds B packed as Bp, in
+				 * binary32 */
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -183,6 +184,8 @@ extern uint64_t fpl__acc_ne64_lean_runs;
  * holding the initial values in and the results out (before the output
  * rounding), flags and counts noted in T. */
 void fpl__acc_eo32_avx512(fpl__acc_tile *T, double *res);
+/* The same on AVX2 (J->eo32 == 2, chain_ne.c). */
+void fpl__acc_eo32_avx2(fpl__acc_tile *T, double *res);
 /* Tiles run by it (tests; atomic). */
 extern uint64_t fpl__acc_eo32_runs;
 /* x86/chain_sp_avx512.c (J->path EXACT64, acc_rnd sp, J->simd >= 2,

@@ -288,11 +288,12 @@ static int pack_b(fpl__acc_job *J)
 	return 0;
 }
 
-/* The binary32 evenodd kernel's condition (x86/chain_ne_avx512.c):
- * verified NE64 evenodd on AVX-512 (mode ne, the data conditions of
- * verify_ok), acc's finite values those of IEEE binary32, A's and B's
- * values binary32 values, and fewer than 2^30 steps per output (its
- * 32-bit counts). */
+/* The binary32 evenodd kernels' condition (x86/chain_ne_avx512.c and
+ * chain_ne.c argue them): order evenodd in mode ne, acc's finite values
+ * those of IEEE binary32, A's and B's values binary32 values, fewer than
+ * 2^30 steps per output (their 32-bit counts), and verify_ok's data
+ * conditions: on AVX-512 (1) the verified NE64 path, on AVX2 (2) also
+ * every product exact in binary32 (m_a + m_b + 2 <= 24); else 0. */
 static int fits32(const fpl_format *f)
 {
 	return f->explim && f->m <= 23 && f->emin - f->m >= -149 && f->max <= 0x1.fffffep127;
@@ -303,23 +304,30 @@ static int eo32_ok(const fpl__acc_job *J)
 	const fpl_accum_model *m = J->m;
 	const fpl_format *c = &m->acc;
 
-	return m->order == FPL_ORDER_EVENODD && J->path == FPL__ACC_NE64 && J->verify
-	       && J->simd >= 2 && c->m == 23 && c->emin == -126 && c->max == 0x1.fffffep127
-	       && fits32(&m->a) && fits32(&m->b) && J->K < (1u << 30);
+	if (m->order != FPL_ORDER_EVENODD || m->acc_rnd != FPL_RND_NE || J->path == FPL__ACC_REF
+	    || c->m != 23 || c->emin != -126 || c->max != 0x1.fffffep127 || !fits32(&m->a)
+	    || !fits32(&m->b) || J->K >= (1u << 30))
+		return 0;
+	if (J->simd >= 2)
+		return J->path == FPL__ACC_NE64 && J->verify;
+	return J->simd == 1 && m->a.m + m->b.m + 2 <= 24 && verify_ok(J) ? 2 : 0;
 }
 
-/* J->Bf for the binary32 evenodd kernel: J->Bp's panels in binary32
+/* J->Bf for the binary32 evenodd kernels: B packed as Bp, in binary32
  * (exact: B's values are binary32 values, eo32_ok). */
 static int pack_bf(fpl__acc_job *J)
 {
-	const size_t n = (J->N + NT - 1) / NT * J->K * NT;
-	size_t i;
+	const size_t np = (J->N + NT - 1) / NT, K = J->K, N = J->N;
+	size_t p, k, jj;
 
-	J->Bf = fpl__scratch_alloc(n * sizeof *J->Bf);
+	J->Bf = fpl__scratch_alloc(np * K * NT * sizeof *J->Bf);
 	if (!J->Bf)
 		return FPL_ENOMEM;
-	for (i = 0; i < n; i++)
-		J->Bf[i] = (float)J->Bp[i];
+	for (p = 0; p < np; p++)
+		for (k = 0; k < K; k++)
+			for (jj = 0; jj < NT; jj++)
+				J->Bf[(p * K + k) * NT + jj] =
+					p * NT + jj < N ? (float)J->B[k * N + p * NT + jj] : 0.0f;
 	return 0;
 }
 
@@ -420,10 +428,8 @@ static int plan(fpl__acc_job *J)
 		if ((r = pack_b(J)))
 			return r;
 	}
-	if (eo32_ok(J)) {
-		J->eo32 = 1;
+	if ((J->eo32 = eo32_ok(J)))
 		return pack_bf(J);
-	}
 	return 0;
 }
 
@@ -726,10 +732,15 @@ static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
 	double ch[2][NT];
 	size_t k0, k, jj;
 
-#ifdef FPL_HAVE_X86_KERNELS
+#if defined(__x86_64__) || defined(__i386__)
 	if (J->eo32) {
 		__atomic_fetch_add(&fpl__acc_eo32_runs, 1, __ATOMIC_RELAXED);
-		fpl__acc_eo32_avx512(T, res);
+#ifdef FPL_HAVE_X86_KERNELS
+		if (J->eo32 == 1)
+			fpl__acc_eo32_avx512(T, res);
+		else
+#endif
+			fpl__acc_eo32_avx2(T, res);
 		return;
 	}
 #endif

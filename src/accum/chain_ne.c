@@ -451,3 +451,175 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, doub
 	else
 		ne_range(T, k0, k1, ks, s);
 }
+
+#ifdef NE64_X86
+/*
+ * The evenodd tile in binary32 on AVX2 (J->eo32 == 2, chain_fast.c's
+ * eo32_ok: as x86/chain_ne_avx512.c's kernel, whose argument this
+ * follows, and also every product of a value of A's format and one of
+ * B's exact in binary32 when normal: m_a + m_b + 2 <= 24).  AVX2 has no
+ * embedded rounding, so a step is p = a*b and t = s + p in the default
+ * mode (nearest-even, MXCSR untouched) and its exactness comes from
+ * Knuth's TwoSum: bb = t - s, e1 = s - (t - bb), e2' = bb - p, all exact
+ * and e1 - e2' = (s + p) - t exactly (no overflow: t finite), so the
+ * step is exact iff e1 == e2'.  Kept lanes: 2^-126 < |t| <= max and
+ * 2^-126 < |p| <= max (then p, a product of at most 24 significant bits
+ * in the normal range, is the exact a*b, and t = RN(s + a*b): the
+ * reference's result, x86/chain_ne_avx512.c's argument); tested on the
+ * magnitudes' bits as signed 32-bit integers (all below 2^31), the
+ * smaller above bits(2^-126) and the larger not above bits(max).  The
+ * additions even + odd and S + u are the same with p the second
+ * operand, a value of acc, so only t is tested.  Other lanes of the tile go to the
+ * reference's step (fpl__acc_ne64_slow, fpl__add_ix); lanes past its end
+ * are never kept nor fixed.  Sixteen lanes (two registers per chain) at
+ * a time over all of K.
+ */
+typedef struct eo8_par {
+	__m256i absm, minb, maxb;
+} eo8_par;
+
+/* t = x + y and the kept (ok) and inexact masks of one register. */
+NE64_TARGET static inline __m256 eo8_sum(const eo8_par *P, __m256 x, __m256 y, __m256i yabs,
+					 __m256i valid, __m256i *cv, __m256i *bad)
+{
+	const __m256 t = _mm256_add_ps(x, y);
+	const __m256 bb = _mm256_sub_ps(t, x);
+	const __m256 e1 = _mm256_sub_ps(x, _mm256_sub_ps(t, bb));
+	const __m256 e2 = _mm256_sub_ps(bb, y);
+	const __m256i At = _mm256_and_si256(_mm256_castps_si256(t), P->absm);
+	const __m256i lo = _mm256_min_epi32(At, yabs), hi = _mm256_max_epi32(At, yabs);
+	const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(hi, P->maxb),
+					       _mm256_cmpgt_epi32(lo, P->minb));
+	const __m256i inex = _mm256_castps_si256(_mm256_cmp_ps(e1, e2, _CMP_NEQ_UQ));
+
+	*cv = _mm256_sub_epi32(*cv, _mm256_and_si256(_mm256_and_si256(inex, ok), valid));
+	*bad = _mm256_andnot_si256(ok, valid);
+	return t;
+}
+
+NE64_TARGET static __m256 eo8_fix_step(fpl__acc_tile *T, size_t k, size_t base, __m256 sold,
+				       __m256 y, int bad)
+{
+	const fpl__acc_job *J = T->J;
+	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0 + base;
+	const uint64_t idx0 = fpl__acc_idx(T, k, base);
+	float so[8], yo[8];
+
+	_mm256_storeu_ps(so, sold);
+	_mm256_storeu_ps(yo, y);
+	while (bad) {
+		int l = __builtin_ctz((unsigned)bad);
+		bad &= bad - 1;
+		yo[l] = (float)fpl__acc_ne64_slow(T, a, b[l], (double)so[l], idx0 + (uint64_t)l,
+						  base + (size_t)l);
+	}
+	return _mm256_loadu_ps(yo);
+}
+
+NE64_TARGET static __m256 eo8_fix_add(fpl__acc_tile *T, uint64_t sn, size_t base, __m256 x,
+				      __m256 yv, __m256 r, int bad)
+{
+	const fpl_accum_model *m = T->J->m;
+	const uint64_t idx0 = fpl__acc_idx(T, sn, base);
+	float xo[8], yo[8], ro[8];
+
+	_mm256_storeu_ps(xo, x);
+	_mm256_storeu_ps(yo, yv);
+	_mm256_storeu_ps(ro, r);
+	while (bad) {
+		int l = __builtin_ctz((unsigned)bad);
+		unsigned fl = 0;
+		bad &= bad - 1;
+		ro[l] = (float)fpl__add_ix(&m->acc, (double)xo[l], (double)yo[l], m->acc_rnd,
+					   T->J->st, idx0 + (uint64_t)l, &fl);
+		fpl__acc_note(T, base + (size_t)l, fl);
+	}
+	return _mm256_loadu_ps(ro);
+}
+
+NE64_TARGET static inline __m256 eo8_step(fpl__acc_tile *T, const eo8_par *P, __m256 av,
+					  const float *b, __m256 s, __m256i valid, __m256i *cv,
+					  size_t k, size_t base)
+{
+	const __m256 p = _mm256_mul_ps(av, _mm256_loadu_ps(b));
+	__m256i bad;
+	__m256 t = eo8_sum(P, s, p, _mm256_and_si256(_mm256_castps_si256(p), P->absm), valid, cv,
+			   &bad);
+	int bm = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
+
+	if (__builtin_expect(bm != 0, 0))
+		t = eo8_fix_step(T, k, base, s, t, bm);
+	return t;
+}
+
+NE64_TARGET static inline __m256 eo8_add(fpl__acc_tile *T, const eo8_par *P, __m256 x, __m256 y,
+					 __m256i valid, __m256i *cv, uint64_t sn, size_t base)
+{
+	__m256i bad;
+	/* y needs no test (a value of acc): bits(1) stands in for |y| */
+	__m256 t = eo8_sum(P, x, y, _mm256_set1_epi32(0x3f800000), valid, cv, &bad);
+	int bm = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
+
+	if (__builtin_expect(bm != 0, 0))
+		t = eo8_fix_add(T, sn, base, x, y, t, bm);
+	return t;
+}
+
+NE64_TARGET void fpl__acc_eo32_avx2(fpl__acc_tile *T, double *res)
+{
+	const fpl__acc_job *J = T->J;
+	const size_t K = J->K, B = J->m->block, nj = T->nj;
+	const double *arow = J->A + T->i * K;
+	const float *bp = J->Bf + T->j0 / NT * K * NT;
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	eo8_par P;
+	size_t q, k0, k, l;
+
+	P.absm = _mm256_set1_epi32(0x7fffffff);
+	P.minb = _mm256_set1_epi32(0x00800000);
+	P.maxb = _mm256_set1_epi32(0x7f7fffff);
+	for (q = 0; q < nj; q += 16) {
+		/* lanes q + l < nj of each register */
+		const __m256i v0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nj - q)), lane);
+		const __m256i v1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nj - q) - 8), lane);
+		float sf[16];
+		uint32_t co[16];
+		__m256 S0, S1;
+		__m256i c0 = _mm256_setzero_si256(), c1 = c0;
+		for (l = 0; l < 16; l++)
+			sf[l] = q + l < nj ? (float)res[q + l] : 0.0f;
+		S0 = _mm256_loadu_ps(sf);
+		S1 = _mm256_loadu_ps(sf + 8);
+		for (k0 = 0; k0 < K; k0 += B) {
+			const size_t k1 = K - k0 < B ? K : k0 + B;
+			const uint64_t sn = K + 2 * (k0 / B);
+			__m256 e0 = _mm256_setzero_ps(), e1 = e0, o0 = e0, o1 = e0;
+			for (k = k0; k < k1; k++) {
+				const __m256 av = _mm256_set1_ps((float)arow[k]);
+				const float *b = bp + k * NT + q;
+				if ((k - k0) & 1) {
+					o0 = eo8_step(T, &P, av, b, o0, v0, &c0, k, q);
+					o1 = eo8_step(T, &P, av, b + 8, o1, v1, &c1, k, q + 8);
+				} else {
+					e0 = eo8_step(T, &P, av, b, e0, v0, &c0, k, q);
+					e1 = eo8_step(T, &P, av, b + 8, e1, v1, &c1, k, q + 8);
+				}
+			}
+			e0 = eo8_add(T, &P, e0, o0, v0, &c0, sn, q);
+			e1 = eo8_add(T, &P, e1, o1, v1, &c1, sn, q + 8);
+			S0 = eo8_add(T, &P, S0, e0, v0, &c0, sn + 1, q);
+			S1 = eo8_add(T, &P, S1, e1, v1, &c1, sn + 1, q + 8);
+		}
+		_mm256_storeu_ps(sf, S0);
+		_mm256_storeu_ps(sf + 8, S1);
+		_mm256_storeu_si256((__m256i *)co, c0);
+		_mm256_storeu_si256((__m256i *)(co + 8), c1);
+		for (l = 0; l < 16 && q + l < nj; l++) {
+			res[q + l] = sf[l];
+			if (co[l])
+				T->fl[q + l] |= FPL_FLAG_INEXACT;
+			T->cnt[INEX_INDEX] += co[l];
+		}
+	}
+}
+#endif
