@@ -65,8 +65,8 @@
  * checked by TwoSum there); step() and add_step() never run those.
  * The lean NE64 kernels (chain_ne.c: lean_ok's static condition, a bound
  * per range of steps) keep every lane; chain_ne.c argues them.  Evenodd
- * on the verified NE64 path with a binary32 accumulator runs whole tiles
- * in binary32 on AVX-512 (eo32_ok; x86/chain_ne_avx512.c argues it).
+ * with a binary32 accumulator runs whole tiles in binary32 on AVX-512 or
+ * AVX2 (eo32_ok; x86/chain_ne_avx512.c and chain_ne.c argue them).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -422,14 +422,13 @@ static int plan(fpl__acc_job *J)
 		J->promo_fast = 1;
 		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
 	}
-	J->lean = lean_ok(J);
-	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
-	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD)) {
-		if ((r = pack_b(J)))
-			return r;
-	}
+	/* evenodd in binary32 reads Bf, never Bp */
 	if ((J->eo32 = eo32_ok(J)))
 		return pack_bf(J);
+	J->lean = lean_ok(J);
+	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
+	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
+		return pack_b(J);
 	return 0;
 }
 
