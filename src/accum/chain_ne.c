@@ -461,15 +461,18 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, doub
  * embedded rounding, so a step is p = a*b and t = s + p in the default
  * mode (nearest-even, MXCSR untouched) and its exactness comes from
  * Knuth's TwoSum: bb = t - s, e1 = s - (t - bb), e2' = bb - p, all exact
- * and e1 - e2' = (s + p) - t exactly (no overflow: t finite), so the
- * step is exact iff e1 == e2'.  Kept lanes: 2^-126 < |t| <= max and
- * 2^-126 < |p| <= max (then p, a product of at most 24 significant bits
- * in the normal range, is the exact a*b, and t = RN(s + a*b): the
- * reference's result, x86/chain_ne_avx512.c's argument); tested on the
- * magnitudes' bits as signed 32-bit integers (all below 2^31), the
- * smaller above bits(2^-126) and the larger not above bits(max).  The
- * additions even + odd and S + u are the same with p the second
- * operand, a value of acc, so only t is tested.  Other lanes of the tile go to the
+ * and e1 - e2' = (s + p) - t exactly when no operation overflows, so the
+ * step is exact iff e1 == e2'.  Kept lanes: 2^-126 < |t| < 2^126 and
+ * 2^-126 < |p| < 2^126.  Then p, a product of at most 24 significant
+ * bits in the normal range, is the exact a*b, and t = RN(s + a*b): the
+ * reference's result (x86/chain_ne_avx512.c's argument: not tiny, no
+ * overflow); and no step of TwoSum overflows: |s| <= |t| + |p| + ulp(t)
+ * < 2^127, bb and t - bb are within ulp(t) of p and s, the rest smaller
+ * (an overflowed bb would give e1 = e2' = inf and a false "exact").
+ * Tested on the magnitudes' bits as signed 32-bit integers (all below
+ * 2^31): the smaller above bits(2^-126), the larger not above bits(2^126)
+ * - 1.  The additions even + odd and S + u are the same with p the
+ * second operand, a value of acc (its lower bound not tested: 0 is fine).  Other lanes of the tile go to the
  * reference's step (fpl__acc_ne64_slow, fpl__add_ix); lanes past its end
  * are never kept nor fixed.  Sixteen lanes (two registers per chain) at
  * a time over all of K.
@@ -478,16 +481,17 @@ typedef struct eo8_par {
 	__m256i absm, minb, maxb;
 } eo8_par;
 
-/* t = x + y and the kept (ok) and inexact masks of one register. */
+/* t = x + y and the kept (ok) and inexact masks of one register: |t|
+ * and yabs (|y|'s bits) below 2^126, |t| and ylo above 2^-126. */
 NE64_TARGET static inline __m256 eo8_sum(const eo8_par *P, __m256 x, __m256 y, __m256i yabs,
-					 __m256i valid, __m256i *cv, __m256i *bad)
+					 __m256i ylo, __m256i valid, __m256i *cv, __m256i *bad)
 {
 	const __m256 t = _mm256_add_ps(x, y);
 	const __m256 bb = _mm256_sub_ps(t, x);
 	const __m256 e1 = _mm256_sub_ps(x, _mm256_sub_ps(t, bb));
 	const __m256 e2 = _mm256_sub_ps(bb, y);
 	const __m256i At = _mm256_and_si256(_mm256_castps_si256(t), P->absm);
-	const __m256i lo = _mm256_min_epi32(At, yabs), hi = _mm256_max_epi32(At, yabs);
+	const __m256i lo = _mm256_min_epi32(At, ylo), hi = _mm256_max_epi32(At, yabs);
 	const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(hi, P->maxb),
 					       _mm256_cmpgt_epi32(lo, P->minb));
 	const __m256i inex = _mm256_castps_si256(_mm256_cmp_ps(e1, e2, _CMP_NEQ_UQ));
@@ -542,9 +546,9 @@ NE64_TARGET static inline __m256 eo8_step(fpl__acc_tile *T, const eo8_par *P, __
 					  size_t k, size_t base)
 {
 	const __m256 p = _mm256_mul_ps(av, _mm256_loadu_ps(b));
+	const __m256i pabs = _mm256_and_si256(_mm256_castps_si256(p), P->absm);
 	__m256i bad;
-	__m256 t = eo8_sum(P, s, p, _mm256_and_si256(_mm256_castps_si256(p), P->absm), valid, cv,
-			   &bad);
+	__m256 t = eo8_sum(P, s, p, pabs, pabs, valid, cv, &bad);
 	int bm = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
 
 	if (__builtin_expect(bm != 0, 0))
@@ -556,8 +560,10 @@ NE64_TARGET static inline __m256 eo8_add(fpl__acc_tile *T, const eo8_par *P, __m
 					 __m256i valid, __m256i *cv, uint64_t sn, size_t base)
 {
 	__m256i bad;
-	/* y needs no test (a value of acc): bits(1) stands in for |y| */
-	__m256 t = eo8_sum(P, x, y, _mm256_set1_epi32(0x3f800000), valid, cv, &bad);
+	/* y, a value of acc, may be 0 or tiny: bits(1) stands in for its
+	 * lower bound */
+	__m256 t = eo8_sum(P, x, y, _mm256_and_si256(_mm256_castps_si256(y), P->absm),
+			   _mm256_set1_epi32(0x3f800000), valid, cv, &bad);
 	int bm = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
 
 	if (__builtin_expect(bm != 0, 0))
@@ -577,7 +583,7 @@ NE64_TARGET void fpl__acc_eo32_avx2(fpl__acc_tile *T, double *res)
 
 	P.absm = _mm256_set1_epi32(0x7fffffff);
 	P.minb = _mm256_set1_epi32(0x00800000);
-	P.maxb = _mm256_set1_epi32(0x7f7fffff);
+	P.maxb = _mm256_set1_epi32(0x7e7fffff);	/* below 2^126 */
 	for (q = 0; q < nj; q += 16) {
 		/* lanes q + l < nj of each register */
 		const __m256i v0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nj - q)), lane);
