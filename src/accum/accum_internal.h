@@ -67,7 +67,7 @@ typedef struct fpl__acc_job {
 	int promo_fast;		/* blocked: the block additions in promo by
 				 * the set's rounding too (chain_fast.c) */
 	fpl_kparams kpp;	/* the parameters for promo and acc_rnd */
-	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
+	float *Af, *Bf;		/* fma32 path: A and B as binary32; eo32: Bf (owned) */
 	int verify;		/* ne64 on AVX-512 only: steps not exact by the
 				 * static condition, each checked by TwoSum
 				 * (x86/chain_ne_avx512.c) */
