@@ -233,6 +233,7 @@ TESTS := \
 	tdataset \
 	ttrain \
 	tblock \
+	tblockgemm \
 
 TEST_SUPPORT := \
 	tests/harness.c \
