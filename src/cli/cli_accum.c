@@ -216,6 +216,9 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 	int rc;
 
 	memset(row, 0, sizeof *row);
+	if (kind == CLI_RUN_SUM && mod->order == FPL_ORDER_BLOCK)
+		return error("--order block multiplies two block-scaled operands: a sum has "
+			     "no products (use it with dot or gemm)");
 	if (cli_accum_given(j, m * k, a, &ga, kind == CLI_RUN_SUM ? 0
 				 : kind == CLI_RUN_DOT ? (k ? (k - 1) * ldb + 1 : 0) : k * n,
 			    kind == CLI_RUN_SUM ? NULL : b, &gb))

@@ -414,14 +414,19 @@ static int block_spec(const char *opt, const char *s, fpl_accum_model *m, int wh
 			      "':given' (give the values to quantize)", opt, esc(e, s));
 			return -2;
 		}
-		if (!fpl_rnd_parse(colon + 1, &r)
+		/* a mode by its name only: the numeric aliases (0..8) read as
+		 * block sizes */
+		if (!fpl_rnd_parse(colon + 1, &r) && !strcmp(colon + 1, fpl_rnd_name(r))
 		    && !fpl_block_parse(&b, head, e2, sizeof e2)) {
 			rc = 0;
 			*has_mode = 1;
 		}
 	}
 	if (rc) {
-		error("%s '%s': %s", opt, esc(e, s), err[0] ? err : "not a block format");
+		if (err[0])	/* it names the spec */
+			error("%s: %s", opt, err);
+		else
+			error("%s '%s': not a block format", opt, esc(e, s));
 		return -2;
 	}
 	for (w = 0; w < 2; w++) {
