@@ -424,7 +424,7 @@ static int block_spec(const char *opt, const char *s, fpl_accum_model *m, int wh
 	}
 	if (rc) {
 		if (err[0])	/* it names the spec */
-			error("%s: %s", opt, err);
+			error("%s: %s", opt, esc(e, err));
 		else
 			error("%s '%s': not a block format", opt, esc(e, s));
 		return -2;
