@@ -371,6 +371,33 @@ static void fused(run *R, double *s)
  * quotient is representable, and division is correctly rounded.  A NaN
  * block has X = NaN, so its e and P_j are NaN and the output is NaN.
  */
+/*
+ * May a block's inner sum run in binary64 (block_order)?  Every element
+ * product is exact in binary64 ((pa + pb) <= 53 bits) and a multiple of
+ * 2^(qa + qb) (q the element formats' smallest quantum), each below
+ * 2^(ha + hb) (h one above the largest binade), so every partial sum of
+ * B of them is a multiple of 2^(qa + qb) below 2^(ha + hb + ceil(log2 B)):
+ * exact in binary64 when that span is at most 53 bits (e4m3, e2m1, e2m3,
+ * e3m2 and int8 elements: at most 41; not e5m2).  The sum is then the
+ * exact sum, rounded once by fpl__round_ix as the fused group rounds it.
+ * Left to the group: a DAZ inner format (its operands are flushed), mode
+ * tn (its zero-sum rule gives -0 where binary64 gives +0; in the other
+ * modes a zero sum is +0 both ways, since the group counts S = +0 among
+ * its terms) and NaN blocks (checked per block).
+ */
+static int block_fast_inner(const fpl_accum_model *m)
+{
+	const fpl_format *ea = &m->a_blk.elem, *eb = &m->b_blk.elem;
+	int lg = 0;
+	size_t n;
+
+	for (n = fpl__acc_kblock(m); n > 1; n = (n + 1) / 2)
+		lg++;	/* ceil(log2 B) */
+	return !m->promo.daz && m->promo_rnd != FPL_RND_TN && (ea->m + 1) + (eb->m + 1) <= 53
+	       && (ea->emax + 1) + (eb->emax + 1) + lg - (ea->emin - ea->m) - (eb->emin - eb->m)
+			  <= 53;
+}
+
 static void block_order(run *R, double *s)
 {
 	const fpl__acc_job *J = R->T->J;
@@ -378,6 +405,7 @@ static void block_order(run *R, double *s)
 	const size_t K = J->K, B = fpl__acc_kblock(m), nb = (K + B - 1) / B;
 	fpl_accum_model inner = *m, outer = *m;
 	double *ops = R->T->scratch;
+	const int fast = block_fast_inner(m);
 	size_t j, k, jj;
 
 	inner.acc = m->promo;
@@ -393,13 +421,21 @@ static void block_order(run *R, double *s)
 			unsigned fl = 0;
 			double p;
 
-			ops[0] = 0.0;
-			for (k = k0; k < k1; k++) {
-				ops[1 + 2 * (k - k0)] = a_of(R, k) / da;
-				ops[2 + 2 * (k - k0)] = b_of(R, k, jj) / db;
+			if (fast && !isnan(da) && !isnan(db)) {
+				double sum = 0.0;
+				for (k = k0; k < k1; k++)
+					sum += (a_of(R, k) / da) * (b_of(R, k, jj) / db);
+				p = fpl__round_ix(&m->promo, sum, m->promo_rnd, R->st,
+						  fpl__acc_idx(R->T, j, jj), &fl);
+			} else {
+				ops[0] = 0.0;
+				for (k = k0; k < k1; k++) {
+					ops[1 + 2 * (k - k0)] = a_of(R, k) / da;
+					ops[2 + 2 * (k - k0)] = b_of(R, k, jj) / db;
+				}
+				p = fpl__acc_fused_group(&inner, ops, k1 - k0, R->st,
+							 fpl__acc_idx(R->T, j, jj), &fl);
 			}
-			p = fpl__acc_fused_group(&inner, ops, k1 - k0, R->st,
-						 fpl__acc_idx(R->T, j, jj), &fl);
 			fpl__acc_note(R->T, jj, fl);
 			fl = 0;
 			ops[0] = s[jj];
