@@ -20,6 +20,8 @@
  *  - any other order on block operands gives the bits and per-output
  *    flags of the same order on binary64 inputs that hold the dequantized
  *    values e * X * s, formed here (exact products);
+ *  - the block order's binary64 shortcut for a block's sum gives the bits,
+ *    flags and counts of its reference (FPLAB_ACCUM=ref);
  *  - bad models: fpl_accum_check and the drivers refuse them.
  *
  * Exactness of the binary64 block sums: the element formats here are
@@ -306,6 +308,61 @@ static void test_dequantized(void)
 				dequant_case(fmts[f], orders[o], accs[a], modes[(f + o + a) % 3], &r);
 }
 
+/* ------------------------------ the binary64 block sums = the groups */
+
+/* The block order's shortcut (a block's sum in binary64 where exact)
+ * against its reference (FPLAB_ACCUM=ref: every block a fused group):
+ * bits, per-output flags and counts, over modes and formats, zeros and
+ * NaN blocks included. */
+static void test_shortcut(void)
+{
+	static const char *const fmts[] = { "mxfp8", "mxfp4", "mxint8", "nvfp4", "mxfp6-e3m2",
+					    "mxfp8-e5m2" };
+	static const char *const inner[] = { "block", "block:fp16:tz", "block:bf16:tn",
+					     "block:fp32:sp", "block:e4m3fn:ne" };
+	static double A[MAXN], B[MAXN], r1[MAXN], r2[MAXN];
+	static unsigned f1[MAXN], f2[MAXN];
+	const size_t M = 3, N = 5, K = 70;
+	h_rng r;
+	size_t f, o, i;
+
+	h_rng_init(&r, 4);
+	for (f = 0; f < sizeof fmts / sizeof *fmts; f++)
+		for (o = 0; o < sizeof inner / sizeof *inner; o++) {
+			const fpl_block_format b = blk(fmts[f]);
+			fpl_accum_model m;
+			fpl_state s1, s2;
+			int q;
+
+			fill(&r, A, M * K, o == 2 ? 40 : -1);
+			fill(&r, B, K * N, -1);
+			for (i = 0; i < 32; i++)
+				A[K + i] = o == 1 ? -0.0 : 0.0;	/* a zero block in row 1 */
+			fpl_accum_init(&m);
+			fpl_accum_set_block(&m, 0, &b);
+			fpl_accum_set_block(&m, 1, &b);
+			h_check(fpl_accum_parse_order(&m, inner[o]) == 0);
+			m.acc_rnd = (fpl_rnd)((f + o) % 3 == 0 ? FPL_RND_TN : FPL_RND_NE);
+			fpl_state_init(&s1, 9);
+			fpl_state_init(&s2, 9);
+			setenv("FPLAB_ACCUM", "ref", 1);
+			q = fpl_accum_gemm(r1, N, &m, 0, M, N, K, A, K, 0, B, N, 0, f1, &s1);
+			unsetenv("FPLAB_ACCUM");
+			q |= fpl_accum_gemm(r2, N, &m, 0, M, N, K, A, K, 0, B, N, 0, f2, &s2);
+			if (!h_check(q == 0)) {
+				h_fail("%s --order %s: gemm failed", fmts[f], inner[o]);
+				continue;
+			}
+			for (i = 0; i < M * N; i++)
+				if (!h_check(same_out(r1[i], r2[i]) && f1[i] == f2[i]))
+					h_fail("%s --order %s: output %zu %a (flags %x), reference %a "
+					       "(flags %x)", fmts[f], inner[o], i, r2[i], f2[i], r1[i],
+					       f1[i]);
+			h_check(!memcmp(s1.count, s2.count, sizeof s1.count)
+				&& s1.counter == s2.counter);
+		}
+}
+
 /* ------------------------------------------------------- bad models */
 
 static void test_refused(void)
@@ -349,6 +406,7 @@ int main(void)
 	h_init("tblockgemm");
 	test_block_order();
 	test_dequantized();
+	test_shortcut();
 	test_refused();
 	return h_done();
 }

@@ -383,7 +383,8 @@ static void fused(run *R, double *s)
  * Left to the group: a DAZ inner format (its operands are flushed), mode
  * tn (its zero-sum rule gives -0 where binary64 gives +0; in the other
  * modes a zero sum is +0 both ways, since the group counts S = +0 among
- * its terms) and NaN blocks (checked per block).
+ * its terms) and NaN blocks (checked per block).  FPLAB_ACCUM=ref keeps
+ * the group (tests/tblockgemm.c compares the two).
  */
 static int block_fast_inner(const fpl_accum_model *m)
 {
@@ -405,7 +406,7 @@ static void block_order(run *R, double *s)
 	const size_t K = J->K, B = fpl__acc_kblock(m), nb = (K + B - 1) / B;
 	fpl_accum_model inner = *m, outer = *m;
 	double *ops = R->T->scratch;
-	const int fast = block_fast_inner(m);
+	const int fast = block_fast_inner(m) && fpl__acc_fast_allowed();
 	size_t j, k, jj;
 
 	inner.acc = m->promo;
