@@ -596,7 +596,9 @@ char *cli_shortest(char *buf, double x);
  * The options of the commands that simulate an accumulation (dot, gemm,
  * reduce), spelled the same in all three:
  *   -f SPEC[,SPEC...]  input formats (A and B), SPEC = fpl_accum_parse_spec's
- *   NAME[+daz][+ftz][+nosub][+sat][:MODE|:given]; --a-format/--b-format SPEC
+ *   NAME[+daz][+ftz][+nosub][+sat][:MODE|:given], or a block format
+ *   BLOCK[:MODE] (fplab/block.h; fpl_accum_set_block cuts it along K);
+ *   --a-format/--b-format SPEC
  *   --prod exact|SPEC  --acc SPEC[,...]  --order ORDER[,...]
  *   --out-format SPEC  --profile NAME  --gen GEN  --reference loaded|given
  *   -r MODE[,...]  the mode of every rounding whose SPEC gives none
