@@ -162,8 +162,14 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		*has_mode = strchr(s, ':') && !(given && *given);
 		return 0;
 	}
-	if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)) {
-		/* fplab/block.h: until the models load block formats */
+	if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)
+	    && (!strcmp(opt, "--acc") || !strcmp(opt, "--prod") || !strcmp(opt, "--out-format"))) {
+		/* the model's inputs take block formats (input_spec); its
+		 * arithmetic formats cannot */
+		error("%s '%s': a block-scaled format is a load format: give it to -f, "
+		      "--a-format or --b-format; %s takes a plain format", opt, esc(e, s), opt);
+	} else if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)) {
+		/* fplab/block.h: until the command loads block formats */
 		error("%s '%s': a block-scaled format; this command does not take block formats "
 		      "yet (round does)", opt, esc(e, s));
 	} else if (rc == FPL_ENOTFOUND) {
