@@ -439,11 +439,20 @@ static void block_order(run *R, double *s)
 			}
 			fpl__acc_note(R->T, jj, fl);
 			fl = 0;
-			ops[0] = s[jj];
-			ops[1] = p * xa;
-			ops[2] = xb;
-			s[jj] = fpl__acc_fused_group(&outer, ops, 1, R->st,
-						     fpl__acc_idx(R->T, nb + j, jj), &fl);
+			if (fast && !isnan(p) && !isnan(s[jj])) {
+				/* one term: the group is fma(P X_A, X_B, S), the same
+				 * exact sum rounded once, DAZ on the same three
+				 * operands, IEEE's zero-sum rule, inf - inf invalid;
+				 * only the choice among NaN operands differs */
+				s[jj] = fpl__fma_ix(&m->acc, p * xa, xb, s[jj], m->acc_rnd, R->st,
+						    fpl__acc_idx(R->T, nb + j, jj), &fl);
+			} else {
+				ops[0] = s[jj];
+				ops[1] = p * xa;
+				ops[2] = xb;
+				s[jj] = fpl__acc_fused_group(&outer, ops, 1, R->st,
+							     fpl__acc_idx(R->T, nb + j, jj), &fl);
+			}
 			fpl__acc_note(R->T, jj, fl);
 		}
 	}
