@@ -197,8 +197,10 @@
  * the formats alone are checked step by step on AVX-512, each lane the
  * check fails going to the reference); pairs and pairs:B run as
  * sequential and blocked chains over a permuted k order, evenodd as its
- * two chains on the same step kernels.  Everything else runs on the
- * engine's scalar operations.
+ * two chains on the same step kernels.  The block order sums a block's
+ * element products in binary64 where that is exact and adds the scaled
+ * sum by one fma (src/accum/dot.c states when).  Everything else runs on
+ * the engine's scalar operations.
  * The environment variable FPLAB_ACCUM chooses: unset, "" or "auto" (the
  * fast paths), "nosimd" (the fast paths without their AVX2 kernels),
  * "avx2" (without their AVX-512 kernels), or "ref" (the scalar reference
