@@ -236,6 +236,7 @@ TESTS := \
 	tdataset \
 	ttrain \
 	tblock \
+	tblockgemm \
 
 TEST_SUPPORT := \
 	tests/harness.c \

@@ -87,6 +87,11 @@ typedef struct fpl__acc_job {
 				 * AVX-512 (x86/chain_ne_avx512.c), 2 on AVX2
 				 * (chain_ne.c); Bf then holds B packed as Bp, in
 				 * binary32 */
+	/* the block order (dot.c): A's block scales As[i*nb + j], B's
+	 * Bs[j*N + col] (nb = ceil(K/B), NaN for a NaN block) and the tensor
+	 * scales (1 without ts) */
+	const double *As, *Bs;
+	double ats, bts;
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -123,6 +128,24 @@ int fpl__acc_is_value(const fpl_format *f, double x);
  * adding the flag counts into cnt (may be NULL).  0 or a status. */
 int fpl__acc_load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl_rnd rnd,
 		  const fpl_state *st, uint64_t c0, uint64_t *cnt);
+
+/*
+ * Load operand `which` (0: A, rows x cols = M x K; 1: B, K x N) in place
+ * by the model's rule: a block operand by fpl_block_round over the whole
+ * matrix (accum.h, Block formats; its events added into bs when not
+ * NULL), any other by fpl__acc_load.  Draws c0 + row-major index either
+ * way.  0 or a status.  (load.c; the one load of gemm.c, error.c and
+ * reduce.c.)
+ */
+int fpl__acc_load_operand(double *buf, size_t rows, size_t cols, const fpl_accum_model *m,
+			  int which, const fpl_state *st, uint64_t c0, uint64_t *cnt,
+			  fpl_block_stats *bs);
+
+/* The block order's K-block: A's 1-D block size. */
+static inline size_t fpl__acc_kblock(const fpl_accum_model *m)
+{
+	return m->a_blk.size > 0 ? (size_t)m->a_blk.size : 1;
+}
 
 /* Compute the tile's outputs into res[0..nj) (dot.c). */
 void fpl__acc_tile_run(fpl__acc_tile *T, double *res);

@@ -253,8 +253,8 @@ expect_fail "a sweep of block formats" 2 "sweep over block formats is not implem
 expect_fail "--flags" 2 "--flags: a block format" fplab round -f mxfp4 --flags s.txt
 expect_fail "calc takes none yet" 2 "-f mxfp4: a block-scaled format; this command does not take" \
 	fplab calc add -f mxfp4 s.txt s.txt
-expect_fail "gemm takes none yet" 2 "-f 'mxfp4': a block-scaled format; this command does not take" \
-	fplab gemm -m 2 -n 2 -k 32 --gen normal:0,1 -f mxfp4
+expect_fail "a block format is no accumulator" 2 "--acc 'mxfp4': a block-scaled format is a load format" \
+	fplab gemm -m 2 -n 2 -k 32 --gen normal:0,1 --acc mxfp4
 expect_fail "--subnormal with a block format" 2 "apply to plain formats" \
 	fplab round -f mxfp4 --subnormal 0 s.txt
 checks=$((checks + 1))
