@@ -153,6 +153,9 @@ IO_SRCS := \
 	src/hist/classify.c \
 	src/hist/suggest.c
 
+# Block-scaled formats (fplab/block.h): MX, NVFP4, per-block scaling.
+BLOCK_SRCS := $(sort $(wildcard src/block/*.c))
+
 # Accumulation models: exact accumulator, dot products, GEMM, reductions.
 ACCUM_SRCS := $(sort $(wildcard src/accum/*.c))
 
@@ -229,6 +232,7 @@ TESTS := \
 	toptim \
 	tdataset \
 	ttrain \
+	tblock \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -244,7 +248,7 @@ BENCHES := \
 	bnative \
 
 # ---------------------------------------------------------------- objects
-LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(ACCUM_SRCS) \
+LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(BLOCK_SRCS) $(ACCUM_SRCS) \
 	    $(OPTIM_SRCS) $(TRAIN_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(X86_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)

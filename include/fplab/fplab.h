@@ -12,6 +12,7 @@
 #include <fplab/error.h>
 #include <fplab/version.h>
 #include <fplab/format.h>
+#include <fplab/block.h>
 #include <fplab/state.h>
 #include <fplab/ops.h>
 #include <fplab/array.h>

@@ -200,7 +200,8 @@ FPL_API char *fpl_escape(char *buf, size_t cap, const char *s);
 FPL_API int fpl_npy_write_header(FILE *fp, fpl_dtype dtype, uint64_t n);
 
 /* The same with any shape (ndim 0..FPL_TENSOR_MAXDIM; 0 is a scalar);
- * f16 is written as '<f2', e4m3fn and e5m2 as their codes, '|u1'.  Added
+ * f16 is written as '<f2', e4m3fn and e5m2 as their codes, '|u1', and
+ * u8, u16, u32, u64 as '|u1' '<u2' '<u4' '<u8' (packed block codes).  Added
  * for the sample generator and tests. */
 FPL_API int fpl_npy_write_header_shape(FILE *fp, fpl_dtype dtype, int ndim,
 				       const uint64_t *shape);
@@ -214,7 +215,8 @@ FPL_API int fpl_npy_write_header_ex(FILE *fp, fpl_dtype dtype, int ndim,
  * (each t[i].shape's product of elements of t[i].dtype, little-endian, in
  * C order: the format has no Fortran order) must follow in that order:
  * the 8-byte length and the JSON object, data_offsets tiling the data
- * exactly, padded with spaces to a multiple of 8.  dtypes F64 F32 F16 BF16
+ * exactly, padded with spaces to a multiple of 8.  dtypes U8 U16 U32 U64
+ * (packed block codes) and F64 F32 F16 BF16
  * F8_E4M3 (e4m3fn) F8_E5M2.  Returns 0, FPL_EINVAL (another dtype, a
  * repeated name or "__metadata__"), FPL_ENOMEM or FPL_EIO.
  */

@@ -193,6 +193,14 @@ struct cli_round {
 	int has_prob;			/* -p given (needs --flip 1 or 2) */
 	int has_threads;		/* --threads given */
 	const char *rnd_arg;		/* -r as given: a mode or a comma list */
+
+	/* block-scaled formats (fplab/block.h): a command that takes them
+	 * sets block_ok before cli_round_finish; -f mxfp4 then finishes with
+	 * is_block = 1, block = the descriptor and fmt = block.elem.  Without
+	 * block_ok a block spec is a usage error naming the command's limit. */
+	int block_ok;
+	int is_block;
+	fpl_block_format block;
 };
 
 /* Defaults: fp16, ne, seed 0, sr_bits 32, no flips, one thread. */

@@ -229,8 +229,9 @@ static void free_names(void)
 const char *const *cli_format_names(size_t *n)
 {
 	char *store;
-	size_t count, i, k = 0, len = 0;
+	size_t count, bcount, i, k = 0, len = 0;
 	const fpl_format_entry *cat;
+	const fpl_block_entry *bcat;
 	char *p;
 
 	if (names_list) {
@@ -238,8 +239,11 @@ const char *const *cli_format_names(size_t *n)
 		return names_list;
 	}
 	cat = fpl_format_catalogue(&count);
+	bcat = fpl_block_catalogue(&bcount);
 	for (i = 0; i < count; i++)
 		len += strlen(cat[i].name) + strlen(cat[i].aliases ? cat[i].aliases : "") + 2;
+	for (i = 0; i < bcount; i++)
+		len += strlen(bcat[i].name) + strlen(bcat[i].aliases) + 2;
 	store = malloc(len + 32);
 	names_list = malloc((len + 4) * sizeof *names_list);
 	if (!store || !names_list) {
@@ -251,10 +255,13 @@ const char *const *cli_format_names(size_t *n)
 		return NULL;
 	}
 	p = store;
-	for (i = 0; i < count; i++) {
-		const char *a = cat[i].aliases ? cat[i].aliases : "";
+	for (i = 0; i < count + bcount; i++) {
+		/* the plain formats, then the block formats (fplab/block.h) */
+		const char *nm = i < count ? cat[i].name : bcat[i - count].name;
+		const char *a = i < count ? (cat[i].aliases ? cat[i].aliases : "")
+					  : bcat[i - count].aliases;
 
-		names_list[k++] = strcpy(p, cat[i].name);
+		names_list[k++] = strcpy(p, nm);
 		p += strlen(p) + 1;
 		while (*a) {
 			size_t w;
@@ -349,11 +356,48 @@ static int drop_infinity(fpl_format *f)
 	return fpl_format_finish(f);
 }
 
+/*
+ * -f naming a block format (fplab/block.h): the descriptor into ro->block,
+ * its element format into ro->fmt.  Only for commands that set block_ok;
+ * the switches of a plain format do not apply (the element is spelled in
+ * the spec instead).
+ */
+static int finish_block(struct cli_round *ro, const char *name)
+{
+	char err[256];
+	int rc;
+
+	if (!ro->block_ok) {
+		error("-f %s: a block-scaled format; this command does not take block formats "
+		      "yet (round does)", name);
+		return -2;
+	}
+	if (ro->has_params || ro->subnormal >= 0 || ro->saturation >= 0 || ro->infinity >= 0
+	    || ro->explim >= 0 || ro->tininess >= 0) {
+		error("-f %s: --params, --subnormal, --saturation, --infinity, --explim and "
+		      "--tininess apply to plain formats; a block format names its element "
+		      "format in its spec (block:ELEM:SCALE:...)", name);
+		return -2;
+	}
+	rc = fpl_block_parse(&ro->block, name, err, sizeof err);
+	if (rc) {
+		error("%s", err[0] ? err : fpl_strerror(rc));
+		return -2;
+	}
+	ro->is_block = 1;
+	ro->fmt = ro->block.elem;
+	return 0;
+}
+
 int cli_round_finish(struct cli_round *ro)
 {
 	const char *name = ro->format_arg ? ro->format_arg : "fp16";
 	fpl_format *f = &ro->fmt;
 	int rc;
+
+	ro->is_block = 0;
+	if (fpl_block_is_spec(name) && !(ro->format_arg && strchr(ro->format_arg, ',')))
+		return finish_block(ro, name);
 
 	if ((ro->rnd_arg && strchr(ro->rnd_arg, ',')) ||
 	    (ro->format_arg && strchr(ro->format_arg, ',') && access(ro->format_arg, F_OK))) {

@@ -12,16 +12,17 @@
 #include "cli/cli.h"
 
 static const char formats_usage[] =
-	"usage: fplab formats [--tsv|--json]\n"
+	"usage: fplab formats [--blocks] [--tsv|--json]\n"
 	"   or: fplab formats [--table] [--tsv|--json] [-f FORMAT] [--params P,EMIN,EMAX]\n"
 	"    [--subnormal 0|1|ftz] [--saturation 0|1|2] [--infinity 0|1] [--explim 0|1]\n"
 	"    [--tininess before|after] [NAME]\n";
 
-enum { OPT_TABLE = CLI_OPT_CMD };
+enum { OPT_TABLE = CLI_OPT_CMD, OPT_BLOCKS };
 
 static struct formats_opts {
 	struct cli_round ro;
 	int table;
+	int blocks;		/* --blocks: the block formats only */
 	enum cli_report report;
 } opt;
 
@@ -158,6 +159,102 @@ static int list_catalogue(void)
 	return 0;
 }
 
+/* ---------------------------------------------- block formats */
+static const char *const block_cols[] = {
+	"name", "aliases", "element_format", "scale_format", "block_shape", "scale_rule",
+	"bits_per_value", "source"
+};
+#define NBLOCK ((int)(sizeof block_cols / sizeof *block_cols))
+
+/* The shape field of a block format's general spelling ("32", "16x16"). */
+static const char *shape_of(const fpl_block_format *b, char *buf, size_t len)
+{
+	char spec[2 * FPL_BLOCK_NAME_MAX];
+	char *p, *q;
+
+	fpl_block_spec(b, spec, sizeof spec);
+	p = strchr(spec, ':');
+	p = p ? strchr(p + 1, ':') : NULL;
+	p = p ? strchr(p + 1, ':') : NULL;	/* block:ELEM:SCALE:^SHAPE:RULE */
+	q = p ? strchr(p + 1, ':') : NULL;
+	if (q)
+		*q = 0;
+	snprintf(buf, len, "%s", p ? p + 1 : "?");
+	return buf;
+}
+
+/* The row of one block format; en NULL for one given by its spelling. */
+static void block_row(struct cli_table *t, const fpl_block_format *b, const fpl_block_entry *en)
+{
+	char sh[64], rule[32];
+
+	snprintf(rule, sizeof rule, "%s%s%s", fpl_block_rule_name(b->rule),
+		 b->tensor_scale ? "+ts" : "", b->quot == FPL_BQUOT_FP32 ? "+q32" : "");
+	cli_table_str(t, b->name);
+	cli_table_str(t, en ? en->aliases : "");
+	cli_table_str(t, b->elem.name);
+	cli_table_str(t, b->scale.name);
+	cli_table_str(t, shape_of(b, sh, sizeof sh));
+	cli_table_str(t, rule);
+	if (fpl_block_bits(b, NULL, 0) > 0)
+		cli_table_num(t, fpl_block_bits(b, NULL, 0));
+	else
+		cli_table_none(t);	/* row, col, tensor: depends on the tensor */
+	cli_table_str(t, en ? en->source : "");
+}
+
+static int list_blocks(void)
+{
+	struct cli_table t;
+	size_t n, i;
+	const fpl_block_entry *cat = fpl_block_catalogue(&n);
+
+	cli_table_begin(&t, stdout, opt.report, block_cols, NBLOCK);
+	for (i = 0; i < n; i++) {
+		fpl_block_format b;
+
+		if (fpl_block_parse(&b, cat[i].name, NULL, 0))
+			return error("catalogue block format '%s' does not resolve", cat[i].name);
+		block_row(&t, &b, &cat[i]);
+	}
+	cli_table_end(&t);
+	if (opt.report == CLI_REPORT_TEXT)
+		printf("bits_per_value counts the block scales (nvfp4: plus 32 bits per tensor); "
+		       "see fplab-formats(5)\n");
+	return 0;
+}
+
+static void block_details(const fpl_block_format *b)
+{
+	const fpl_block_entry *en = NULL;
+	char spec[2 * FPL_BLOCK_NAME_MAX];
+	size_t n, i;
+	const fpl_block_entry *cat = fpl_block_catalogue(&n);
+	struct cli_table t;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(cat[i].name, b->name))
+			en = &cat[i];
+	if (opt.report != CLI_REPORT_TEXT) {
+		cli_table_begin(&t, stdout, opt.report, block_cols, NBLOCK);
+		block_row(&t, b, en);
+		cli_table_end(&t);
+		return;
+	}
+	fpl_block_spec(b, spec, sizeof spec);
+	printf("%-14s %s\n%-14s %s\n", "name", b->name, "spelling", spec);
+	printf("%-14s %s%s\n%-14s %s\n", "element", b->elem.name,
+	       b->elem_int ? " (MXINT8: int8 k, value k * 2^-6)" : "", "scale", b->scale.name);
+	printf("%-14s %s\n", "rule", fpl_block_rule_name(b->rule));
+	printf("%-14s %s\n", "tensor_scale", b->tensor_scale ? "fp32 per tensor" : "none");
+	printf("%-14s %s\n", "quotient",
+	       b->quot == FPL_BQUOT_FP32 ? "binary32 first (q32)" : "exact, rounded once");
+	if (fpl_block_bits(b, NULL, 0) > 0)
+		printf("%-14s %g\n", "bits_per_value", fpl_block_bits(b, NULL, 0));
+	if (en)
+		printf("%-14s %s\n", "source", en->source);
+}
+
 static const char *const detail_cols[] = {
 	"name", "aliases", "e", "m", "p", "bias", "nbits", "emin", "emax", "subnormal_mode",
 	"daz", "specials", "overflow_result", "tininess", "nan_rule", "explim", "max", "min_normal",
@@ -273,12 +370,16 @@ int cmd_formats(int argc, char **argv)
 		CLI_ROUND_LONGOPTS,
 		CLI_REPORT_LONGOPTS,
 		{ "table", no_argument, NULL, OPT_TABLE },
+		{ "blocks", no_argument, NULL, OPT_BLOCKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, rc, any_format_opt = 0;
 
+	memset(&opt, 0, sizeof opt);
+	optind = 0;
 	cli_round_init(&opt.ro);
+	opt.ro.block_ok = 1;
 	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "h", longopts, NULL)) != -1) {
 		rc = cli_round_option(&opt.ro, c, optarg);
 		if (rc < 0)
@@ -295,6 +396,9 @@ int cmd_formats(int argc, char **argv)
 		case OPT_TABLE:
 			opt.table = 1;
 			break;
+		case OPT_BLOCKS:
+			opt.blocks = 1;
+			break;
 		default:
 			return usage_error(formats_usage, NULL);
 		}
@@ -307,13 +411,36 @@ int cmd_formats(int argc, char **argv)
 		opt.ro.format_arg = argv[optind];
 		any_format_opt = 1;
 	}
-	if (!any_format_opt && !opt.table)
-		return list_catalogue() ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if (opt.blocks && (any_format_opt || opt.table))
+		return usage_error(formats_usage, "--blocks lists the block formats; it takes no "
+				   "format");
+	if (opt.blocks)
+		return list_blocks() ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if (!any_format_opt && !opt.table) {
+		/* text: the plain formats, then the block formats; a
+		 * machine-readable report is one table: --blocks for the others */
+		if (list_catalogue())
+			return CLI_EXIT_FAIL;
+		if (opt.report == CLI_REPORT_TEXT) {
+			printf("\nblock formats (fplab formats --blocks):\n");
+			if (list_blocks())
+				return CLI_EXIT_FAIL;
+		}
+		return CLI_EXIT_OK;
+	}
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(formats_usage, NULL);
 	if (rc)
 		return CLI_EXIT_FAIL;
+	if (opt.ro.is_block && opt.table)
+		return usage_error(formats_usage, "--table: '%s' is a block format; list its "
+				   "element format's codes with --table -f %s", opt.ro.block.name,
+				   opt.ro.block.elem_int ? "e1m6" : opt.ro.block.elem.name);
+	if (opt.ro.is_block) {
+		block_details(&opt.ro.block);
+		return CLI_EXIT_OK;
+	}
 	if (opt.table)
 		return code_table(&opt.ro.fmt);
 	details(&opt.ro.fmt);

@@ -229,6 +229,11 @@ static fpl_dtype out_dtype_for(const fpl_tensor_info *ti)
 {
 	if (opt.out_dtype == FPL_DT_UNKNOWN && ti && fpl_dtype_is_int(ti->dtype))
 		return FPL_DT_F64;
+	/* a block format's values are products (element x scale x tensor
+	 * scale: NVFP4's need up to 30 bits) that the input's dtype may not
+	 * hold: binary64 unless --out-dtype says otherwise */
+	if (opt.out_dtype == FPL_DT_UNKNOWN && ti && grid.n && grid.ro[0].is_block)
+		return FPL_DT_F64;
 	return opt.out_dtype;
 }
 
@@ -306,6 +311,578 @@ static uint64_t known_count(int nfiles, char **files)
 	if (stat(files[0], &sb) || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size % w)
 		return UINT64_MAX;
 	return (uint64_t)sb.st_size / w;
+}
+
+/* ------------------------------------------------- block formats */
+/*
+ * A block format (fplab/block.h) scales each block by its own amax, so it
+ * rounds whole tensors: each tensor of a tensor file with its shape, and
+ * the values of a text or raw input as one 1-D tensor.  The tensor is
+ * held in memory (not streamed in chunks as a plain format is); element j
+ * of the run still takes draw j.  A decimal of text that binary64 cannot
+ * hold is read as its nearest binary64.
+ */
+static fpl_block_stats bstats;
+static uint64_t btensors;
+static uint64_t flat_inputs;	/* text and raw inputs packed so far (arr_N) */
+static const char *packing;	/* --out-dtype naming a block format (packed output) */
+static int packed_tensor(struct job *jb, const char *name, const double *x, size_t n,
+			 const size_t *dims, int nd);	/* tensors rounded (one tensor scale each with ts) */
+
+static int block_tensor(struct job *jb, double *y, const double *x, size_t n,
+			const size_t *dims, int nd)
+{
+	int rc = fpl_block_round(&jb->ro.block, y, x, dims, nd, jb->ro.rnd, &jb->ro.st, &bstats);
+
+	if (rc)
+		return error("block rounding failed: %s", fpl_strerror(rc));
+	btensors++;
+	if (opt.stats)
+		note_errors(jb, x, y, n, NULL);
+	else
+		jb->es.n += n;
+	return 0;
+}
+
+/* Room for n values in *x and *y. */
+static int block_room(double **x, double **y, size_t *cap, size_t n)
+{
+	double *a, *b;
+
+	if (n <= *cap)
+		return 0;
+	if (n > SIZE_MAX / 16)
+		return error("input too large to hold in memory");
+	a = realloc(*x, n * sizeof *a);
+	if (a)
+		*x = a;
+	b = a ? realloc(*y, n * sizeof *b) : NULL;
+	if (b)
+		*y = b;
+	if (!a || !b)
+		return error("out of memory");
+	*cap = n;
+	return 0;
+}
+
+/* One tensor of a tensor file, whose first value is `first`. */
+static int block_one(struct cli_reader *r, struct cli_writer *w, double first, double **x,
+		     double **y, size_t *cap)
+{
+	const fpl_tensor_info *ti = r->info;
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 1, got;
+	int i, nd = ti->ndim ? ti->ndim : 1;
+
+	if (ti->ndim > FPL_BLOCK_MAX_DIMS)
+		return error("'%s': tensor '%s' has %d axes; block formats take at most %d",
+			     r->name, ti->name, ti->ndim, FPL_BLOCK_MAX_DIMS);
+	if (ti->fortran_order && ti->ndim > 1)
+		return error("'%s': tensor '%s' is in Fortran order: block formats on Fortran-order "
+			     "tensors are not implemented", r->name, ti->name);
+	dims[0] = 1;
+	for (i = 0; i < ti->ndim; i++)
+		dims[i] = (size_t)ti->shape[i];
+	if (ti->count > SIZE_MAX / 16 || block_room(x, y, cap, (size_t)ti->count))
+		return ti->count > SIZE_MAX / 16 ? error("tensor too large") : -1;
+	(*x)[0] = first;
+	while (n < ti->count) {
+		if (cli_reader_read(r, *x + n, (size_t)ti->count - n, &got))
+			return -1;
+		if (!got)
+			return error("'%s': truncated tensor", r->name);
+		n += got;
+	}
+	if (packing)
+		return packed_tensor(&jobs[0], ti->name, *x, n, dims, nd);
+	if (block_tensor(&jobs[0], *y, *x, n, dims, nd))
+		return -1;
+	return w ? cli_writer_put(w, *y, n) : 0;
+}
+
+/* Every tensor of a file (or its values as one 1-D tensor), to w or
+ * (w NULL) to the statistics only. */
+static int round_block_file(const char *path, struct cli_writer *w)
+{
+	struct cli_reader r;
+	double *x = NULL, *y = NULL, first;
+	size_t cap = 0, n = 0, got;
+	int rc = 0;
+
+	if (cli_reader_open(&r, path, opt.in, &jobs[0].ro.fmt, opt.dtype))
+		return -1;
+	if (w && cli_writer_tensor(w, r.info, out_dtype_for(r.info))) {
+		cli_reader_release(&r);
+		return -1;
+	}
+	if (w) {
+		r.on_tensor = writer_tensor;
+		r.on_tensor_ctx = w;
+	}
+	if (!r.info) {		/* text or raw: one 1-D tensor */
+		while (!(rc = block_room(&x, &y, &cap, n + CHUNK))
+		       && !(rc = cli_reader_read(&r, x + n, CHUNK, &got)) && got)
+			n += got;
+		if (!rc && n && packing) {
+			char name[32];
+
+			snprintf(name, sizeof name, "arr_%llu", (unsigned long long)flat_inputs++);
+			rc = packed_tensor(&jobs[0], name, x, n, &n, 1);
+		} else if (!rc && n) {
+			rc = block_tensor(&jobs[0], y, x, n, &n, 1);
+		}
+		if (!rc && n && w)
+			rc = cli_writer_put(w, y, n);
+	} else {
+		while (!(rc = cli_reader_read(&r, &first, 1, &got)) && got)
+			if ((rc = block_one(&r, w, first, &x, &y, &cap)))
+				break;
+	}
+	cli_reader_release(&r);
+	free(x);
+	free(y);
+	return rc;
+}
+
+/* ------------------------------------------- packed block output */
+/*
+ * --out-dtype BLOCK (the block format of -f): instead of values, per input
+ * tensor NAME the tensors NAME.codes (element codes, packed as
+ * fpl_block_pack does: fp4 two per byte, low nibble first), NAME.scales
+ * (scale codes, one per block, shaped as fpl_block_layout says) and, with
+ * a tensor scale, NAME.tensor_scale (float32, shape (1,)); numpy reads
+ * them as uint8 (or the unsigned type of the code's width).  A text or
+ * raw input is named arr_0, arr_1, ... by file.  The tensors are held
+ * until the end and written at once (.safetensors needs its header
+ * first).
+ */
+struct ptensor {
+	fpl_tensor_info info;
+	void *data;
+	size_t bytes;
+};
+static struct ptensor *ptens;
+static size_t nptens, ptcap;
+
+static void ptensors_release(void)
+{
+	size_t i;
+
+	for (i = 0; i < nptens; i++)
+		free(ptens[i].data);
+	free(ptens);
+	ptens = NULL;
+	nptens = ptcap = 0;
+}
+
+static fpl_dtype udtype(int bytes)
+{
+	return bytes == 1 ? FPL_DT_U8 : bytes == 2 ? FPL_DT_U16 : bytes == 4 ? FPL_DT_U32 : FPL_DT_U64;
+}
+
+/* Take `data` (freed on failure too) as tensor NAME.SUFFIX. */
+static int ptensor_add(const char *name, const char *suffix, fpl_dtype dt, int nd,
+		       const size_t *dims, void *data, size_t bytes)
+{
+	struct ptensor *p;
+	int i;
+
+	if (nptens == ptcap) {
+		size_t cap = ptcap ? 2 * ptcap : 8;
+		struct ptensor *np = realloc(ptens, cap * sizeof *np);
+
+		if (!np) {
+			free(data);
+			return error("out of memory");
+		}
+		ptens = np;
+		ptcap = cap;
+	}
+	p = &ptens[nptens];
+	memset(p, 0, sizeof *p);
+	if ((size_t)snprintf(p->info.name, sizeof p->info.name, "%s.%s", name, suffix)
+	    >= sizeof p->info.name) {
+		free(data);
+		return error("tensor name '%s' too long for its packed parts", name);
+	}
+	p->info.dtype = dt;
+	p->info.ndim = nd;
+	p->info.count = 1;
+	for (i = 0; i < nd; i++) {
+		p->info.shape[i] = dims[i];
+		p->info.count *= dims[i];
+	}
+	p->data = data;
+	p->bytes = bytes;
+	nptens++;
+	return 0;
+}
+
+/* Pack `codes` of nbits bits, shaped dims, as NAME.SUFFIX. */
+static int ptensor_codes(const char *name, const char *suffix, const uint64_t *codes, int nbits,
+			 const size_t *dims, int nd)
+{
+	size_t pd[FPL_BLOCK_MAX_DIMS], bytes = 1;
+	int per, w = fpl_block_code_bytes(nbits, &per), i;
+	void *buf;
+
+	for (i = 0; i < nd; i++)
+		pd[i] = dims[i];
+	pd[nd - 1] = per == 2 ? (dims[nd - 1] + 1) / 2 : dims[nd - 1];
+	for (i = 0; i < nd; i++)
+		bytes *= pd[i];
+	bytes *= (size_t)w;
+	buf = malloc(bytes + 1);
+	if (!buf)
+		return error("out of memory");
+	if (bytes && fpl_block_pack(buf, codes, nbits, dims, nd) != bytes) {
+		free(buf);
+		return error("packing the codes of '%s' failed", name);
+	}
+	return ptensor_add(name, suffix, udtype(w), nd, pd, buf, bytes);
+}
+
+/* Quantize one tensor into its packed parts (and the statistics of its
+ * dequantized values, the same bits as -o FILE.npy writes). */
+static int packed_tensor(struct job *jb, const char *name, const double *x, size_t n,
+			 const size_t *dims, int nd)
+{
+	const fpl_block_format *b = &jb->ro.block;
+	size_t nb, sd[FPL_BLOCK_MAX_DIMS];
+	int snd, rc;
+	uint64_t *codes = malloc(n * sizeof *codes + 8), *sc = NULL;
+	double *y = malloc(n * sizeof *y + 8), ts = 1;
+
+	rc = fpl_block_layout(b, dims, nd, &nb, sd, &snd);
+	if (!rc && codes && y)
+		sc = malloc(nb * sizeof *sc + 8);
+	if (rc || !codes || !y || !sc) {
+		rc = rc ? error("'%s': cannot block this shape", name) : error("out of memory");
+	} else if ((rc = fpl_block_quantize(b, codes, sc, &ts, x, dims, nd, jb->ro.rnd, &jb->ro.st,
+					    &bstats))
+		   || (rc = fpl_block_dequantize(b, y, codes, sc, ts, dims, nd))) {
+		rc = error("block quantization failed: %s", fpl_strerror(rc));
+	} else {
+		btensors++;
+		if (opt.stats)
+			note_errors(jb, x, y, n, NULL);
+		else
+			jb->es.n += n;
+		rc = ptensor_codes(name, "codes", codes, b->elem.nbits, dims, nd);
+		if (!rc)
+			rc = ptensor_codes(name, "scales", sc, b->scale.nbits, sd, snd);
+		if (!rc && b->tensor_scale) {
+			float *t = malloc(sizeof *t);
+			size_t one = 1;
+
+			if (!t)
+				rc = error("out of memory");
+			else {
+				*t = (float)ts;	/* s is a binary32 value */
+				rc = ptensor_add(name, "tensor_scale", FPL_DT_F32, 1, &one, t, sizeof *t);
+			}
+		}
+	}
+	free(codes);
+	free(sc);
+	free(y);
+	return rc;
+}
+
+/* Write the packed tensors to -o (.safetensors or .npz), atomically. */
+static int write_packed(void)
+{
+	struct cli_output o;
+	fpl_tensor_info *infos;
+	size_t i;
+	int rc = 0;
+
+	if (cli_output_open(&o, opt.output))
+		return -1;
+	if (opt.out == CLI_OUT_SAFETENSORS) {
+		infos = malloc((nptens + 1) * sizeof *infos);
+		if (!infos)
+			return cli_output_close(&o, 0), error("out of memory");
+		for (i = 0; i < nptens; i++)
+			infos[i] = ptens[i].info;
+		rc = fpl_safetensors_write_header(o.fp, nptens, infos);
+		free(infos);
+		if (rc)
+			rc = error("'%s': %s (a tensor name repeated across inputs?)", opt.output,
+				   fpl_strerror(rc));
+		for (i = 0; !rc && i < nptens; i++)
+			if (fwrite(ptens[i].data, 1, ptens[i].bytes, o.fp) != ptens[i].bytes)
+				rc = cli_output_error(&o);
+	} else {
+		fpl_zip_writer *z = NULL;
+
+		rc = fpl_zip_writer_open(&z, o.fp) ? error("out of memory") : 0;
+		for (i = 0; !rc && i < nptens; i++) {
+			char member[FPL_TENSOR_NAME_MAX + 8], *hb = NULL;
+			size_t hl = 0;
+			FILE *m = open_memstream(&hb, &hl);
+
+			snprintf(member, sizeof member, "%s.npy", ptens[i].info.name);
+			if (!m || fpl_npy_write_header_shape(m, ptens[i].info.dtype, ptens[i].info.ndim,
+							     ptens[i].info.shape)
+			    || fclose(m) || fpl_zip_member_begin(z, member)
+			    || fpl_zip_member_write(z, hb, hl)
+			    || fpl_zip_member_write(z, ptens[i].data, ptens[i].bytes)
+			    || fpl_zip_member_end(z))
+				rc = error("'%s': cannot write member '%s'", opt.output, member);
+			free(hb);
+		}
+		if (z && fpl_zip_writer_close(z, !rc) && !rc)
+			rc = cli_output_error(&o);
+	}
+	return cli_output_close(&o, !rc) || rc ? -1 : 0;
+}
+
+/* --------------------------------------------- packed block input */
+/*
+ * A tensor file holding NAME.codes beside NAME.scales (what --out-dtype
+ * BLOCK writes) is read back under -f BLOCK: each pair is decoded to the
+ * dequantized values (fpl_block_dequantize), written as tensor NAME; no
+ * rounding happens.  fp4 codes come two per byte, so a row reads back with
+ * an even length (2 x its bytes).  In an .npz the codes must be one byte
+ * wide ('|u1', read as uint8).
+ */
+static int is_suffixed(const char *name, const char *suffix, size_t *base)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	*base = n > k ? n - k : 0;
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
+/* Tensor `name` of tf, whole, as binary64 (NULL after a message). */
+static double *read_named(fpl_tensor_file *tf, const char *path, const char *name, size_t *n)
+{
+	long i = fpl_tensor_find(tf, name);
+	fpl_tensor_stream *ts = NULL;
+	char err[1024] = "";
+	double *v;
+	size_t got, k = 0;
+
+	if (i < 0) {
+		error("'%s': packed codes without tensor '%s'", path, name);
+		return NULL;
+	}
+	*n = (size_t)fpl_tensor_get(tf, (size_t)i)->count;
+	v = malloc(*n * sizeof *v + 8);
+	if (!v || fpl_tensor_stream_open(&ts, tf, (size_t)i, err, sizeof err)) {
+		free(v);
+		error("%s", err[0] ? err : "out of memory");
+		return NULL;
+	}
+	while (k < *n && !fpl_tensor_stream_read(ts, v + k, *n - k, &got, err, sizeof err) && got)
+		k += got;
+	fpl_tensor_stream_close(ts);
+	if (k < *n) {
+		free(v);
+		error("%s", err[0] ? err : "truncated tensor");
+		return NULL;
+	}
+	return v;
+}
+
+/* Values (non-negative integers below 2^nbits) into codes. */
+static int to_codes(uint64_t *c, const double *v, size_t n, int nbits, const char *path,
+		    const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!(v[i] >= 0 && v[i] < ldexp(1.0, nbits) && v[i] == floor(v[i])))
+			return error("'%s': %s holds %g, not a code of %d bits", path, name, v[i],
+				     nbits);
+		c[i] = (uint64_t)v[i];
+	}
+	return 0;
+}
+
+/* Decode the pair NAME.codes / NAME.scales (codes tensor ci). */
+static int unpack_one(fpl_tensor_file *tf, const char *path, const fpl_tensor_info *ci,
+		      size_t base, struct cli_writer *w)
+{
+	const fpl_block_format *b = &jobs[0].ro.block;
+	fpl_tensor_info info = *ci;
+	char nm[FPL_TENSOR_NAME_MAX + 16];
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 1, nv = 0, ns = 0, nb, nt, i;
+	int per, nd = ci->ndim ? ci->ndim : 1, rc = -1;
+	double *v = NULL, *sv = NULL, *y = NULL, ts = 1;
+	uint64_t *codes = NULL, *sc = NULL, *bytes = NULL;
+	unsigned char *pk = NULL;
+
+	fpl_block_code_bytes(b->elem.nbits, &per);
+	info.name[base] = 0;
+	info.dtype = FPL_DT_F64;
+	info.fortran_order = 0;
+	if (ci->ndim > FPL_BLOCK_MAX_DIMS || ci->fortran_order)
+		return error("'%s': %s: not a packed code tensor (too many axes or Fortran "
+			     "order)", path, ci->name);
+	dims[0] = 1;
+	for (i = 0; i < (size_t)ci->ndim; i++)
+		dims[i] = (size_t)ci->shape[i];
+	dims[nd - 1] *= (size_t)per;	/* fp4: two codes per byte */
+	for (i = 0; i < (size_t)nd; i++)
+		n *= dims[i];
+	info.ndim = nd;
+	info.count = n;
+	for (i = 0; i < (size_t)nd; i++)
+		info.shape[i] = dims[i];
+	snprintf(nm, sizeof nm, "%s.scales", info.name);
+	if (fpl_block_layout(b, dims, nd, &nb, NULL, NULL))
+		return error("'%s': %s: shape does not fit block format %s", path, ci->name, b->name);
+	v = read_named(tf, path, ci->name, &nv);
+	sv = v ? read_named(tf, path, nm, &ns) : NULL;
+	codes = malloc(n * sizeof *codes + 8);
+	bytes = malloc(nv * sizeof *bytes + 8);
+	sc = malloc(ns * sizeof *sc + 8);
+	pk = malloc(nv + 8);
+	y = malloc(n * sizeof *y + 8);
+	if (!v || !sv)
+		goto out;	/* message printed */
+	if (!codes || !bytes || !sc || !pk || !y) {
+		error("out of memory");
+		goto out;
+	}
+	if (ns != nb) {
+		error("'%s': %s holds %zu scale codes; the blocks of %s under %s need %zu", path, nm,
+		      ns, ci->name, b->name, nb);
+		goto out;
+	}
+	if (per == 2) {	/* bytes of two nibbles each */
+		if (to_codes(bytes, v, nv, 8, path, ci->name))
+			goto out;
+		for (i = 0; i < nv; i++)
+			pk[i] = (unsigned char)bytes[i];
+		if (fpl_block_unpack(codes, pk, nv, b->elem.nbits, dims, nd))
+			goto out_bad;
+	} else if (to_codes(codes, v, n, b->elem.nbits, path, ci->name)) {
+		goto out;
+	}
+	if (to_codes(sc, sv, ns, b->scale.nbits, path, nm))
+		goto out;
+	if (b->tensor_scale) {
+		double *t;
+
+		snprintf(nm, sizeof nm, "%s.tensor_scale", info.name);
+		t = read_named(tf, path, nm, &nt);
+		if (!t || nt != 1) {
+			if (t)
+				error("'%s': %s holds %zu values, not 1", path, nm, nt);
+			free(t);
+			goto out;
+		}
+		ts = t[0];
+		free(t);
+	}
+	if (fpl_block_dequantize(b, y, codes, sc, ts, dims, nd))
+		goto out_bad;
+	jobs[0].es.n += n;
+	rc = w ? (cli_writer_tensor(w, &info, out_dtype_for(&info)) || cli_writer_put(w, y, n)
+		  ? -1 : 0)
+	       : 0;
+	goto out;
+out_bad:
+	error("'%s': %s does not hold codes of %s", path, ci->name, b->name);
+out:
+	free(v);
+	free(sv);
+	free(codes);
+	free(bytes);
+	free(sc);
+	free(pk);
+	free(y);
+	return rc;
+}
+
+/* Decode every pair of a packed file; 1 when the file is not packed. */
+static int unpack_file(const char *path, struct cli_writer *w)
+{
+	fpl_tensor_opts o;
+	fpl_tensor_file *tf = NULL;
+	char err[1024] = "", nm[FPL_TENSOR_NAME_MAX + 16];
+	size_t i, base, n = strlen(path), pairs = 0;
+	int rc = 0;
+
+	if (!strcmp(path, "-") || !cli_is_tensor_file(path))
+		return 1;
+	memset(&o, 0, sizeof o);
+	if (n > 4 && !strcmp(path + n - 4, ".npz"))
+		o.dtype = FPL_DT_U8;	/* '|u1' members: codes, read as uint8 */
+	if (fpl_tensor_open(&tf, path, &o, err, sizeof err))
+		return 1;	/* not readable so: the plain path says why */
+	for (i = 0; i < fpl_tensor_count(tf); i++) {
+		const char *name = fpl_tensor_get(tf, i)->name;
+
+		snprintf(nm, sizeof nm, "%s", name);
+		if (is_suffixed(name, ".codes", &base)) {
+			snprintf(nm + base, sizeof nm - base, ".scales");
+			pairs += fpl_tensor_find(tf, nm) >= 0;
+		}
+	}
+	for (i = 0; pairs && !rc && i < fpl_tensor_count(tf); i++) {
+		const fpl_tensor_info *ci = fpl_tensor_get(tf, i);
+
+		if (is_suffixed(ci->name, ".codes", &base))
+			rc = unpack_one(tf, path, ci, base, w);
+	}
+	fpl_tensor_close(tf);
+	return pairs ? rc : 1;
+}
+
+/* A file under a block format: packed pairs decoded, anything else
+ * quantized. */
+static int block_input(const char *path, struct cli_writer *w)
+{
+	int rc = packing ? 1 : unpack_file(path, w);
+
+	return rc == 1 ? round_block_file(path, w) : rc;
+}
+
+/* What a block format does not do in round (usage error printed). */
+static int block_limits(void)
+{
+	size_t j;
+
+	for (j = 0; j < grid.n; j++)
+		if (grid.ro[j].is_block && grid.n > 1)
+			return usage_error(round_usage, "-f %s: a sweep over block formats is not "
+					   "implemented; round one block format at a time",
+					   grid.ro[j].block.name);
+	if (packing && (grid.n != 1 || !grid.ro[0].is_block))
+		return usage_error(round_usage, "--out-dtype %s: packed output needs -f naming "
+				   "that block format (one)", packing);
+	if (packing) {
+		fpl_block_format pb;
+		char a[2 * FPL_BLOCK_NAME_MAX], c[2 * FPL_BLOCK_NAME_MAX], err[256];
+
+		if (fpl_block_parse(&pb, packing, err, sizeof err))
+			return usage_error(round_usage, "--out-dtype: %s", err);
+		fpl_block_spec(&pb, a, sizeof a);
+		fpl_block_spec(&grid.ro[0].block, c, sizeof c);
+		if (strcmp(a, c))
+			return usage_error(round_usage, "--out-dtype %s: packed codes are those of "
+					   "-f; give the same block format (got -f %s)", packing,
+					   grid.ro[0].block.name);
+		if (opt.out != CLI_OUT_SAFETENSORS && opt.out != CLI_OUT_NPZ)
+			return usage_error(round_usage, "--out-dtype %s: packed codes and scales are "
+					   "a pair of tensors: -o FILE.safetensors or FILE.npz",
+					   packing);
+	}
+	if (!grid.n || !grid.ro[0].is_block)
+		return 0;
+	if (opt.flags)
+		return usage_error(round_usage, "--flags: a block format's results are reported "
+				   "per run (--stats), not per value");
+	if (opt.backend != CLI_BACKEND_EMU)
+		return usage_error(round_usage, "--backend: block formats have no native kernel");
+	if (opt.out == CLI_OUT_BITS)
+		return usage_error(round_usage, "--out bits: a block format's value is an element "
+				   "code times its block's scale, not one code; packed output "
+				   "(--out-dtype %s) is not implemented", grid.ro[0].block.name);
+	return 0;
 }
 
 /* --------------------------------------------------------- the sweep */
@@ -407,6 +984,27 @@ static int sweep(char **files, int nfiles, int nthreads)
 /* ---------------------------------------------------------- the report */
 static const char *const id_cols[] = { "format", "mode", "n" };
 #define NCOLS (3 + CLI_ERRSTATS_NCOLS + 1)
+/* with a block format, its events after the others */
+static const char *const block_cols[] = { "bits_per_value", "blocks", "amax_saturated",
+					  "scale_clamped", "nan_blocks", "zero_blocks" };
+#define NBLOCK_COLS 6
+
+static const char *job_name(const struct job *jb)
+{
+	return jb->ro.is_block ? jb->ro.block.name : jb->ro.fmt.name;
+}
+
+/* bits per value of the run: scales over the elements rounded */
+static double block_bits(const struct job *jb)
+{
+	const fpl_block_format *b = &jb->ro.block;
+
+	if (!bstats.elements)
+		return fpl_block_bits(b, NULL, 0);
+	return b->elem.nbits + ((double)bstats.blocks * b->scale.nbits
+				+ (b->tensor_scale ? 32.0 * (double)btensors : 0.0))
+				   / (double)bstats.elements;
+}
 
 /* The human summary of one job on stderr (values on stdout). */
 static void print_summary(const struct job *jb)
@@ -418,7 +1016,7 @@ static void print_summary(const struct job *jb)
 
 	cli_errstats_values(&jb->es, jb->ro.st.count, ev, err);
 	fprintf(stderr, "round: %llu values to %s, mode %s\n", (unsigned long long)jb->es.n,
-		jb->ro.fmt.name, fpl_rnd_name(jb->ro.rnd));
+		job_name(jb), fpl_rnd_name(jb->ro.rnd));
 	for (i = 0; i < CLI_ERRSTATS_NEVENTS; i++)
 		fprintf(stderr, "  %-14s %llu\n", cli_errstats_cols[i], (unsigned long long)ev[i]);
 	for (i = 0; i < CLI_ERRSTATS_NERRORS; i++) {
@@ -428,15 +1026,26 @@ static void print_summary(const struct job *jb)
 			fprintf(stderr, " (at %s)", cli_shortest(b, jb->es.worst));
 		fputc('\n', stderr);
 	}
+	if (jb->ro.is_block) {
+		const uint64_t bv[NBLOCK_COLS - 1] = { bstats.blocks, bstats.amax_saturated,
+						       bstats.scale_range, bstats.nan_blocks,
+						       bstats.zero_blocks };
+
+		fprintf(stderr, "  %-14s %s\n", block_cols[0], cli_shortest(a, block_bits(jb)));
+		for (i = 1; i < NBLOCK_COLS; i++)
+			fprintf(stderr, "  %-14s %llu\n", block_cols[i],
+				(unsigned long long)bv[i - 1]);
+	}
 }
 
 /* One row per job: on stdout, or the text summary on stderr when values
  * went to stdout. */
 static void print_report(int values_on_stdout)
 {
-	const char *cols[NCOLS];
+	const char *cols[NCOLS + NBLOCK_COLS];
 	struct cli_table t;
 	size_t j;
+	int blk = jobs[0].ro.is_block;
 
 	if (opt.report == CLI_REPORT_TEXT && values_on_stdout) {
 		print_summary(&jobs[0]);
@@ -445,9 +1054,10 @@ static void print_report(int values_on_stdout)
 	memcpy(cols, id_cols, sizeof id_cols);
 	memcpy(cols + 3, cli_errstats_cols, sizeof cli_errstats_cols);
 	cols[NCOLS - 1] = "worst_input";
-	cli_table_begin(&t, stdout, opt.report, cols, NCOLS);
+	memcpy(cols + NCOLS, block_cols, sizeof block_cols);
+	cli_table_begin(&t, stdout, opt.report, cols, NCOLS + (blk ? NBLOCK_COLS : 0));
 	for (j = 0; j < grid.n; j++) {
-		cli_table_str(&t, jobs[j].ro.fmt.name);
+		cli_table_str(&t, job_name(&jobs[j]));
 		cli_table_str(&t, fpl_rnd_name(jobs[j].ro.rnd));
 		cli_table_int(&t, (long long)jobs[j].es.n);
 		cli_errstats_cells(&t, &jobs[j].es, jobs[j].ro.st.count);
@@ -455,6 +1065,14 @@ static void print_report(int values_on_stdout)
 			cli_table_num(&t, jobs[j].es.worst);
 		else
 			cli_table_none(&t);
+		if (blk) {
+			cli_table_num(&t, block_bits(&jobs[j]));
+			cli_table_int(&t, (long long)bstats.blocks);
+			cli_table_int(&t, (long long)bstats.amax_saturated);
+			cli_table_int(&t, (long long)bstats.scale_range);
+			cli_table_int(&t, (long long)bstats.nan_blocks);
+			cli_table_int(&t, (long long)bstats.zero_blocks);
+		}
 	}
 	cli_table_end(&t);
 }
@@ -483,6 +1101,10 @@ static int parse_args(int argc, char **argv)
 	optind = 0;
 
 	cli_round_init(&opt.ro);
+	opt.ro.block_ok = 1;
+	fpl_block_stats_init(&bstats);
+	btensors = flat_inputs = 0;
+	packing = NULL;
 	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
 		rc = cli_round_option(&opt.ro, c, optarg);
 		if (rc < 0)
@@ -516,6 +1138,10 @@ static int parse_args(int argc, char **argv)
 			opt.out_set = 1;
 			break;
 		case OPT_OUT_DTYPE:
+			if (fpl_block_is_spec(optarg)) {
+				packing = optarg;	/* checked against -f below */
+				break;
+			}
 			if (cli_dtype_parse(optarg, &opt.out_dtype))
 				return usage_error(round_usage, NULL);
 			break;
@@ -541,6 +1167,8 @@ static int parse_args(int argc, char **argv)
 				   "they hold");
 	if (!opt.out_set)
 		opt.out = cli_out_from_path(opt.output, opt.out);
+	if (packing && !opt.ro.format_arg)
+		opt.ro.format_arg = packing;	/* --out-dtype mxfp4 alone: -f mxfp4 */
 	if (opt.out_dtype != FPL_DT_UNKNOWN && opt.out < CLI_OUT_NPY)
 		return usage_error(round_usage, "--out-dtype applies to --out npy, npz and "
 				   "safetensors only");
@@ -550,6 +1178,10 @@ static int parse_args(int argc, char **argv)
 	rc = cli_round_grid(&opt.ro, &grid);
 	if (rc == -2)
 		return usage_error(round_usage, NULL);
+	if (!rc && block_limits()) {
+		cli_grid_release(&grid);
+		return CLI_EXIT_USAGE;
+	}
 	return rc ? CLI_EXIT_FAIL : 0;
 }
 
@@ -622,15 +1254,21 @@ static int write_values(char **files, int nfiles)
 	flagbuf = calloc(CHUNK, sizeof *flagbuf);
 	if (!x || !y || !flagbuf)
 		rc = error("out of memory");
-	else if (cli_writer_open(&w, opt.output, opt.out, &jobs[0].ro.fmt,
-				 known_count(nfiles, files)))
+	else if (packing) {	/* the pairs of tensors, written at the end */
+		for (i = 0; i < nfiles && !rc; i++)
+			rc = round_block_file(files[i], NULL);
+		rc = rc ? rc : write_packed();
+		ptensors_release();
+	} else if (cli_writer_open(&w, opt.output, opt.out, &jobs[0].ro.fmt,
+				   known_count(nfiles, files))) {
 		rc = -1;
-	if (!rc) {
+	} else {
 		/* --flags: one result per line whatever the input's layout */
 		if (opt.flags)
 			lines = 1;
 		for (i = 0; i < nfiles && !rc; i++)
-			rc = lines && !cli_is_tensor_file(files[i])
+			rc = jobs[0].ro.is_block ? block_input(files[i], &w)
+			     : lines && !cli_is_tensor_file(files[i])
 				? round_lines(files[i], w.out.fp, x, y)
 				: round_stream(files[i], &w, x, y);
 		if (lines && !rc && ferror(w.out.fp))
@@ -704,7 +1342,14 @@ int cmd_round(int argc, char **argv)
 		/* threads go to the jobs; a single job rounds its arrays with them */
 		for (j = 0; j < grid.n; j++)
 			jobs[j].ro.st.threads = grid.n == 1 ? opt.ro.st.threads : 1;
-		rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
+		if (jobs[0].ro.is_block) {
+			int i;
+
+			for (i = 0, rc = 0; i < nfiles && !rc; i++)
+				rc = block_input(files[i], NULL);
+		} else {
+			rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
+		}
 	}
 	if (!rc && rnat.be != CLI_BACKEND_EMU)
 		cli_round_native_report(&rnat, &jobs[0].es, emu_seconds, opt.report,

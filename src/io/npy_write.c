@@ -31,7 +31,11 @@ FPL_API int fpl_npy_write_header_ex(FILE *fp, fpl_dtype dtype, int ndim,
 	case FPL_DT_F16: descr = "<f2"; break;
 	case FPL_DT_BF16: descr = "<u2"; break;
 	case FPL_DT_E4M3FN:
-	case FPL_DT_E5M2: descr = "|u1"; break;
+	case FPL_DT_E5M2:
+	case FPL_DT_U8: descr = "|u1"; break;	/* U8..U64: packed codes (fplab/block.h) */
+	case FPL_DT_U16: descr = "<u2"; break;
+	case FPL_DT_U32: descr = "<u4"; break;
+	case FPL_DT_U64: descr = "<u8"; break;
 	default: return FPL_EINVAL;
 	}
 	if (!fp || ndim < 0 || ndim > FPL_TENSOR_MAXDIM || (ndim && !shape))

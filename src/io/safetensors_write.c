@@ -25,6 +25,10 @@ static const char *st_dtype(fpl_dtype t)
 	case FPL_DT_BF16: return "BF16";
 	case FPL_DT_E4M3FN: return "F8_E4M3";
 	case FPL_DT_E5M2: return "F8_E5M2";
+	case FPL_DT_U8: return "U8";	/* U8..U64: packed codes (fplab/block.h) */
+	case FPL_DT_U16: return "U16";
+	case FPL_DT_U32: return "U32";
+	case FPL_DT_U64: return "U64";
 	default: return NULL;
 	}
 }

@@ -57,6 +57,8 @@ printf '1 2 3\n' >v3.txt
 printf '0 1 -1.5 0x1p-30 1e6 nan\n' >h.txt
 
 header "round" sh -c 'fplab round -f fp16,bf16 -r ne,tz --tsv v2.txt'
+header "round (block format)" sh -c 'fplab round -f mxfp4 --tsv v2.txt'
+header "formats --blocks" sh -c 'fplab formats --blocks --tsv'
 header "calc add" sh -c 'fplab calc add --tsv --flags <v2.txt'
 header "calc fma" sh -c 'fplab calc fma --tsv --flags <v3.txt'
 header "formats" fplab formats --tsv
