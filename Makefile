@@ -151,7 +151,8 @@ IO_SRCS := \
 	src/io/safetensors_write.c \
 	src/hist/hist.c \
 	src/hist/classify.c \
-	src/hist/suggest.c
+	src/hist/suggest.c \
+	src/hist/block_view.c
 
 # Block-scaled formats (fplab/block.h): MX, NVFP4, per-block scaling.
 BLOCK_SRCS := $(sort $(wildcard src/block/*.c))
