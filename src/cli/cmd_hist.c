@@ -271,7 +271,7 @@ static int block_tensor(fpl_tensor_file *tf, size_t i, const char *path, struct 
 	const fpl_tensor_info *in = fpl_tensor_get(tf, i);
 	char err[1024], shown[FPL_ESCAPED_NAME_MAX];
 	fpl_tensor_stream *s;
-	size_t dims[FPL_BLOCK_MAX_DIMS], n = 0, cap = CHUNK, got, inexact = 0;
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 0, cap = CHUNK, got;
 	double *x = malloc(cap * sizeof *x);
 	int nd = in->ndim ? in->ndim : 1, rc = 0;
 
@@ -309,16 +309,9 @@ static int block_tensor(fpl_tensor_file *tf, size_t i, const char *path, struct 
 		}
 		if (!got)
 			break;
-		size_t nix;
-		fpl_tensor_stream_inexact(s, &nix);
-		inexact += nix;
 		n += got;
 	}
 	fpl_tensor_stream_close(s);
-	if (inexact)
-		warning("%s: tensor '%s': %zu number%s not binary64 values: a block format takes "
-			"their nearest binary64 (as round -f BLOCK does)", input_name(path), shown,
-			inexact, inexact == 1 ? " is" : "s are");
 	dims[0] = n;
 	for (int d = 0; d < in->ndim && in->dtype != FPL_DT_TEXT && in->count; d++)
 		dims[d] = (size_t)in->shape[d];

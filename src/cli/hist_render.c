@@ -208,9 +208,10 @@ void hist_chart_head(FILE *fp, const struct hist_run *r)
 	if (r->block) {
 		char spec[2 * FPL_BLOCK_NAME_MAX];
 		fpl_block_spec(r->block, spec, sizeof spec);
-		fprintf(fp, "block format %s = %s: each block's values divided by its scale "
-			"(rows: the quotients), then cast to the element format\n", r->block->name,
-			spec);
+		fprintf(fp, "block format %s%s%s: each block's values divided by its scale, then "
+			"cast to the element format\n", r->block->name,
+			strcmp(spec, r->block->name) ? " = " : "",
+			strcmp(spec, r->block->name) ? spec : "");
 		fprintf(fp, "element format %s: min subnormal 2^%d, min normal 2^%d, max %s; mode %s\n"
 			"rows: floor(log2|x/scale|) of the values cast; zero/sub/norm/over: where the "
 			"binade falls (zero: below the min subnormal)\n\n",

@@ -148,6 +148,18 @@ else
 	fail "hist -f nvfp4 --svg: $(cat err)"
 fi
 
+# ------------------------------------------------ 7. README's hist example
+# the command after "$ " and the two lines it prints, from README.md itself
+awk '/^    \$ printf .* fplab hist -f mxfp4/ { sub(/^    \$ /, ""); print > "readme.cmd"; n = 2; next }
+	n > 0 { sub(/^    /, ""); print > "readme.want"; n-- }' "$SRCDIR/README.md"
+checks=$((checks + 1))
+if [ -s readme.cmd ] && [ "$(wc -l <readme.want)" = 2 ]; then
+	sh readme.cmd >readme.got 2>&1
+	cmp -s readme.want readme.got || fail "README's hist example: got $(cat readme.got)"
+else
+	fail "README.md has no 'fplab hist -f mxfp4' example"
+fi
+
 # ----------------------------------------------------------- 7. bad input
 expect_fail "block size 0" 2 "block format 'mxfp4:0': block size '0' must be a positive integer" \
 	fplab hist -f mxfp4:0 six.txt
