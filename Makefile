@@ -219,6 +219,7 @@ TESTS := \
 	tminmax \
 	tio \
 	thist \
+	thist_block \
 	tparts \
 	tstate \
 	tnumber \
