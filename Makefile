@@ -248,6 +248,7 @@ BENCHES := \
 	bgemm \
 	btrain \
 	bnative \
+	bblock \
 
 # ---------------------------------------------------------------- objects
 LIB_SRCS := $(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(IO_SRCS) $(BLOCK_SRCS) $(ACCUM_SRCS) \
@@ -413,6 +414,7 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 EXTRA_OPT =
 $(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/accum/exact_fast.o: EXTRA_OPT = $(KERNEL_OPT)
+$(BUILD)/src/block/block_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
@@ -529,7 +531,7 @@ FUZZ_TIME ?= 20
 FUZZ_OUT ?= $(BUILD)/fuzz
 .PHONY: fuzz
 fuzz: | $(DEPS_STAMP)
-	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
+	@ENGINE_SRCS="$(ENGINE_SRCS) $(KERNEL_SRCS) $(NATIVE_SRCS) $(BLOCK_SRCS) $(ACCUM_SRCS) $(OPTIM_SRCS) $(TRAIN_SRCS)" X86_SRCS="$(X86_SRCS)" \
 		IO_SRCS="$(IO_SRCS)" CLI_SRCS="$(CLI_SRCS)" X86_FLAGS="$(X86_AVX512_FLAGS)" \
 		X86_AVX2_FLAGS="$(X86_AVX2_FLAGS)" NATIVE_DEFS="$(NATIVE_DEFS)" \
 		FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh $(FUZZ_OUT)

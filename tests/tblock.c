@@ -19,6 +19,9 @@
  *  - stochastic rounding of elements: element j takes draw counter + j
  *    (checked against fpl_round at that counter) and the result, flags and
  *    stats do not depend on the thread count;
+ *  - the fast path (power-of-two scales, 1-D blocks) equals the reference
+ *    path bit for bit, flag for flag, in counts and block events;
+ *  - packed storage against hand-made bytes (fp4 low nibble first);
  *  - bad specs: block size 0 or negative, a scale format that cannot hold
  *    a scale, unknown parts, repeated fields; plain names are not blocks.
  */
@@ -324,6 +327,21 @@ static void shapes(void)
 			if (!h_check(sc[r * 3 + c] == (uint64_t)(r * 3 + c - 2 + 127)))
 				h_fail("tile (%d,%d): scale code %llu", r, c,
 				       (unsigned long long)sc[r * 3 + c]);
+	{	/* the same scales as values, without rounding */
+		double sv[6], ts = 0;
+		fpl_block_stats s;
+
+		fpl_block_stats_init(&s);
+		h_check(fpl_block_scales(&b, sv, &ts, x, dims, 2, &s) == 0 && ts == 1
+			&& s.blocks == 6 && s.elements == 15);
+		for (r = 0; r < 6; r++)
+			h_check(sv[r] == ldexp(1.0, r - 2));
+	}
+	{	/* a product of dims beyond memory is refused, not wrapped */
+		size_t huge[2] = { (size_t)1 << 40, (size_t)1 << 40 };
+
+		h_check(fpl_block_layout(&b, huge, 2, &nb, NULL, NULL) == FPL_EINVAL);
+	}
 	/* blocks of 2 along axis 0 of a 5x3 tensor: scales 3x3 */
 	b = parse_ok("mxfp4:2@0");
 	dims[0] = 5;
@@ -653,6 +671,33 @@ static void parsing(void)
 	bad_spec("mxfp4:4@9", "axis '9'");
 	bad_spec("mxfp4::floor", "empty field");
 	bad_spec("block:e8m0:e8m0", "cannot be an element format");
+	{	/* a .fmt file: "block = SPEC", with a name; a plain one is not a block */
+		char path[] = "/tmp/tblock-XXXXXX.fmt", err2[256];
+		int fd = mkstemps(path, 4);
+		FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (h_check(fp != NULL)) {
+			fputs("# a block format\nname = my4\nblock = mxfp4:rceil:16\n", fp);
+			fclose(fp);
+			h_check(fpl_block_is_spec(path) && fpl_block_parse(&b, path, err2, sizeof err2) == 0
+				&& !strcmp(b.name, "my4") && b.rule == FPL_BRULE_RCEIL && b.size == 16);
+			fp = fopen(path, "w");
+			if (fp) {
+				fputs("e = 4\nm = 3\n", fp);
+				fclose(fp);
+			}
+			h_check(!fpl_block_is_spec(path)
+				&& fpl_block_parse(&b, path, err2, sizeof err2) == FPL_ENOTFOUND);
+			fp = fopen(path, "w");
+			if (fp) {
+				fputs("block = mxfp4:0\n", fp);
+				fclose(fp);
+			}
+			h_check(fpl_block_parse(&b, path, err2, sizeof err2) == FPL_EFORMAT
+				&& strstr(err2, "block size '0'"));
+			remove(path);
+		}
+	}
 	h_check(!strcmp(parse_ok("mxfp8").name, "mxfp8"));
 	h_check(!strcmp(parse_ok("mxfp8:rceil").name, "block:e4m3fn:e8m0:32:rceil"));
 }

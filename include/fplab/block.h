@@ -26,6 +26,10 @@
  * the commands that set block_ok; the finished struct cli_round then has
  * is_block = 1, block = the descriptor and fmt = block.elem).
  *
+ * A path (a slash, or the .fmt suffix) names a .fmt file; one with a line
+ * "block = SPEC" (and at most a "name = NAME" beside it) is that block
+ * format (fplab-formats(5)); any other file is not a block spec.
+ *
  * Spec grammar (case-insensitive; fields separated by ':'):
  *
  *     SPEC  := NAME (':' FIELD)*  |  'block:' ELEM ':' SCALE (':' FIELD)*

@@ -65,16 +65,20 @@ static int pass_a(const fpl_block_format *b, const fpl__blk_view *v, const doubl
 	for (id = 0; id < v->nblocks; id++) {
 		size_t bt = id / v->nbr, br = id % v->nbr, lo = bt * v->R + br * v->tr;
 		size_t hi = lo + (v->R - br * v->tr < v->tr ? v->R - br * v->tr : v->tr), j;
-		double amax = 0, minnz = DBL_MAX, f;
-		int special = 0, clamped = 0;
+		/* |x| as integers: their order is the values' (NaN, inf on top);
+		 * u - 1 wraps a zero to the top, so umin is the smallest nonzero */
+		uint64_t umax = 0, umin = UINT64_MAX;
+		double amax, f;
+		int special, clamped = 0, k, emin_b, emax_b;
 
 		for (j = lo; j < hi; j++) {
-			double a = fabs(x[j]);
+			uint64_t u = fpl__bits(x[j]) & ~FPL__SIGN_BIT;
 
-			special |= !(a <= DBL_MAX);
-			amax = a > amax ? a : amax;
-			minnz = a > 0 && a < minnz ? a : minnz;
+			umax = u > umax ? u : umax;
+			umin = u - 1 < umin ? u - 1 : umin;
 		}
+		special = umax >= FPL__EXP_MASK;
+		amax = fpl__from_bits(umax);
 		s->blocks++;
 		s->elements += hi - lo;
 		bl[id].amax = amax;
@@ -88,13 +92,16 @@ static int pass_a(const fpl_block_format *b, const fpl__blk_view *v, const doubl
 			continue;
 		}
 		bl[id].kind = KIND_SCALED;
-		bl[id].k = fpl__blk_pow2_exp(b, &wide, amax, &clamped);
+		k = bl[id].k = fpl__blk_pow2_exp(b, &wide, amax, &clamped);
 		s->scale_range += (uint64_t)clamped;
-		/* x * 2^-k exact: 2^-k a binary64, the products normal or zero */
-		if (bl[id].k < -1023 || bl[id].k > 1022 || ldexp(amax, -bl[id].k) > DBL_MAX / 2
-		    || ldexp(minnz, -bl[id].k) < DBL_MIN)
+		/* x * 2^-k exact: 2^k and 2^-k normal binary64 numbers, the
+		 * largest product below the overflow, the smallest nonzero one
+		 * normal (biased exponents: subnormals 0) */
+		emax_b = (int)(umax >> 52);
+		emin_b = (int)((umin + 1) >> 52);
+		if (k < -1022 || k > 1022 || emax_b - k > 2045 || emin_b - k < 1)
 			return 1;
-		f = ldexp(1.0, -bl[id].k);
+		f = fpl__from_bits((uint64_t)(1023 - k) << 52);
 		for (j = lo; j < hi; j++)
 			q[j] = x[j] * f;
 	}
@@ -132,7 +139,7 @@ int fpl__blk_round_fast(const fpl_block_format *b, double *y, const double *x,
 		for (id = 0; id < v->nblocks; id++) {
 			size_t bt = id / v->nbr, br = id % v->nbr, lo = bt * v->R + br * v->tr;
 			size_t hi = lo + (v->R - br * v->tr < v->tr ? v->R - br * v->tr : v->tr), j;
-			double g = ldexp(1.0, bl[id].k);
+			double g = fpl__from_bits((uint64_t)(1023 + bl[id].k) << 52);
 			int amax_sat = 0;
 
 			for (j = lo; j < hi; j++) {
@@ -159,7 +166,7 @@ int fpl__blk_round_fast(const fpl_block_format *b, double *y, const double *x,
 		stats->scale_range += s.scale_range;
 		stats->nan_blocks += s.nan_blocks;
 		stats->zero_blocks += s.zero_blocks;
-		fpl__blk_fast_runs++;
+		__atomic_fetch_add(&fpl__blk_fast_runs, 1, __ATOMIC_RELAXED);
 	}
 	fpl__scratch_free(q);
 	fpl__scratch_free(bl);

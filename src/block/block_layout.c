@@ -9,6 +9,8 @@
  *   tensor: batch = 1, R = 1, C = n, one 1 x n tile.
  * A side that does not divide its axis leaves a shorter last block.
  */
+#include <stdint.h>
+
 #include "block/block_internal.h"
 
 static size_t cdiv(size_t a, size_t b)
@@ -32,10 +34,16 @@ int fpl__blk_view_of(const fpl_block_format *b, const size_t *dims, int nd, fpl_
 	size_t sd[FPL_BLOCK_MAX_DIMS];
 	int i, snd = nd;
 
+	size_t n = 1;
+
 	if (!b || !dims || nd < 1 || nd > FPL_BLOCK_MAX_DIMS)
 		return FPL_EINVAL;
-	for (i = 0; i < nd; i++)
+	for (i = 0; i < nd; i++) {
+		if (dims[i] && n > SIZE_MAX / 8 / dims[i])	/* elements must be addressable */
+			return FPL_EINVAL;
+		n *= dims[i];
 		sd[i] = dims[i];
+	}
 	if (b->shape == FPL_BLOCK_1D) {
 		int a = b->axis < 0 ? nd + b->axis : b->axis;
 

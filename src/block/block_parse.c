@@ -77,12 +77,82 @@ static const fpl_block_entry *named(const char *s, size_t len)
 	return NULL;
 }
 
+/* A path as -f takes one: a slash, or the .fmt suffix. */
+static int is_path(const char *s)
+{
+	size_t n = strlen(s);
+
+	return strchr(s, '/') || (n > 4 && !strcmp(s + n - 4, ".fmt"));
+}
+
+/*
+ * A .fmt file naming a block format: a line "block = SPEC", beside which
+ * only comments, blank lines and "name = NAME" may appear.  Returns 1
+ * (spec into spec[], the display name into nm[] or ""), 0 when the file
+ * has no block line or cannot be read (the plain loader then reports),
+ * or FPL_EFORMAT with err "FILE: line N: problem".
+ */
+static int fmt_block(const char *path, char *spec, size_t slen, char *nm, size_t nlen,
+		     char *err, size_t errlen)
+{
+	FILE *fp = fopen(path, "r");
+	char line[512];
+	int ln = 0, found = 0, bad = 0;
+
+	nm[0] = spec[0] = 0;
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof line, fp)) {
+		char *p = line, *eq, *k, *v, *e;
+
+		ln++;
+		p[strcspn(p, "#\n")] = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			continue;
+		eq = strchr(p, '=');
+		k = p;
+		v = eq ? eq + 1 : p + strlen(p);
+		for (e = eq ? eq : v; e > k && isspace((unsigned char)e[-1]); e--)
+			;
+		*e = 0;
+		while (isspace((unsigned char)*v))
+			v++;
+		for (e = v + strlen(v); e > v && isspace((unsigned char)e[-1]); e--)
+			;
+		*e = 0;
+		if (eq && !strcmp(k, "block")) {
+			found = found ? -1 : ln;
+			snprintf(spec, slen, "%s", v);
+		} else if (eq && !strcmp(k, "name")) {
+			snprintf(nm, nlen, "%s", v);
+		} else if (!bad) {
+			bad = ln;
+		}
+	}
+	fclose(fp);
+	if (found > 0 && bad) {
+		say(err, errlen, "%s: line %d: only 'block' and 'name' apply to a block format "
+		    "(its spec names the element and scale formats)", path, bad);
+		return FPL_EFORMAT;
+	}
+	if (found < 0) {
+		say(err, errlen, "%s: 'block' given twice", path);
+		return FPL_EFORMAT;
+	}
+	return found > 0;
+}
+
 int fpl_block_is_spec(const char *s)
 {
 	size_t head;
+	char sp[FPL_BLOCK_NAME_MAX * 4], nm[FPL_BLOCK_NAME_MAX];
 
 	if (!s)
 		return 0;
+	if (is_path(s))
+		return fmt_block(s, sp, sizeof sp, nm, sizeof nm, NULL, 0) != 0;
 	head = strcspn(s, ":");
 	return (head == 5 && !strncasecmp(s, "block", 5) && s[5] == ':') || named(s, head);
 }
@@ -342,6 +412,24 @@ int fpl_block_parse(fpl_block_format *b, const char *s, char *err, size_t errlen
 
 	if (err && errlen)
 		err[0] = 0;
+	if (b && s && is_path(s)) {	/* a .fmt file: "block = SPEC" */
+		char sp[FPL_BLOCK_NAME_MAX * 4], nm[FPL_BLOCK_NAME_MAX], e2[256];
+
+		rc = fmt_block(s, sp, sizeof sp, nm, sizeof nm, err, errlen);
+		if (rc <= 0)
+			return rc ? rc : FPL_ENOTFOUND;
+		if (!fpl_block_is_spec(sp) || is_path(sp)) {
+			say(err, errlen, "%s: 'block = %s' is not a block spec (block:ELEM:SCALE... "
+			    "or a named block format)", s, sp);
+			return FPL_EFORMAT;
+		}
+		rc = fpl_block_parse(b, sp, e2, sizeof e2);
+		if (rc)
+			say(err, errlen, "%s: %s", s, e2);
+		else if (nm[0])
+			snprintf(b->name, sizeof b->name, "%s", nm);
+		return rc;
+	}
 	if (!b || !s || !fpl_block_is_spec(s))
 		return FPL_ENOTFOUND;
 	if (strstr(s, "::") || s[strlen(s) - 1] == ':') {

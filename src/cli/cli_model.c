@@ -162,7 +162,11 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		*has_mode = strchr(s, ':') && !(given && *given);
 		return 0;
 	}
-	if (rc == FPL_ENOTFOUND) {
+	if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)) {
+		/* fplab/block.h: until the models load block formats */
+		error("%s '%s': a block-scaled format; this command does not take block formats "
+		      "yet (round does)", opt, esc(e, s));
+	} else if (rc == FPL_ENOTFOUND) {
 		size_t n;
 		const char *const *names = cli_format_names(&n);
 		char name[64];

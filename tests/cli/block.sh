@@ -227,6 +227,14 @@ expect_out "a NaN block is all NaN" "$(printf 'nan\nnan\nnan')" fplab round -f m
 COL=blocks expect_out "blocks of 3x40 and 20 under mxfp4" "7" col -f mxfp4 --no-values z.npz
 COL=bits_per_value expect_out "bits per value of one full block" "4.25" col -f mxfp4 w.npy
 
+# a .fmt file naming a block format
+printf '# mxfp4 with the rceil rule, blocks of 16\nname = myfp4\nblock = mxfp4:rceil:16\n' >my.fmt
+expect_out "block .fmt: rceil" "8" fplab round -f my.fmt s.txt
+COL=format expect_out "block .fmt: its name" "myfp4" col -f my.fmt s.txt
+printf 'block = mxfp4\ne = 4\n' >bad.fmt
+expect_fail "block .fmt with a plain key" 2 "bad.fmt: line 2: only 'block' and 'name' apply" \
+	fplab round -f bad.fmt s.txt
+
 # formats
 expect_out "formats --blocks" "mxfp4	4.25" sh -c "fplab formats --blocks --tsv | awk -F'\t' '\$1 == \"mxfp4\" { print \$1 \"\t\" \$7 }'"
 expect_out "formats nvfp4" "bits_per_value 4.5" sh -c "fplab formats nvfp4 | grep bits"
@@ -245,6 +253,8 @@ expect_fail "a sweep of block formats" 2 "sweep over block formats is not implem
 expect_fail "--flags" 2 "--flags: a block format" fplab round -f mxfp4 --flags s.txt
 expect_fail "calc takes none yet" 2 "-f mxfp4: a block-scaled format; this command does not take" \
 	fplab calc add -f mxfp4 s.txt s.txt
+expect_fail "gemm takes none yet" 2 "-f 'mxfp4': a block-scaled format; this command does not take" \
+	fplab gemm -m 2 -n 2 -k 32 --gen normal:0,1 -f mxfp4
 expect_fail "--subnormal with a block format" 2 "apply to plain formats" \
 	fplab round -f mxfp4 --subnormal 0 s.txt
 checks=$((checks + 1))
