@@ -5,11 +5,15 @@
  * became zero, subnormal, normal and overflow, the engine's events and the
  * cast's relative and absolute error (the shared statistics, cli.h), the
  * exponent histogram and the suggested power-of-two scales; as a terminal
- * chart, --tsv, --json, --ndjson, and --svg FILE.
+ * chart, --tsv, --json, --ndjson, and --svg FILE.  Under a block format
+ * (-f mxfp4, nvfp4, any spec, or --mx N: fplab/hist_block.h) the same
+ * for the elements after block scaling, plus the block view.
  *
  * Invariant: memory is bounded whatever the file: each tensor's result is
  * printed as soon as it is finished (file order) and dropped, except the
- * running total and, with --svg, the first HIST_SVG_MAX tensors.  A bad
+ * running total and, with --svg, the first HIST_SVG_MAX tensors.  Under a
+ * block format one tensor at a time is read whole (its blocks may span
+ * it), so memory is bounded by the largest tensor instead.  A bad
  * input (exit 1) leaves the report of the tensors before it on stdout and
  * no SVG file; the SVG is written through cli_output (temporary + rename).
  */

@@ -100,6 +100,12 @@ expect_out "col" "$want" sh -c "fplab hist -f mxfp4:col --tsv t44.npy | tsvcut $
 expect_out "tensor" "$(printf '16\t5\t0\t2\t3\t5\t1\t1\t0\t1\t1\t1\t1\t1')" \
 	sh -c "fplab hist -f mxfp4:tensor --tsv t44.npy | tsvcut $COLS"
 
+# a .fmt file naming a block format is the same format
+printf 'name = my4\nblock = mxfp4:4\n' >my4.fmt
+checks=$((checks + 1))
+fplab hist -f my4.fmt --tsv t44.npy >fmt.tsv 2>&1 && fplab hist -f mxfp4:4 --tsv t44.npy >spec.tsv &&
+	cmp -s fmt.tsv spec.tsv || fail "-f my4.fmt differs from -f mxfp4:4: $(cat fmt.tsv)"
+
 # ------------------------------------------------- 3. NVFP4, two levels
 # 2.625 = 2688/1024 then 15 zeros; 60/1024 1/1024 13/1024 then 13 zeros.
 # s = amax / (448 * 6) = 2^-10 exactly; block 1: X = 2.625 / (6 s) = 448,
