@@ -194,7 +194,9 @@ int main(void)
 	static const char *const specs[] = { "mxfp4", "mxfp8", "mxfp8-e5m2:rceil", "mxfp6-e2m3:even",
 					     "mxint8:16", "mxfp4:ceil:8", "nvfp4", "nvfp4:q32",
 					     "block:e4m3fn:e4m3fn:16x16:amax", "mxfp4:4@0",
-					     "block:e2m1:fp32:tensor:amax" };
+					     "block:e2m1:fp32:tensor:amax",
+					     /* products beyond 53 bits: the codes path */
+					     "block:fp64:e8m0:32", "block:bf16:fp32:16:amax:ts" };
 	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_NA, FPL_RND_TZ, FPL_RND_TP,
 					 FPL_RND_TN, FPL_RND_OD, FPL_RND_SP };
 	h_rng r;

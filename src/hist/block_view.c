@@ -15,9 +15,20 @@
  * quantizer's own; the per-block saturated counts add up to the
  * library's `saturated` total (tests/cli/hist_block.sh checks it).
  *
+ * Two ways to the elements, same numbers: where every dequantized value
+ * e * X * s is a binary64 (exact_products: the precisions of element,
+ * scale and tensor scale add up to at most 53 bits and their exponents
+ * stay inside binary64's range; every named format), fpl_block_round
+ * (which has a fast path) gives y = e * D exactly, so e = y / D exactly
+ * (a quotient whose exact value is a binary64 is not rounded), and
+ * fpl_block_scales the scales; else fpl_block_quantize's codes are
+ * decoded.  Both calls round elements and count flags, draws and block
+ * events identically (fplab/block.h).
+ *
  * Why the bins are exact: floor(log2 |x / D|) = ilogb(x) - ilogb(D) when
  * x's significand (in [1, 2)) is at least D's, one less otherwise; both
- * significands are exact binary64 values, so no quotient is rounded.
+ * significands are exact binary64 values, so no quotient is rounded.  For
+ * a power-of-two D the significand test always holds.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -56,14 +67,38 @@ FPL_API uint64_t fpl_hist_block_bucket_max(int i)
 	return i <= 0 ? 0 : (uint64_t)1 << (i - 1);
 }
 
-/* floor(log2 |x / d|), x finite nonzero, d > 0 finite, clamped to the bins. */
-static int quot_bin(double x, double d)
+/* floor(log2 |x|) of a finite nonzero binary64. */
+static int ilogb_bits(double x)
 {
-	int ex = ilogb(x), ed = ilogb(d);
-	double fx = ldexp(fabs(x), -ex), fd = ldexp(d, -ed);	/* exact, in [1, 2) */
-	long e = (long)ex - ed - (fx < fd);
+	uint64_t u;
+	memcpy(&u, &x, 8);
+	return hist_ilogb64(u & ~(1ull << 63));
+}
 
+/* floor(log2 |x / d|), x finite nonzero, d > 0 finite (d2 = 1: a power of
+ * two 2^ed), clamped to the bins. */
+static int quot_bin(double x, double d, int ed, int d2)
+{
+	int ex = ilogb_bits(x);
+	long e = (long)ex - ed;
+
+	if (!d2) {
+		double fx = ldexp(fabs(x), -ex), fd = ldexp(d, -ed);	/* exact, in [1, 2) */
+		e -= fx < fd;
+	}
 	return e < FPL_HIST_EMIN ? FPL_HIST_EMIN : e > FPL_HIST_EMAX ? FPL_HIST_EMAX : (int)e;
+}
+
+/* Is every e * X * s a binary64 (see the top)? */
+static int exact_products(const fpl_block_format *b)
+{
+	const fpl_format *e = &b->elem, *c = &b->scale;
+	int ts = b->tensor_scale != 0;
+	int prec = (b->elem_int ? 7 : e->m + 1) + c->m + 1 + (ts ? 24 : 0);
+	long lo = (long)ilogb(e->min_subnormal) + ilogb(c->min_subnormal) + (ts ? -149 : 0);
+	long hi = (long)e->emax + 1 + c->emax + 1 + (ts ? 128 : 0);
+
+	return prec <= 53 && lo >= -1074 && hi <= 1023;
 }
 
 /* The element value of a code. */
@@ -95,11 +130,19 @@ struct blk {
 	int live;	/* holds a finite nonzero value */
 };
 
-/* One element: classes, bins and errors into h, losses into k. */
-static void classify_one(fpl_hist *h, const fpl_block_format *b, double x, double X, double d,
-			 uint64_t code, uint64_t idx, uint64_t c0, struct blk *k, uint64_t *ovf)
+/* A block's divisor D = X * s, with ed = floor(log2 D), d2 = 1 when D is
+ * a power of two. */
+struct div {
+	double X, d;
+	int ed, d2;
+};
+
+/* One element (r its element, y = r * D its value; ignored in a NaN
+ * block): classes, bins and errors into h, losses into k. */
+static void classify_one(fpl_hist *h, const fpl_block_format *b, double x, const struct div *dv,
+			 double r, double y, uint64_t idx, uint64_t c0, struct blk *k, uint64_t *ovf)
 {
-	double ax = fabs(x), r, y, err;
+	double ax = fabs(x), X = dv->X, d = dv->d, err;
 
 	h->count++;
 	if (!isfinite(ax)) {
@@ -115,15 +158,13 @@ static void classify_one(fpl_hist *h, const fpl_block_format *b, double x, doubl
 	}
 	h->amax = ax > h->amax ? ax : h->amax;
 	h->amin = ax < h->amin ? ax : h->amin;
-	h->hist_in[ilogb(ax) - FPL_HIST_EMIN]++;
+	h->hist_in[ilogb_bits(ax) - FPL_HIST_EMIN]++;
 	k->live = 1;
 	if (isnan(X)) {
 		h->ovf_direct++;	/* finite x, NaN result: error +inf (hist_errstats) */
 		return;
 	}
-	h->hist[quot_bin(x, d) - FPL_HIST_EMIN]++;
-	r = elem_value(b, code);
-	y = r * d;
+	h->hist[quot_bin(x, d, dv->ed, dv->d2) - FPL_HIST_EMIN]++;
 	if (r == 0) {
 		h->became_zero++;
 		k->flushed++;
@@ -163,7 +204,7 @@ static void block_done(fpl_hist_block *bv, const struct blk *k, double X)
 	bv->blocks_saturated += k->saturated > 0;
 	if (!k->live)
 		return;
-	int e = ilogb(X);
+	int e = ilogb_bits(X);
 	e = e < FPL_HIST_EMIN ? FPL_HIST_EMIN : e > FPL_HIST_EMAX ? FPL_HIST_EMAX : e;
 	bv->scale_hist[e - FPL_HIST_EMIN]++;
 	if (bv->scale_lo > bv->scale_hi) {
@@ -177,22 +218,42 @@ static void block_done(fpl_hist_block *bv, const struct blk *k, double X)
 	}
 }
 
-/* Classify every element in storage order; per block counts in k[]. */
+/* Classify every element in storage order; per block counts in k[].
+ * y: the dequantized values (then codes is NULL), or codes. */
 static void classify_all(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
-			 const fpl__blk_view *v, const double *x, const uint64_t *codes,
-			 const double *sv, double ts, uint64_t c0, struct blk *k)
+			 const fpl__blk_view *v, const double *x, const double *y,
+			 const uint64_t *codes, const double *sv, double ts, uint64_t c0,
+			 struct blk *k)
 {
 	uint64_t ovf = 0;
-	size_t bt, row, col, j = 0, id;
+	size_t bt, row, col, j = 0, id, last = (size_t)-1;
+	struct div dv = { 0, 0, 0, 0 };
 
 	for (bt = 0; bt < v->batch; bt++)
 		for (row = 0; row < v->R; row++) {
 			size_t brow = (bt * v->nbr + row / v->tr) * v->nbc;
 
 			for (col = 0; col < v->C; col++, j++) {
+				double r, yj;
+
 				id = brow + col / v->tc;
-				classify_one(h, b, x[j], sv[id], sv[id] * ts, codes[j], j, c0, &k[id],
-					     &ovf);
+				if (id != last) {
+					last = id;
+					dv.X = sv[id];
+					dv.d = sv[id] * ts;	/* exact: see exact_products */
+					if (isfinite(dv.d) && dv.d > 0) {
+						dv.ed = ilogb_bits(dv.d);
+						dv.d2 = ldexp(dv.d, -dv.ed) == 1.0;
+					}
+				}
+				if (codes) {
+					r = elem_value(b, codes[j]);
+					yj = r * dv.d;
+				} else {
+					yj = y[j];
+					r = yj / dv.d;	/* exact: yj = r * D exactly */
+				}
+				classify_one(h, b, x[j], &dv, r, yj, j, c0, &k[id], &ovf);
 			}
 		}
 	for (id = 0; id < v->nblocks; id++)
@@ -206,27 +267,39 @@ FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_
 {
 	fpl__blk_view v;
 	uint64_t *codes = NULL, *sc = NULL, c0;
-	double *sv = NULL, ts = 1;
+	double *sv = NULL, *y = NULL, ts = 1;
 	struct blk *k = NULL;
-	size_t id;
-	int rc;
+	size_t id, n1, nb1;
+	int rc, viay;
 
 	if (!h || !bv || !b || h->finished || h->count || fpl__blk_view_of(b, dims, ndims, &v, NULL, NULL)
 	    || (v.n && !x))
 		return FPL_EINVAL;
-	codes = malloc((v.n ? v.n : 1) * sizeof *codes);
-	sc = malloc((v.nblocks ? v.nblocks : 1) * sizeof *sc);
-	sv = malloc((v.nblocks ? v.nblocks : 1) * sizeof *sv);
-	k = calloc(v.nblocks ? v.nblocks : 1, sizeof *k);
-	rc = codes && sc && sv && k ? 0 : FPL_ENOMEM;
+	viay = exact_products(b);
+	n1 = v.n ? v.n : 1;
+	nb1 = v.nblocks ? v.nblocks : 1;
+	if (viay)
+		y = malloc(n1 * sizeof *y);
+	else {
+		codes = malloc(n1 * sizeof *codes);
+		sc = malloc(nb1 * sizeof *sc);
+	}
+	sv = malloc(nb1 * sizeof *sv);
+	k = calloc(nb1, sizeof *k);
+	rc = (viay ? y != NULL : codes && sc) && sv && k ? 0 : FPL_ENOMEM;
 	c0 = h->cfg.st.counter;
-	if (!rc)
+	if (!rc && viay) {
+		rc = fpl_block_round(b, y, x, dims, ndims, h->cfg.rnd, &h->cfg.st, &bv->s);
+		if (!rc)
+			rc = fpl_block_scales(b, sv, &ts, x, dims, ndims, NULL);
+	} else if (!rc) {
 		rc = fpl_block_quantize(b, codes, sc, &ts, x, dims, ndims, h->cfg.rnd, &h->cfg.st,
 					&bv->s);
-	if (!rc) {
-		for (id = 0; id < v.nblocks; id++)
+		for (id = 0; !rc && id < v.nblocks; id++)
 			sv[id] = fpl_decode(&b->scale, sc[id]);
-		classify_all(h, bv, b, &v, x, codes, sv, ts, c0, k);
+	}
+	if (!rc) {
+		classify_all(h, bv, b, &v, x, y, codes, sv, ts, c0, k);
 		if (bv->tensors && ts != bv->tscale)
 			bv->tscale_varies = 1;
 		bv->tscale = ts;
@@ -238,6 +311,7 @@ FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_
 		h->finished = 1;
 	}
 	free(codes);
+	free(y);
 	free(sc);
 	free(sv);
 	free(k);
