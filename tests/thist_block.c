@@ -178,6 +178,66 @@ static void one(const char *spec, fpl_rnd rnd, int specials, h_rng *r)
 	}
 }
 
+/* Does h equal w in every count, event, error, extreme and bin? */
+static int same_hist(const fpl_hist *h, const fpl_hist *w)
+{
+	return h->count == w->count && h->zeros == w->zeros && h->nan_inf == w->nan_inf
+	       && h->became_zero == w->became_zero && h->subnormal == w->subnormal
+	       && h->normal == w->normal && h->overflow == w->overflow
+	       && !memcmp(h->events, w->events, sizeof h->events) && h->err_n == w->err_n
+	       && h->abs_n == w->abs_n && h_same(h->err_sum, w->err_sum)
+	       && h_same(h->err_sumsq, w->err_sumsq) && h_same(h->err_max, w->err_max)
+	       && h_same(h->abs_sum, w->abs_sum) && h_same(h->abs_sumsq, w->abs_sumsq)
+	       && h_same(h->abs_max, w->abs_max) && h_same(h->amax, w->amax)
+	       && h_same(h->amin, w->amin) && h->mx_blocks == w->mx_blocks
+	       && !memcmp(h->hist, w->hist, sizeof h->hist)
+	       && !memcmp(h->hist_in, w->hist_in, sizeof h->hist_in) && h->best_k == w->best_k;
+}
+
+/*
+ * In parts (fpl_hist_add_block_part): a [ROWS, COLS] tensor a row at a
+ * time, and a 1-D one of N values in parts of 2 blocks, give the whole
+ * tensor's numbers, bit for bit, for a format without a tensor scale.
+ */
+static void test_parts(const char *spec, fpl_rnd rnd, h_rng *r)
+{
+	static double x[N];
+	fpl_block_format b, pb;
+	fpl_hist_config cfg;
+	fpl_hist hw, hp;
+	fpl_hist_block bw, bp;
+	char err[200];
+	size_t dims[2] = { ROWS, COLS }, n1 = N;
+
+	if (fpl_block_parse(&b, spec, err, sizeof err))
+		return (void)h_fail("%s: %s", spec, err);
+	fill(r, x, h_rng_below(r, 2) != 0);
+	fpl_hist_config_init(&cfg, &b.elem);
+	cfg.rnd = rnd;
+	fpl_state_init(&cfg.st, h_rng_next(r));
+	for (int oned = 0; oned < 2; oned++) {
+		fpl_hist_init(&hw, &cfg);
+		fpl_hist_init(&hp, &cfg);
+		fpl_hist_block_init(&bw);
+		fpl_hist_block_init(&bp);
+		int rc = fpl_hist_add_block(&hw, &bw, &b, x, oned ? &n1 : dims, oned ? 1 : 2);
+		pb = b;
+		pb.axis = -1;
+		size_t step = oned ? 2 * (size_t)b.size : COLS;
+		for (size_t at = 0; !rc && at < N; at += step) {
+			size_t len = N - at < step ? N - at : step, pd[2] = { 1, COLS };
+			rc = fpl_hist_add_block_part(&hp, &bp, &pb, x + at, oned ? &len : pd, oned ? 1 : 2);
+		}
+		if (!rc)
+			rc = fpl_hist_block_finish(&hp, &bp, &b, oned ? &n1 : dims, oned ? 1 : 2);
+		fpl_hist_release(&hw);
+		fpl_hist_release(&hp);
+		if (!h_check(rc == 0 && same_hist(&hp, &hw) && !memcmp(&bp, &bw, sizeof bp)))
+			h_fail("%s %s%s: parts differ from the whole (rc %d)", spec, fpl_rnd_name(rnd),
+			       oned ? " 1-D" : "", rc);
+	}
+}
+
 /* The buckets: 0 | 1 | 2 | 3-4 | 5-8 ... */
 static void test_buckets(void)
 {
@@ -208,5 +268,27 @@ int main(void)
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
 			for (int sp = 0; sp < 2; sp++)
 				one(specs[s], modes[m], sp, &r);
+	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		test_parts("mxfp4", modes[m], &r);
+		test_parts("mxfp8:16", modes[m], &r);
+		test_parts("mxint8:rceil", modes[m], &r);
+		test_parts("block:fp64:e8m0:8", modes[m], &r);
+	}
+	{	/* a tensor scale cannot come in parts */
+		fpl_block_format b;
+		fpl_hist h;
+		fpl_hist_block bv;
+		fpl_hist_config cfg;
+		double x[16] = { 1 };
+		size_t n = 16;
+		fpl_block_parse(&b, "nvfp4", NULL, 0);
+		fpl_hist_config_init(&cfg, &b.elem);
+		fpl_hist_init(&h, &cfg);
+		fpl_hist_block_init(&bv);
+		if (!h_check(fpl_hist_add_block_part(&h, &bv, &b, x, &n, 1) == FPL_EINVAL
+			     && fpl_hist_block_finish(&h, &bv, &b, &n, 1) == FPL_EINVAL))
+			h_fail("nvfp4 in parts is not refused");
+		fpl_hist_release(&h);
+	}
 	return h_done();
 }

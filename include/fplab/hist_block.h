@@ -7,8 +7,10 @@
  *
  * Use: fpl_hist_init() with cfg.fmt = the block format's element format
  * and fixed scale 1; fpl_hist_add_block() once with the whole tensor (it
- * finishes h: fpl_hist_finish() is then a no-op); fpl_hist_merge() and
- * fpl_hist_block_merge() add tensors up.
+ * finishes h: fpl_hist_finish() is then a no-op), or, for a format without
+ * a tensor scale, fpl_hist_add_block_part() for successive parts and
+ * fpl_hist_block_finish(); fpl_hist_merge() and fpl_hist_block_merge()
+ * add tensors up.
  *
  * The tensor is quantized with fpl_block_quantize (mode, seed, stream of
  * h->cfg, element j taking draw j), so every number here is what
@@ -80,6 +82,22 @@ FPL_API void fpl_hist_block_init(fpl_hist_block *bv);
  */
 FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
 			       const double *x, const size_t *dims, int ndims);
+
+/*
+ * The same in parts, for a format without a tensor scale (ts: FPL_EINVAL):
+ * x[0..n) is the next part of the tensor in storage order and holds whole
+ * blocks only, shaped dims so that b blocks the part as it blocks the
+ * tensor (for 1-D blocks along the last axis: whole rows, as [rows, last
+ * dimension] with the axis given as -1; for a 1-D tensor a multiple of the
+ * block size, the last part shorter).  Element j of a part takes the
+ * draw after those of the parts before it, so the parts give the whole
+ * tensor's numbers.  Then fpl_hist_block_finish() with the whole tensor's
+ * dims settles h (finished) and bv.  Returns as fpl_hist_add_block.
+ */
+FPL_API int fpl_hist_add_block_part(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
+				    const double *x, const size_t *dims, int ndims);
+FPL_API int fpl_hist_block_finish(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
+				  const size_t *dims, int ndims);
 
 /* Add part to total. */
 FPL_API void fpl_hist_block_merge(fpl_hist_block *total, const fpl_hist_block *part);

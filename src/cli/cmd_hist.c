@@ -12,8 +12,9 @@
  * Invariant: memory is bounded whatever the file: each tensor's result is
  * printed as soon as it is finished (file order) and dropped, except the
  * running total and, with --svg, the first HIST_SVG_MAX tensors.  Under a
- * block format one tensor at a time is read whole (its blocks may span
- * it), so memory is bounded by the largest tensor instead.  A bad
+ * block format whose blocks lie within rows (mxfp8 ...) the tensor goes
+ * in bands of rows; under the others (tiles, columns, a tensor scale:
+ * nvfp4) it is read whole, so memory is bounded by the largest tensor.  A bad
  * input (exit 1) leaves the report of the tensors before it on stdout and
  * no SVG file; the SVG is written through cli_output (temporary + rename).
  */
@@ -265,70 +266,127 @@ static int pass(fpl_tensor_file *tf, size_t i, fpl_hist *h, int scan, float *xf,
 }
 
 /*
- * Under a block format: tensor i read whole (blocks and tiles need it),
- * quantized and classified at once (fplab/hist_block.h).  Text and
- * integers come in as their nearest binary64, as `round -f BLOCK` reads
- * them.
+ * Under a block format: tensor i quantized and classified
+ * (fplab/hist_block.h).  Where b's blocks lie within rows of the last
+ * axis and there is no tensor scale, it goes in bands of whole rows (of
+ * whole blocks for a 1-D tensor) of about BAND values, so memory stays
+ * bounded; else it is read whole (tiles, columns, other axes, the whole
+ * tensor and a tensor scale need all of it).  Text and integers come in as
+ * their nearest binary64, as `round -f BLOCK` reads them.
  */
+#define BAND (1 << 20)
+
+/* Values per band for a tensor of nd axes (last dimension last), 0 to
+ * read it whole. */
+static size_t band_of(const fpl_block_format *b, int nd, size_t last)
+{
+	int axis = b->axis < 0 ? nd + b->axis : b->axis;
+	size_t unit = nd == 1 ? (size_t)b->size : last;
+
+	if (b->tensor_scale || b->shape != FPL_BLOCK_1D || b->size <= 0 || axis != nd - 1
+	    || unit == 0 || unit > BAND)
+		return 0;
+	return BAND / unit * unit;
+}
+
+/* Read up to `want` values (all there are when fewer) into x. */
+static int read_band(fpl_tensor_stream *s, double *x, size_t want, size_t *n)
+{
+	char err[1024];
+	size_t got;
+
+	*n = 0;
+	while (*n < want) {
+		size_t ask = want - *n < CHUNK ? want - *n : CHUNK;
+		if (fpl_tensor_stream_read(s, x + *n, ask, &got, err, sizeof err))
+			return error("%s", err);
+		if (!got)
+			break;
+		*n += got;
+	}
+	return 0;
+}
+
 static int block_tensor(fpl_tensor_file *tf, size_t i, const char *path, struct hist_entry *e)
 {
 	const fpl_tensor_info *in = fpl_tensor_get(tf, i);
+	const fpl_block_format *b = &opt.ro.block;
 	char err[1024], shown[FPL_ESCAPED_NAME_MAX];
 	fpl_tensor_stream *s;
-	size_t dims[FPL_BLOCK_MAX_DIMS], n = 0, cap = CHUNK, got;
-	double *x = malloc(cap * sizeof *x);
-	int nd = in->ndim ? in->ndim : 1, rc = 0;
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 0, cap, got, band, want = 1;
+	int known = in->dtype != FPL_DT_TEXT && in->count;	/* the shape before reading */
+	int nd = known && in->ndim ? in->ndim : 1, rc = 0;
+	double *x;
 
 	fpl_escape(shown, sizeof shown, in->name);
-	if (!x)
-		return error("out of memory");
-	if (in->ndim > FPL_BLOCK_MAX_DIMS || (in->fortran_order && in->ndim > 1)) {
-		free(x);
+	if (in->ndim > FPL_BLOCK_MAX_DIMS || (in->fortran_order && in->ndim > 1))
 		return in->ndim > FPL_BLOCK_MAX_DIMS
 			       ? error("%s: tensor '%s' has %d axes; block formats take at most %d",
 				       input_name(path), shown, in->ndim, FPL_BLOCK_MAX_DIMS)
 			       : error("%s: tensor '%s' is in Fortran order: block formats on "
 				       "Fortran-order tensors are not implemented", input_name(path),
 				       shown);
-	}
+	dims[0] = 1;
+	for (int d = 0; known && d < in->ndim; d++)
+		dims[d] = (size_t)in->shape[d];
+	band = band_of(b, nd, dims[nd - 1]);
+	cap = band ? band : CHUNK;
+	x = malloc(cap * sizeof *x);
+	if (!x)
+		return error("out of memory");
 	if (fpl_tensor_stream_open(&s, tf, i, err, sizeof err)) {
 		free(x);
 		return error("%s", err);
 	}
-	for (;;) {
-		if (cap - n < CHUNK) {
-			double *nx = cap > SIZE_MAX / 2 / sizeof *x ? NULL
-								  : realloc(x, 2 * cap * sizeof *x);
-			if (!nx) {
-				rc = error("%s: tensor '%s' does not fit in memory", input_name(path),
-					   shown);
+	if (band) {	/* bands of whole rows, the draws continuing (hist_block.h) */
+		fpl_block_format pb = *b;
+		pb.axis = -1;
+		for (;;) {
+			size_t pd[2];
+			if ((rc = read_band(s, x, band, &got)) || !got)
+				break;
+			pd[0] = nd == 1 ? got : got / dims[nd - 1];
+			pd[1] = dims[nd - 1];
+			n += got;
+			if (nd > 1 && got % dims[nd - 1]) {
+				rc = error("%s: tensor '%s': truncated", input_name(path), shown);
 				break;
 			}
-			x = nx;
-			cap *= 2;
+			rc = fpl_hist_add_block_part(&e->h, &e->bv, &pb, x, pd, nd == 1 ? 1 : 2);
+			if (rc) {
+				rc = error("%s: tensor '%s': %s", input_name(path), shown, fpl_strerror(rc));
+				break;
+			}
 		}
-		if (fpl_tensor_stream_read(s, x + n, CHUNK, &got, err, sizeof err)) {
-			rc = error("%s", err);
-			break;
+	} else {	/* whole */
+		for (;;) {
+			if (cap - n < CHUNK) {
+				double *nx = cap > SIZE_MAX / 2 / sizeof *x
+						     ? NULL : realloc(x, 2 * cap * sizeof *x);
+				if (!nx) {
+					rc = error("%s: tensor '%s' does not fit in memory",
+						   input_name(path), shown);
+					break;
+				}
+				x = nx;
+				cap *= 2;
+			}
+			if ((rc = read_band(s, x + n, CHUNK, &got)) || !got)
+				break;
+			n += got;
 		}
-		if (!got)
-			break;
-		n += got;
 	}
 	fpl_tensor_stream_close(s);
-	dims[0] = n;
-	for (int d = 0; d < in->ndim && in->dtype != FPL_DT_TEXT && in->count; d++)
-		dims[d] = (size_t)in->shape[d];
-	if (in->dtype == FPL_DT_TEXT || !in->count)
-		nd = 1;	/* text and stdin: the length is known now */
-	size_t want = 1;
+	if (!known)
+		dims[0] = n;	/* text and stdin: the length is known now */
 	for (int d = 0; d < nd; d++)
 		want *= dims[d];
 	if (!rc && want != n)
 		rc = error("%s: tensor '%s': read %zu values, its shape holds %zu", input_name(path),
 			   shown, n, want);
 	if (!rc) {
-		rc = fpl_hist_add_block(&e->h, &e->bv, &opt.ro.block, x, dims, nd);
+		rc = band ? fpl_hist_block_finish(&e->h, &e->bv, b, dims, nd)
+			  : fpl_hist_add_block(&e->h, &e->bv, b, x, dims, nd);
 		if (rc)
 			rc = error("%s: tensor '%s': %s", input_name(path), shown, fpl_strerror(rc));
 	}

@@ -162,6 +162,7 @@ static void classify_one(fpl_hist *h, const fpl_block_format *b, double x, const
 	k->live = 1;
 	if (isnan(X)) {
 		h->ovf_direct++;	/* finite x, NaN result: error +inf (hist_errstats) */
+		(*ovf)++;
 		return;
 	}
 	h->hist[quot_bin(x, d, dv->ed, dv->d2) - FPL_HIST_EMIN]++;
@@ -259,20 +260,22 @@ static void classify_all(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format
 	for (id = 0; id < v->nblocks; id++)
 		block_done(bv, &k[id], sv[id]);
 	memcpy(h->events, h->cfg.st.count, sizeof h->events);
-	h->overflow = h->ovf_direct + ovf;
+	h->overflow += ovf;
 }
 
-FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
-			       const double *x, const size_t *dims, int ndims)
+/* Quantize and classify one part (whole blocks); *ts its tensor scale. */
+static int add_part(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b, const double *x,
+		    const size_t *dims, int ndims, double *ts)
 {
 	fpl__blk_view v;
 	uint64_t *codes = NULL, *sc = NULL, c0;
-	double *sv = NULL, *y = NULL, ts = 1;
+	double *sv = NULL, *y = NULL;
 	struct blk *k = NULL;
 	size_t id, n1, nb1;
 	int rc, viay;
 
-	if (!h || !bv || !b || h->finished || h->count || fpl__blk_view_of(b, dims, ndims, &v, NULL, NULL)
+	*ts = 1;
+	if (!h || !bv || !b || h->finished || fpl__blk_view_of(b, dims, ndims, &v, NULL, NULL)
 	    || (v.n && !x))
 		return FPL_EINVAL;
 	viay = exact_products(b);
@@ -291,24 +294,18 @@ FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_
 	if (!rc && viay) {
 		rc = fpl_block_round(b, y, x, dims, ndims, h->cfg.rnd, &h->cfg.st, &bv->s);
 		if (!rc)
-			rc = fpl_block_scales(b, sv, &ts, x, dims, ndims, NULL);
+			rc = fpl_block_scales(b, sv, ts, x, dims, ndims, NULL);
 	} else if (!rc) {
-		rc = fpl_block_quantize(b, codes, sc, &ts, x, dims, ndims, h->cfg.rnd, &h->cfg.st,
+		rc = fpl_block_quantize(b, codes, sc, ts, x, dims, ndims, h->cfg.rnd, &h->cfg.st,
 					&bv->s);
 		for (id = 0; !rc && id < v.nblocks; id++)
 			sv[id] = fpl_decode(&b->scale, sc[id]);
 	}
 	if (!rc) {
-		classify_all(h, bv, b, &v, x, y, codes, sv, ts, c0, k);
-		if (bv->tensors && ts != bv->tscale)
-			bv->tscale_varies = 1;
-		bv->tscale = ts;
-		bv->tensors++;
-		bv->bits_sum += fpl_block_bits(b, dims, ndims) * (double)v.n;
-		h->scale_varies = 1;
-		h->mx_blocks = v.nblocks;
-		hist_suggest(h);
-		h->finished = 1;
+		/* element j of this part took draw c0 + j: the part's draws follow the
+		 * parts before it (the counter grew by their lengths) */
+		classify_all(h, bv, b, &v, x, y, codes, sv, *ts, c0, k);
+		h->mx_blocks += v.nblocks;
 	}
 	free(codes);
 	free(y);
@@ -316,6 +313,57 @@ FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_
 	free(sv);
 	free(k);
 	return rc;
+}
+
+/* Settle the tensor (its whole dims) in h and bv. */
+static void finish_tensor(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b, double ts,
+			  const size_t *dims, int ndims)
+{
+	size_t n = 1;
+
+	for (int i = 0; i < ndims; i++)
+		n *= dims[i];
+	if (bv->tensors && ts != bv->tscale)
+		bv->tscale_varies = 1;
+	bv->tscale = ts;
+	bv->tensors++;
+	bv->bits_sum += fpl_block_bits(b, dims, ndims) * (double)n;
+	h->scale_varies = 1;
+	hist_suggest(h);
+	h->finished = 1;
+}
+
+FPL_API int fpl_hist_add_block(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
+			       const double *x, const size_t *dims, int ndims)
+{
+	double ts;
+	int rc;
+
+	if (h && h->count)
+		return FPL_EINVAL;
+	rc = add_part(h, bv, b, x, dims, ndims, &ts);
+	if (!rc)
+		finish_tensor(h, bv, b, ts, dims, ndims);
+	return rc;
+}
+
+FPL_API int fpl_hist_add_block_part(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
+				    const double *x, const size_t *dims, int ndims)
+{
+	double ts;
+
+	if (!b || b->tensor_scale)
+		return FPL_EINVAL;
+	return add_part(h, bv, b, x, dims, ndims, &ts);
+}
+
+FPL_API int fpl_hist_block_finish(fpl_hist *h, fpl_hist_block *bv, const fpl_block_format *b,
+				  const size_t *dims, int ndims)
+{
+	if (!h || !bv || !b || b->tensor_scale || h->finished || !dims || ndims < 1)
+		return FPL_EINVAL;
+	finish_tensor(h, bv, b, 1.0, dims, ndims);
+	return 0;
 }
 
 FPL_API void fpl_hist_block_merge(fpl_hist_block *t, const fpl_hist_block *p)

@@ -133,7 +133,21 @@ fplab hist -f mxfp8 "$SAMPLE" | sed 1d >spec.out
 checks=$((checks + 1))
 cmp -s mx.out spec.out || fail "--mx 32 chart differs from mxfp8's: $(diff mx.out spec.out | head -5)"
 
-# ------------------------------- 5. stochastic rounding, any thread count
+# ------------------------------------------------- 5. in bands of rows
+# blocks within rows and no tensor scale: the tensor goes in bands of
+# about 2^20 values; 1x32 tiles of a 1-D tensor are the same blocks, read
+# whole: the same numbers (stochastic rounding: the draws continue across
+# the bands)
+awk 'BEGIN { for (i = 0; i < 1100003; i++) printf "%.6g\n", sin(i) * exp(i % 41 - 20) }' >long.txt
+for r in ne sp; do
+	checks=$((checks + 1))
+	fplab hist -f mxfp4 -r $r --seed 3 --tsv long.txt >band.tsv &&
+		fplab hist -f mxfp4:1x32 -r $r --seed 3 --tsv long.txt >whole.tsv &&
+		[ "$(tsvcut n <band.tsv)" = 1100003 ] && cmp -s band.tsv whole.tsv ||
+		fail "-r $r: bands differ from the whole: $(diff band.tsv whole.tsv | head -4)"
+done
+
+# ------------------------------- 6. stochastic rounding, any thread count
 checks=$((checks + 1))
 fplab hist -f mxfp4 -r sp --seed 7 --threads 1 --tsv "$SAMPLE" >t1.tsv
 fplab hist -f mxfp4 -r sp --seed 7 --threads 4 --tsv "$SAMPLE" >t4.tsv
@@ -142,7 +156,7 @@ checks=$((checks + 1))
 fplab hist -f mxfp4 -r sp --seed 8 --tsv "$SAMPLE" >t8.tsv
 ! cmp -s t1.tsv t8.tsv || fail "-r sp: seeds 7 and 8 give the same report"
 
-# ------------------------------------------------------------- 6. the SVG
+# ------------------------------------------------------------- 7. the SVG
 checks=$((checks + 1))
 if fplab hist -f nvfp4 --svg nv.svg "$SAMPLE" >/dev/null 2>err; then
 	xmllint --noout nv.svg 2>err || fail "nvfp4 SVG is not well-formed: $(head -3 err)"
@@ -154,7 +168,7 @@ else
 	fail "hist -f nvfp4 --svg: $(cat err)"
 fi
 
-# ------------------------------------------------ 7. README's hist example
+# ------------------------------------------------ 8. README's hist example
 # the command after "$ " and the two lines it prints, from README.md itself
 awk '/^    \$ printf .* fplab hist -f mxfp4/ { sub(/^    \$ /, ""); print > "readme.cmd"; n = 2; next }
 	n > 0 { sub(/^    /, ""); print > "readme.want"; n-- }' "$SRCDIR/README.md"
@@ -166,7 +180,7 @@ else
 	fail "README.md has no 'fplab hist -f mxfp4' example"
 fi
 
-# ----------------------------------------------------------- 7. bad input
+# ----------------------------------------------------------- 9. bad input
 expect_fail "block size 0" 2 "block format 'mxfp4:0': block size '0' must be a positive integer" \
 	fplab hist -f mxfp4:0 six.txt
 expect_fail "negative block size" 2 "mxfp4:-4" fplab hist -f mxfp4:-4 six.txt
