@@ -153,7 +153,8 @@ IO_SRCS := \
 	src/io/safetensors_write.c \
 	src/hist/hist.c \
 	src/hist/classify.c \
-	src/hist/suggest.c
+	src/hist/suggest.c \
+	src/hist/block_view.c
 
 # Block-scaled formats (fplab/block.h): MX, NVFP4, per-block scaling.
 BLOCK_SRCS := $(sort $(wildcard src/block/*.c))
@@ -220,6 +221,7 @@ TESTS := \
 	tminmax \
 	tio \
 	thist \
+	thist_block \
 	tparts \
 	tstate \
 	tnumber \

@@ -67,6 +67,7 @@ header "formats --table" fplab formats --table --tsv e2m1
 header "info" fplab info --tsv
 header "models" fplab models --tsv
 header "hist" fplab hist -f fp16 --tsv h.txt
+header "hist (block format)" fplab hist -f nvfp4 --tsv h.txt
 header "hist --list" fplab hist --list --tsv h.txt
 header "dot" fplab dot --gen ones -n 4 --tsv
 header "gemm" fplab gemm --gen ones -m 2 -n 2 -k 3 --tsv
