@@ -15,10 +15,7 @@
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-	echo "block.sh: skip: $PYTHON cannot import numpy" >&2
-	exit 77
-fi
+need_numpy
 "$PYTHON" -c 'import numpy as np
 r = np.random.default_rng(25)
 w = (r.standard_normal((4, 64)) * np.exp2(r.integers(-6, 6, (4, 64)))).astype(np.float32)

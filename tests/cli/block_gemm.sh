@@ -19,10 +19,7 @@
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-	echo "block_gemm.sh: skip: $PYTHON cannot import numpy" >&2
-	exit 77
-fi
+need_numpy
 "$PYTHON" -c 'import numpy as np
 r = np.random.default_rng(252)
 a = (r.standard_normal((3, 40)) * np.exp2(r.integers(-3, 3, (3, 40)))).astype(np.float32)
