@@ -563,13 +563,18 @@ bench: all $(BENCH_BINS) | $(DATA_STAMP)
 	@if [ -z "$(BNATIVE_DNNL_CFLAGS)" ] && [ -e /usr/include/dnnl.h ]; then \
 		$(MAKE) --no-print-directory BUILD=$(BUILD) $(BUILD)/tests/bench/bnative; \
 	fi
-	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@: >$(BUILD)/bench.log; for b in $(BENCH_BINS); do \
+		echo "== $$b" | tee -a $(BUILD)/bench.log; \
+		{ $$b; echo $$? >$(BUILD)/bench.rc; } 2>&1 | tee -a $(BUILD)/bench.log; \
+		[ "$$(cat $(BUILD)/bench.rc)" = 0 ] || exit 1; \
+	done
 	@# The packed 8-bit ring against MPI_Allreduce on fp32, 4 ranks, under mpirun.
 	@if command -v $(MPICC) >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory BUILD=$(BUILD) $(BENCH_MPI) && echo "== $(BENCH_MPI)" && sh tests/bench/bmpi.sh $(BENCH_MPI); \
 	else \
 		echo "== bmpi: skipped: $(MPI_MISSING_MSG)"; \
 	fi
+	@sh tests/bench/floors.sh $(BUILD)/bench.log
 
 # ---------------------------------------------------------------- install
 BINDIR  := $(DESTDIR)$(PREFIX)/bin
