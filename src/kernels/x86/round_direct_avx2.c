@@ -148,19 +148,29 @@ KD_INLINE __m256i kd_mix1(__m256i z)
 /* The draws' high words (the low words are garbage: sp reads the top R
  * <= 32 bits, se the top bit): the high word of x*k is hi(lo*kl) + lo*kh
  * + hi*kl (mod 2^32), added in 32-bit lanes (no carry from the low
- * word), and that of z ^ (z >> 31) is h ^ (h >> 31). */
-KD_INLINE __m256i kd_mix(__m256i z)
+ * word), and that of z ^ (z >> 31) is h ^ (h >> 31).  That last step
+ * changes bit 0 of h only (h >> 31 is 0 or 1), which sp reads only when
+ * R = 32 and se never (its top bit): xs = 0 leaves it out (kd_xs). */
+KD_INLINE __m256i kd_mixx(__m256i z, int xs)
 {
 	__m256i a = kd_mix1(z), t = _mm256_mullo_epi32(a, _mm256_set1_epi64x(KD_K2S));
 	__m256i h = _mm256_add_epi32(_mm256_add_epi32(_mm256_mul_epu32(a, _mm256_set1_epi64x(KD_K2L)),
 						      t),
 				     _mm256_slli_epi64(t, 32));
-	return _mm256_xor_si256(h, _mm256_srli_epi64(h, 31));
+	return xs ? _mm256_xor_si256(h, _mm256_srli_epi64(h, 31)) : h;
 }
+
+KD_INLINE __m256i kd_mix(__m256i z)
+{
+	return kd_mixx(z, 1);
+}
+
+/* Whether a draw's last xorshift matters (kd_mixx): sp with R = 32. */
+#define kd_xs(rnd, r32) ((rnd) == FPL_RND_SP && (r32))
 
 /* The high words of the draws of two kd_base vectors za (lanes 0,1,4,5)
  * and zb (lanes 2,3,6,7), packed in lane order (as kd_mix). */
-KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb)
+KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb, int xs)
 {
 	const __m256i kl = _mm256_set1_epi64x(KD_K2L), ks = _mm256_set1_epi64x(KD_K2S);
 	__m256i a = kd_mix1(za), b = kd_mix1(zb);
@@ -172,7 +182,7 @@ KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb)
 						      _MM_SHUFFLE(3, 1, 3, 1))),
 		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ta), _mm256_castsi256_ps(tb),
 						      _MM_SHUFFLE(2, 0, 2, 0))));	/* + lo*kh */
-	return _mm256_xor_si256(h, _mm256_srli_epi32(h, 31));
+	return xs ? _mm256_xor_si256(h, _mm256_srli_epi32(h, 31)) : h;
 }
 
 /* The splitmix state of fpl__draw(key, idx + k) in lane k (offsets g:
@@ -260,13 +270,16 @@ KD_INLINE __m256i kd_odd_lanes(const kd_c *c, __m256i a, __m256i r)
 typedef struct kd_acc {
 	__m256i inexact, under;
 	__m256i tiny;		/* tiny lanes seen by branch-free vectors */
-	size_t special;
+	size_t *special;	/* lanes done by slow(): a pointer, so that a
+				 * loop's own kd_acc never escapes and stays in
+				 * registers */
 } kd_acc;
 
 /* The lanes spc of r recomputed by the scalar engine from u (the call's
  * element j + lane), which counts their flags. */
 static __attribute__((noinline)) __m256i kd_scalar(__m256i r, __m256i u, __m256i spc, size_t j,
-						   kd_acc *acc, fpl_kslow slow, void *ctx)
+						   size_t *special, fpl_kslow slow,
+						   void *ctx)
 {
 	double in[4], res[4];
 	unsigned m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(spc));
@@ -276,7 +289,7 @@ static __attribute__((noinline)) __m256i kd_scalar(__m256i r, __m256i u, __m256i
 	while (m) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		res[i] = slow(ctx, j + i, in[i]);
-		acc->special++;
+		(*special)++;
 		m &= m - 1;
 	}
 	return _mm256_castpd_si256(_mm256_loadu_pd(res));
@@ -348,7 +361,7 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 	spc = _mm256_or_si256(spc, bad);
 	r = _mm256_or_si256(r, sign);
 	if (!_mm256_testz_si256(spc, spc)) {
-		r = kd_scalar(r, u, spc, j, acc, slow, ctx);
+		r = kd_scalar(r, u, spc, j, acc->special, slow, ctx);
 		inexact = _mm256_andnot_si256(spc, inexact);
 		under = _mm256_andnot_si256(spc, under);
 	}
@@ -463,6 +476,14 @@ KD_INLINE __m256 kd_wide8(const kd_c *c, fpl_rnd rnd, __m256 v, size_t k, size_t
 			       _mm256_cvtpd_ps(_mm256_castsi256_pd(lo)));
 }
 
+/* kd_wide8 of the eight elements at xj, out of line (kd_odd64's comment). */
+static __attribute__((noinline)) __m256 kd_wide8o(const kd_c *c, fpl_rnd rnd, const float *xj,
+						  size_t j, uint64_t idx, kd_acc *acc,
+						  fpl_kslow slow, void *ctx)
+{
+	return kd_wide8(c, rnd, _mm256_loadu_ps(xj), 8, j, idx, acc, slow, ctx);
+}
+
 /* Elements j..j+k-1 (k < 8) of a binary32 call. */
 static void kd_part32(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size_t j, size_t k,
 		      uint64_t idx0, kd_acc *acc, fpl_kslow slow, void *ctx)
@@ -544,7 +565,7 @@ KD_INLINE __m256i kf_dh(const kf_c *f, fpl_rnd rnd, int r32, __m256i zlo, __m256
 	__m256i dh;
 	if (rnd != FPL_RND_SP && rnd != FPL_RND_SE)
 		return _mm256_setzero_si256();
-	dh = kd_mix_hi8(zlo, zhi);
+	dh = kd_mix_hi8(zlo, zhi, kd_xs(rnd, r32));
 	return rnd == FPL_RND_SP && !r32 ? _mm256_and_si256(dh, f->rmask) : dh;
 }
 
@@ -892,16 +913,67 @@ static uint64_t kd_hsum64(__m256i v)
 	return t[0] + t[1] + t[2] + t[3];
 }
 
-/* Sum of eight 32-bit lanes. */
-static int64_t kd_sum32(__m256i v)
+/* Lanes of an all-ones mask, counted by movemask and popcnt on the
+ * integer ports: the hot loops keep their counts in general registers,
+ * no loop-carried vector to spill. */
+KD_INLINE unsigned kd_cnt64(__m256i m)
 {
-	int32_t t[8];
-	int64_t s = 0;
-	int i;
-	_mm256_storeu_si256((__m256i *)t, v);
-	for (i = 0; i < 8; i++)
-		s += t[i];
-	return s;
+	return (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(m)));
+}
+
+KD_INLINE unsigned kd_cnt32(__m256i m)
+{
+	return (unsigned)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)));
+}
+
+KD_INLINE void kd_st(void *p, __m256i r, int stream)
+{
+	if (stream)
+		_mm256_stream_si256((__m256i *)p, r);
+	else
+		_mm256_storeu_si256((__m256i *)p, r);
+}
+
+/*
+ * The rare vectors of the branching loops, out of line: a hot loop
+ * breaks out to them and starts again after, so that its registers are
+ * allocated for it alone (AVX2 has sixteen; with the rare code inlined,
+ * gcc kept the loop's counters on the stack, a store-to-load chain per
+ * vector).  The same arithmetic as before, so the same bits and counts;
+ * the draws are recomputed from the index (the same bits).
+ */
+static __attribute__((noinline)) __m256i kd_odd64(const kd_c *c, fpl_rnd rnd, const double *xj,
+						  size_t j, uint64_t idx, kd_acc *acc,
+						  fpl_kslow slow, void *ctx)
+{
+	__m256i u = _mm256_loadu_si256((const __m256i *)xj);
+
+	if (rnd == FPL_RND_SP && c->sok)
+		return kd_spv(c, u, kd_draw(c->key, idx, c->lanes_g), j, idx, acc, slow, ctx);
+	return kd_full(c, rnd, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
+}
+
+static __attribute__((noinline)) __m256i kd_odd32(const kd_c *c, const kf_c *f, fpl_rnd rnd,
+						  int r32, const float *xj, size_t j, uint64_t idx,
+						  kd_acc *acc, fpl_kslow slow, void *ctx)
+{
+	__m256i u = _mm256_loadu_si256((const __m256i *)xj);
+
+	if (f->ok && f->tok) {
+		__m256i inex, un, ti, r;
+		int odd;
+		r = kf_tfast(f, rnd, r32, u,
+			     kf_dh(f, rnd, r32, kd_base(c->key, idx, f->glo),
+				   kd_base(c->key, idx, f->ghi)),
+			     &inex, &un, &ti, &odd);
+		if (!odd) {
+			acc->inexact = _mm256_add_epi64(acc->inexact,
+							_mm256_set_epi64x(0, 0, 0, kd_cnt32(inex)));
+			acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, kd_cnt32(un)));
+			return r;
+		}
+	}
+	return _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u), 8, j, idx, acc, slow, ctx));
 }
 
 /*
@@ -918,12 +990,13 @@ static int64_t kd_sum32(__m256i v)
 #define KD_TON 24
 #define KD_TOFF 16
 
-KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
-			size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int r32, int stream, double *z,
+			const double *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
+			kd_acc *acc)
 {
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE, xs = kd_xs(rnd, r32);
 	const __m256i ones = _mm256_set1_epi64x(-1);
-	size_t j = 0, hot = 0;
-	uint64_t exact = 0;
+	size_t j = 0, inexact = 0;
 	int tmode = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
@@ -936,59 +1009,54 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const
 	while (j + 4 <= n) {
 		size_t nv = (n - j) / 4 > KD_SPAN ? KD_SPAN : (n - j) / 4, end = j + 4 * nv, nodd = 0;
 		if (!tmode) {
-			__m256i ex_acc = _mm256_setzero_si256(), zb = kd_base(c->key, idx0 + j, c->lanes_g);
-			for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
-				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
-				__m256i d = rnd == FPL_RND_SP || rnd == FPL_RND_SE ? kd_mix(zb)
-										    : _mm256_setzero_si256();
-				int odd;
-				r = kd_fast64(c, rnd, u, d, &ex, &odd);
-				if (__builtin_expect(odd, 0)) {
-					/* the draws are computed once: kd_spv takes them */
-					if (rnd == FPL_RND_SP && c->sok)
-						r = kd_spv(c, u, d, j, idx0 + j, acc, slow, ctx);
-					else
-						r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 0);
-					nodd++;
-				} else {
-					ex_acc = _mm256_sub_epi64(ex_acc, ex);
-					hot++;
+			while (j < end) {
+				__m256i zb = kd_base(c->key, idx0 + j, c->lanes_g);
+				for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
+					__m256i d = draws ? kd_mixx(zb, xs) : _mm256_setzero_si256();
+					int odd;
+					r = kd_fast64(c, rnd, u, d, &ex, &odd);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += 4 - kd_cnt64(ex);
+					kd_st(z + j, r, stream);
 				}
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				if (j < end) {
+					kd_st(z + j, kd_odd64(c, rnd, x + j, j, idx0 + j, acc, slow, ctx),
+					      stream);
+					nodd++;
+					j += 4;
+				}
 			}
-			exact += kd_hsum64(ex_acc);
 			tmode = c->ton && nodd >= KD_TON;
 		} else {
-			uint64_t t0 = kd_hsum64(acc->tiny);
+			/* a kd_acc of the span's own, which never escapes */
+			kd_acc la;
+			la.inexact = la.under = la.tiny = _mm256_setzero_si256();
+			la.special = acc->special;
 			for (; j < end; j += 4) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
 				__m256i r = rnd == FPL_RND_SP && c->sok
 						    ? kd_spv(c, u, kd_draw(c->key, idx0 + j, c->lanes_g),
-							     j, idx0 + j, acc, slow, ctx)
-						    : kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 1);
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+							     j, idx0 + j, &la, slow, ctx)
+						    : kd_full(c, rnd, u, ones, j, idx0 + j, &la, slow, ctx, 1);
+				kd_st(z + j, r, stream);
 			}
-			tmode = kd_hsum64(acc->tiny) - t0 >= KD_TOFF;
+			acc->inexact = _mm256_add_epi64(acc->inexact, la.inexact);
+			acc->under = _mm256_add_epi64(acc->under, la.under);
+			tmode = kd_hsum64(la.tiny) >= KD_TOFF;
 		}
 	}
 	if (j < n)
 		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact,
-					_mm256_set_epi64x(0, 0, 0, (long long)(4 * hot - exact)));
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
 }
 
 KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int stream, float *z,
 			const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
 			kd_acc *acc)
 {
-	size_t j = 0;
-	int64_t inexact = 0, under = 0;
+	size_t j = 0, inexact = 0, under = 0;
 	int tmode = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
@@ -999,87 +1067,73 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
 		j = h;
 	}
 	while (j + 8 <= n) {
-		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv, nodd = 0;
-		__m256i zlo = kd_base(c->key, idx0 + j, f->glo), zhi = kd_base(c->key, idx0 + j, f->ghi);
-		__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc, ti_acc = ex_acc, in_acc = ex_acc;
+		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv;
+		size_t nodd = 0, ntiny = 0;
 		if (!tmode) {
-			size_t hot = 0;
-			for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
-			     zhi = _mm256_add_epi64(zhi, f->step)) {
-				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i ex = _mm256_setzero_si256(), r = ex;
-				/* the draws once, for kf_fast and kf_tfast (neither
-				 * runs without f->ok: kd_wide8 draws its own) */
-				__m256i dh = f->ok ? kf_dh(f, rnd, r32, zlo, zhi) : ex;
-				int odd = 1;
-				if (f->ok)
-					r = kf_fast(f, rnd, u, dh, &ex, &odd);
-				if (__builtin_expect(odd, 0)) {
-					__m256i inex, un, ti;
-					if (f->tok)
-						r = kf_tfast(f, rnd, r32, u, dh, &inex, &un, &ti, &odd);
-					if (odd) {
-						r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u),
-										 8, j, idx0 + j, acc, slow, ctx));
-					} else {
-						in_acc = _mm256_sub_epi32(in_acc, inex);
-						un_acc = _mm256_sub_epi32(un_acc, un);
-					}
-					nodd++;
-				} else {
-					ex_acc = _mm256_add_epi32(ex_acc, ex);	/* minus exact lanes */
-					hot++;
+			while (j < end) {
+				__m256i zlo = kd_base(c->key, idx0 + j, f->glo);
+				__m256i zhi = kd_base(c->key, idx0 + j, f->ghi);
+				for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
+				     zhi = _mm256_add_epi64(zhi, f->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
+					int odd;
+					if (!f->ok)	/* kd_odd32 does every vector */
+						break;
+					r = kf_fast(f, rnd, u, kf_dh(f, rnd, r32, zlo, zhi), &ex, &odd);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += 8 - kd_cnt32(ex);
+					kd_st(z + j, r, stream);
 				}
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				if (j < end) {
+					kd_st(z + j, kd_odd32(c, f, rnd, r32, x + j, j, idx0 + j, acc, slow,
+							      ctx), stream);
+					nodd++;
+					j += 8;
+				}
 			}
-			inexact += (int64_t)(8 * hot) + kd_sum32(ex_acc) + kd_sum32(in_acc);
-			under += kd_sum32(un_acc);
 			tmode = f->tok && nodd >= KD_TON;
 		} else {
-			for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
-			     zhi = _mm256_add_epi64(zhi, f->step)) {
-				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i inex, un, ti, r;
-				int odd;
-				r = kf_tfast(f, rnd, r32, u, kf_dh(f, rnd, r32, zlo, zhi), &inex, &un,
-					     &ti, &odd);
-				if (__builtin_expect(odd, 0)) {
-					r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u), 8,
-									 j, idx0 + j, acc, slow, ctx));
-				} else {
-					in_acc = _mm256_sub_epi32(in_acc, inex);
-					un_acc = _mm256_sub_epi32(un_acc, un);
+			while (j < end) {
+				__m256i zlo = kd_base(c->key, idx0 + j, f->glo);
+				__m256i zhi = kd_base(c->key, idx0 + j, f->ghi);
+				for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
+				     zhi = _mm256_add_epi64(zhi, f->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
+					__m256i inex, un, ti, r;
+					int odd;
+					r = kf_tfast(f, rnd, r32, u, kf_dh(f, rnd, r32, zlo, zhi), &inex, &un,
+						     &ti, &odd);
+					ntiny += kd_cnt32(ti);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += kd_cnt32(inex);
+					under += kd_cnt32(un);
+					kd_st(z + j, r, stream);
 				}
-				ti_acc = _mm256_sub_epi32(ti_acc, ti);
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				if (j < end) {
+					kd_st(z + j, _mm256_castps_si256(kd_wide8o(c, rnd, x + j, j, idx0 + j,
+										    acc, slow, ctx)),
+					      stream);
+					j += 8;
+				}
 			}
-			inexact += kd_sum32(in_acc);
-			under += kd_sum32(un_acc);
-			tmode = kd_sum32(ti_acc) >= KD_TOFF;
+			tmode = ntiny >= KD_TOFF;
 		}
 	}
 	if (j < n)
 		kd_part32(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, inexact));
-	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
 /* Round to nearest even, binary64 lanes, when kd_ne64 applies: one
- * branch-free vector per four elements, kd_full for a vector with an odd
- * lane.  Exact and underflowing lanes are counted per span (32-bit...
- * 64-bit lanes here, no overflow). */
+ * branch-free vector per four elements, kd_odd64 for a vector with an
+ * odd lane; exact and underflowing lanes counted in registers. */
 KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x, size_t n,
 			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
 {
-	const __m256i ones = _mm256_set1_epi64x(-1);
-	__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc;
-	size_t j = 0, hot = 0;
+	size_t j = 0, inexact = 0, under = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
 		size_t h = (32 - ((uintptr_t)z & 31)) / 8;
@@ -1088,36 +1142,33 @@ KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x
 		kd_part64(c, FPL_RND_NE, z, x, 0, h, idx0, acc, slow, ctx);
 		j = h;
 	}
-	for (; j + 4 <= n; j += 4) {
-		__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
-		int odd;
-		r = kd_ne64(c, u, &eq, &un, &odd);
-		if (__builtin_expect(odd, 0)) {
-			r = kd_full(c, FPL_RND_NE, u, ones, j, idx0 + j, acc, slow, ctx, 0);
-		} else {
-			ex_acc = _mm256_sub_epi64(ex_acc, eq);
-			un_acc = _mm256_sub_epi64(un_acc, un);
-			hot++;
+	while (j + 4 <= n) {
+		for (; j + 4 <= n; j += 4) {
+			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
+			int odd;
+			r = kd_ne64(c, u, &eq, &un, &odd);
+			if (__builtin_expect(odd, 0))
+				break;
+			inexact += 4 - kd_cnt64(eq);
+			under += kd_cnt64(un);
+			kd_st(z + j, r, stream);
 		}
-		if (stream)
-			_mm256_stream_si256((__m256i *)(z + j), r);
-		else
-			_mm256_storeu_si256((__m256i *)(z + j), r);
+		if (j + 4 <= n) {
+			kd_st(z + j, kd_odd64(c, FPL_RND_NE, x + j, j, idx0 + j, acc, slow, ctx), stream);
+			j += 4;
+		}
 	}
 	if (j < n)
 		kd_part64(c, FPL_RND_NE, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact,
-					_mm256_set_epi64x(0, 0, 0, (long long)(4 * hot - kd_hsum64(ex_acc))));
-	acc->under = _mm256_add_epi64(acc->under, un_acc);
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
-/* The same for binary32 lanes (kf_ne); the 32-bit lane counters are
- * summed every KD_SPAN vectors. */
+/* The same for binary32 lanes (kf_ne). */
 KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, const float *x,
 			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
 {
-	size_t j = 0;
-	int64_t inexact = 0, under = 0;
+	size_t j = 0, inexact = 0, under = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
 		size_t h = (32 - ((uintptr_t)z & 31)) / 4;
@@ -1127,32 +1178,27 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 		j = h;
 	}
 	while (j + 8 <= n) {
-		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv, hot = 0;
-		__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc;
-		for (; j < end; j += 8) {
+		for (; j + 8 <= n; j += 8) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
 			int odd;
 			r = kf_ne(f, u, &eq, &un, &odd);
-			if (__builtin_expect(odd, 0)) {
-				r = _mm256_castps_si256(kd_wide8(c, FPL_RND_NE, _mm256_castsi256_ps(u), 8, j,
-								 idx0 + j, acc, slow, ctx));
-			} else {
-				ex_acc = _mm256_sub_epi32(ex_acc, eq);
-				un_acc = _mm256_sub_epi32(un_acc, un);
-				hot++;
-			}
-			if (stream)
-				_mm256_stream_si256((__m256i *)(z + j), r);
-			else
-				_mm256_storeu_si256((__m256i *)(z + j), r);
+			if (__builtin_expect(odd, 0))
+				break;
+			inexact += 8 - kd_cnt32(eq);
+			under += kd_cnt32(un);
+			kd_st(z + j, r, stream);
 		}
-		inexact += (int64_t)(8 * hot) - kd_sum32(ex_acc);
-		under += kd_sum32(un_acc);
+		if (j + 8 <= n) {
+			kd_st(z + j, _mm256_castps_si256(kd_wide8o(c, FPL_RND_NE, x + j, j, idx0 + j, acc,
+								    slow, ctx)),
+			      stream);
+			j += 8;
+		}
 	}
 	if (j < n)
 		kd_part32(c, FPL_RND_NE, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, inexact));
-	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
 KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
@@ -1162,10 +1208,11 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	kd_c c;
 	kf_c f;
 	kd_acc acc;
+	size_t special = 0;
 
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
-	acc.special = 0;
+	acc.special = &special;
 	if (rnd == FPL_RND_NE && f32 && f.nok)
 		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (rnd == FPL_RND_NE && !f32 && c.nok)
@@ -1174,11 +1221,13 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32)
 		kd_run32(&c, &f, rnd, 0, stream, z, x, n, idx0, slow, ctx, &acc);
+	else if (rnd == FPL_RND_SP && p->sr_bits == 32)
+		kd_run64(&c, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else
-		kd_run64(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+		kd_run64(&c, rnd, 0, stream, z, x, n, idx0, slow, ctx, &acc);
 	if (stream)
 		_mm_sfence();
-	out->special = acc.special;
+	out->special = special;
 	out->overflow = out->saturated = 0;	/* overflows go to slow(), counted there */
 	out->tiny = 0;
 	out->inexact = (size_t)kd_hsum64(acc.inexact);
