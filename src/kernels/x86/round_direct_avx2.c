@@ -477,7 +477,7 @@ KD_INLINE __m256 kd_wide8(const kd_c *c, fpl_rnd rnd, __m256 v, size_t k, size_t
 }
 
 /* kd_wide8 of the eight elements at xj, out of line (kd_odd64's comment). */
-static __attribute__((noinline)) __m256 kd_wide8o(const kd_c *c, fpl_rnd rnd, const float *xj,
+KD_INLINE __m256 kd_wide8o(const kd_c *c, fpl_rnd rnd, const float *xj,
 						  size_t j, uint64_t idx, kd_acc *acc,
 						  fpl_kslow slow, void *ctx)
 {
@@ -942,7 +942,7 @@ KD_INLINE void kd_st(void *p, __m256i r, int stream)
  * vector).  The same arithmetic as before, so the same bits and counts;
  * the draws are recomputed from the index (the same bits).
  */
-static __attribute__((noinline)) __m256i kd_odd64(const kd_c *c, fpl_rnd rnd, const double *xj,
+KD_INLINE __m256i kd_odd64(const kd_c *c, fpl_rnd rnd, const double *xj,
 						  size_t j, uint64_t idx, kd_acc *acc,
 						  fpl_kslow slow, void *ctx)
 {
@@ -953,7 +953,7 @@ static __attribute__((noinline)) __m256i kd_odd64(const kd_c *c, fpl_rnd rnd, co
 	return kd_full(c, rnd, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
 }
 
-static __attribute__((noinline)) __m256i kd_odd32(const kd_c *c, const kf_c *f, fpl_rnd rnd,
+KD_INLINE __m256i kd_odd32(const kd_c *c, const kf_c *f, fpl_rnd rnd,
 						  int r32, const float *xj, size_t j, uint64_t idx,
 						  kd_acc *acc, fpl_kslow slow, void *ctx)
 {
