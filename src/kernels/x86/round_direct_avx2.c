@@ -424,18 +424,94 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
 	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
 }
 
-/* A binary64 vector with a tiny or odd lane, sp (c->sok): kd_sp64 with
- * the vector's draws d, or kd_full when a lane is odd even for it;
- * counts into acc. */
-KD_INLINE __m256i kd_spv(const kd_c *c, __m256i u, __m256i d, size_t j, uint64_t idx,
-			 kd_acc *acc, fpl_kslow slow, void *ctx)
+/*
+ * Every mode but sp (kd_sp64) on four binary64 lanes with every zero,
+ * normal and tiny lane done in place, in the integer domain (c->sok).
+ * Normal lanes are kd_pick's (rn).  A tiny lane has |x| = (M / 2^t) Q,
+ * with M the significand (implicit bit included), Q = 2^(emin-m) the
+ * subnormal quantum and t = emin_b + s - max(be, 1) >= s >= 1 the bits of
+ * M below Q: its truncation is K = M >> t (0 when t >= 64: vpsrlvq) and
+ * the discarded fraction f = (M mod 2^t) / 2^t in [0, 1).  T = M << (64 -
+ * t) is f 2^64 exactly when t <= 64; when t > 64 (vpsllvq gives 0) K = 0
+ * and 0 < f < 2^53 / 2^65 < 1/2, and T is 1: nonzero and below 2^63, as
+ * f 2^64 itself, which is all the modes read of it.  They read T as
+ * kb_pick reads the discarded bits: ne adds 1 iff T > 2^63 or T = 2^63
+ * and K is odd, that is iff T + (K & 1) > 2^63 (no wrap: for t < 64, T's
+ * low 64 - t bits are 0, so T <= 2^64 - 2; for t >= 64, T < 2^53); na iff
+ * T >= 2^63 (T's sign bit); nz iff T > 2^63 (T ^ 2^63 > 0, signed); tp
+ * (tn) iff T != 0 and x is positive (negative); od sets K's last bit iff
+ * T != 0; se adds the draw's top bit iff T != 0; tz adds nothing.  The
+ * result K <= 2^m (|x| < 2^emin = 2^m Q) converts exactly through the bits
+ * 2^52 + K, and K Q, a multiple of Q not above 2^emin, is a binary64 value:
+ * the product is exact (default MXCSR: no FTZ).  A lane is exact iff its
+ * result is |x|; tininess after rounding as kd_sp64's (kd_finish).  No
+ * floating-point operation sees a subnormal operand.
+ */
+KD_INLINE __m256i kd_gen64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *exact,
+			   __m256i *under, __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256(), sb = _mm256_set1_epi64x(INT64_MIN);
+	__m256i a = _mm256_and_si256(u, c->absm);
+	__m256i rn = kd_pick(c, rnd, a, u, kd_kl(c, a, c->klor), d);
+	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
+	__m256i be = _mm256_srli_epi64(a, 52), be0 = _mm256_cmpeq_epi64(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, c->frac), _mm256_andnot_si256(be0, c->imp));
+	__m256i t = _mm256_sub_epi64(c->tb, _mm256_sub_epi64(be, be0));
+	__m256i c64 = _mm256_set1_epi64x(64);
+	__m256i T = _mm256_or_si256(_mm256_sllv_epi64(M, _mm256_sub_epi64(c64, t)),
+				    _mm256_and_si256(_mm256_cmpgt_epi64(t, c64), c->one));
+	__m256i K = _mm256_srlv_epi64(M, t), nz = _mm256_cmpeq_epi64(T, zero), rt, r;
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		K = _mm256_sub_epi64(K, _mm256_cmpgt_epi64(
+			_mm256_xor_si256(_mm256_add_epi64(T, _mm256_and_si256(K, c->one)), sb), zero));
+		break;
+	case FPL_RND_NA:
+		K = _mm256_sub_epi64(K, _mm256_cmpgt_epi64(zero, T));
+		break;
+	case FPL_RND_NZ:
+		K = _mm256_sub_epi64(K, _mm256_cmpgt_epi64(_mm256_xor_si256(T, sb), zero));
+		break;
+	case FPL_RND_TP:	/* up unless exact or x negative */
+		K = _mm256_add_epi64(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi64(zero, u)), c->one));
+		break;
+	case FPL_RND_TN:	/* up unless exact or x positive */
+		K = _mm256_add_epi64(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi64(u, _mm256_set1_epi64x(-1))), c->one));
+		break;
+	case FPL_RND_OD:
+		K = _mm256_or_si256(K, _mm256_andnot_si256(nz, c->one));
+		break;
+	case FPL_RND_SE:
+		K = _mm256_add_epi64(K, _mm256_andnot_si256(nz, _mm256_srli_epi64(d, 63)));
+		break;
+	default:	/* tz (sp is kd_sp64's) */
+		break;
+	}
+	rt = _mm256_castpd_si256(_mm256_mul_pd(
+		_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(K, c->magic)), c->two52), c->qd));
+	r = kd_blend(rn, rt, tiny);
+	*tinyp = tiny;
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+}
+
+/* A binary64 vector with a tiny or odd lane (c->sok): kd_sp64 or
+ * kd_gen64 with the vector's draws d, or kd_full when a lane is odd even
+ * for them; counts into acc. */
+KD_INLINE __m256i kd_xv(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, size_t j, uint64_t idx,
+			kd_acc *acc, fpl_kslow slow, void *ctx)
 {
 	__m256i eq, un, ti, r;
 	int odd;
 
-	r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
+	if (rnd == FPL_RND_SP)
+		r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
+	else
+		r = kd_gen64(c, rnd, u, d, &eq, &un, &ti, &odd);
 	if (__builtin_expect(odd, 0))
-		return kd_full(c, FPL_RND_SP, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
+		return kd_full(c, rnd, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
 	acc->inexact = _mm256_sub_epi64(acc->inexact, _mm256_xor_si256(eq, _mm256_set1_epi64x(-1)));
 	acc->under = _mm256_sub_epi64(acc->under, un);
 	acc->tiny = _mm256_sub_epi64(acc->tiny, ti);
@@ -497,7 +573,7 @@ static void kd_part32(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size
 
 /* The common binary64 vector: normal or zero lanes whose results are not
  * above max; d the draws (sp, se).  Returns the results, or sets *odd when
- * some lane is not such (the caller then uses kd_spv or kd_full). */
+ * some lane is not such (the caller then uses kd_xv or kd_full). */
 KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *ex,
 			    int *odd)
 {
@@ -851,7 +927,7 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->sok = p->sub_fast && emin - m >= -1074;
 	c->tb = _mm256_set1_epi64x((long long)(p->emin_b + s));
 	c->qd = _mm256_set1_pd(ldexp(1.0, emin - m));
-	c->ton = rnd == FPL_RND_SP ? c->sok : c->sub_ok;
+	c->ton = c->sok || (rnd != FPL_RND_SP && c->sub_ok);
 
 	/* binary32 lanes: only when called for a format that fits binary32
 	 * (s >= 29); min and max are then binary32 values */
@@ -948,8 +1024,8 @@ KD_INLINE __m256i kd_odd64(const kd_c *c, fpl_rnd rnd, const double *xj,
 {
 	__m256i u = _mm256_loadu_si256((const __m256i *)xj);
 
-	if (rnd == FPL_RND_SP && c->sok)
-		return kd_spv(c, u, kd_draw(c->key, idx, c->lanes_g), j, idx, acc, slow, ctx);
+	if (c->sok)
+		return kd_xv(c, rnd, u, kd_draw(c->key, idx, c->lanes_g), j, idx, acc, slow, ctx);
 	return kd_full(c, rnd, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
 }
 
@@ -996,7 +1072,7 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int r32, int stream, double 
 {
 	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE, xs = kd_xs(rnd, r32);
 	const __m256i ones = _mm256_set1_epi64x(-1);
-	size_t j = 0, inexact = 0;
+	size_t j = 0, inexact = 0, under = 0;
 	int tmode = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
@@ -1029,6 +1105,34 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int r32, int stream, double 
 				}
 			}
 			tmode = c->ton && nodd >= KD_TON;
+		} else if (c->sok) {
+			/* branch-free: kd_sp64 or kd_gen64, kd_full for an odd lane */
+			size_t ntiny = 0;
+			while (j < end) {
+				__m256i zb = kd_base(c->key, idx0 + j, c->lanes_g);
+				for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
+					__m256i d = draws ? kd_mixx(zb, xs) : _mm256_setzero_si256();
+					int odd;
+					if (rnd == FPL_RND_SP)
+						r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
+					else
+						r = kd_gen64(c, rnd, u, d, &eq, &un, &ti, &odd);
+					ntiny += kd_cnt64(ti);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += 4 - kd_cnt64(eq);
+					under += kd_cnt64(un);
+					kd_st(z + j, r, stream);
+				}
+				if (j < end) {
+					kd_st(z + j, kd_full(c, rnd, _mm256_loadu_si256((const __m256i *)(x + j)),
+							     ones, j, idx0 + j, acc, slow, ctx, 0),
+					      stream);
+					j += 4;
+				}
+			}
+			tmode = ntiny >= KD_TOFF;
 		} else {
 			/* a kd_acc of the span's own, which never escapes */
 			kd_acc la;
@@ -1036,11 +1140,7 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int r32, int stream, double 
 			la.special = acc->special;
 			for (; j < end; j += 4) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i r = rnd == FPL_RND_SP && c->sok
-						    ? kd_spv(c, u, kd_draw(c->key, idx0 + j, c->lanes_g),
-							     j, idx0 + j, &la, slow, ctx)
-						    : kd_full(c, rnd, u, ones, j, idx0 + j, &la, slow, ctx, 1);
-				kd_st(z + j, r, stream);
+				kd_st(z + j, kd_full(c, rnd, u, ones, j, idx0 + j, &la, slow, ctx, 1), stream);
 			}
 			acc->inexact = _mm256_add_epi64(acc->inexact, la.inexact);
 			acc->under = _mm256_add_epi64(acc->under, la.under);
@@ -1050,6 +1150,7 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int r32, int stream, double 
 	if (j < n)
 		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
 	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
 KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int stream, float *z,
