@@ -101,6 +101,7 @@ typedef struct kd_c {
 	int nok;				/* kd_ne64 applies */
 	int sok;				/* sp: kd_sp64 applies */
 	int ton;				/* kd_run64 may go branch-free */
+	int s52;				/* s = 52: the kept lsb is the implicit bit */
 	__m256i tb;				/* sp: emin_b + s */
 	__m256d qd;				/* sp: Q = 2^(emin-m) */
 } kd_c;
@@ -111,16 +112,16 @@ typedef struct kf_c {
 	__m256i minm1x, biaszs, maxzsx;		/* as kd_c, 32-bit */
 	__m256i rmask;				/* sp: the top R bits of a word */
 	__m256i glo, ghi, step;			/* draw offsets: lanes 0,1,4,5 and 2,3,6,7; 8 * golden */
-	__m256i frac, imp, emin_b, min, lalv;	/* tiny lanes (kf_tfast) */
-	__m256 unit;				/* 2^(emin-23) when tk */
+	__m256i frac, imp, min;			/* tiny lanes (kf_tfast) */
 	__m256 nC;				/* ne: 2^23 Q (kf_ne) */
 	__m128i s, lal;				/* s32, 32 - s32 */
 	int ok;					/* s32 >= 1: the 32-bit path applies */
-	int tok, tk, tiny_before;		/* kf_tfast applies; K scales by unit */
+	int tok, tiny_before;			/* kf_tfast applies */
 	int uok;				/* emin > -126 (kf_tfast) */
 	int nok;				/* kf_ne applies */
-	__m256i tb;				/* sp: emin_b32 + s32 */
-	__m256 qf;				/* sp: Q = 2^(emin-m) */
+	int s52;				/* s32 = 23 (kd_c's s52) */
+	__m256i tb;				/* tiny lanes: emin_b32 + s32 */
+	__m256 qf;				/* tiny lanes: Q = 2^(emin-m) */
 } kf_c;
 
 /* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
@@ -225,10 +226,15 @@ KD_INLINE __m256i kd_pick(const kd_c *c, fpl_rnd rnd, __m256i a, __m256i u, __m2
 	case FPL_RND_TN:
 		return kd_blend(tr, _mm256_andnot_si256(c->mask, _mm256_add_epi64(a, c->mask)), u);
 	case FPL_RND_OD: {
-		/* up: inexact and kept lsb 0 */
+		/* up: inexact and kept lsb 0.  When the kept lsb is bit s of a
+		 * (s < 52), adding q to a truncation whose bit s is 0 is setting
+		 * it, and setting it where it is 1 changes nothing: od is then
+		 * tr | q for inexact lanes, whatever kl */
 		__m256i ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero);
-		__m256i up = _mm256_andnot_si256(ex, _mm256_cmpeq_epi64(kl, zero));
-		return _mm256_or_si256(tr, _mm256_and_si256(up, c->q));
+		if (!c->s52)
+			return _mm256_or_si256(tr, _mm256_andnot_si256(ex, c->q));
+		return _mm256_or_si256(tr, _mm256_and_si256(
+			_mm256_andnot_si256(ex, _mm256_cmpeq_epi64(kl, zero)), c->q));
 	}
 	case FPL_RND_SP:
 		/* T + r >= 2^R, r the top R bits of the draw, iff a + (r
@@ -614,10 +620,12 @@ KD_INLINE __m256i kf_pick(const kf_c *f, fpl_rnd rnd, __m256i a, __m256i u, __m2
 			_mm256_castsi256_ps(tr),
 			_mm256_castsi256_ps(_mm256_andnot_si256(f->mask, _mm256_add_epi32(a, f->mask))),
 			_mm256_castsi256_ps(u)));
-	case FPL_RND_OD: {
+	case FPL_RND_OD: {	/* as kd_pick's od (s32 < 23: bit s32 is the kept lsb) */
 		__m256i ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), zero);
-		__m256i up = _mm256_andnot_si256(ex, _mm256_cmpeq_epi32(kl, zero));
-		return _mm256_or_si256(tr, _mm256_and_si256(up, f->q));
+		if (!f->s52)
+			return _mm256_or_si256(tr, _mm256_andnot_si256(ex, f->q));
+		return _mm256_or_si256(tr, _mm256_and_si256(
+			_mm256_andnot_si256(ex, _mm256_cmpeq_epi32(kl, zero)), f->q));
 	}
 	case FPL_RND_SP: {
 		/* T' + r' wraps iff T + r >= 2^R (header comment) */
@@ -667,84 +675,6 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m
 			    _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx));
 	*odd = !_mm256_testz_si256(o, o);
 	*ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), _mm256_setzero_si256());
-	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
-}
-
-/*
- * A binary32 vector with tiny lanes done in place, branch-free (f->tok),
- * in every mode but sp (kf_sp):
- * the scaled arithmetic of the header comment in 32-bit lanes.  With M
- * the 24-bit significand and be the biased exponent of x, Y = M >> sh,
- * sh = emin_b32 - max(be, 1), is floor(|x| 2^s32 / Q) (Q = 2^(emin-m)),
- * the lost bits a sticky bit (s32 >= 2: below the half bit).  sp reads T'
- * straight from M: the bits of M below its kept lsb (bit s32 + sh) left-
- * aligned, M << (32 - s32 - sh) or M >> (s32 + sh - 32), exact, whatever
- * R.  The result K (<= 2^23, a multiple of 2^s32) is K 2^(emin-23): the
- * float bits K when emin = -126, else K times that power of two, a
- * normal float (f->tk: emin - 23 >= -126) and a normal product (K 2^(emin
- * - 23) >= Q >= 2^-126), so exact.  Tiny lanes that reach 2^emin (tininess
- * after rounding), results above max and fnuz zeros make *odd.  inex,
- * under: the inexact and underflowing lanes; tiny: the tiny lanes.
- */
-KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i dh,
-			     __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
-{
-	const __m256i zero = _mm256_setzero_si256();
-	__m256i a = _mm256_and_si256(u, f->absm), T = zero, r, o, kl, k, at, inexact;
-	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
-	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
-	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
-	__m256i sh = _mm256_sub_epi32(f->emin_b, _mm256_sub_epi32(be, be0));
-	__m256i lost = _mm256_sub_epi32(_mm256_sllv_epi32(f->one, sh), f->one);
-	__m256i sticky = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(M, lost), zero),
-					     tiny);
-
-	at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a),
-						  _mm256_castsi256_ps(_mm256_srlv_epi32(M, sh)),
-						  _mm256_castsi256_ps(tiny)));
-	if (rnd == FPL_RND_SP) {
-		__m256i src = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a),
-								   _mm256_castsi256_ps(M),
-								   _mm256_castsi256_ps(tiny)));
-		__m256i shl = _mm256_sub_epi32(f->lalv, _mm256_and_si256(sh, tiny));
-		T = _mm256_or_si256(_mm256_sllv_epi32(src, shl),
-				    _mm256_srlv_epi32(src, _mm256_sub_epi32(zero, shl)));
-		if (!r32)
-			T = _mm256_and_si256(T, f->rmask);
-	} else {
-		at = _mm256_or_si256(at, _mm256_and_si256(sticky, f->one));
-	}
-	kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(at, f->s), f->one),
-			     _mm256_andnot_si256(tiny, f->klor));
-	r = kf_pick(f, rnd, at, u, kl, dh, T);
-	inexact = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(at, f->mask),
-								      zero),
-						   _mm256_set1_epi32(-1)),
-				  sticky);
-	k = f->tk ? _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(r), f->unit)) : r;
-	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(k),
-						 _mm256_castsi256_ps(tiny)));
-	o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
-	if (!f->tiny_before && f->uok) {
-		/* tininess after rounding as in kd_full: the normal
-		 * arithmetic on the raw bits (binary32 normals: emin > -126) */
-		__m256i T0 = zero, ru;
-		if (rnd == FPL_RND_SP) {
-			T0 = _mm256_sll_epi32(a, f->lal);
-			if (!r32)
-				T0 = _mm256_and_si256(T0, f->rmask);
-		}
-		ru = kf_pick(f, rnd, a, u,
-			     _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor),
-			     dh, T0);
-		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, ru));
-	} else if (!f->tiny_before) {	/* r >= min: a positive float's bits */
-		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
-	}
-	*odd = !_mm256_testz_si256(o, o);
-	*inex = inexact;
-	*under = _mm256_and_si256(inexact, tiny);
-	*tinyp = tiny;
 	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
 }
 
@@ -820,14 +750,82 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *
 	return r;
 }
 
+/*
+ * Every mode but sp (kf_sp) on eight binary32 lanes with every zero,
+ * normal and tiny lane done in place, branch-free (f->tok): kd_gen64's
+ * arithmetic in 32-bit lanes.  Normal lanes are kf_pick's (rn); a tiny
+ * lane has |x| = (M / 2^t) Q, M the 24-bit significand, t = emin_b32 + s32
+ * - max(be, 1) >= 1, K = M >> t (0 for t >= 32) and T = M << (32 - t) =
+ * f 2^32 exactly for t <= 32; for t > 32, K = 0, 0 < f < 2^24 / 2^33 <
+ * 1/2 and T is 1 (nonzero, below 2^31, as f 2^32).  The decisions are
+ * kd_gen64's with 2^31 for 2^63 (ne: T + (K & 1) > 2^31 without wrap, T's
+ * low 32 - t bits being 0).  K <= 2^m <= 2^23 converts exactly, and K Q,
+ * a multiple of Q = 2^(emin-m) >= 2^-149 not above 2^emin, is a binary32
+ * value: the product is exact.  Exact lanes, tininess after rounding and
+ * odd lanes as kf_sp's (kf_finish).
+ */
+KD_INLINE __m256i kf_gen(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *inex,
+			 __m256i *under, __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256(), sb = _mm256_set1_epi32(INT32_MIN);
+	__m256i a = _mm256_and_si256(u, f->absm);
+	__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
+	__m256i rn = kf_pick(f, rnd, a, u, kl, dh, zero);
+	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
+	__m256i t = _mm256_sub_epi32(f->tb, _mm256_sub_epi32(be, be0));
+	__m256i c32 = _mm256_set1_epi32(32);
+	__m256i T = _mm256_or_si256(_mm256_sllv_epi32(M, _mm256_sub_epi32(c32, t)),
+				    _mm256_and_si256(_mm256_cmpgt_epi32(t, c32), f->one));
+	__m256i K = _mm256_srlv_epi32(M, t), nz = _mm256_cmpeq_epi32(T, zero), rt, r, eq;
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(
+			_mm256_xor_si256(_mm256_add_epi32(T, _mm256_and_si256(K, f->one)), sb), zero));
+		break;
+	case FPL_RND_NA:
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(zero, T));
+		break;
+	case FPL_RND_NZ:
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(_mm256_xor_si256(T, sb), zero));
+		break;
+	case FPL_RND_TP:
+		K = _mm256_add_epi32(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi32(zero, u)), f->one));
+		break;
+	case FPL_RND_TN:
+		K = _mm256_add_epi32(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi32(u, _mm256_set1_epi32(-1))), f->one));
+		break;
+	case FPL_RND_OD:
+		K = _mm256_or_si256(K, _mm256_andnot_si256(nz, f->one));
+		break;
+	case FPL_RND_SE:
+		K = _mm256_add_epi32(K, _mm256_andnot_si256(nz, _mm256_srli_epi32(dh, 31)));
+		break;
+	default:	/* tz (sp is kf_sp's) */
+		break;
+	}
+	rt = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(K), f->qf));
+	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
+						 _mm256_castsi256_ps(tiny)));
+	*tinyp = tiny;
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
+	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
+	return r;
+}
+
 /* The tiny-lane vector of the binary32 loops (f->tok): kf_sp for sp,
- * else kf_tscaled. */
+ * else kf_gen. */
 KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i dh,
 			   __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
 {
 	if (rnd == FPL_RND_SP)
 		return kf_sp(f, r32, u, dh, inex, under, tinyp, odd);
-	return kf_tscaled(f, rnd, r32, u, dh, inex, under, tinyp, odd);
+	(void)r32;
+	return kf_gen(f, rnd, u, dh, inex, under, tinyp, odd);
 }
 
 /*
@@ -900,6 +898,7 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->half = _mm256_set1_epi64x((long long)(1ull << (s - 1)));
 	c->halfm1 = _mm256_set1_epi64x((long long)((1ull << (s - 1)) - 1));
 	c->klor = _mm256_set1_epi64x(s == 52);
+	c->s52 = s == 52;
 	c->s = _mm_cvtsi64_si128((long long)s);
 	c->ssh = _mm_cvtsi64_si128((long long)(64 - s));
 	c->rmask = _mm256_set1_epi64x((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
@@ -946,6 +945,7 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->half = _mm256_set1_epi32((int)(1u << (s32 - 1)));
 	f->halfm1 = _mm256_set1_epi32((int)((1u << (s32 - 1)) - 1));
 	f->klor = _mm256_set1_epi32(s32 == 23);
+	f->s52 = s32 == 23;
 	f->minm1x = _mm256_set1_epi32((int)((min32 - 1) ^ 0x80000000u));
 	f->biaszs = _mm256_set1_epi32((int)(0x80000000u - zs));
 	f->maxzsx = _mm256_set1_epi32((int)((max32 - zs) ^ 0x80000000u));
@@ -957,28 +957,20 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->step = _mm256_set1_epi64x((long long)(8 * KD_GOLDEN));
 	f->s = _mm_cvtsi64_si128((long long)s32);
 	f->lal = _mm_cvtsi64_si128((long long)(32 - s32));
-	f->lalv = _mm256_set1_epi32((int)(32 - s32));
 	f->frac = _mm256_set1_epi32(0x7fffff);
 	f->imp = _mm256_set1_epi32(0x800000);
-	f->emin_b = _mm256_set1_epi32(emin + 127);
 	f->min = _mm256_set1_epi32((int)min32);
 	f->tiny_before = (int)p->tiny_before;
-	/* kf_tfast: gradual underflow, the sticky bit below the half bit,
-	 * and K 2^(emin-23) exact as the bits K or a normal product */
-	f->tk = emin > -126;
 	f->uok = emin > -126;
-	f->unit = _mm256_set1_ps(f->tk && emin - 23 >= -126 ? ldexpf(1.0f, emin - 23) : 0.0f);
-	f->tok = p->sub_fast && s32 >= 2 && emin >= -126
-		 && (!f->tk || (emin - 23 >= -126 && emin - m >= -126));
 	/* kf_ne: gradual underflow, 2^23 Q a normal float (m <= 22 and emin
 	 * >= -126 make it at least 2^-125) */
 	f->nok = p->sub_fast && emin >= -126;
 	f->nC = _mm256_set1_ps(ldexpf(1.0f, emin - m + 23));
-	/* sp: kf_sp does every tiny lane (Q >= 2^-149 is a binary32 value) */
+	/* kf_tfast (kf_sp, kf_gen): gradual underflow, Q = 2^(emin-m) >=
+	 * 2^-149 a binary32 value */
 	f->tb = _mm256_set1_epi32(emin + 127 + (int)s32);
 	f->qf = _mm256_set1_ps(ldexpf(1.0f, emin - m));
-	if (rnd == FPL_RND_SP)
-		f->tok = p->sub_fast && emin >= -126;
+	f->tok = p->sub_fast && emin >= -126;
 }
 
 /* Sum of four 64-bit lanes. */
