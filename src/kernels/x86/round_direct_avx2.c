@@ -464,8 +464,12 @@ KD_INLINE __m256i kd_gen64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	__m256i M = _mm256_or_si256(_mm256_and_si256(a, c->frac), _mm256_andnot_si256(be0, c->imp));
 	__m256i t = _mm256_sub_epi64(c->tb, _mm256_sub_epi64(be, be0));
 	__m256i c64 = _mm256_set1_epi64x(64);
-	__m256i T = _mm256_or_si256(_mm256_sllv_epi64(M, _mm256_sub_epi64(c64, t)),
-				    _mm256_and_si256(_mm256_cmpgt_epi64(t, c64), c->one));
+	__m256i T = _mm256_sllv_epi64(M, _mm256_sub_epi64(c64, t));
+
+	/* the 1 for t > 64 matters only to the modes that read T != 0: ne,
+	 * na, nz add nothing for any T < 2^63 (with K = 0), tz reads no T */
+	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_OD || rnd == FPL_RND_SE)
+		T = _mm256_or_si256(T, _mm256_and_si256(_mm256_cmpgt_epi64(t, c64), c->one));
 	__m256i K = _mm256_srlv_epi64(M, t), nz = _mm256_cmpeq_epi64(T, zero), rt, r;
 
 	switch (rnd) {
@@ -776,8 +780,10 @@ KD_INLINE __m256i kf_gen(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
 	__m256i t = _mm256_sub_epi32(f->tb, _mm256_sub_epi32(be, be0));
 	__m256i c32 = _mm256_set1_epi32(32);
-	__m256i T = _mm256_or_si256(_mm256_sllv_epi32(M, _mm256_sub_epi32(c32, t)),
-				    _mm256_and_si256(_mm256_cmpgt_epi32(t, c32), f->one));
+	__m256i T = _mm256_sllv_epi32(M, _mm256_sub_epi32(c32, t));
+
+	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_OD || rnd == FPL_RND_SE)
+		T = _mm256_or_si256(T, _mm256_and_si256(_mm256_cmpgt_epi32(t, c32), f->one));
 	__m256i K = _mm256_srlv_epi32(M, t), nz = _mm256_cmpeq_epi32(T, zero), rt, r, eq;
 
 	switch (rnd) {
