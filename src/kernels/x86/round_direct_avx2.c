@@ -35,17 +35,15 @@
  * below the kept lsb, zero below the float's last bit) are the same bits:
  * the same increments round the same way.  sp adds the top R bits of
  * the draw, aligned under the kept lsb, and truncates (kd_pick's comment
- * says why that is T + r >= 2^R).  Where T reaches into the lost bits of
- * a scaled tiny lane (kf_tfast), sp compares T + r >= 2^R as a carry out
- * of 32 bits instead: T' = T 2^(32-R), r' = r 2^(32-R), and T + r >= 2^R
- * iff T' + r' wraps, that is iff max_epu32(T' + r', T') != T' + r'.
- * A vector with a lane that
- * is zero-or-normal and not above max after rounding is done there; a
- * vector with tiny lanes by kf_tfast, the scaled arithmetic in 32-bit
- * lanes (its comment); any other vector (an overflow, inf, NaN, an fnuz
- * zero, a tiny lane kf_tfast cannot do) is widened exactly to two binary64
- * vectors and done by the binary64 code, whose results are values of the
- * format and narrow exactly.
+ * says why that is T + r >= 2^R).  For a tiny lane (kf_sp) sp compares
+ * T + r >= 2^R as a carry out of 32 bits instead: T' = T 2^(32-R), r' =
+ * r 2^(32-R), and T + r >= 2^R iff T' + r' wraps, that is iff
+ * max_epu32(T' + r', T') != T' + r'.  A vector whose lanes are zero or
+ * normal and not above max after rounding is done there; a vector with
+ * tiny lanes by kf_tfast (kf_sp, kf_gen: their comments); any other
+ * vector (an overflow, inf, NaN, an fnuz zero) is widened exactly to two
+ * binary64 vectors and done by the binary64 code, whose results are
+ * values of the format and narrow exactly.
  *
  * Tininess after rounding: the scalar engine asks whether x rounded to
  * precision p with an unbounded exponent, same mode and draw, is below
@@ -58,13 +56,23 @@
  * lane type (emin = -1022, or -126 for binary32 lanes) those lanes still
  * go to the scalar engine.
  *
- * Two modes have their own branch-free vectors, which do zero, normal
- * and tiny lanes alike (formats with gradual underflow): ne rounds tiny
- * lanes with one IEEE addition of the constant 2^p Q, whose spacing is
- * the subnormal quantum Q (kf_ne, kd_ne64), and sp computes K = (M >> t)
- * + carry straight from the significand (kf_sp, kd_sp64).  These need
- * the default MXCSR (RNE, no DAZ or FTZ), which the entry point sets for
- * the call and then restores.
+ * Every mode has branch-free vectors that do zero, normal and tiny lanes
+ * alike (formats with gradual underflow): ne rounds tiny lanes with one
+ * IEEE addition of the constant 2^p Q, whose spacing is the subnormal
+ * quantum Q (kf_ne, kd_ne64); sp computes K = (M >> t) + carry straight
+ * from the significand (kf_sp, kd_sp64), and the other modes K = M >> t
+ * plus the mode's decision from the discarded bits T, in the integer
+ * domain (kf_gen, kd_gen64).  The floating-point steps need the default
+ * MXCSR (RNE, no DAZ or FTZ), which the entry point sets for the call
+ * and then restores.
+ *
+ * Speed (AVX2 has sixteen vector registers): every hot loop is a tight
+ * inner loop that breaks out to the rare vector's code and starts again
+ * after it, so that gcc allocates the loop's registers for it alone; the
+ * counts are kept in general registers by movemask and popcnt of the lane
+ * masks, not in vector accumulators (which, with the rare code inside
+ * the loop, gcc had kept on the stack: a store-to-load chain per
+ * vector).
  *
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.
@@ -722,8 +730,8 @@ KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m2
  * is a multiple of Q below 2^(emin+1), a binary32 value: the product is
  * exact.  A lane is exact iff its result equals |x|.  Tininess after
  * rounding as in kf_ne: rn (the normal arithmetic on the raw bits, same
- * draw) is x rounded with an unbounded exponent.  This replaces
- * kf_tscaled for sp: no sticky bit, no rescaling of the normal result.
+ * draw) is x rounded with an unbounded exponent.  kf_gen does the other
+ * modes the same way.
  */
 KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *inex,
 			__m256i *under, __m256i *tinyp, int *odd)
