@@ -446,8 +446,8 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
  * subnormal quantum and t = emin_b + s - max(be, 1) >= s >= 1 the bits of
  * M below Q: its truncation is K = M >> t (0 when t >= 64: vpsrlvq) and
  * the discarded fraction f = (M mod 2^t) / 2^t in [0, 1).  T = M << (64 -
- * t) is f 2^64 exactly when t <= 64; when t > 64 (vpsllvq gives 0) K = 0
- * and 0 < f < 2^53 / 2^65 < 1/2, and T is 1: nonzero and below 2^63, as
+ * t) is f 2^64 exactly when t <= 64; when t > 64, K = 0 and 0 < f <
+ * 2^53 / 2^65 < 1/2, and T is M (below): nonzero and below 2^63, as
  * f 2^64 itself, which is all the modes read of it.  They read T as
  * kb_pick reads the discarded bits: ne adds 1 iff T > 2^63 or T = 2^63
  * and K is odd, that is iff T + (K & 1) > 2^63 (no wrap: for t < 64, T's
@@ -472,12 +472,18 @@ KD_INLINE __m256i kd_gen64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	__m256i M = _mm256_or_si256(_mm256_and_si256(a, c->frac), _mm256_andnot_si256(be0, c->imp));
 	__m256i t = _mm256_sub_epi64(c->tb, _mm256_sub_epi64(be, be0));
 	__m256i c64 = _mm256_set1_epi64x(64);
-	__m256i T = _mm256_sllv_epi64(M, _mm256_sub_epi64(c64, t));
+	__m256i T;
 
-	/* the 1 for t > 64 matters only to the modes that read T != 0: ne,
-	 * na, nz add nothing for any T < 2^63 (with K = 0), tz reads no T */
+	/* the nonzero T < 2^63 for t > 64 matters only to the modes that read
+	 * T != 0 (tp tn od se): ne, na and nz add nothing for any T < 2^63
+	 * when K = 0, tz reads no T.  Those four take T = M there, a shift by
+	 * max(64 - t, 0): the dword max of the count with 0 clamps a negative
+	 * count (both its dwords negative) to 0 and keeps one in 0..63 (high
+	 * dword 0); M < 2^53 is nonzero and below 2^63, as required. */
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_OD || rnd == FPL_RND_SE)
-		T = _mm256_or_si256(T, _mm256_and_si256(_mm256_cmpgt_epi64(t, c64), c->one));
+		T = _mm256_sllv_epi64(M, _mm256_max_epi32(_mm256_sub_epi64(c64, t), zero));
+	else
+		T = _mm256_sllv_epi64(M, _mm256_sub_epi64(c64, t));
 	__m256i K = _mm256_srlv_epi64(M, t), nz = _mm256_cmpeq_epi64(T, zero), rt, r;
 
 	switch (rnd) {
@@ -769,7 +775,7 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *
  * lane has |x| = (M / 2^t) Q, M the 24-bit significand, t = emin_b32 + s32
  * - max(be, 1) >= 1, K = M >> t (0 for t >= 32) and T = M << (32 - t) =
  * f 2^32 exactly for t <= 32; for t > 32, K = 0, 0 < f < 2^24 / 2^33 <
- * 1/2 and T is 1 (nonzero, below 2^31, as f 2^32).  The decisions are
+ * 1/2 and T is M (nonzero, below 2^31, as f 2^32).  The decisions are
  * kd_gen64's with 2^31 for 2^63 (ne: T + (K & 1) > 2^31 without wrap, T's
  * low 32 - t bits being 0).  K <= 2^m <= 2^23 converts exactly, and K Q,
  * a multiple of Q = 2^(emin-m) >= 2^-149 not above 2^emin, is a binary32
@@ -788,10 +794,13 @@ KD_INLINE __m256i kf_gen(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
 	__m256i t = _mm256_sub_epi32(f->tb, _mm256_sub_epi32(be, be0));
 	__m256i c32 = _mm256_set1_epi32(32);
-	__m256i T = _mm256_sllv_epi32(M, _mm256_sub_epi32(c32, t));
+	__m256i T;
 
+	/* as kd_gen64: T = M (< 2^24, nonzero) for t > 32 where T != 0 is read */
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_OD || rnd == FPL_RND_SE)
-		T = _mm256_or_si256(T, _mm256_and_si256(_mm256_cmpgt_epi32(t, c32), f->one));
+		T = _mm256_sllv_epi32(M, _mm256_max_epi32(_mm256_sub_epi32(c32, t), zero));
+	else
+		T = _mm256_sllv_epi32(M, _mm256_sub_epi32(c32, t));
 	__m256i K = _mm256_srlv_epi32(M, t), nz = _mm256_cmpeq_epi32(T, zero), rt, r, eq;
 
 	switch (rnd) {
