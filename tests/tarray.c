@@ -464,6 +464,61 @@ static void gauss_arrays(h_rng *rng)
 }
 
 /*
+ * Tiny lanes far below the subnormal quantum Q in the branch-free spans
+ * (x86/round_direct_avx2.c's kd_gen64 and kf_gen): arrays that are almost
+ * all tiny, so that the kernels stay branch-free, with lanes whose
+ * significand lies wholly below Q's position by more than a lane's width
+ * (2^-70 Q and less for binary64 lanes, 2^-40 Q and less for binary32
+ * ones: there the discarded bits are a sticky 1), lanes just below and
+ * above those depths, lanes at Q/2 and its neighbours, both signs, in
+ * every mode (sp and se read draws), binary64 and binary32 arrays.
+ * Expected values from the scalar engine.
+ */
+static void deep_tiny_arrays(h_rng *rng)
+{
+	static const char *const names[] = { "e4m3fn", "e5m2", "e3m2", "e2m3", "e2m1", "fp16",
+					     "bf16" };
+	const size_t n = 4099;
+	double *x = malloc((n + 8) * sizeof *x);
+	size_t ni, j;
+
+	for (ni = 0; ni < sizeof names / sizeof *names; ni++) {
+		fpl_format f;
+		int r;
+		if (!h_check(fpl_format_lookup(&f, names[ni]) == 0)) {
+			h_fail("deep_tiny_arrays: no format %s", names[ni]);
+			continue;
+		}
+		for (j = 0; j < n + 8; j++) {
+			double q = ldexp(1.0, f.emin - f.m), u = (double)(h_rng_next(rng) >> 11) * 0x1p-53;
+			double v;
+			switch (h_rng_below(rng, 6)) {
+			case 0:	/* t > 64 for binary64 lanes, > 32 for binary32 */
+				v = ldexp(1.0 + u, -(int)h_rng_below(rng, 60) - 40) * q;
+				break;
+			case 1:	/* around t = 32 and 64 */
+				v = ldexp(1.0 + u, -(int)h_rng_below(rng, 8) - (h_rng_below(rng, 2) ? 8 : 11)) * q;
+				break;
+			case 2:	/* Q/2 and its neighbours */
+				v = q / 2 * (1.0 + ((double)h_rng_below(rng, 3) - 1.0) * 0x1p-20);
+				break;
+			default:	/* ordinary tiny values */
+				v = u * ldexp(1.0, f.emin);
+				break;
+			}
+			x[j] = h_rng_below(rng, 2) ? -v : v;
+		}
+		for (r = 0; r < FPL_RND_COUNT; r++) {
+			one(&f, A_ROUND, (fpl_rnd)r, n, 1, 0, x, x, x);
+			if (fits_f32(&f))
+				one_f32(&f, (fpl_rnd)r, n, 1, 0, x);
+		}
+	}
+	free(x);
+	h_note("deep tiny arrays done");
+}
+
+/*
  * sp exactly at its carry boundary, with expected values computed here
  * from the draws (fpl_random_draw), not by the engine: element j with
  * draw r (the top R bits of draw counter + j) is x = (K 2^R + T) u 2^-R,
@@ -852,6 +907,7 @@ int main(void)
 	in_range(&rng);
 	direct_paths(&rng);
 	gauss_arrays(&rng);
+	deep_tiny_arrays(&rng);
 	sp_boundaries(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);

@@ -35,17 +35,15 @@
  * below the kept lsb, zero below the float's last bit) are the same bits:
  * the same increments round the same way.  sp adds the top R bits of
  * the draw, aligned under the kept lsb, and truncates (kd_pick's comment
- * says why that is T + r >= 2^R).  Where T reaches into the lost bits of
- * a scaled tiny lane (kf_tfast), sp compares T + r >= 2^R as a carry out
- * of 32 bits instead: T' = T 2^(32-R), r' = r 2^(32-R), and T + r >= 2^R
- * iff T' + r' wraps, that is iff max_epu32(T' + r', T') != T' + r'.
- * A vector with a lane that
- * is zero-or-normal and not above max after rounding is done there; a
- * vector with tiny lanes by kf_tfast, the scaled arithmetic in 32-bit
- * lanes (its comment); any other vector (an overflow, inf, NaN, an fnuz
- * zero, a tiny lane kf_tfast cannot do) is widened exactly to two binary64
- * vectors and done by the binary64 code, whose results are values of the
- * format and narrow exactly.
+ * says why that is T + r >= 2^R).  For a tiny lane (kf_sp) sp compares
+ * T + r >= 2^R as a carry out of 32 bits instead: T' = T 2^(32-R), r' =
+ * r 2^(32-R), and T + r >= 2^R iff T' + r' wraps, that is iff
+ * max_epu32(T' + r', T') != T' + r'.  A vector whose lanes are zero or
+ * normal and not above max after rounding is done there; a vector with
+ * tiny lanes by kf_tfast (kf_sp, kf_gen: their comments); any other
+ * vector (an overflow, inf, NaN, an fnuz zero) is widened exactly to two
+ * binary64 vectors and done by the binary64 code, whose results are
+ * values of the format and narrow exactly.
  *
  * Tininess after rounding: the scalar engine asks whether x rounded to
  * precision p with an unbounded exponent, same mode and draw, is below
@@ -58,13 +56,23 @@
  * lane type (emin = -1022, or -126 for binary32 lanes) those lanes still
  * go to the scalar engine.
  *
- * Two modes have their own branch-free vectors, which do zero, normal
- * and tiny lanes alike (formats with gradual underflow): ne rounds tiny
- * lanes with one IEEE addition of the constant 2^p Q, whose spacing is
- * the subnormal quantum Q (kf_ne, kd_ne64), and sp computes K = (M >> t)
- * + carry straight from the significand (kf_sp, kd_sp64).  These need
- * the default MXCSR (RNE, no DAZ or FTZ), which the entry point sets for
- * the call and then restores.
+ * Every mode has branch-free vectors that do zero, normal and tiny lanes
+ * alike (formats with gradual underflow): ne rounds tiny lanes with one
+ * IEEE addition of the constant 2^p Q, whose spacing is the subnormal
+ * quantum Q (kf_ne, kd_ne64); sp computes K = (M >> t) + carry straight
+ * from the significand (kf_sp, kd_sp64), and the other modes K = M >> t
+ * plus the mode's decision from the discarded bits T, in the integer
+ * domain (kf_gen, kd_gen64).  The floating-point steps need the default
+ * MXCSR (RNE, no DAZ or FTZ), which the entry point sets for the call
+ * and then restores.
+ *
+ * Speed (AVX2 has sixteen vector registers): every hot loop is a tight
+ * inner loop that breaks out to the rare vector's code and starts again
+ * after it, so that gcc allocates the loop's registers for it alone; the
+ * counts are kept in general registers by movemask and popcnt of the lane
+ * masks, not in vector accumulators (which, with the rare code inside
+ * the loop, gcc had kept on the stack: a store-to-load chain per
+ * vector).
  *
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.
@@ -101,6 +109,7 @@ typedef struct kd_c {
 	int nok;				/* kd_ne64 applies */
 	int sok;				/* sp: kd_sp64 applies */
 	int ton;				/* kd_run64 may go branch-free */
+	int s52;				/* s = 52: the kept lsb is the implicit bit */
 	__m256i tb;				/* sp: emin_b + s */
 	__m256d qd;				/* sp: Q = 2^(emin-m) */
 } kd_c;
@@ -111,16 +120,16 @@ typedef struct kf_c {
 	__m256i minm1x, biaszs, maxzsx;		/* as kd_c, 32-bit */
 	__m256i rmask;				/* sp: the top R bits of a word */
 	__m256i glo, ghi, step;			/* draw offsets: lanes 0,1,4,5 and 2,3,6,7; 8 * golden */
-	__m256i frac, imp, emin_b, min, lalv;	/* tiny lanes (kf_tfast) */
-	__m256 unit;				/* 2^(emin-23) when tk */
+	__m256i frac, imp, min;			/* tiny lanes (kf_tfast) */
 	__m256 nC;				/* ne: 2^23 Q (kf_ne) */
 	__m128i s, lal;				/* s32, 32 - s32 */
 	int ok;					/* s32 >= 1: the 32-bit path applies */
-	int tok, tk, tiny_before;		/* kf_tfast applies; K scales by unit */
+	int tok, tiny_before;			/* kf_tfast applies */
 	int uok;				/* emin > -126 (kf_tfast) */
 	int nok;				/* kf_ne applies */
-	__m256i tb;				/* sp: emin_b32 + s32 */
-	__m256 qf;				/* sp: Q = 2^(emin-m) */
+	int s52;				/* s32 = 23 (kd_c's s52) */
+	__m256i tb;				/* tiny lanes: emin_b32 + s32 */
+	__m256 qf;				/* tiny lanes: Q = 2^(emin-m) */
 } kf_c;
 
 /* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
@@ -148,19 +157,29 @@ KD_INLINE __m256i kd_mix1(__m256i z)
 /* The draws' high words (the low words are garbage: sp reads the top R
  * <= 32 bits, se the top bit): the high word of x*k is hi(lo*kl) + lo*kh
  * + hi*kl (mod 2^32), added in 32-bit lanes (no carry from the low
- * word), and that of z ^ (z >> 31) is h ^ (h >> 31). */
-KD_INLINE __m256i kd_mix(__m256i z)
+ * word), and that of z ^ (z >> 31) is h ^ (h >> 31).  That last step
+ * changes bit 0 of h only (h >> 31 is 0 or 1), which sp reads only when
+ * R = 32 and se never (its top bit): xs = 0 leaves it out (kd_xs). */
+KD_INLINE __m256i kd_mixx(__m256i z, int xs)
 {
 	__m256i a = kd_mix1(z), t = _mm256_mullo_epi32(a, _mm256_set1_epi64x(KD_K2S));
 	__m256i h = _mm256_add_epi32(_mm256_add_epi32(_mm256_mul_epu32(a, _mm256_set1_epi64x(KD_K2L)),
 						      t),
 				     _mm256_slli_epi64(t, 32));
-	return _mm256_xor_si256(h, _mm256_srli_epi64(h, 31));
+	return xs ? _mm256_xor_si256(h, _mm256_srli_epi64(h, 31)) : h;
 }
+
+KD_INLINE __m256i kd_mix(__m256i z)
+{
+	return kd_mixx(z, 1);
+}
+
+/* Whether a draw's last xorshift matters (kd_mixx): sp with R = 32. */
+#define kd_xs(rnd, r32) ((rnd) == FPL_RND_SP && (r32))
 
 /* The high words of the draws of two kd_base vectors za (lanes 0,1,4,5)
  * and zb (lanes 2,3,6,7), packed in lane order (as kd_mix). */
-KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb)
+KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb, int xs)
 {
 	const __m256i kl = _mm256_set1_epi64x(KD_K2L), ks = _mm256_set1_epi64x(KD_K2S);
 	__m256i a = kd_mix1(za), b = kd_mix1(zb);
@@ -172,7 +191,7 @@ KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb)
 						      _MM_SHUFFLE(3, 1, 3, 1))),
 		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ta), _mm256_castsi256_ps(tb),
 						      _MM_SHUFFLE(2, 0, 2, 0))));	/* + lo*kh */
-	return _mm256_xor_si256(h, _mm256_srli_epi32(h, 31));
+	return xs ? _mm256_xor_si256(h, _mm256_srli_epi32(h, 31)) : h;
 }
 
 /* The splitmix state of fpl__draw(key, idx + k) in lane k (offsets g:
@@ -215,10 +234,15 @@ KD_INLINE __m256i kd_pick(const kd_c *c, fpl_rnd rnd, __m256i a, __m256i u, __m2
 	case FPL_RND_TN:
 		return kd_blend(tr, _mm256_andnot_si256(c->mask, _mm256_add_epi64(a, c->mask)), u);
 	case FPL_RND_OD: {
-		/* up: inexact and kept lsb 0 */
+		/* up: inexact and kept lsb 0.  When the kept lsb is bit s of a
+		 * (s < 52), adding q to a truncation whose bit s is 0 is setting
+		 * it, and setting it where it is 1 changes nothing: od is then
+		 * tr | q for inexact lanes, whatever kl */
 		__m256i ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), zero);
-		__m256i up = _mm256_andnot_si256(ex, _mm256_cmpeq_epi64(kl, zero));
-		return _mm256_or_si256(tr, _mm256_and_si256(up, c->q));
+		if (!c->s52)
+			return _mm256_or_si256(tr, _mm256_andnot_si256(ex, c->q));
+		return _mm256_or_si256(tr, _mm256_and_si256(
+			_mm256_andnot_si256(ex, _mm256_cmpeq_epi64(kl, zero)), c->q));
 	}
 	case FPL_RND_SP:
 		/* T + r >= 2^R, r the top R bits of the draw, iff a + (r
@@ -260,13 +284,16 @@ KD_INLINE __m256i kd_odd_lanes(const kd_c *c, __m256i a, __m256i r)
 typedef struct kd_acc {
 	__m256i inexact, under;
 	__m256i tiny;		/* tiny lanes seen by branch-free vectors */
-	size_t special;
+	size_t *special;	/* lanes done by slow(): a pointer, so that a
+				 * loop's own kd_acc never escapes and stays in
+				 * registers */
 } kd_acc;
 
 /* The lanes spc of r recomputed by the scalar engine from u (the call's
  * element j + lane), which counts their flags. */
 static __attribute__((noinline)) __m256i kd_scalar(__m256i r, __m256i u, __m256i spc, size_t j,
-						   kd_acc *acc, fpl_kslow slow, void *ctx)
+						   size_t *special, fpl_kslow slow,
+						   void *ctx)
 {
 	double in[4], res[4];
 	unsigned m = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(spc));
@@ -276,7 +303,7 @@ static __attribute__((noinline)) __m256i kd_scalar(__m256i r, __m256i u, __m256i
 	while (m) {
 		unsigned i = (unsigned)__builtin_ctz(m);
 		res[i] = slow(ctx, j + i, in[i]);
-		acc->special++;
+		(*special)++;
 		m &= m - 1;
 	}
 	return _mm256_castpd_si256(_mm256_loadu_pd(res));
@@ -348,7 +375,7 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 	spc = _mm256_or_si256(spc, bad);
 	r = _mm256_or_si256(r, sign);
 	if (!_mm256_testz_si256(spc, spc)) {
-		r = kd_scalar(r, u, spc, j, acc, slow, ctx);
+		r = kd_scalar(r, u, spc, j, acc->special, slow, ctx);
 		inexact = _mm256_andnot_si256(spc, inexact);
 		under = _mm256_andnot_si256(spc, under);
 	}
@@ -411,18 +438,104 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
 	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
 }
 
-/* A binary64 vector with a tiny or odd lane, sp (c->sok): kd_sp64 with
- * the vector's draws d, or kd_full when a lane is odd even for it;
- * counts into acc. */
-KD_INLINE __m256i kd_spv(const kd_c *c, __m256i u, __m256i d, size_t j, uint64_t idx,
-			 kd_acc *acc, fpl_kslow slow, void *ctx)
+/*
+ * Every mode but sp (kd_sp64) on four binary64 lanes with every zero,
+ * normal and tiny lane done in place, in the integer domain (c->sok).
+ * Normal lanes are kd_pick's (rn).  A tiny lane has |x| = (M / 2^t) Q,
+ * with M the significand (implicit bit included), Q = 2^(emin-m) the
+ * subnormal quantum and t = emin_b + s - max(be, 1) >= s >= 1 the bits of
+ * M below Q: its truncation is K = M >> t (0 when t >= 64: vpsrlvq) and
+ * the discarded fraction f = (M mod 2^t) / 2^t in [0, 1).  T = M << (64 -
+ * t) is f 2^64 exactly when t <= 64; when t > 64, K = 0 and 0 < f <
+ * 2^53 / 2^65 < 1/2, and T is M (below): nonzero and below 2^63, as
+ * f 2^64 itself, which is all the modes read of it.  They read T as
+ * kb_pick reads the discarded bits: ne adds 1 iff T > 2^63 or T = 2^63
+ * and K is odd, that is iff T + (K & 1) > 2^63 (no wrap: for t < 64, T's
+ * low 64 - t bits are 0, so T <= 2^64 - 2; for t >= 64, T < 2^53); na iff
+ * T >= 2^63 (T's sign bit); nz iff T > 2^63 (T ^ 2^63 > 0, signed); tp
+ * (tn) iff T != 0 and x is positive (negative); od sets K's last bit iff
+ * T != 0; se adds the draw's top bit iff T != 0; tz adds nothing.  The
+ * result K <= 2^m (|x| < 2^emin = 2^m Q) converts exactly through the bits
+ * 2^52 + K, and K Q, a multiple of Q not above 2^emin, is a binary64 value:
+ * the product is exact (default MXCSR: no FTZ).  A lane is exact iff its
+ * result is |x|; tininess after rounding as kd_sp64's (kd_finish).  No
+ * floating-point operation sees a subnormal operand.
+ */
+KD_INLINE __m256i kd_gen64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *exact,
+			   __m256i *under, __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256(), sb = _mm256_set1_epi64x(INT64_MIN);
+	__m256i a = _mm256_and_si256(u, c->absm);
+	__m256i rn = kd_pick(c, rnd, a, u, kd_kl(c, a, c->klor), d);
+	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
+	__m256i be = _mm256_srli_epi64(a, 52), be0 = _mm256_cmpeq_epi64(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, c->frac), _mm256_andnot_si256(be0, c->imp));
+	__m256i t = _mm256_sub_epi64(c->tb, _mm256_sub_epi64(be, be0));
+	__m256i c64 = _mm256_set1_epi64x(64);
+	__m256i T;
+
+	/* the nonzero T < 2^63 for t > 64 matters only to the modes that read
+	 * T != 0 (tp tn od se): ne, na and nz add nothing for any T < 2^63
+	 * when K = 0, tz reads no T.  Those four take T = M there, a shift by
+	 * max(64 - t, 0): the dword max of the count with 0 clamps a negative
+	 * count (both its dwords negative) to 0 and keeps one in 0..63 (high
+	 * dword 0); M < 2^53 is nonzero and below 2^63, as required. */
+	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_OD || rnd == FPL_RND_SE)
+		T = _mm256_sllv_epi64(M, _mm256_max_epi32(_mm256_sub_epi64(c64, t), zero));
+	else
+		T = _mm256_sllv_epi64(M, _mm256_sub_epi64(c64, t));
+	__m256i K = _mm256_srlv_epi64(M, t), nz = _mm256_cmpeq_epi64(T, zero), rt, r;
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		K = _mm256_sub_epi64(K, _mm256_cmpgt_epi64(
+			_mm256_xor_si256(_mm256_add_epi64(T, _mm256_and_si256(K, c->one)), sb), zero));
+		break;
+	case FPL_RND_NA:
+		K = _mm256_sub_epi64(K, _mm256_cmpgt_epi64(zero, T));
+		break;
+	case FPL_RND_NZ:
+		K = _mm256_sub_epi64(K, _mm256_cmpgt_epi64(_mm256_xor_si256(T, sb), zero));
+		break;
+	case FPL_RND_TP:	/* up unless exact or x negative */
+		K = _mm256_add_epi64(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi64(zero, u)), c->one));
+		break;
+	case FPL_RND_TN:	/* up unless exact or x positive */
+		K = _mm256_add_epi64(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi64(u, _mm256_set1_epi64x(-1))), c->one));
+		break;
+	case FPL_RND_OD:
+		K = _mm256_or_si256(K, _mm256_andnot_si256(nz, c->one));
+		break;
+	case FPL_RND_SE:
+		K = _mm256_add_epi64(K, _mm256_andnot_si256(nz, _mm256_srli_epi64(d, 63)));
+		break;
+	default:	/* tz (sp is kd_sp64's) */
+		break;
+	}
+	rt = _mm256_castpd_si256(_mm256_mul_pd(
+		_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(K, c->magic)), c->two52), c->qd));
+	r = kd_blend(rn, rt, tiny);
+	*tinyp = tiny;
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+}
+
+/* A binary64 vector with a tiny or odd lane (c->sok): kd_sp64 or
+ * kd_gen64 with the vector's draws d, or kd_full when a lane is odd even
+ * for them; counts into acc. */
+KD_INLINE __m256i kd_xv(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, size_t j, uint64_t idx,
+			kd_acc *acc, fpl_kslow slow, void *ctx)
 {
 	__m256i eq, un, ti, r;
 	int odd;
 
-	r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
+	if (rnd == FPL_RND_SP)
+		r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
+	else
+		r = kd_gen64(c, rnd, u, d, &eq, &un, &ti, &odd);
 	if (__builtin_expect(odd, 0))
-		return kd_full(c, FPL_RND_SP, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
+		return kd_full(c, rnd, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
 	acc->inexact = _mm256_sub_epi64(acc->inexact, _mm256_xor_si256(eq, _mm256_set1_epi64x(-1)));
 	acc->under = _mm256_sub_epi64(acc->under, un);
 	acc->tiny = _mm256_sub_epi64(acc->tiny, ti);
@@ -463,6 +576,14 @@ KD_INLINE __m256 kd_wide8(const kd_c *c, fpl_rnd rnd, __m256 v, size_t k, size_t
 			       _mm256_cvtpd_ps(_mm256_castsi256_pd(lo)));
 }
 
+/* kd_wide8 of the eight elements at xj, out of line (kd_odd64's comment). */
+KD_INLINE __m256 kd_wide8o(const kd_c *c, fpl_rnd rnd, const float *xj,
+						  size_t j, uint64_t idx, kd_acc *acc,
+						  fpl_kslow slow, void *ctx)
+{
+	return kd_wide8(c, rnd, _mm256_loadu_ps(xj), 8, j, idx, acc, slow, ctx);
+}
+
 /* Elements j..j+k-1 (k < 8) of a binary32 call. */
 static void kd_part32(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size_t j, size_t k,
 		      uint64_t idx0, kd_acc *acc, fpl_kslow slow, void *ctx)
@@ -476,7 +597,7 @@ static void kd_part32(const kd_c *c, fpl_rnd rnd, float *z, const float *x, size
 
 /* The common binary64 vector: normal or zero lanes whose results are not
  * above max; d the draws (sp, se).  Returns the results, or sets *odd when
- * some lane is not such (the caller then uses kd_spv or kd_full). */
+ * some lane is not such (the caller then uses kd_xv or kd_full). */
 KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *ex,
 			    int *odd)
 {
@@ -517,10 +638,12 @@ KD_INLINE __m256i kf_pick(const kf_c *f, fpl_rnd rnd, __m256i a, __m256i u, __m2
 			_mm256_castsi256_ps(tr),
 			_mm256_castsi256_ps(_mm256_andnot_si256(f->mask, _mm256_add_epi32(a, f->mask))),
 			_mm256_castsi256_ps(u)));
-	case FPL_RND_OD: {
+	case FPL_RND_OD: {	/* as kd_pick's od (s32 < 23: bit s32 is the kept lsb) */
 		__m256i ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), zero);
-		__m256i up = _mm256_andnot_si256(ex, _mm256_cmpeq_epi32(kl, zero));
-		return _mm256_or_si256(tr, _mm256_and_si256(up, f->q));
+		if (!f->s52)
+			return _mm256_or_si256(tr, _mm256_andnot_si256(ex, f->q));
+		return _mm256_or_si256(tr, _mm256_and_si256(
+			_mm256_andnot_si256(ex, _mm256_cmpeq_epi32(kl, zero)), f->q));
 	}
 	case FPL_RND_SP: {
 		/* T' + r' wraps iff T + r >= 2^R (header comment) */
@@ -544,7 +667,7 @@ KD_INLINE __m256i kf_dh(const kf_c *f, fpl_rnd rnd, int r32, __m256i zlo, __m256
 	__m256i dh;
 	if (rnd != FPL_RND_SP && rnd != FPL_RND_SE)
 		return _mm256_setzero_si256();
-	dh = kd_mix_hi8(zlo, zhi);
+	dh = kd_mix_hi8(zlo, zhi, kd_xs(rnd, r32));
 	return rnd == FPL_RND_SP && !r32 ? _mm256_and_si256(dh, f->rmask) : dh;
 }
 
@@ -570,84 +693,6 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m
 			    _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx));
 	*odd = !_mm256_testz_si256(o, o);
 	*ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), _mm256_setzero_si256());
-	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
-}
-
-/*
- * A binary32 vector with tiny lanes done in place, branch-free (f->tok),
- * in every mode but sp (kf_sp):
- * the scaled arithmetic of the header comment in 32-bit lanes.  With M
- * the 24-bit significand and be the biased exponent of x, Y = M >> sh,
- * sh = emin_b32 - max(be, 1), is floor(|x| 2^s32 / Q) (Q = 2^(emin-m)),
- * the lost bits a sticky bit (s32 >= 2: below the half bit).  sp reads T'
- * straight from M: the bits of M below its kept lsb (bit s32 + sh) left-
- * aligned, M << (32 - s32 - sh) or M >> (s32 + sh - 32), exact, whatever
- * R.  The result K (<= 2^23, a multiple of 2^s32) is K 2^(emin-23): the
- * float bits K when emin = -126, else K times that power of two, a
- * normal float (f->tk: emin - 23 >= -126) and a normal product (K 2^(emin
- * - 23) >= Q >= 2^-126), so exact.  Tiny lanes that reach 2^emin (tininess
- * after rounding), results above max and fnuz zeros make *odd.  inex,
- * under: the inexact and underflowing lanes; tiny: the tiny lanes.
- */
-KD_INLINE __m256i kf_tscaled(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i dh,
-			     __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
-{
-	const __m256i zero = _mm256_setzero_si256();
-	__m256i a = _mm256_and_si256(u, f->absm), T = zero, r, o, kl, k, at, inexact;
-	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
-	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
-	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
-	__m256i sh = _mm256_sub_epi32(f->emin_b, _mm256_sub_epi32(be, be0));
-	__m256i lost = _mm256_sub_epi32(_mm256_sllv_epi32(f->one, sh), f->one);
-	__m256i sticky = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(M, lost), zero),
-					     tiny);
-
-	at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a),
-						  _mm256_castsi256_ps(_mm256_srlv_epi32(M, sh)),
-						  _mm256_castsi256_ps(tiny)));
-	if (rnd == FPL_RND_SP) {
-		__m256i src = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(a),
-								   _mm256_castsi256_ps(M),
-								   _mm256_castsi256_ps(tiny)));
-		__m256i shl = _mm256_sub_epi32(f->lalv, _mm256_and_si256(sh, tiny));
-		T = _mm256_or_si256(_mm256_sllv_epi32(src, shl),
-				    _mm256_srlv_epi32(src, _mm256_sub_epi32(zero, shl)));
-		if (!r32)
-			T = _mm256_and_si256(T, f->rmask);
-	} else {
-		at = _mm256_or_si256(at, _mm256_and_si256(sticky, f->one));
-	}
-	kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(at, f->s), f->one),
-			     _mm256_andnot_si256(tiny, f->klor));
-	r = kf_pick(f, rnd, at, u, kl, dh, T);
-	inexact = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(at, f->mask),
-								      zero),
-						   _mm256_set1_epi32(-1)),
-				  sticky);
-	k = f->tk ? _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(r), f->unit)) : r;
-	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(k),
-						 _mm256_castsi256_ps(tiny)));
-	o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
-	if (!f->tiny_before && f->uok) {
-		/* tininess after rounding as in kd_full: the normal
-		 * arithmetic on the raw bits (binary32 normals: emin > -126) */
-		__m256i T0 = zero, ru;
-		if (rnd == FPL_RND_SP) {
-			T0 = _mm256_sll_epi32(a, f->lal);
-			if (!r32)
-				T0 = _mm256_and_si256(T0, f->rmask);
-		}
-		ru = kf_pick(f, rnd, a, u,
-			     _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor),
-			     dh, T0);
-		tiny = _mm256_and_si256(tiny, _mm256_cmpgt_epi32(f->min, ru));
-	} else if (!f->tiny_before) {	/* r >= min: a positive float's bits */
-		o = _mm256_or_si256(o, _mm256_andnot_si256(_mm256_cmpgt_epi32(f->min, r), tiny));
-	}
-	*odd = !_mm256_testz_si256(o, o);
-	*inex = inexact;
-	*under = _mm256_and_si256(inexact, tiny);
-	*tinyp = tiny;
 	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
 }
 
@@ -691,8 +736,8 @@ KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m2
  * is a multiple of Q below 2^(emin+1), a binary32 value: the product is
  * exact.  A lane is exact iff its result equals |x|.  Tininess after
  * rounding as in kf_ne: rn (the normal arithmetic on the raw bits, same
- * draw) is x rounded with an unbounded exponent.  This replaces
- * kf_tscaled for sp: no sticky bit, no rescaling of the normal result.
+ * draw) is x rounded with an unbounded exponent.  kf_gen does the other
+ * modes the same way.
  */
 KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *inex,
 			__m256i *under, __m256i *tinyp, int *odd)
@@ -723,14 +768,87 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *
 	return r;
 }
 
+/*
+ * Every mode but sp (kf_sp) on eight binary32 lanes with every zero,
+ * normal and tiny lane done in place, branch-free (f->tok): kd_gen64's
+ * arithmetic in 32-bit lanes.  Normal lanes are kf_pick's (rn); a tiny
+ * lane has |x| = (M / 2^t) Q, M the 24-bit significand, t = emin_b32 + s32
+ * - max(be, 1) >= 1, K = M >> t (0 for t >= 32) and T = M << (32 - t) =
+ * f 2^32 exactly for t <= 32; for t > 32, K = 0, 0 < f < 2^24 / 2^33 <
+ * 1/2 and T is M (nonzero, below 2^31, as f 2^32).  The decisions are
+ * kd_gen64's with 2^31 for 2^63 (ne: T + (K & 1) > 2^31 without wrap, T's
+ * low 32 - t bits being 0).  K <= 2^m <= 2^23 converts exactly, and K Q,
+ * a multiple of Q = 2^(emin-m) >= 2^-149 not above 2^emin, is a binary32
+ * value: the product is exact.  Exact lanes, tininess after rounding and
+ * odd lanes as kf_sp's (kf_finish).
+ */
+KD_INLINE __m256i kf_gen(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *inex,
+			 __m256i *under, __m256i *tinyp, int *odd)
+{
+	const __m256i zero = _mm256_setzero_si256(), sb = _mm256_set1_epi32(INT32_MIN);
+	__m256i a = _mm256_and_si256(u, f->absm);
+	__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
+	__m256i rn = kf_pick(f, rnd, a, u, kl, dh, zero);
+	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i be = _mm256_srli_epi32(a, 23), be0 = _mm256_cmpeq_epi32(be, zero);
+	__m256i M = _mm256_or_si256(_mm256_and_si256(a, f->frac), _mm256_andnot_si256(be0, f->imp));
+	__m256i t = _mm256_sub_epi32(f->tb, _mm256_sub_epi32(be, be0));
+	__m256i c32 = _mm256_set1_epi32(32);
+	__m256i T;
+
+	/* as kd_gen64: T = M (< 2^24, nonzero) for t > 32 where T != 0 is read */
+	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_OD || rnd == FPL_RND_SE)
+		T = _mm256_sllv_epi32(M, _mm256_max_epi32(_mm256_sub_epi32(c32, t), zero));
+	else
+		T = _mm256_sllv_epi32(M, _mm256_sub_epi32(c32, t));
+	__m256i K = _mm256_srlv_epi32(M, t), nz = _mm256_cmpeq_epi32(T, zero), rt, r, eq;
+
+	switch (rnd) {
+	case FPL_RND_NE:
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(
+			_mm256_xor_si256(_mm256_add_epi32(T, _mm256_and_si256(K, f->one)), sb), zero));
+		break;
+	case FPL_RND_NA:
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(zero, T));
+		break;
+	case FPL_RND_NZ:
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(_mm256_xor_si256(T, sb), zero));
+		break;
+	case FPL_RND_TP:
+		K = _mm256_add_epi32(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi32(zero, u)), f->one));
+		break;
+	case FPL_RND_TN:
+		K = _mm256_add_epi32(K, _mm256_andnot_si256(
+			_mm256_or_si256(nz, _mm256_cmpgt_epi32(u, _mm256_set1_epi32(-1))), f->one));
+		break;
+	case FPL_RND_OD:
+		K = _mm256_or_si256(K, _mm256_andnot_si256(nz, f->one));
+		break;
+	case FPL_RND_SE:
+		K = _mm256_add_epi32(K, _mm256_andnot_si256(nz, _mm256_srli_epi32(dh, 31)));
+		break;
+	default:	/* tz (sp is kf_sp's) */
+		break;
+	}
+	rt = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(K), f->qf));
+	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
+						 _mm256_castsi256_ps(tiny)));
+	*tinyp = tiny;
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
+	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
+	return r;
+}
+
 /* The tiny-lane vector of the binary32 loops (f->tok): kf_sp for sp,
- * else kf_tscaled. */
+ * else kf_gen. */
 KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m256i dh,
 			   __m256i *inex, __m256i *under, __m256i *tinyp, int *odd)
 {
 	if (rnd == FPL_RND_SP)
 		return kf_sp(f, r32, u, dh, inex, under, tinyp, odd);
-	return kf_tscaled(f, rnd, r32, u, dh, inex, under, tinyp, odd);
+	(void)r32;
+	return kf_gen(f, rnd, u, dh, inex, under, tinyp, odd);
 }
 
 /*
@@ -803,6 +921,7 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->half = _mm256_set1_epi64x((long long)(1ull << (s - 1)));
 	c->halfm1 = _mm256_set1_epi64x((long long)((1ull << (s - 1)) - 1));
 	c->klor = _mm256_set1_epi64x(s == 52);
+	c->s52 = s == 52;
 	c->s = _mm_cvtsi64_si128((long long)s);
 	c->ssh = _mm_cvtsi64_si128((long long)(64 - s));
 	c->rmask = _mm256_set1_epi64x((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
@@ -830,7 +949,7 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->sok = p->sub_fast && emin - m >= -1074;
 	c->tb = _mm256_set1_epi64x((long long)(p->emin_b + s));
 	c->qd = _mm256_set1_pd(ldexp(1.0, emin - m));
-	c->ton = rnd == FPL_RND_SP ? c->sok : c->sub_ok;
+	c->ton = c->sok || (rnd != FPL_RND_SP && c->sub_ok);
 
 	/* binary32 lanes: only when called for a format that fits binary32
 	 * (s >= 29); min and max are then binary32 values */
@@ -849,6 +968,7 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->half = _mm256_set1_epi32((int)(1u << (s32 - 1)));
 	f->halfm1 = _mm256_set1_epi32((int)((1u << (s32 - 1)) - 1));
 	f->klor = _mm256_set1_epi32(s32 == 23);
+	f->s52 = s32 == 23;
 	f->minm1x = _mm256_set1_epi32((int)((min32 - 1) ^ 0x80000000u));
 	f->biaszs = _mm256_set1_epi32((int)(0x80000000u - zs));
 	f->maxzsx = _mm256_set1_epi32((int)((max32 - zs) ^ 0x80000000u));
@@ -860,28 +980,20 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->step = _mm256_set1_epi64x((long long)(8 * KD_GOLDEN));
 	f->s = _mm_cvtsi64_si128((long long)s32);
 	f->lal = _mm_cvtsi64_si128((long long)(32 - s32));
-	f->lalv = _mm256_set1_epi32((int)(32 - s32));
 	f->frac = _mm256_set1_epi32(0x7fffff);
 	f->imp = _mm256_set1_epi32(0x800000);
-	f->emin_b = _mm256_set1_epi32(emin + 127);
 	f->min = _mm256_set1_epi32((int)min32);
 	f->tiny_before = (int)p->tiny_before;
-	/* kf_tfast: gradual underflow, the sticky bit below the half bit,
-	 * and K 2^(emin-23) exact as the bits K or a normal product */
-	f->tk = emin > -126;
 	f->uok = emin > -126;
-	f->unit = _mm256_set1_ps(f->tk && emin - 23 >= -126 ? ldexpf(1.0f, emin - 23) : 0.0f);
-	f->tok = p->sub_fast && s32 >= 2 && emin >= -126
-		 && (!f->tk || (emin - 23 >= -126 && emin - m >= -126));
 	/* kf_ne: gradual underflow, 2^23 Q a normal float (m <= 22 and emin
 	 * >= -126 make it at least 2^-125) */
 	f->nok = p->sub_fast && emin >= -126;
 	f->nC = _mm256_set1_ps(ldexpf(1.0f, emin - m + 23));
-	/* sp: kf_sp does every tiny lane (Q >= 2^-149 is a binary32 value) */
+	/* kf_tfast (kf_sp, kf_gen): gradual underflow, Q = 2^(emin-m) >=
+	 * 2^-149 a binary32 value */
 	f->tb = _mm256_set1_epi32(emin + 127 + (int)s32);
 	f->qf = _mm256_set1_ps(ldexpf(1.0f, emin - m));
-	if (rnd == FPL_RND_SP)
-		f->tok = p->sub_fast && emin >= -126;
+	f->tok = p->sub_fast && emin >= -126;
 }
 
 /* Sum of four 64-bit lanes. */
@@ -892,16 +1004,67 @@ static uint64_t kd_hsum64(__m256i v)
 	return t[0] + t[1] + t[2] + t[3];
 }
 
-/* Sum of eight 32-bit lanes. */
-static int64_t kd_sum32(__m256i v)
+/* Lanes of an all-ones mask, counted by movemask and popcnt on the
+ * integer ports: the hot loops keep their counts in general registers,
+ * no loop-carried vector to spill. */
+KD_INLINE unsigned kd_cnt64(__m256i m)
 {
-	int32_t t[8];
-	int64_t s = 0;
-	int i;
-	_mm256_storeu_si256((__m256i *)t, v);
-	for (i = 0; i < 8; i++)
-		s += t[i];
-	return s;
+	return (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(m)));
+}
+
+KD_INLINE unsigned kd_cnt32(__m256i m)
+{
+	return (unsigned)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)));
+}
+
+KD_INLINE void kd_st(void *p, __m256i r, int stream)
+{
+	if (stream)
+		_mm256_stream_si256((__m256i *)p, r);
+	else
+		_mm256_storeu_si256((__m256i *)p, r);
+}
+
+/*
+ * The rare vectors of the branching loops, out of line: a hot loop
+ * breaks out to them and starts again after, so that its registers are
+ * allocated for it alone (AVX2 has sixteen; with the rare code inlined,
+ * gcc kept the loop's counters on the stack, a store-to-load chain per
+ * vector).  The same arithmetic as before, so the same bits and counts;
+ * the draws are recomputed from the index (the same bits).
+ */
+KD_INLINE __m256i kd_odd64(const kd_c *c, fpl_rnd rnd, const double *xj,
+						  size_t j, uint64_t idx, kd_acc *acc,
+						  fpl_kslow slow, void *ctx)
+{
+	__m256i u = _mm256_loadu_si256((const __m256i *)xj);
+
+	if (c->sok)
+		return kd_xv(c, rnd, u, kd_draw(c->key, idx, c->lanes_g), j, idx, acc, slow, ctx);
+	return kd_full(c, rnd, u, _mm256_set1_epi64x(-1), j, idx, acc, slow, ctx, 0);
+}
+
+KD_INLINE __m256i kd_odd32(const kd_c *c, const kf_c *f, fpl_rnd rnd,
+						  int r32, const float *xj, size_t j, uint64_t idx,
+						  kd_acc *acc, fpl_kslow slow, void *ctx)
+{
+	__m256i u = _mm256_loadu_si256((const __m256i *)xj);
+
+	if (f->ok && f->tok) {
+		__m256i inex, un, ti, r;
+		int odd;
+		r = kf_tfast(f, rnd, r32, u,
+			     kf_dh(f, rnd, r32, kd_base(c->key, idx, f->glo),
+				   kd_base(c->key, idx, f->ghi)),
+			     &inex, &un, &ti, &odd);
+		if (!odd) {
+			acc->inexact = _mm256_add_epi64(acc->inexact,
+							_mm256_set_epi64x(0, 0, 0, kd_cnt32(inex)));
+			acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, kd_cnt32(un)));
+			return r;
+		}
+	}
+	return _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u), 8, j, idx, acc, slow, ctx));
 }
 
 /*
@@ -918,12 +1081,13 @@ static int64_t kd_sum32(__m256i v)
 #define KD_TON 24
 #define KD_TOFF 16
 
-KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
-			size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int r32, int stream, double *z,
+			const double *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
+			kd_acc *acc)
 {
+	const int draws = rnd == FPL_RND_SP || rnd == FPL_RND_SE, xs = kd_xs(rnd, r32);
 	const __m256i ones = _mm256_set1_epi64x(-1);
-	size_t j = 0, hot = 0;
-	uint64_t exact = 0;
+	size_t j = 0, inexact = 0, under = 0;
 	int tmode = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
@@ -936,59 +1100,79 @@ KD_INLINE void kd_run64(const kd_c *c, fpl_rnd rnd, int stream, double *z, const
 	while (j + 4 <= n) {
 		size_t nv = (n - j) / 4 > KD_SPAN ? KD_SPAN : (n - j) / 4, end = j + 4 * nv, nodd = 0;
 		if (!tmode) {
-			__m256i ex_acc = _mm256_setzero_si256(), zb = kd_base(c->key, idx0 + j, c->lanes_g);
-			for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
-				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
-				__m256i d = rnd == FPL_RND_SP || rnd == FPL_RND_SE ? kd_mix(zb)
-										    : _mm256_setzero_si256();
-				int odd;
-				r = kd_fast64(c, rnd, u, d, &ex, &odd);
-				if (__builtin_expect(odd, 0)) {
-					/* the draws are computed once: kd_spv takes them */
-					if (rnd == FPL_RND_SP && c->sok)
-						r = kd_spv(c, u, d, j, idx0 + j, acc, slow, ctx);
-					else
-						r = kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 0);
-					nodd++;
-				} else {
-					ex_acc = _mm256_sub_epi64(ex_acc, ex);
-					hot++;
+			while (j < end) {
+				__m256i zb = kd_base(c->key, idx0 + j, c->lanes_g);
+				for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
+					__m256i d = draws ? kd_mixx(zb, xs) : _mm256_setzero_si256();
+					int odd;
+					r = kd_fast64(c, rnd, u, d, &ex, &odd);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += 4 - kd_cnt64(ex);
+					kd_st(z + j, r, stream);
 				}
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				if (j < end) {
+					kd_st(z + j, kd_odd64(c, rnd, x + j, j, idx0 + j, acc, slow, ctx),
+					      stream);
+					nodd++;
+					j += 4;
+				}
 			}
-			exact += kd_hsum64(ex_acc);
 			tmode = c->ton && nodd >= KD_TON;
+		} else if (c->sok) {
+			/* branch-free: kd_sp64 or kd_gen64, kd_full for an odd lane */
+			size_t ntiny = 0;
+			while (j < end) {
+				__m256i zb = kd_base(c->key, idx0 + j, c->lanes_g);
+				for (; j < end; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
+					__m256i d = draws ? kd_mixx(zb, xs) : _mm256_setzero_si256();
+					int odd;
+					if (rnd == FPL_RND_SP)
+						r = kd_sp64(c, u, d, &eq, &un, &ti, &odd);
+					else
+						r = kd_gen64(c, rnd, u, d, &eq, &un, &ti, &odd);
+					ntiny += kd_cnt64(ti);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += 4 - kd_cnt64(eq);
+					under += kd_cnt64(un);
+					kd_st(z + j, r, stream);
+				}
+				if (j < end) {
+					kd_st(z + j, kd_full(c, rnd, _mm256_loadu_si256((const __m256i *)(x + j)),
+							     ones, j, idx0 + j, acc, slow, ctx, 0),
+					      stream);
+					j += 4;
+				}
+			}
+			tmode = ntiny >= KD_TOFF;
 		} else {
-			uint64_t t0 = kd_hsum64(acc->tiny);
+			/* a kd_acc of the span's own, which never escapes */
+			kd_acc la;
+			la.inexact = la.under = la.tiny = _mm256_setzero_si256();
+			la.special = acc->special;
 			for (; j < end; j += 4) {
 				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i r = rnd == FPL_RND_SP && c->sok
-						    ? kd_spv(c, u, kd_draw(c->key, idx0 + j, c->lanes_g),
-							     j, idx0 + j, acc, slow, ctx)
-						    : kd_full(c, rnd, u, ones, j, idx0 + j, acc, slow, ctx, 1);
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				kd_st(z + j, kd_full(c, rnd, u, ones, j, idx0 + j, &la, slow, ctx, 1), stream);
 			}
-			tmode = kd_hsum64(acc->tiny) - t0 >= KD_TOFF;
+			acc->inexact = _mm256_add_epi64(acc->inexact, la.inexact);
+			acc->under = _mm256_add_epi64(acc->under, la.under);
+			tmode = kd_hsum64(la.tiny) >= KD_TOFF;
 		}
 	}
 	if (j < n)
 		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact,
-					_mm256_set_epi64x(0, 0, 0, (long long)(4 * hot - exact)));
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
 KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int stream, float *z,
 			const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
 			kd_acc *acc)
 {
-	size_t j = 0;
-	int64_t inexact = 0, under = 0;
+	size_t j = 0, inexact = 0, under = 0;
 	int tmode = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
@@ -999,87 +1183,73 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
 		j = h;
 	}
 	while (j + 8 <= n) {
-		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv, nodd = 0;
-		__m256i zlo = kd_base(c->key, idx0 + j, f->glo), zhi = kd_base(c->key, idx0 + j, f->ghi);
-		__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc, ti_acc = ex_acc, in_acc = ex_acc;
+		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv;
+		size_t nodd = 0, ntiny = 0;
 		if (!tmode) {
-			size_t hot = 0;
-			for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
-			     zhi = _mm256_add_epi64(zhi, f->step)) {
-				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i ex = _mm256_setzero_si256(), r = ex;
-				/* the draws once, for kf_fast and kf_tfast (neither
-				 * runs without f->ok: kd_wide8 draws its own) */
-				__m256i dh = f->ok ? kf_dh(f, rnd, r32, zlo, zhi) : ex;
-				int odd = 1;
-				if (f->ok)
-					r = kf_fast(f, rnd, u, dh, &ex, &odd);
-				if (__builtin_expect(odd, 0)) {
-					__m256i inex, un, ti;
-					if (f->tok)
-						r = kf_tfast(f, rnd, r32, u, dh, &inex, &un, &ti, &odd);
-					if (odd) {
-						r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u),
-										 8, j, idx0 + j, acc, slow, ctx));
-					} else {
-						in_acc = _mm256_sub_epi32(in_acc, inex);
-						un_acc = _mm256_sub_epi32(un_acc, un);
-					}
-					nodd++;
-				} else {
-					ex_acc = _mm256_add_epi32(ex_acc, ex);	/* minus exact lanes */
-					hot++;
+			while (j < end) {
+				__m256i zlo = kd_base(c->key, idx0 + j, f->glo);
+				__m256i zhi = kd_base(c->key, idx0 + j, f->ghi);
+				for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
+				     zhi = _mm256_add_epi64(zhi, f->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), ex, r;
+					int odd;
+					if (!f->ok)	/* kd_odd32 does every vector */
+						break;
+					r = kf_fast(f, rnd, u, kf_dh(f, rnd, r32, zlo, zhi), &ex, &odd);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += 8 - kd_cnt32(ex);
+					kd_st(z + j, r, stream);
 				}
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				if (j < end) {
+					kd_st(z + j, kd_odd32(c, f, rnd, r32, x + j, j, idx0 + j, acc, slow,
+							      ctx), stream);
+					nodd++;
+					j += 8;
+				}
 			}
-			inexact += (int64_t)(8 * hot) + kd_sum32(ex_acc) + kd_sum32(in_acc);
-			under += kd_sum32(un_acc);
 			tmode = f->tok && nodd >= KD_TON;
 		} else {
-			for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
-			     zhi = _mm256_add_epi64(zhi, f->step)) {
-				__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
-				__m256i inex, un, ti, r;
-				int odd;
-				r = kf_tfast(f, rnd, r32, u, kf_dh(f, rnd, r32, zlo, zhi), &inex, &un,
-					     &ti, &odd);
-				if (__builtin_expect(odd, 0)) {
-					r = _mm256_castps_si256(kd_wide8(c, rnd, _mm256_castsi256_ps(u), 8,
-									 j, idx0 + j, acc, slow, ctx));
-				} else {
-					in_acc = _mm256_sub_epi32(in_acc, inex);
-					un_acc = _mm256_sub_epi32(un_acc, un);
+			while (j < end) {
+				__m256i zlo = kd_base(c->key, idx0 + j, f->glo);
+				__m256i zhi = kd_base(c->key, idx0 + j, f->ghi);
+				for (; j < end; j += 8, zlo = _mm256_add_epi64(zlo, f->step),
+				     zhi = _mm256_add_epi64(zhi, f->step)) {
+					__m256i u = _mm256_loadu_si256((const __m256i *)(x + j));
+					__m256i inex, un, ti, r;
+					int odd;
+					r = kf_tfast(f, rnd, r32, u, kf_dh(f, rnd, r32, zlo, zhi), &inex, &un,
+						     &ti, &odd);
+					ntiny += kd_cnt32(ti);
+					if (__builtin_expect(odd, 0))
+						break;
+					inexact += kd_cnt32(inex);
+					under += kd_cnt32(un);
+					kd_st(z + j, r, stream);
 				}
-				ti_acc = _mm256_sub_epi32(ti_acc, ti);
-				if (stream)
-					_mm256_stream_si256((__m256i *)(z + j), r);
-				else
-					_mm256_storeu_si256((__m256i *)(z + j), r);
+				if (j < end) {
+					kd_st(z + j, _mm256_castps_si256(kd_wide8o(c, rnd, x + j, j, idx0 + j,
+										    acc, slow, ctx)),
+					      stream);
+					j += 8;
+				}
 			}
-			inexact += kd_sum32(in_acc);
-			under += kd_sum32(un_acc);
-			tmode = kd_sum32(ti_acc) >= KD_TOFF;
+			tmode = ntiny >= KD_TOFF;
 		}
 	}
 	if (j < n)
 		kd_part32(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, inexact));
-	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
 /* Round to nearest even, binary64 lanes, when kd_ne64 applies: one
- * branch-free vector per four elements, kd_full for a vector with an odd
- * lane.  Exact and underflowing lanes are counted per span (32-bit...
- * 64-bit lanes here, no overflow). */
+ * branch-free vector per four elements, kd_odd64 for a vector with an
+ * odd lane; exact and underflowing lanes counted in registers. */
 KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x, size_t n,
 			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
 {
-	const __m256i ones = _mm256_set1_epi64x(-1);
-	__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc;
-	size_t j = 0, hot = 0;
+	size_t j = 0, inexact = 0, under = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
 		size_t h = (32 - ((uintptr_t)z & 31)) / 8;
@@ -1088,36 +1258,33 @@ KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x
 		kd_part64(c, FPL_RND_NE, z, x, 0, h, idx0, acc, slow, ctx);
 		j = h;
 	}
-	for (; j + 4 <= n; j += 4) {
-		__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
-		int odd;
-		r = kd_ne64(c, u, &eq, &un, &odd);
-		if (__builtin_expect(odd, 0)) {
-			r = kd_full(c, FPL_RND_NE, u, ones, j, idx0 + j, acc, slow, ctx, 0);
-		} else {
-			ex_acc = _mm256_sub_epi64(ex_acc, eq);
-			un_acc = _mm256_sub_epi64(un_acc, un);
-			hot++;
+	while (j + 4 <= n) {
+		for (; j + 4 <= n; j += 4) {
+			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
+			int odd;
+			r = kd_ne64(c, u, &eq, &un, &odd);
+			if (__builtin_expect(odd, 0))
+				break;
+			inexact += 4 - kd_cnt64(eq);
+			under += kd_cnt64(un);
+			kd_st(z + j, r, stream);
 		}
-		if (stream)
-			_mm256_stream_si256((__m256i *)(z + j), r);
-		else
-			_mm256_storeu_si256((__m256i *)(z + j), r);
+		if (j + 4 <= n) {
+			kd_st(z + j, kd_odd64(c, FPL_RND_NE, x + j, j, idx0 + j, acc, slow, ctx), stream);
+			j += 4;
+		}
 	}
 	if (j < n)
 		kd_part64(c, FPL_RND_NE, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact,
-					_mm256_set_epi64x(0, 0, 0, (long long)(4 * hot - kd_hsum64(ex_acc))));
-	acc->under = _mm256_add_epi64(acc->under, un_acc);
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
-/* The same for binary32 lanes (kf_ne); the 32-bit lane counters are
- * summed every KD_SPAN vectors. */
+/* The same for binary32 lanes (kf_ne). */
 KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, const float *x,
 			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
 {
-	size_t j = 0;
-	int64_t inexact = 0, under = 0;
+	size_t j = 0, inexact = 0, under = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
 		size_t h = (32 - ((uintptr_t)z & 31)) / 4;
@@ -1127,32 +1294,27 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 		j = h;
 	}
 	while (j + 8 <= n) {
-		size_t nv = (n - j) / 8 > KD_SPAN ? KD_SPAN : (n - j) / 8, end = j + 8 * nv, hot = 0;
-		__m256i ex_acc = _mm256_setzero_si256(), un_acc = ex_acc;
-		for (; j < end; j += 8) {
+		for (; j + 8 <= n; j += 8) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
 			int odd;
 			r = kf_ne(f, u, &eq, &un, &odd);
-			if (__builtin_expect(odd, 0)) {
-				r = _mm256_castps_si256(kd_wide8(c, FPL_RND_NE, _mm256_castsi256_ps(u), 8, j,
-								 idx0 + j, acc, slow, ctx));
-			} else {
-				ex_acc = _mm256_sub_epi32(ex_acc, eq);
-				un_acc = _mm256_sub_epi32(un_acc, un);
-				hot++;
-			}
-			if (stream)
-				_mm256_stream_si256((__m256i *)(z + j), r);
-			else
-				_mm256_storeu_si256((__m256i *)(z + j), r);
+			if (__builtin_expect(odd, 0))
+				break;
+			inexact += 8 - kd_cnt32(eq);
+			under += kd_cnt32(un);
+			kd_st(z + j, r, stream);
 		}
-		inexact += (int64_t)(8 * hot) - kd_sum32(ex_acc);
-		under += kd_sum32(un_acc);
+		if (j + 8 <= n) {
+			kd_st(z + j, _mm256_castps_si256(kd_wide8o(c, FPL_RND_NE, x + j, j, idx0 + j, acc,
+								    slow, ctx)),
+			      stream);
+			j += 8;
+		}
 	}
 	if (j < n)
 		kd_part32(c, FPL_RND_NE, z, x, j, n - j, idx0, acc, slow, ctx);
-	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, inexact));
-	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, under));
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
 KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, void *z,
@@ -1162,10 +1324,11 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	kd_c c;
 	kf_c f;
 	kd_acc acc;
+	size_t special = 0;
 
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
-	acc.special = 0;
+	acc.special = &special;
 	if (rnd == FPL_RND_NE && f32 && f.nok)
 		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (rnd == FPL_RND_NE && !f32 && c.nok)
@@ -1174,11 +1337,13 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32)
 		kd_run32(&c, &f, rnd, 0, stream, z, x, n, idx0, slow, ctx, &acc);
+	else if (rnd == FPL_RND_SP && p->sr_bits == 32)
+		kd_run64(&c, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else
-		kd_run64(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+		kd_run64(&c, rnd, 0, stream, z, x, n, idx0, slow, ctx, &acc);
 	if (stream)
 		_mm_sfence();
-	out->special = acc.special;
+	out->special = special;
 	out->overflow = out->saturated = 0;	/* overflows go to slow(), counted there */
 	out->tiny = 0;
 	out->inexact = (size_t)kd_hsum64(acc.inexact);
