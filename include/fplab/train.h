@@ -92,6 +92,7 @@
 
 #include <fplab/accum.h>
 #include <fplab/allreduce.h>
+#include <fplab/block.h>
 #include <fplab/dataset.h>
 #include <fplab/export.h>
 #include <fplab/optim.h>
@@ -102,6 +103,23 @@ extern "C" {
 #endif
 
 #define FPL_TRAIN_MAX_LAYERS 16
+
+/*
+ * A block-scaled format in a slot of a policy (fplab/block.h); on = 0:
+ * the slot's plain format applies.  With on = 1 the slot's plain format
+ * holds b.elem and its mode rounds the elements.
+ */
+typedef struct fpl_train_block {
+	int on;
+	fpl_block_format b;
+} fpl_train_block;
+
+/* A GEMM's operands quantized as blocks along K before the GEMM (the
+ * model's own input formats then apply to the dequantized values). */
+typedef struct fpl_train_operands {
+	fpl_train_block a, b;
+	fpl_rnd a_rnd, b_rnd;
+} fpl_train_operands;
 
 typedef struct fpl_train_policy {
 	char name[64];			/* preset name or file name, for reports */
@@ -116,6 +134,12 @@ typedef struct fpl_train_policy {
 	fpl_opt_scaler scaler;		/* loss scaling */
 	fpl_ar_config comm;		/* all-reduce: algo, group, comm and acc formats,
 					 * scaling (nodes and threads are set by the run) */
+	fpl_train_block act_block;	/* act as a block format: every stored activation
+					 * tensor (H_0, Z_l: rows x features) is
+					 * fpl_block_round-ed with its dims */
+	fpl_train_block grad_block;	/* grad likewise (G_L, dW_l, db_l, D); the
+					 * arithmetic of G_L is then binary32 */
+	fpl_train_operands fwd_ops, bwd_ops;	/* GEMM operands along K */
 	uint32_t comm_fp32;		/* bit l-1 set: layer l's gradients (W_l and b_l)
 					 * are all-reduced in binary32 (keep_fp32);
 					 * FPL_TRAIN_COMM_FP32_LAST: the last layer,

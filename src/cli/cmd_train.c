@@ -54,7 +54,7 @@ static const char *const policy_keys[] = {
 	"bwd.out", "bwd.profile", "red.in", "red.a", "red.b", "red.prod", "red.acc", "red.order",
 	"red.out", "red.profile", "act", "grad", "master", "weight", "weight-sr", "master-format",
 	"state", "arith", "unscale", "loss-scale", "comm", "comm-acc", "comm-scale", "algo",
-	"comm-fp32"
+	"comm-fp32", "fwd.a-block", "fwd.b-block", "bwd.a-block", "bwd.b-block", "rht"
 };
 
 static struct train_opts {

@@ -61,7 +61,9 @@ struct fpl_trainer {
 	size_t maxw;			/* widest layer (sizes[0..L]) */
 	fpl_optim *opt;
 	fpl_state run;			/* seed, threads; the parent of every fork */
-	fpl_format gmul;		/* grad without DAZ: G * c rounds the exact product */
+	fpl_format gmul;		/* grad without DAZ: G * c rounds the exact product
+					 * (binary32 for a block grad) */
+	fpl_format gsub;		/* p - onehot: grad, or binary32 for a block grad */
 	uint64_t step, epoch;		/* steps and epochs so far (fork positions) */
 
 	/* buffers for B rows */
@@ -70,6 +72,8 @@ struct fpl_trainer {
 	double *prob, *onehot, *kc;	/* B x classes: softmax, one-hot, the constant c */
 	double *xin;			/* B x sizes[0]: X rows as binary64 */
 	double *db;			/* maxw: a bias gradient before its rounding */
+	double *opa, *opb;		/* GEMM operands quantized as blocks along K:
+					 * max(B, maxw) x maxw each */
 	double *lse;			/* B: per-example loss */
 	size_t *rows;			/* B: evaluation's row indices */
 	double *grads;			/* P blocks of nparams: each node's gradients */

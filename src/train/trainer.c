@@ -55,6 +55,8 @@ void fpl_trainer_free(fpl_trainer *t)
 	free(t->kc);
 	free(t->xin);
 	free(t->db);
+	free(t->opa);
+	free(t->opb);
 	free(t->lse);
 	free(t->grads);
 	free(t->sum);
@@ -136,6 +138,8 @@ static int buffers(fpl_trainer *t)
 	t->kc = alloc(B * C, sizeof(double));
 	t->xin = alloc(B * c->sizes[0], sizeof(double));
 	t->db = alloc(t->maxw, sizeof(double));
+	t->opa = alloc((B > t->maxw ? B : t->maxw) * t->maxw, sizeof(double));
+	t->opb = alloc((B > t->maxw ? B : t->maxw) * t->maxw, sizeof(double));
 	t->lse = alloc(B, sizeof(double));
 	t->rows = alloc(B, sizeof(size_t));
 	t->gp = alloc(c->nodes, sizeof *t->gp);
@@ -144,7 +148,7 @@ static int buffers(fpl_trainer *t)
 	t->grads = alloc(t->nparams * c->nodes, sizeof(double));
 	if (c->nodes > 1)
 		t->sum = alloc(t->nparams, sizeof(double));
-	if (!t->ga || !t->gb || !t->prob || !t->onehot || !t->kc || !t->xin || !t->db || !t->lse
+	if (!t->opa || !t->opb || !t->ga || !t->gb || !t->prob || !t->onehot || !t->kc || !t->xin || !t->db || !t->lse
 	    || !t->rows || !t->gp || !t->grads || (c->nodes > 1 && !t->sum))
 		return FPL_ENOMEM;
 	return 0;
@@ -215,6 +219,11 @@ int fpl_trainer_create(fpl_trainer **out, const fpl_train_config *cfg,
 	t->run.stream = TR_STREAM_STEP;
 	t->run.threads = cfg->threads < 1 ? 1 : cfg->threads;
 	t->gmul = pol->grad;
+	t->gsub = pol->grad;
+	if (pol->grad_block.on) {	/* the block is rounded once, after */
+		fpl_format_lookup(&t->gmul, "fp32");
+		t->gsub = t->gmul;
+	}
 	t->gmul.daz = 0;
 	if ((r = buffers(t)) || (r = optimizer(t))) {
 		fpl_trainer_free(t);
