@@ -174,6 +174,15 @@ typedef struct fpl_train_policy {
  *   aps-e4m3-comm  fp32 compute (as fp32) with gradients all-reduced in
  *                  e4m3fn with APS scaling, the last layer in fp32: the
  *                  APS paper's setting.
+ *   mxfp8          every GEMM operand quantized as mxfp8:rceil blocks of 32
+ *                  along K (fwd_ops, bwd_ops), fp32 GEMM models (inputs
+ *                  rounded into fp32, fp32 accumulator), act and grad
+ *                  bf16, fp32-master:bf16, comm fp32.
+ *   nvfp4          as mxfp8 with nvfp4 operands: 1x16 blocks for the
+ *                  activations and gradients, 16x16 tiles for the weights
+ *                  (fwd_ops.b, also W's operand in the input gradient),
+ *                  the gradient operand (bwd_ops.a) in sp, the rest ne.
+ *                  No random Hadamard transform (key rht refuses it).
  * Returns 0 or FPL_ENOTFOUND.
  */
 FPL_API int fpl_train_policy_preset(fpl_train_policy *p, const char *name);
@@ -199,6 +208,15 @@ FPL_API const char *const *fpl_train_presets(void);
  *   comm, comm-acc       FORMAT[:MODE]
  *   comm-scale           none | loss:S | aps
  *   algo                 sequential | ring | tree | hier:G (fplab allreduce)
+ *   fwd.a-block, fwd.b-block, bwd.a-block, bwd.b-block
+ *                        none | BLOCKSPEC[:MODE] (fplab/block.h): the GEMM
+ *                        operands quantized as blocks along K (1-D shapes
+ *                        turned to K; tiles kept); the weights' operand of
+ *                        the input-gradient GEMM takes fwd.b-block
+ *   act, grad, comm also take BLOCKSPEC[:MODE]; weight, state, arith,
+ *                        unscale, master-format, comm-acc refuse one
+ *                        (FPL_EPARSE, "not implemented")
+ *   rht                  none only (NVFP4's Hadamard transform: not done)
  *   comm-fp32            none | last | all | a comma list of layer numbers
  *   weight-sr            sp | se: the stochastic strategy's mode (optim.h
  *                        weight_sr)

@@ -44,6 +44,11 @@ fplab train $GEN --policy fp32 --set act=mxfp4 --tsv | cols /dev/stdin >m.cut
 checks=$((checks + 1))
 cmp -s f.cut m.cut && fail "act=mxfp4 changes nothing"
 
+# --comm with a block format: its accumulator is fp32 (as allreduce's)
+fplab train $GEN --nodes 2 --comm mxfp8 --policy-dump >c.txt
+expect_out "--comm mxfp8" "comm = block:e4m3fn:e8m0:32:floor:ne
+comm-acc = fp32:ne" grep '^comm =\|^comm-acc' c.txt
+
 # --- stochastic rounding (nvfp4's gradients, comm in sp) and threads
 for t in 1 2; do
 	fplab train $GEN --nodes 2 --policy nvfp4 --set comm=mxfp8:sp --threads $t --tsv 2>/dev/null |
