@@ -213,9 +213,10 @@ FPL_API const char *const *fpl_train_presets(void);
  *                        operands quantized as blocks along K (1-D shapes
  *                        turned to K; tiles kept); the weights' operand of
  *                        the input-gradient GEMM takes fwd.b-block
- *   act, grad, comm also take BLOCKSPEC[:MODE]; weight, state, arith,
- *                        unscale, master-format, comm-acc refuse one
- *                        (FPL_EPARSE, "not implemented")
+ *   act, grad, comm, weight also take BLOCKSPEC[:MODE] (weight: with
+ *                        master = fp32-master, else fpl_train_policy_check
+ *                        refuses it); state, arith, unscale, master-format,
+ *                        comm-acc refuse one (FPL_EPARSE, "not implemented")
  *   rht                  none only (NVFP4's Hadamard transform: not done)
  *   comm-fp32            none | last | all | a comma list of layer numbers
  *   weight-sr            sp | se: the stochastic strategy's mode (optim.h

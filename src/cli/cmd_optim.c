@@ -200,7 +200,7 @@ static int block_refused(const char *o, const char *v)
 {
 	error("%s '%s': a block-scaled format; the optimizer's slots (weight, master, "
 	      "gradients, state, arithmetic) do not take block formats (not implemented; "
-	      "fplab train quantizes weights as GEMM operands: fwd.b-block)", o, v);
+	      "fplab train takes weight = BLOCK with fp32-master, and GEMM operands)", o, v);
 	return -2;
 }
 

@@ -265,9 +265,8 @@ static int plain_only(const char *key, const char *v, char *err, size_t errlen)
 	if (!fpl_block_is_spec(v))
 		return 0;
 	return fail(err, errlen, FPL_EPARSE, "%s: '%s' is a block-scaled format; the optimizer's "
-		    "slots (weight, master-format, state, arith, unscale) and comm-acc do not take "
-		    "block formats (not implemented): quantize the weights as GEMM operands with "
-		    "fwd.b-block instead", key, v);
+		    "slots master-format, state, arith, unscale, and comm-acc do not take block "
+		    "formats (not implemented; weight does, with master = fp32-master)", key, v);
 }
 
 /* fwd.a-block, fwd.b-block, bwd.a-block, bwd.b-block: none or a block
@@ -533,7 +532,7 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 	fpl_format f;
 	int rc;
 
-	if ((!strcmp(key, "master-format") || !strcmp(key, "weight") || !strcmp(key, "state")
+	if ((!strcmp(key, "master-format") || !strcmp(key, "state")
 	     || !strcmp(key, "arith") || !strcmp(key, "unscale"))
 	    && (rc = plain_only(key, v, err, errlen)))
 		return rc;
@@ -544,6 +543,8 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 			return fail(err, errlen, FPL_EPARSE, "master: expected none, fp32-master, "
 				    "split, kahan or stochastic, got '%s'", v);
 		fpl_rnd wr = o->weight_rnd, ws = o->weight_sr;
+		fpl_block_format wb = o->weight_block;
+		int wib = o->weight_is_block;
 
 		f = o->weight;	/* the preset rewrites *o: not an alias of it */
 		if (fpl_opt_policy_preset(o, m, &f))
@@ -551,6 +552,8 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 				    "is binary32's top bits (bf16); weight is %s", v, o->weight.name);
 		o->weight_rnd = wr;	/* the weight's own modes stay */
 		o->weight_sr = ws;
+		o->weight_is_block = wib;	/* and its block */
+		o->weight_block = wb;
 		o->grad = t->grad;
 		o->grad_rnd = t->grad_rnd;
 		return 0;
@@ -571,8 +574,15 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 		o->master_fmt = f;
 		return 0;
 	}
-	if (!strcmp(key, "weight"))
-		return spec(key, v, &o->weight, &o->weight_rnd, NULL, err, errlen);
+	if (!strcmp(key, "weight")) {
+		fpl_train_block wb = { o->weight_is_block, o->weight_block };
+
+		if ((rc = slot(key, v, &o->weight, &o->weight_rnd, &wb, err, errlen)))
+			return rc;
+		o->weight_is_block = wb.on;
+		o->weight_block = wb.b;
+		return 0;
+	}
 	if (!strcmp(key, "state"))
 		return spec(key, v, &o->state, &o->state_rnd, NULL, err, errlen);
 	if (!strcmp(key, "arith"))
@@ -768,7 +778,10 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 	put_slot(&b, "grad", &p->grad, p->grad_rnd, &p->grad_block);
 	/* weight, then master (which derives the formats of the next keys
 	 * from the weight format) */
-	put_spec(&b, "weight", &o->weight, o->weight_rnd);
+	{
+		fpl_train_block wb = { o->weight_is_block, o->weight_block };
+		put_slot(&b, "weight", &o->weight, o->weight_rnd, &wb);
+	}
 	fpl__sbuf_put(&b, "weight-sr = %s\n", fpl_rnd_name(o->weight_sr));
 	fpl__sbuf_put(&b, "master = %s\n", fpl_opt_master_name(o->master));
 	put_spec(&b, "master-format", &o->master_fmt, FPL_RND_NE);

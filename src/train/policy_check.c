@@ -130,7 +130,13 @@ static const fpl_format *sum_format(const fpl_accum_model *m)
 static int block_check(const fpl_train_policy *p, char *err, size_t errlen)
 {
 	int any = p->act_block.on || p->grad_block.on || p->fwd_ops.a.on || p->fwd_ops.b.on
-		  || p->bwd_ops.a.on || p->bwd_ops.b.on;
+		  || p->bwd_ops.a.on || p->bwd_ops.b.on || p->opt.weight_is_block;
+
+	if (p->opt.weight_is_block && p->opt.master != FPL_MASTER_FP32)
+		return fail(err, errlen, FPL_EINVAL, "weight: the block format %s needs master = "
+			    "fp32-master (the stored weight derived from the master as blocks; "
+			    "master = %s is not implemented with block weights)",
+			    p->opt.weight_block.name, fpl_opt_master_name(p->opt.master));
 
 	if (p->comm.comm_is_block && p->comm.scaling != FPL_AR_SCALE_NONE)
 		return fail(err, errlen, FPL_EINVAL, "comm: the block format %s carries its own "
@@ -138,7 +144,7 @@ static int block_check(const fpl_train_policy *p, char *err, size_t errlen)
 	if (any && (p->fwd.a_load == FPL_LOAD_GIVEN || p->fwd.b_load == FPL_LOAD_GIVEN
 		    || p->bwd.a_load == FPL_LOAD_GIVEN || p->bwd.b_load == FPL_LOAD_GIVEN
 		    || p->red.a_load == FPL_LOAD_GIVEN))
-		return fail(err, errlen, FPL_EINVAL, "a block format (act, grad or a GEMM operand) "
+		return fail(err, errlen, FPL_EINVAL, "a block format (act, grad, weight or a GEMM operand) "
 			    "with a model that loads its inputs as given: block values are elements "
 			    "times scales, not values of a format; give the models a format "
 			    "(fwd.in = fp32)");

@@ -159,9 +159,13 @@ static int optimizer(fpl_trainer *t)
 {
 	fpl_opt_config oc;
 	double *w0[2 * FPL_TRAIN_MAX_LAYERS] = { NULL };
+	size_t cols[2 * FPL_TRAIN_MAX_LAYERS];
 	fpl_state st;
 	size_t j;
 	int r = 0;
+
+	for (j = 0; j < t->nt; j++)	/* W_l (sizes[l] x sizes[l-1]), b_l */
+		cols[j] = j % 2 ? t->cfg.sizes[j / 2 + 1] : t->cfg.sizes[j / 2];
 
 	for (j = 0; j < t->nt && !r; j++)
 		if (!(w0[j] = alloc(t->tsize[j], sizeof(double))))
@@ -174,6 +178,7 @@ static int optimizer(fpl_trainer *t)
 		oc.policy = t->pol.opt;
 		oc.scaler = t->pol.scaler;
 		oc.threads = t->run.threads;
+		oc.cols = cols;	/* W_l: rows of sizes[l-1]; b_l: one row */
 		fpl_state_init(&st, t->cfg.seed);
 		st.stream = TR_STREAM_OPTIM;
 		r = fpl_optim_create(&t->opt, &oc, t->nt, t->tsize, (const double *const *)w0, &st);

@@ -4,11 +4,12 @@
 # 25): the mxfp8 and nvfp4 presets train; a block format whose
 # quantization is exact (binary32 elements, power-of-two e8m0 scales, the
 # rceil rule: x / 2^k is exact and never saturates) in every slot that
-# takes one (act, grad, comm, the four GEMM operands) gives the fp32
-# preset's numbers bit for bit, so the block path changes nothing but the
+# takes one (act, grad, comm, weight, the four GEMM operands) gives the fp32
+# preset's numbers bit for bit (weight: with an fp32 master), so the block path changes nothing but the
 # rounding; a block format that is not exact changes them; stochastic
 # rounding does not depend on --threads; the policy dump reads back; the
-# slots that do not take block formats (the optimizer's, comm-acc) and
+# slots that do not take block formats (the optimizer's but weight,
+# comm-acc) and
 # the random Hadamard transform are refused with a message.
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
@@ -36,6 +37,17 @@ for nodes in 1 2; do
 	checks=$((checks + 1))
 	cmp -s f.cut x.cut || fail "exact blocks on $nodes node(s) differ from fp32: $(diff f.cut x.cut | head -4) $(head -c 200 x.err)"
 done
+# the stored weights (fp32-master: derived from the master as blocks,
+# rows of the layer's inputs)
+fplab train $GEN --policy fp32 --set master=fp32-master --tsv | cols /dev/stdin >fm.cut
+fplab train $GEN --policy fp32 --set master=fp32-master --set weight=$X --tsv | cols /dev/stdin >xw.cut
+checks=$((checks + 1))
+cmp -s fm.cut xw.cut || fail "an exact block weight differs from fp32: $(diff fm.cut xw.cut | head -4)"
+fplab train $GEN --policy fp32 --set master=fp32-master --set weight=mxfp4 --tsv | cols /dev/stdin >mw.cut
+checks=$((checks + 1))
+cmp -s fm.cut mw.cut && fail "weight=mxfp4 changes nothing"
+expect_fail "a block weight without fp32-master" 2 "weight: the block format mxfp8 needs master = fp32-master" \
+	fplab train $GEN --policy fp32 --set weight=mxfp8
 # ... and an inexact one does not
 fplab train $GEN --policy fp32 --set fwd.a-block=mxfp4 --tsv | cols /dev/stdin >m.cut
 checks=$((checks + 1))
@@ -63,15 +75,16 @@ expect_out "nvfp4 dump" "fwd.a-block = block:e2m1:e4m3fn:16:amax:ts:ne
 fwd.b-block = block:e2m1:e4m3fn:16x16:amax:ts:ne
 bwd.a-block = block:e2m1:e4m3fn:16:amax:ts:sp
 bwd.b-block = block:e2m1:e4m3fn:16:amax:ts:ne" grep 'block' d1.txt
-fplab train --policy mxfp8 --set act=mxfp8-e5m2:sp --policy-dump | sed 1d >d2.txt
+fplab train --policy mxfp8 --set act=mxfp8-e5m2:sp --set weight=nvfp4:16x16 --policy-dump | sed 1d >d2.txt
 expect_out "mxfp8 dump" "fwd.a-block = block:e4m3fn:e8m0:32:rceil:ne
-act = block:e5m2:e8m0:32:floor:sp" grep '^fwd.a-block\|^act' d2.txt
+act = block:e5m2:e8m0:32:floor:sp
+weight = block:e2m1:e4m3fn:16x16:amax:ts:ne" grep '^fwd.a-block\|^act\|^weight =' d2.txt
 fplab train --policy d2.txt --policy-dump | sed 1d >d3.txt
 checks=$((checks + 1))
 cmp -s d2.txt d3.txt || fail "a block policy's dump does not read back: $(diff d2.txt d3.txt | head -4)"
 
 # --- bad input
-for k in weight state master-format arith unscale comm-acc; do
+for k in state master-format arith unscale comm-acc; do
 	expect_fail "$k takes no block format" 2 "$k: 'mxfp8' is a block-scaled format; .*not implemented" \
 		fplab train $GEN --set $k=mxfp8
 done
