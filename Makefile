@@ -124,7 +124,9 @@ X86_SRCS := \
 	src/hist/x86/classify_avx512.c \
 	src/accum/x86/chain_ne_avx512.c \
 	src/accum/x86/chain_sp_avx512.c \
-	src/accum/x86/chain_fused_avx512.c
+	src/accum/x86/chain_fused_avx512.c \
+	src/accum/x86/chain_blocked_avx2.c \
+	src/accum/x86/chain_blocked_avx512.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
@@ -151,7 +153,8 @@ IO_SRCS := \
 	src/io/safetensors_write.c \
 	src/hist/hist.c \
 	src/hist/classify.c \
-	src/hist/suggest.c
+	src/hist/suggest.c \
+	src/hist/block_view.c
 
 # Block-scaled formats (fplab/block.h): MX, NVFP4, per-block scaling.
 BLOCK_SRCS := $(sort $(wildcard src/block/*.c))
@@ -218,6 +221,7 @@ TESTS := \
 	tminmax \
 	tio \
 	thist \
+	thist_block \
 	tparts \
 	tstate \
 	tnumber \
@@ -226,6 +230,7 @@ TESTS := \
 	th100 \
 	taccum \
 	taccum_fast \
+	taccum_blocked \
 	taccerr \
 	treduce \
 	tallreduce \
@@ -233,6 +238,7 @@ TESTS := \
 	tdataset \
 	ttrain \
 	tblock \
+	tblockgemm \
 
 TEST_SUPPORT := \
 	tests/harness.c \
@@ -438,6 +444,7 @@ $(BUILD)/src/native/x86/arith_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
+$(BUILD)/src/accum/x86/chain_blocked_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)

@@ -34,6 +34,10 @@ extern uint64_t fpl__acc_whole_runs;
 extern uint64_t fpl__acc_ne64_avx512_runs;
 /* chain_fast.c: chain ranges run by the AVX-512 sp kernel. */
 extern uint64_t fpl__acc_sp64_avx512_runs;
+/* chain_ne.c: ranges run by the lean kernels; evenodd tiles run by the
+ * binary32 evenodd kernel. */
+extern uint64_t fpl__acc_ne64_lean_runs;
+extern uint64_t fpl__acc_eo32_runs;
 
 /* The states' sr_bits in run_env (test_sp64_million varies it). */
 static int sr_bits = 32;
@@ -130,25 +134,17 @@ static int same_state(const fpl_state *x, const fpl_state *y)
 	return 1;
 }
 
-/* One case under model m: every env mode and thread count against the
- * reference. */
-static void check_case(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
-		       int kind, int beta, h_rng *g)
+/* One case under model m on the data a, b, c0: every env mode and
+ * thread count against the reference. */
+static void check_data(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
+		       int kind, int beta, uint64_t seed, const double *a, const double *b,
+		       const double *c0)
 {
-	size_t nA = M * K, nB = K * N, nC = M * N, i, e;
-	double *a = malloc(nA * sizeof *a), *b = malloc(nB * sizeof *b);
-	double *c0 = malloc(nC * sizeof *c0);
+	size_t nC = M * N, i, e;
 	result R[2];
-	uint64_t seed = h_rng_next(g);
 	int t, v;
 	char buf[64];
 
-	for (i = 0; i < nA; i++)
-		a[i] = gen(g, &m->a, kind);
-	for (i = 0; i < nB; i++)
-		b[i] = gen(g, &m->b, kind);
-	for (i = 0; i < nC; i++)
-		c0[i] = gen(g, &m->acc, kind == D_SPECIAL ? D_MODERATE : kind);
 	for (v = 0; v < 2; v++) {
 		R[v].c = malloc(nC * sizeof(double));
 		R[v].fl = malloc(nC * sizeof(unsigned));
@@ -186,6 +182,24 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 		free(R[v].c);
 		free(R[v].fl);
 	}
+}
+
+/* One case under model m on data of the given kind. */
+static void check_case(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
+		       int kind, int beta, h_rng *g)
+{
+	size_t nA = M * K, nB = K * N, nC = M * N, i;
+	double *a = malloc(nA * sizeof *a), *b = malloc(nB * sizeof *b);
+	double *c0 = malloc(nC * sizeof *c0);
+	uint64_t seed = h_rng_next(g);
+
+	for (i = 0; i < nA; i++)
+		a[i] = gen(g, &m->a, kind);
+	for (i = 0; i < nB; i++)
+		b[i] = gen(g, &m->b, kind);
+	for (i = 0; i < nC; i++)
+		c0[i] = gen(g, &m->acc, kind == D_SPECIAL ? D_MODERATE : kind);
+	check_data(m, what, M, N, K, kind, beta, seed, a, b, c0);
 	free(a);
 	free(b);
 	free(c0);
@@ -347,8 +361,14 @@ static void test_verify_million(void)
 		{ "fp16-fma", "fp16-fma", NULL, NULL, NULL, D_MIX },
 		{ "amx-bf16 (evenodd:32)", "amx-bf16", NULL, NULL, NULL, D_MIXN },
 		{ "bf16/bf16 blocked:8:fp32", NULL, "bf16", "bf16", "blocked:8:fp32", D_MIX },
+		/* the binary32 evenodd kernels (AVX-512 in env '', AVX2 in
+		 * env 'avx2'; amx-bf16 above too): IEEE fp32 (subnormal
+		 * inputs and results), fp16 inputs, a block longer than K */
+		{ "bf16/fp32 evenodd:8", NULL, "bf16", "fp32", "evenodd:8", D_MIX },
+		{ "fp16/fp32 evenodd:5", NULL, "fp16", "fp32", "evenodd:5", D_MIX },
+		{ "bf16/fp32 evenodd:64", NULL, "bf16", "fp32", "evenodd:64", D_MODERATE },
 	};
-	uint64_t ne0 = fpl__acc_path_runs[4];
+	uint64_t ne0 = fpl__acc_path_runs[4], eo0 = fpl__acc_eo32_runs;
 	size_t i;
 	h_rng g;
 
@@ -376,6 +396,8 @@ static void test_verify_million(void)
 	/* none of these is exact64: NE64 runs them only verified */
 	if (avx512_kernels() && !h_check(fpl__acc_path_runs[4] > ne0))
 		h_fail("verified ne64: the path was not taken on an AVX-512 CPU");
+	if (avx512_kernels() && !h_check(fpl__acc_eo32_runs > eo0))
+		h_fail("verified ne64: the binary32 evenodd kernels never ran on an AVX-512 CPU");
 	h_note("verified ne64: 10^6 outputs per model");
 }
 
@@ -439,6 +461,101 @@ static void test_ne64_million(void)
 		h_fail("ne64 million: the AVX-512 kernel never ran on an AVX-512 CPU");
 	h_note("ne64: 10^6 outputs per model, AVX-512 kernel ranges %llu",
 	       (unsigned long long)(fpl__acc_ne64_avx512_runs - runs0));
+}
+
+/*
+ * The lean NE64 kernels (chain_ne.c, x86/chain_ne_avx512.c) against the
+ * reference, every env mode (AVX-512, FPLAB_ACCUM=avx2: the AVX2 one,
+ * nosimd) and 1 or 2 threads.  Models whose tiny sums are exact: e4m3fn
+ * into fp16 (sequential, blocked:32:fp32, fp16+sat) and e2m3 into
+ * e4m3fn (three-bit accumulator: ranges of 8 steps).  Data: moderate
+ * values with signed zeros and subnormal inputs (exact subnormal sums),
+ * some rows of A and a few C values huge (ranges that overflow or whose
+ * bound fails run the checked kernels), a few NaNs, and -0 in C (tiles
+ * that start at -0 are not lean): 10^6 outputs per model, K = 40; then
+ * K = 600 (several ranges of 256, a huge A value in the second range of
+ * some rows only) on 130 columns (a tail of 2 lanes).
+ */
+static double lean_value(h_rng *g, const fpl_format *f, int huge)
+{
+	uint64_t u = h_rng_next(g);
+
+	if (huge)
+		return h_rng_value(g, f->emax - 1, f->emax, 53, 0);
+	switch (u % 32) {
+	case 0: return (u >> 8) & 1 ? -0.0 : 0.0;
+	case 1:
+	case 2: return h_rng_value(g, f->emin - f->m, f->emin - 1, 53, 0);
+	default: return h_rng_value(g, -3, 2, 53, 0);
+	}
+}
+
+static void lean_case(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
+		      h_rng *g)
+{
+	double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+	double *c0 = malloc(M * N * sizeof *c0);
+	size_t i, k;
+
+	for (i = 0; i < M; i++) {
+		/* one row in 50 has a huge value: at k in [K/2, K) for K >= 512
+		 * (that range only), anywhere otherwise */
+		const size_t hk = h_rng_below(g, 50) ? K : K >= 512 ? K / 2 + h_rng_below(g, K / 2)
+								  : h_rng_below(g, K);
+		for (k = 0; k < K; k++)
+			a[i * K + k] = lean_value(g, &m->a, k == hk);
+	}
+	for (i = 0; i < K * N; i++)
+		b[i] = h_rng_below(g, 100000) ? lean_value(g, &m->b, 0) : NAN;
+	for (i = 0; i < M * N; i++) {
+		uint64_t u = h_rng_below(g, 1000);
+		c0[i] = u == 0 ? -0.0 : u == 1 ? m->acc.max : u == 2 ? NAN
+			: lean_value(g, &m->acc, 0);
+	}
+	check_data(m, what, M, N, K, D_MIX, 1, h_rng_next(g), a, b, c0);
+	free(a);
+	free(b);
+	free(c0);
+}
+
+static void test_lean_million(void)
+{
+	static const struct {
+		const char *in, *acc, *ord;
+	} c[] = {
+		{ "e4m3fn", "fp16", "sequential" },
+		{ "e4m3fn", "fp16", "blocked:32:fp32" },
+		{ "e4m3fn", "fp16+sat", "sequential" },
+		{ "e2m3", "e4m3fn", "sequential" },
+	};
+	uint64_t runs0 = fpl__acc_ne64_lean_runs, chk0 = fpl__acc_ne64_avx512_runs;
+	size_t i;
+	h_rng g;
+
+	h_rng_init(&g, 23);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[96];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		fpl_accum_parse_order(&m, c[i].ord);
+		snprintf(what, sizeof what, "%s/%s ne %s (lean), 10^6 outputs", c[i].in, c[i].acc,
+			 c[i].ord);
+		if (!h_sanitized())
+			lean_case(&m, what, 2000, 500, 40, &g);
+		snprintf(what, sizeof what, "%s/%s ne %s (lean), K = 600", c[i].in, c[i].acc,
+			 c[i].ord);
+		lean_case(&m, what, h_sanitized() ? 6 : 40, 130, 600, &g);
+	}
+	if (fpl_cpu()->avx2 && fpl_cpu()->fma && !h_check(fpl__acc_ne64_lean_runs > runs0))
+		h_fail("lean: the lean kernels never ran");
+	/* ranges whose bound fails run the checked kernel */
+	if (avx512_kernels() && !h_check(fpl__acc_ne64_avx512_runs > chk0))
+		h_fail("lean: no range fell back to the checked AVX-512 kernel");
+	h_note("lean ne64: 10^6 outputs per model, %llu lean ranges",
+	       (unsigned long long)(fpl__acc_ne64_lean_runs - runs0));
 }
 
 /* Mode sp on the AVX-512 sp kernel (x86/chain_sp_avx512.c): exact64
@@ -655,6 +772,7 @@ int main(void)
 	test_untracked();
 	test_paths();
 	test_ne64_million();
+	test_lean_million();
 	test_sp64_million();
 	test_fused64_million();
 	test_verify_million();

@@ -31,6 +31,20 @@
  * blocked, `acc` otherwise), in acc_rnd when rounded.  beta = 0 starts
  * from +0.  All chains below start from +0 or C, never from a term.
  *
+ * Block formats.  With a_block (b_block; fpl_accum_set_block), A (B) is
+ * loaded by fpl_block_round(a_blk, ...) over the whole operand, A as an
+ * M x K matrix blocked along its last axis, B as K x N blocked along
+ * axis 0, so both are cut along K (a dot product: x as 1 x K, y as K x 1;
+ * a sum: x as 1 x K): element (i, k) of A takes draw c0 + i*K + k and B's
+ * (k, j) c0 + M*K + k*N + j, as the plain loads, and the loaded value is
+ * the dequantized e * X (* s).  Its flags and counts are the elements'
+ * roundings (block.h); block events go to fpl_accum_gemm_loads_blocks.
+ * Every order then runs on the dequantized values: exactly as on any
+ * other binary64 inputs, since exact products a_k * b_k are exact (fma)
+ * whatever the values, so the only difference from a plain format is
+ * what was loaded.  FPL_LOAD_GIVEN is not available for a block operand
+ * (FPL_EINVAL).
+ *
  * Orders (K terms t_0..t_{K-1}, S = C or +0):
  *  sequential      S = S + t_k for k = 0..K-1.
  *  pairwise:L      leaves of L consecutive terms [jL, jL+L) (the last one
@@ -115,6 +129,25 @@
  *                  not with +0 products: under FTZ a chain can hold -0
  *                  (a tiny negative result flushed), which fma(+0, +0,
  *                  -0) would turn into +0.
+ *  block[:FMT[:MODE]]  block-scaled matrix units (OCP MX v1.0 §6.2's dot
+ *                  product, Blackwell's block-scaled MMA) as a MODEL: no
+ *                  hardware here checks it.  Needs A and B in 1-D block
+ *                  formats of the same block size B > 0, exact products.
+ *                  Per K-block j (k in [jB, jB+B), the last one shorter),
+ *                  with e_k the element values (the loaded value over
+ *                  its block's scale times tensor scale: exact) and
+ *                  X_A(i,j), X_B(j,col) the block scales:
+ *                    P_j = the exact sum of e^A_k * e^B_k rounded once
+ *                          into FMT (promo, default fp32) in MODE
+ *                          (promo_rnd, default ne), as fused:B from +0;
+ *                    S   = S + P_j * X_A * X_B, one rounding into acc in
+ *                          acc_rnd, the product exact (fused:1 of S and
+ *                          the product (P_j * X_A) * X_B; P_j * X_A is
+ *                          exact in binary64, fpl_accum_check demands it);
+ *                  then, when either format has a tensor scale (NVFP4's
+ *                  ts), S = S * (s_A * s_B), one rounding into acc (the
+ *                  scale of cuBLAS's epilogue; s_A * s_B exact).  A NaN
+ *                  block (NaN scale) makes its outputs NaN.
  * Output: when out_set, the result is rounded once into `out` in out_rnd
  * (fpl_round: no DAZ); otherwise it is left as it is (in acc, or in
  * promo for blocked).
@@ -146,6 +179,8 @@
  *     P + 2*ceil(K/2) + j (unused for j = 0 when beta = 0);
  *   evenodd: even + odd of block j is step P + K + 2j, S + u is
  *     P + K + 2j + 1;
+ *   block: P_j of block j is step j, S + P_j X_A X_B is step nb + j
+ *     (nb = ceil(K/B)), the tensor-scale product step 2*nb;
  *   the output rounding is step S - 1 (the last).
  * Loads and roundings that cannot be inexact (values of the format) use
  * their index and change nothing, as fpl_round does.
@@ -162,8 +197,10 @@
  * the formats alone are checked step by step on AVX-512, each lane the
  * check fails going to the reference); pairs and pairs:B run as
  * sequential and blocked chains over a permuted k order, evenodd as its
- * two chains on the same step kernels.  Everything else runs on the
- * engine's scalar operations.
+ * two chains on the same step kernels.  The block order sums a block's
+ * element products in binary64 where that is exact and adds the scaled
+ * sum by one fma (src/accum/dot.c states when).  Everything else runs on
+ * the engine's scalar operations.
  * The environment variable FPLAB_ACCUM chooses: unset, "" or "auto" (the
  * fast paths), "nosimd" (the fast paths without their AVX2 kernels),
  * "avx2" (without their AVX-512 kernels), or "ref" (the scalar reference
@@ -182,6 +219,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <fplab/block.h>
 #include <fplab/export.h>
 #include <fplab/format.h>
 #include <fplab/state.h>
@@ -199,6 +237,7 @@ typedef enum fpl_accum_order {
 	FPL_ORDER_FUSED,
 	FPL_ORDER_PAIRS,	/* VDPBF16PS */
 	FPL_ORDER_EVENODD,	/* TDPBF16PS */
+	FPL_ORDER_BLOCK,	/* block-scaled matrix units (a model) */
 	FPL_ORDER_COUNT
 } fpl_accum_order;
 
@@ -243,7 +282,26 @@ typedef struct fpl_accum_model {
 	int out_set;			/* 1: round the result into out */
 	fpl_format out;
 	fpl_rnd out_rnd;
+	/* block-scaled inputs (Block formats above): set by fpl_accum_set_block */
+	int a_block, b_block;		/* 1: A (B) is loaded in blocks of a_blk (b_blk) */
+	fpl_block_format a_blk, b_blk;
 } fpl_accum_model;
+
+/*
+ * Make A's (which = 0) or B's (which = 1) input format the block format
+ * *b, or clear it (b NULL: the operand goes back to fp32, rounded).
+ * 1-D blocks are cut along K: the descriptor's axis is set to A's last
+ * axis (-1) or B's first (0), whatever *b says; tiles and whole-tensor
+ * blocks are taken as they are, over A as M x K and B as K x N.  The
+ * operand is then loaded by fpl_block_round (mode a_rnd / b_rnd) and
+ * m->a (m->b) becomes a format holding every dequantized value (precision
+ * and range of element times scale times tensor scale, binary64 when none
+ * narrower does), named after the block format; it is used for the fast
+ * paths' exactness conditions, never for rounding.  Returns 0,
+ * FPL_EINVAL (m NULL, which not 0 or 1) or FPL_EFORMAT (fpl_block_check
+ * rejects the edited descriptor).
+ */
+FPL_API int fpl_accum_set_block(fpl_accum_model *m, int which, const fpl_block_format *b);
 
 /*
  * Defaults: A = B = fp32 rounded in ne, exact products (prod = fp32, ne),
@@ -255,7 +313,8 @@ FPL_API int fpl_accum_init(fpl_accum_model *m);
 /*
  * Set the order from its spelling: "sequential", "pairwise[:L]",
  * "blocked:B[:FMT]", "kahan", "neumaier", "fused:F[:W[:tz|ne[:expsum]]][/P[:FMT]]",
- * "pairs[:B[/L][:FMT]]", "evenodd[:B]".  Only the order fields change.  Returns 0,
+ * "pairs[:B[/L][:FMT]]", "evenodd[:B]", "block[:FMT[:MODE]]" (FMT, MODE
+ * into promo, promo_rnd).  Only the order fields change.  Returns 0,
  * FPL_ENOTFOUND (unknown order or format) or FPL_EPARSE (bad number,
  * missing B/F, W outside 1..64, mode other than tz/ne), m unchanged then.
  */
@@ -310,8 +369,12 @@ FPL_API int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
  * Is the model usable?  0, or FPL_EINVAL (a mode out of range, leaf or
  * block 0, fused W above 64 or fused mode not tz/ne, stochastic mode
  * with st->sr_bits outside 1..32 when st is not NULL, an odd pair_block
- * or pair_long, a pair_long without pair_block or not above it) or
- * FPL_EFORMAT (a format fpl_format_finish rejects).
+ * or pair_long, a pair_long without pair_block or not above it; a block
+ * operand loaded as given; the block order without two 1-D block formats
+ * of one block size, with rounded products, or where P_j * X_A is not
+ * exact in binary64: FMT's precision plus A's scale precision above 53,
+ * or their exponent ranges beyond binary64's) or FPL_EFORMAT (a format
+ * fpl_format_finish or a block descriptor fpl_block_check rejects).
  */
 FPL_API int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st);
 

@@ -52,6 +52,18 @@ FPL_API int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_a
 				 const double *c, size_t ldc, const fpl_state *st);
 
 /*
+ * As fpl_accum_gemm_loads, adding the block events of A's load into *sa
+ * and B's into *sb (fplab/block.h; either may be NULL; untouched for an
+ * operand that is not in a block format).
+ */
+FPL_API int fpl_accum_gemm_loads_blocks(double *al, double *bl, double *cl,
+					const fpl_accum_model *mod, size_t m, size_t n,
+					size_t kk, const double *a, size_t lda, int transa,
+					const double *b, size_t ldb, int transb, const double *c,
+					size_t ldc, const fpl_state *st, fpl_block_stats *sa,
+					fpl_block_stats *sb);
+
+/*
  * The unit roundoff u of the model's accumulation: the largest over the
  * roundings a term can see -- the accumulator's (acc_rnd), the product
  * format's when products are rounded (prod_rnd), the promotion format's
@@ -78,6 +90,10 @@ FPL_API int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_a
  *   evenodd:B              ceil(min(B, K)/2) + 1 + ceil(K/B): a chain of
  *                          half a block, even + odd, one S + u per block
  *   fused:F                ceil(K/F), twice that with W (the alignment)
+ *   block                  1 + ceil(K/B) (+ 1 with a tensor scale): the
+ *                          block's inner rounding, one addition per block
+ *                          (the scalings are exact but for underflow);
+ *                          u includes the inner format's (promo_rnd)
  *   kahan, neumaier        K + 1: their own bound 2u + O(K u^2) (Higham
  *                          (4.8), Neumaier 1974) lies below gamma_{K+1}
  *                          whenever K u is small; not a proof for K u

@@ -22,6 +22,7 @@
 #include <fplab/number.h>
 #include <fplab/tensor.h>
 #include <fplab/hist.h>
+#include <fplab/hist_block.h>
 #include <fplab/exact.h>
 #include <fplab/accum.h>
 #include <fplab/accum_error.h>

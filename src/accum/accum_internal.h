@@ -67,7 +67,7 @@ typedef struct fpl__acc_job {
 	int promo_fast;		/* blocked: the block additions in promo by
 				 * the set's rounding too (chain_fast.c) */
 	fpl_kparams kpp;	/* the parameters for promo and acc_rnd */
-	float *Af, *Bf;		/* fma32 path: A and B as binary32 (owned) */
+	float *Af, *Bf;		/* fma32 path: A and B as binary32; eo32: Bf (owned) */
 	int verify;		/* ne64 on AVX-512 only: steps not exact by the
 				 * static condition, each checked by TwoSum
 				 * (x86/chain_ne_avx512.c) */
@@ -76,6 +76,22 @@ typedef struct fpl__acc_job {
 				 * Bp[(p*K + k)*FPL__ACC_TILE + jj] (owned), or NULL */
 	int whole;		/* fma32 path without inexact tracking: the whole
 				 * GEMM in one register-blocked kernel */
+	int tz_trunc;		/* EXACT64 or ODD64 in mode tz: 1 the chains by
+				 * truncation, 2 also blocked's promo additions
+				 * (chain_blocked.h) */
+	int lean;		/* ne64 without verify whose tiny sums are exact
+				 * (chain_ne.c: the lean kernels); Bp is then set */
+	double *bmax;		/* lean: bmax[p*K + k] = max |B[k][j]| over panel p's
+				 * columns (inf where one is NaN) (owned) */
+	int eo32;		/* evenodd in binary32 (chain_fast.c's eo32_ok): 1 on
+				 * AVX-512 (x86/chain_ne_avx512.c), 2 on AVX2
+				 * (chain_ne.c); Bf then holds B packed as Bp, in
+				 * binary32 */
+	/* the block order (dot.c): A's block scales As[i*nb + j], B's
+	 * Bs[j*N + col] (nb = ceil(K/B), NaN for a NaN block) and the tensor
+	 * scales (1 without ts) */
+	const double *As, *Bs;
+	double ats, bts;
 } fpl__acc_job;
 
 /* A tile being computed: flags per output and event counts. */
@@ -112,6 +128,24 @@ int fpl__acc_is_value(const fpl_format *f, double x);
  * adding the flag counts into cnt (may be NULL).  0 or a status. */
 int fpl__acc_load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl_rnd rnd,
 		  const fpl_state *st, uint64_t c0, uint64_t *cnt);
+
+/*
+ * Load operand `which` (0: A, rows x cols = M x K; 1: B, K x N) in place
+ * by the model's rule: a block operand by fpl_block_round over the whole
+ * matrix (accum.h, Block formats; its events added into bs when not
+ * NULL), any other by fpl__acc_load.  Draws c0 + row-major index either
+ * way.  0 or a status.  (load.c; the one load of gemm.c, error.c and
+ * reduce.c.)
+ */
+int fpl__acc_load_operand(double *buf, size_t rows, size_t cols, const fpl_accum_model *m,
+			  int which, const fpl_state *st, uint64_t c0, uint64_t *cnt,
+			  fpl_block_stats *bs);
+
+/* The block order's K-block: A's 1-D block size. */
+static inline size_t fpl__acc_kblock(const fpl_accum_model *m)
+{
+	return m->a_blk.size > 0 ? (size_t)m->a_blk.size : 1;
+}
 
 /* Compute the tile's outputs into res[0..nj) (dot.c). */
 void fpl__acc_tile_run(fpl__acc_tile *T, double *res);
@@ -164,6 +198,22 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, dou
 			  uint64_t *cnt);
 /* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
 extern uint64_t fpl__acc_ne64_avx512_runs;
+/* x86/chain_ne_avx512.c, the lean kernel (J->lean, chain_ne.c states
+ * when a range may run it): the 64 chains of s[0..64) over k = k0, k0+ks,
+ * ... below k1, a_k = arow[k], b_kj = bp[k*64 + j]; cnt[j] += the
+ * inexact steps of lane j.  No lane is left to the reference. */
+void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, size_t k1,
+			       size_t ks, int m, double *s, uint64_t *cnt);
+/* Chunks run by the lean kernels, AVX-512 or AVX2 (tests; atomic). */
+extern uint64_t fpl__acc_ne64_lean_runs;
+/* x86/chain_ne_avx512.c (J->eo32): the evenodd tile in binary32, res[]
+ * holding the initial values in and the results out (before the output
+ * rounding), flags and counts noted in T. */
+void fpl__acc_eo32_avx512(fpl__acc_tile *T, double *res);
+/* The same on AVX2 (J->eo32 == 2, chain_ne.c). */
+void fpl__acc_eo32_avx2(fpl__acc_tile *T, double *res);
+/* Tiles run by it (tests; atomic). */
+extern uint64_t fpl__acc_eo32_runs;
 /* x86/chain_sp_avx512.c (J->path EXACT64, acc_rnd sp, J->simd >= 2,
  * so acc->m <= 50): the EXACT64 chains in mode sp, every lane's running
  * sum and draws in registers; cnt[jj] += the inexact steps of lane jj

@@ -45,6 +45,8 @@ double fpl_accum_unit_roundoff(const fpl_accum_model *mod)
 		u = v;
 	if (fpl__acc_promotes(mod) && (v = fmt_u(&mod->promo, fpl__acc_promo_rnd(mod))) > u)
 		u = v;
+	if (mod->order == FPL_ORDER_BLOCK && (v = fmt_u(&mod->promo, mod->promo_rnd)) > u)
+		u = v;	/* the block's inner rounding */
 	if (mod->out_set && (v = fmt_u(&mod->out, mod->out_rnd)) > u)
 		u = v;
 	/* fused:F:W: the alignment moves the group's exact sum by at most
@@ -102,6 +104,11 @@ static double order_k(const fpl_accum_model *m, double K)
 		return ceil(fmin(B, K) / 2) + 1 + cdiv(K, B);
 	case FPL_ORDER_PAIRS:		/* the pad is exact; pairs:B as blocked */
 		return P > 0 ? fmin(P, K) + cdiv(K, P) : K;
+	case FPL_ORDER_BLOCK:		/* P_j, S + P_j X_A X_B per block, the tensor
+					 * scales (the scalings by powers of two, and
+					 * s_A s_B, are exact but for underflow) */
+		return 1 + cdiv(K, (double)fpl__acc_kblock(m))
+		       + (m->a_blk.tensor_scale || m->b_blk.tensor_scale);
 	case FPL_ORDER_KAHAN:
 	case FPL_ORDER_NEUMAIER:	/* their own bound, see the top */
 		return K + 1;

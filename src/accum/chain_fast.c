@@ -63,6 +63,10 @@
  * registers, its header argues each lane), and so do jobs whose products
  * alone are exact (verify_sp_ok: EXACT64 with J->verify, each step's sum
  * checked by TwoSum there); step() and add_step() never run those.
+ * The lean NE64 kernels (chain_ne.c: lean_ok's static condition, a bound
+ * per range of steps) keep every lane; chain_ne.c argues them.  Evenodd
+ * with a binary32 accumulator runs whole tiles in binary32 on AVX-512 or
+ * AVX2 (eo32_ok; x86/chain_ne_avx512.c and chain_ne.c argue them).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -77,6 +81,7 @@
 #include <fplab/kernels.h>
 
 #include "accum/accum_internal.h"
+#include "accum/chain_blocked.h"
 #include "util/scratch.h"
 
 #define NT FPL__ACC_TILE
@@ -234,6 +239,7 @@ static int kernel_ok(const fpl_format *f, fpl_rnd rnd, const fpl_state *st, int 
 }
 
 uint64_t fpl__acc_path_runs[FPL__ACC_NPATHS];
+uint64_t fpl__acc_eo32_runs;
 
 int fpl__acc_fast_allowed(void)
 {
@@ -242,9 +248,12 @@ int fpl__acc_fast_allowed(void)
 	return !accum_env(&mode) && mode != 1;
 }
 
-/* J->Bp for the AVX-512 NE64 kernel: a panel's rows contiguous, so the
- * K x 64 slice that a column of tiles reads stays in cache (with B's own
- * stride of N doubles the rows of a panel fall into few cache sets). */
+/* J->Bp for the AVX-512 NE64 kernel and the lean kernels: a panel's rows
+ * contiguous, so the K x 64 slice that a column of tiles reads stays in
+ * cache (with B's own stride of N doubles the rows of a panel fall into
+ * few cache sets); columns past N are +0.  For a lean job also J->bmax
+ * (chain_ne.c's bound): the largest |b| of each row of each panel, inf
+ * when one of them is a NaN, so that every bound built on it fails. */
 static int pack_b(fpl__acc_job *J)
 {
 	const size_t np = (J->N + NT - 1) / NT, K = J->K, N = J->N;
@@ -253,13 +262,88 @@ static int pack_b(fpl__acc_job *J)
 	J->Bp = fpl__scratch_alloc(np * K * NT * sizeof *J->Bp);
 	if (!J->Bp)
 		return FPL_ENOMEM;
-	for (p = 0; p < np; p++)
+	if (J->lean) {
+		J->bmax = fpl__scratch_alloc(np * K * sizeof *J->bmax);
+		if (!J->bmax)
+			return FPL_ENOMEM;
+	}
+	for (p = 0; p < np; p++) {
+		const size_t w = N - p * NT < NT ? N - p * NT : NT;
 		for (k = 0; k < K; k++) {
-			double *d = J->Bp + (p * K + k) * NT;
-			for (jj = 0; jj < NT; jj++)
-				d[jj] = p * NT + jj < N ? J->B[k * N + p * NT + jj] : 0.0;
+			const double *b = J->B + k * N + p * NT;
+			double *d = J->Bp + (p * K + k) * NT, mx = 0;
+			memcpy(d, b, w * sizeof *d);
+			for (jj = w; jj < NT; jj++)
+				d[jj] = 0.0;
+			if (!J->lean)
+				continue;
+			for (jj = 0; jj < w; jj++) {
+				double v = fabs(b[jj]);
+				mx = v > mx ? v : mx;
+				if (v != v)
+					break;
+			}
+			J->bmax[p * K + k] = jj < w ? INFINITY : mx;
 		}
+	}
 	return 0;
+}
+
+/* The binary32 evenodd kernels' condition (x86/chain_ne_avx512.c and
+ * chain_ne.c argue them): order evenodd in mode ne, acc's finite values
+ * those of IEEE binary32, A's and B's values binary32 values, fewer than
+ * 2^30 steps per output (their 32-bit counts), and verify_ok's data
+ * conditions: on AVX-512 (1) the verified NE64 path, on AVX2 (2) also
+ * every product exact in binary32 (m_a + m_b + 2 <= 24); else 0. */
+static int fits32(const fpl_format *f)
+{
+	return f->explim && f->m <= 23 && f->emin - f->m >= -149 && f->max <= 0x1.fffffep127;
+}
+
+static int eo32_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *c = &m->acc;
+
+	if (m->order != FPL_ORDER_EVENODD || m->acc_rnd != FPL_RND_NE || J->path == FPL__ACC_REF
+	    || c->m != 23 || c->emin != -126 || c->max != 0x1.fffffep127 || !fits32(&m->a)
+	    || !fits32(&m->b) || J->K >= (1u << 30))
+		return 0;
+	if (J->simd >= 2)
+		return J->path == FPL__ACC_NE64 && J->verify;
+	return J->simd == 1 && m->a.m + m->b.m + 2 <= 24 && verify_ok(J) ? 2 : 0;
+}
+
+/* J->Bf for the binary32 evenodd kernels: B packed as Bp, in binary32
+ * (exact: B's values are binary32 values, eo32_ok). */
+static int pack_bf(fpl__acc_job *J)
+{
+	const size_t np = (J->N + NT - 1) / NT, K = J->K, N = J->N;
+	size_t p, k, jj;
+
+	J->Bf = fpl__scratch_alloc(np * K * NT * sizeof *J->Bf);
+	if (!J->Bf)
+		return FPL_ENOMEM;
+	for (p = 0; p < np; p++)
+		for (k = 0; k < K; k++)
+			for (jj = 0; jj < NT; jj++)
+				J->Bf[(p * K + k) * NT + jj] =
+					p * NT + jj < N ? (float)J->B[k * N + p * NT + jj] : 0.0f;
+	return 0;
+}
+
+/* The lean kernels' static condition (chain_ne.c argues it): NE64
+ * without verify (so every step's s + a*b is exact in binary64, mode
+ * ne), acc with subnormals, no DAZ and a signed zero (not fnuz), and
+ * every product a multiple of acc's smallest quantum (q_a * q_b >=
+ * q_acc), so that a sum below 2^emin is a value of acc. */
+static int lean_ok(const fpl__acc_job *J)
+{
+	const fpl_format *a = &J->m->a, *b = &J->m->b, *c = &J->m->acc;
+
+	return J->path == FPL__ACC_NE64 && !J->verify && J->simd >= 1
+	       && c->subnormal == FPL_SUB_YES && !c->daz && c->specials != FPL_SPEC_FNUZ
+	       && c->specials != FPL_SPEC_E8M0 && qlog(a) + qlog(b) >= qlog(c) && c->m <= 50;
 }
 
 #ifdef FPL_HAVE_X86_KERNELS
@@ -339,7 +423,13 @@ static int plan(fpl__acc_job *J)
 		J->promo_fast = 1;
 		kparams_init(&J->kpp, &m->promo, m->acc_rnd, J->st);
 	}
-	if ((J->path == FPL__ACC_NE64 && J->simd >= 2)
+	J->tz_trunc = (J->path == FPL__ACC_EXACT64 || J->path == FPL__ACC_ODD64) && !J->verify
+			      ? fpl__acc_tz_ok(J) : 0;
+	/* evenodd in binary32 reads Bf, never Bp */
+	if ((J->eo32 = eo32_ok(J)))
+		return pack_bf(J);
+	J->lean = lean_ok(J);
+	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
 	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
 	return 0;
@@ -360,8 +450,9 @@ void fpl__acc_fast_release(fpl__acc_job *J)
 	fpl__scratch_free(J->Af);
 	fpl__scratch_free(J->Bf);
 	fpl__scratch_free(J->Bp);
+	fpl__scratch_free(J->bmax);
 	J->Af = J->Bf = NULL;
-	J->Bp = NULL;
+	J->Bp = J->bmax = NULL;
 }
 
 /* Lane classes for EXACT64: a zero or non-finite t goes to the engine. */
@@ -550,6 +641,10 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 		fpl__acc_ne64_chain(T, k0, k1, 1, s);
 		return;
 	}
+	if (T->J->tz_trunc) {
+		fpl__acc_tz_chain(T, k0, k1, s);
+		return;
+	}
 #ifdef FPL_HAVE_X86_KERNELS
 	if (sp_avx512(T->J)) {
 		sp_chain(T, k0, k1, s);
@@ -578,6 +673,10 @@ static void promo_add(fpl__acc_tile *T, uint64_t idx0, double *res, const double
 	fpl_kcounts kc;
 	size_t jj;
 
+	if (J->tz_trunc == 2) {	/* chain_blocked.c, the same bits */
+		fpl__acc_tz_promo(T, idx0, res, blk);
+		return;
+	}
 	for (jj = 0; jj < T->nj; jj++) {
 		double x = res[jj], y = blk[jj], t = x + y, bb = t - x;
 		double e = (x - (t - bb)) + (y - bb);
@@ -643,6 +742,18 @@ static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
 	double ch[2][NT];
 	size_t k0, k, jj;
 
+#if defined(__x86_64__) || defined(__i386__)
+	if (J->eo32) {
+		__atomic_fetch_add(&fpl__acc_eo32_runs, 1, __ATOMIC_RELAXED);
+#ifdef FPL_HAVE_X86_KERNELS
+		if (J->eo32 == 1)
+			fpl__acc_eo32_avx512(T, res);
+		else
+#endif
+			fpl__acc_eo32_avx2(T, res);
+		return;
+	}
+#endif
 	for (k0 = 0; k0 < K; k0 += B) {
 		const size_t k1 = K - k0 < B ? K : k0 + B;
 		const uint64_t sn = K + 2 * (k0 / B);

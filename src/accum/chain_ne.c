@@ -22,7 +22,50 @@
  * fpl__fma_ix from the step's original operands and its draw index, as
  * the reference does.  Mode ne takes no draws, so idx only matters for
  * those lanes.
+ *
+ * The lean kernels (J->lean: lean_chain below, lean4 here, and
+ * fpl__acc_ne64_lean_avx512 in x86/chain_ne_avx512.c) keep every lane
+ * and drop the range test, under two conditions: a static one
+ * (chain_fast.c's lean_ok) and one per range of steps, checked before
+ * the range runs.
+ *  Static: mode ne, t exact (EXACT64), acc with subnormals (no FTZ, no
+ *  DAZ), a signed zero (not fnuz), m <= 50, and q_a * q_b >= q_acc (the
+ *  smallest quanta: 2^-18 >= 2^-24 for e4m3fn into fp16).  Then every
+ *  product and every value of acc is a multiple of q_acc = 2^(emin-m),
+ *  so is every t, and a t with |t| < 2^emin is a multiple of q_acc
+ *  below 2^emin: a value of acc (a subnormal or 0), with at most m
+ *  significant bits.  The reference returns it unchanged with no flag
+ *  (underflow needs an inexact result, round_pack.c); the kernel's
+ *  (t + C) - C rounds at m+1 significant bits relative to t's own
+ *  exponent (the argument of x86/chain_ne_avx512.c holds for any t of at
+ *  most 2^51 q: there q = 2^(e-m) with 2^e <= |t|), which leaves a value
+ *  of at most m bits unchanged, and counts no inexact (y == t).  t = 0:
+ *  C's bits are then cadd's, a normal binary64, and y = (0 + C) - C =
+ *  +0, the reference's result unless both s and a*b are -0 (the exact
+ *  zero sum in ne is +0 otherwise).  A running sum is -0 only after a
+ *  step with t = -0, which needs s = -0: so a tile whose sums start with
+ *  no -0 never has one, and lean_chain sends a tile with a -0 among its
+ *  initial sums to the checked kernels (ne_range) whole.  No lane can be
+ *  NaN or infinite while the range condition holds (below).  What is
+ *  left is overflow.
+ *  Per range: n steps k of the range, S = max |s| over the tile's lanes
+ *  at its start, D = sum over the range of |a_k| * bmax_k, bmax_k = max
+ *  over the panel's columns of |b_kj| (J->bmax, chain_fast.c; inf when
+ *  one is a NaN).  With u = 2^-(m+1), a kept rounding gives |y| <= |t|
+ *  (1 + u) (a subnormal y is exact), so by induction every step's
+ *  |t_k| <= (S + D) (1 + u)^n <= (S + D) (1 + 2nu) when nu <= 1/2
+ *  (e^x <= 1 + 2x for 0 <= x <= 1; the ranges have n <= 2^m steps,
+ *  LEAN_CHUNK at most).  The range runs lean only when every |s| is
+ *  below L (its bits below L's: a NaN fails) and (S + D) (1 + 2nu) (1 +
+ *  2^-30) < L computed in binary64 (D's n products and sums, each
+ *  rounded, err by less than (n+3) 2^-53 <= 2^-31 relative: the factor
+ *  1 + 2^-30 covers them and the two products; an infinite or NaN a or
+ *  b makes D inf or NaN and the test false).  Then every |t| < L: no
+ *  step of the range overflows or meets an inf or NaN, and every lane
+ *  is the reference's with inexact iff y != t.  A range that fails the
+ *  test runs on ne_range (the checked kernels) from the same sums.
  */
+#include <math.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -188,13 +231,90 @@ NE64_TARGET static void chain4(fpl__acc_tile *T, const ne_par *q, size_t k0, siz
 		_mm256_storeu_si256((__m256i *)(cnt + j), c0);
 	}
 }
+
+/* The AVX2 lean kernel (the lean argument below): the 64 chains of s[]
+ * over k = k0, k0+ks, ... below k1, b_kj = bp[k*64 + j], 32 lanes (eight
+ * registers) at a time; cnt[j] += lane j's inexact steps.  A step's
+ * rounding is chain4's (t + C) - C, every lane kept.  Its exact steps
+ * are counted two registers to a counter: -1 per step in the low 32
+ * bits for the first (the compare's all-ones), +2^32 for the second (the
+ * all-ones shifted left by 32: -2^32); a range has fewer than 2^31 steps
+ * (LEAN_CHUNK), so neither half carries into the other. */
+#define LEAN4(sv, bb)                                                                          \
+	do {                                                                                   \
+		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
+		__m256d c_ = _mm256_castsi256_pd(                                              \
+			_mm256_add_epi64(_mm256_and_si256(_mm256_castpd_si256(t_), expm), cadd)); \
+		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
+		eq_ = _mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_));     \
+	} while (0)
+#define LEAN4X2(sa, sb, cv, bb)                                                                \
+	do {                                                                                   \
+		__m256i eq_, eqa_;                                                             \
+		LEAN4(sa, bb);                                                                 \
+		eqa_ = eq_;                                                                    \
+		LEAN4(sb, (bb) + 4);                                                           \
+		(cv) = _mm256_sub_epi64(_mm256_add_epi64((cv), eqa_), _mm256_slli_epi64(eq_, 32)); \
+	} while (0)
+
+NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, size_t k1,
+			      size_t ks, int m, double *s, uint64_t *cnt)
+{
+	const __m256i expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
+	const __m256i cadd = _mm256_set1_epi64x((long long)(((uint64_t)(52 - m) << 52)
+							    | 0x0008000000000000ull));
+	const uint64_t n = (k1 - k0 + ks - 1) / ks;
+	size_t j, k;
+
+	for (j = 0; j < NT; j += 32) {
+		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
+		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
+		__m256d s4 = _mm256_loadu_pd(s + j + 16), s5 = _mm256_loadu_pd(s + j + 20);
+		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
+		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
+		uint64_t eo[16];
+		int l;
+		for (k = k0; k < k1; k += ks) {
+			const __m256d av = _mm256_set1_pd(arow[k]);
+			const double *b = bp + k * NT + j;
+			LEAN4X2(s0, s1, e0, b);
+			LEAN4X2(s2, s3, e1, b + 8);
+			LEAN4X2(s4, s5, e2, b + 16);
+			LEAN4X2(s6, s7, e3, b + 24);
+		}
+		_mm256_storeu_pd(s + j, s0);
+		_mm256_storeu_pd(s + j + 4, s1);
+		_mm256_storeu_pd(s + j + 8, s2);
+		_mm256_storeu_pd(s + j + 12, s3);
+		_mm256_storeu_pd(s + j + 16, s4);
+		_mm256_storeu_pd(s + j + 20, s5);
+		_mm256_storeu_pd(s + j + 24, s6);
+		_mm256_storeu_pd(s + j + 28, s7);
+		_mm256_storeu_si256((__m256i *)eo, e0);
+		_mm256_storeu_si256((__m256i *)(eo + 4), e1);
+		_mm256_storeu_si256((__m256i *)(eo + 8), e2);
+		_mm256_storeu_si256((__m256i *)(eo + 12), e3);
+		/* counter lane l: c = eb * 2^32 - ea (mod 2^64), ea and eb the
+		 * exact steps of lanes 8(l/4) + l%4 and that + 4 */
+		for (l = 0; l < 16; l++) {
+			const size_t base = j + (size_t)(l / 4) * 8 + (size_t)(l % 4);
+			const uint64_t ea = (uint32_t)(0u - (uint32_t)eo[l]);
+			cnt[base] += n - ea;
+			cnt[base + 4] += n - ((eo[l] + ea) >> 32);
+		}
+	}
+}
+#undef LEAN4X2
+#undef LEAN4
 #endif
 
 uint64_t fpl__acc_ne64_avx512_runs;
 
+uint64_t fpl__acc_ne64_lean_runs;
+
 /* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
- * numbers k. */
-void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+ * numbers k, every lane checked (the kernels above and x86/). */
+static void ne_range(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
 	const fpl__acc_job *J = T->J;
 	const size_t nj = T->nj;
@@ -240,3 +360,272 @@ void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, doub
 	}
 	T->cnt[INEX_INDEX] += total;
 }
+
+/* The lean chains (J->lean): ranges of at most LEAN_CHUNK steps, each on
+ * a lean kernel when the bound of the header comment holds, else on
+ * ne_range. */
+#define LEAN_CHUNK 1024
+
+static void lean_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_format *f = &J->m->acc;
+	const size_t nj = T->nj, K = J->K;
+	const double *arow = J->A + T->i * K;
+	const double *bp = J->Bp + T->j0 / NT * K * NT, *bmax = J->bmax + T->j0 / NT * K;
+	const uint64_t maxb = fpl__bits(f->max);
+	/* L: the least binary64 that rounds above max (x86/chain_ne_avx512.c) */
+	const uint64_t Lb = maxb + (1ull << (51 - f->m)) + 1 - ((maxb >> (52 - f->m)) & 1);
+	const double L = fpl__from_bits(Lb), u = ldexp(1.0, -(f->m + 1));
+	/* steps per range: n u <= 1/2 for the bound's 1 + 2 n u */
+	const size_t chunk = f->m < 10 ? (size_t)1 << f->m : LEAN_CHUNK;
+	double pad[NT] __attribute__((aligned(64)));
+	double *sv = nj == NT ? s : pad;
+	uint64_t cnt[NT] = { 0 }, total = 0;
+	size_t jj, c0, c1, k;
+
+	for (jj = 0; jj < nj; jj++)
+		if (fpl__bits(s[jj]) == FPL__SIGN_BIT) {	/* a -0: not lean */
+			ne_range(T, k0, k1, ks, s);
+			return;
+		}
+	if (sv != s) {
+		memcpy(sv, s, nj * sizeof *s);
+		for (jj = nj; jj < NT; jj++)
+			sv[jj] = 0.0;
+	}
+	for (c0 = k0; c0 < k1; c0 = c1) {
+		const size_t n = (k1 - c0 + ks - 1) / ks < chunk ? (k1 - c0 + ks - 1) / ks : chunk;
+		double D = 0, D1 = 0, D2 = 0, D3 = 0;
+		uint64_t A = 0;
+		c1 = c0 + n * ks < k1 ? c0 + n * ks : k1;
+		/* S = max |s| by the bits (a NaN's bits lie above L's) */
+		for (jj = 0; jj < nj; jj++) {
+			uint64_t x = fpl__bits(sv[jj]) & ~FPL__SIGN_BIT;
+			A = x > A ? x : A;
+		}
+		for (k = c0; k + 3 * ks < c1; k += 4 * ks) {
+			D += fabs(arow[k]) * bmax[k];
+			D1 += fabs(arow[k + ks]) * bmax[k + ks];
+			D2 += fabs(arow[k + 2 * ks]) * bmax[k + 2 * ks];
+			D3 += fabs(arow[k + 3 * ks]) * bmax[k + 3 * ks];
+		}
+		for (; k < c1; k += ks)
+			D += fabs(arow[k]) * bmax[k];
+		D += (D1 + D2) + D3;
+		if (A < Lb && (fpl__from_bits(A) + D) * (1 + 2 * (double)n * u) * (1 + 0x1p-30) < L) {
+			__atomic_fetch_add(&fpl__acc_ne64_lean_runs, 1, __ATOMIC_RELAXED);
+#ifdef FPL_HAVE_X86_KERNELS
+			if (J->simd >= 2) {
+				fpl__acc_ne64_lean_avx512(arow, bp, c0, c1, ks, f->m, sv, cnt);
+				continue;
+			}
+#endif
+#ifdef NE64_X86
+			lean4(arow, bp, c0, c1, ks, f->m, sv, cnt);
+			continue;
+#endif
+		}
+		if (sv != s)
+			memcpy(s, sv, nj * sizeof *s);
+		ne_range(T, c0, c1, ks, s);
+		if (sv != s)
+			memcpy(sv, s, nj * sizeof *s);
+	}
+	if (sv != s)
+		memcpy(s, sv, nj * sizeof *s);
+	for (jj = 0; jj < nj; jj++) {
+		if (cnt[jj])
+			T->fl[jj] |= FPL_FLAG_INEXACT;
+		total += cnt[jj];
+	}
+	T->cnt[INEX_INDEX] += total;
+}
+
+/* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
+ * numbers k. */
+void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+{
+	if (T->J->lean)
+		lean_chain(T, k0, k1, ks, s);
+	else
+		ne_range(T, k0, k1, ks, s);
+}
+
+#ifdef NE64_X86
+/*
+ * The evenodd tile in binary32 on AVX2 (J->eo32 == 2, chain_fast.c's
+ * eo32_ok: as x86/chain_ne_avx512.c's kernel, whose argument this
+ * follows, and also every product of a value of A's format and one of
+ * B's exact in binary32 when normal: m_a + m_b + 2 <= 24).  AVX2 has no
+ * embedded rounding, so a step is p = a*b and t = s + p in the default
+ * mode (nearest-even, MXCSR untouched) and its exactness comes from
+ * Knuth's TwoSum: bb = t - s, e1 = s - (t - bb), e2' = bb - p, all exact
+ * and e1 - e2' = (s + p) - t exactly when no operation overflows, so the
+ * step is exact iff e1 == e2'.  Kept lanes: 2^-126 < |t| < 2^126 and
+ * 2^-126 < |p| < 2^126.  Then p, a product of at most 24 significant
+ * bits in the normal range, is the exact a*b, and t = RN(s + a*b): the
+ * reference's result (x86/chain_ne_avx512.c's argument: not tiny, no
+ * overflow); and no step of TwoSum overflows: |s| <= |t| + |p| + ulp(t)
+ * < 2^127, bb and t - bb are within ulp(t) of p and s, the rest smaller
+ * (an overflowed bb would give e1 = e2' = inf and a false "exact").
+ * Tested on the magnitudes' bits as signed 32-bit integers (all below
+ * 2^31): the smaller above bits(2^-126), the larger not above bits(2^126)
+ * - 1.  The additions even + odd and S + u are the same with p the
+ * second operand, a value of acc (its lower bound not tested: 0 is fine).  Other lanes of the tile go to the
+ * reference's step (fpl__acc_ne64_slow, fpl__add_ix); lanes past its end
+ * are never kept nor fixed.  Sixteen lanes (two registers per chain) at
+ * a time over all of K.
+ */
+typedef struct eo8_par {
+	__m256i absm, minb, maxb;
+} eo8_par;
+
+/* t = x + y and the kept (ok) and inexact masks of one register: |t|
+ * and yabs (|y|'s bits) below 2^126, |t| and ylo above 2^-126. */
+NE64_TARGET static inline __m256 eo8_sum(const eo8_par *P, __m256 x, __m256 y, __m256i yabs,
+					 __m256i ylo, __m256i valid, __m256i *cv, __m256i *bad)
+{
+	const __m256 t = _mm256_add_ps(x, y);
+	const __m256 bb = _mm256_sub_ps(t, x);
+	const __m256 e1 = _mm256_sub_ps(x, _mm256_sub_ps(t, bb));
+	const __m256 e2 = _mm256_sub_ps(bb, y);
+	const __m256i At = _mm256_and_si256(_mm256_castps_si256(t), P->absm);
+	const __m256i lo = _mm256_min_epi32(At, ylo), hi = _mm256_max_epi32(At, yabs);
+	const __m256i ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(hi, P->maxb),
+					       _mm256_cmpgt_epi32(lo, P->minb));
+	const __m256i inex = _mm256_castps_si256(_mm256_cmp_ps(e1, e2, _CMP_NEQ_UQ));
+
+	*cv = _mm256_sub_epi32(*cv, _mm256_and_si256(_mm256_and_si256(inex, ok), valid));
+	*bad = _mm256_andnot_si256(ok, valid);
+	return t;
+}
+
+NE64_TARGET static __m256 eo8_fix_step(fpl__acc_tile *T, size_t k, size_t base, __m256 sold,
+				       __m256 y, int bad)
+{
+	const fpl__acc_job *J = T->J;
+	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0 + base;
+	const uint64_t idx0 = fpl__acc_idx(T, k, base);
+	float so[8], yo[8];
+
+	_mm256_storeu_ps(so, sold);
+	_mm256_storeu_ps(yo, y);
+	while (bad) {
+		int l = __builtin_ctz((unsigned)bad);
+		bad &= bad - 1;
+		yo[l] = (float)fpl__acc_ne64_slow(T, a, b[l], (double)so[l], idx0 + (uint64_t)l,
+						  base + (size_t)l);
+	}
+	return _mm256_loadu_ps(yo);
+}
+
+NE64_TARGET static __m256 eo8_fix_add(fpl__acc_tile *T, uint64_t sn, size_t base, __m256 x,
+				      __m256 yv, __m256 r, int bad)
+{
+	const fpl_accum_model *m = T->J->m;
+	const uint64_t idx0 = fpl__acc_idx(T, sn, base);
+	float xo[8], yo[8], ro[8];
+
+	_mm256_storeu_ps(xo, x);
+	_mm256_storeu_ps(yo, yv);
+	_mm256_storeu_ps(ro, r);
+	while (bad) {
+		int l = __builtin_ctz((unsigned)bad);
+		unsigned fl = 0;
+		bad &= bad - 1;
+		ro[l] = (float)fpl__add_ix(&m->acc, (double)xo[l], (double)yo[l], m->acc_rnd,
+					   T->J->st, idx0 + (uint64_t)l, &fl);
+		fpl__acc_note(T, base + (size_t)l, fl);
+	}
+	return _mm256_loadu_ps(ro);
+}
+
+NE64_TARGET static inline __m256 eo8_step(fpl__acc_tile *T, const eo8_par *P, __m256 av,
+					  const float *b, __m256 s, __m256i valid, __m256i *cv,
+					  size_t k, size_t base)
+{
+	const __m256 p = _mm256_mul_ps(av, _mm256_loadu_ps(b));
+	const __m256i pabs = _mm256_and_si256(_mm256_castps_si256(p), P->absm);
+	__m256i bad;
+	__m256 t = eo8_sum(P, s, p, pabs, pabs, valid, cv, &bad);
+	int bm = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
+
+	if (__builtin_expect(bm != 0, 0))
+		t = eo8_fix_step(T, k, base, s, t, bm);
+	return t;
+}
+
+NE64_TARGET static inline __m256 eo8_add(fpl__acc_tile *T, const eo8_par *P, __m256 x, __m256 y,
+					 __m256i valid, __m256i *cv, uint64_t sn, size_t base)
+{
+	__m256i bad;
+	/* y, a value of acc, may be 0 or tiny: bits(1) stands in for its
+	 * lower bound */
+	__m256 t = eo8_sum(P, x, y, _mm256_and_si256(_mm256_castps_si256(y), P->absm),
+			   _mm256_set1_epi32(0x3f800000), valid, cv, &bad);
+	int bm = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
+
+	if (__builtin_expect(bm != 0, 0))
+		t = eo8_fix_add(T, sn, base, x, y, t, bm);
+	return t;
+}
+
+NE64_TARGET void fpl__acc_eo32_avx2(fpl__acc_tile *T, double *res)
+{
+	const fpl__acc_job *J = T->J;
+	const size_t K = J->K, B = J->m->block, nj = T->nj;
+	const double *arow = J->A + T->i * K;
+	const float *bp = J->Bf + T->j0 / NT * K * NT;
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	eo8_par P;
+	size_t q, k0, k, l;
+
+	P.absm = _mm256_set1_epi32(0x7fffffff);
+	P.minb = _mm256_set1_epi32(0x00800000);
+	P.maxb = _mm256_set1_epi32(0x7e7fffff);	/* below 2^126 */
+	for (q = 0; q < nj; q += 16) {
+		/* lanes q + l < nj of each register */
+		const __m256i v0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nj - q)), lane);
+		const __m256i v1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nj - q) - 8), lane);
+		float sf[16];
+		uint32_t co[16];
+		__m256 S0, S1;
+		__m256i c0 = _mm256_setzero_si256(), c1 = c0;
+		for (l = 0; l < 16; l++)
+			sf[l] = q + l < nj ? (float)res[q + l] : 0.0f;
+		S0 = _mm256_loadu_ps(sf);
+		S1 = _mm256_loadu_ps(sf + 8);
+		for (k0 = 0; k0 < K; k0 += B) {
+			const size_t k1 = K - k0 < B ? K : k0 + B;
+			const uint64_t sn = K + 2 * (k0 / B);
+			__m256 e0 = _mm256_setzero_ps(), e1 = e0, o0 = e0, o1 = e0;
+			for (k = k0; k < k1; k++) {
+				const __m256 av = _mm256_set1_ps((float)arow[k]);
+				const float *b = bp + k * NT + q;
+				if ((k - k0) & 1) {
+					o0 = eo8_step(T, &P, av, b, o0, v0, &c0, k, q);
+					o1 = eo8_step(T, &P, av, b + 8, o1, v1, &c1, k, q + 8);
+				} else {
+					e0 = eo8_step(T, &P, av, b, e0, v0, &c0, k, q);
+					e1 = eo8_step(T, &P, av, b + 8, e1, v1, &c1, k, q + 8);
+				}
+			}
+			e0 = eo8_add(T, &P, e0, o0, v0, &c0, sn, q);
+			e1 = eo8_add(T, &P, e1, o1, v1, &c1, sn, q + 8);
+			S0 = eo8_add(T, &P, S0, e0, v0, &c0, sn + 1, q);
+			S1 = eo8_add(T, &P, S1, e1, v1, &c1, sn + 1, q + 8);
+		}
+		_mm256_storeu_ps(sf, S0);
+		_mm256_storeu_ps(sf + 8, S1);
+		_mm256_storeu_si256((__m256i *)co, c0);
+		_mm256_storeu_si256((__m256i *)(co + 8), c1);
+		for (l = 0; l < 16 && q + l < nj; l++) {
+			res[q + l] = sf[l];
+			if (co[l])
+				T->fl[q + l] |= FPL_FLAG_INEXACT;
+			T->cnt[INEX_INDEX] += co[l];
+		}
+	}
+}
+#endif

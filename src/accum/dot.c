@@ -357,6 +357,115 @@ static void fused(run *R, double *s)
 	}
 }
 
+/*
+ * block (accum.h): per K-block j, P_j = the exact sum of the element
+ * products rounded once into promo (a fused group from +0 under a model
+ * whose accumulator is promo), then S + (P_j X_A) X_B as a fused group of
+ * one product (one rounding into acc, the product exact: P_j X_A is
+ * exact in binary64 by fpl_accum_check's condition, and the group sums
+ * any binary64 product exactly), then S (s_A s_B) with a tensor scale.
+ *
+ * Element values: a loaded value is y = e X s exactly (block.h), D = X s
+ * is exact in binary64 (at most 4 + 24 bits for every scale format with
+ * a tensor scale; X alone otherwise), so y / D is e exactly: the
+ * quotient is representable, and division is correctly rounded.  A NaN
+ * block has X = NaN, so its e and P_j are NaN and the output is NaN.
+ */
+/*
+ * May a block's inner sum run in binary64 (block_order)?  Every element
+ * product is exact in binary64 ((pa + pb) <= 53 bits) and a multiple of
+ * 2^(qa + qb) (q the element formats' smallest quantum), each below
+ * 2^(ha + hb) (h one above the largest binade), so every partial sum of
+ * B of them is a multiple of 2^(qa + qb) below 2^(ha + hb + ceil(log2 B)):
+ * exact in binary64 when that span is at most 53 bits (e4m3, e2m1, e2m3,
+ * e3m2 and int8 elements: at most 41; not e5m2).  The sum is then the
+ * exact sum, rounded once by fpl__round_ix as the fused group rounds it.
+ * Left to the group: a DAZ inner format (its operands are flushed), mode
+ * tn (its zero-sum rule gives -0 where binary64 gives +0; in the other
+ * modes a zero sum is +0 both ways, since the group counts S = +0 among
+ * its terms) and NaN blocks (checked per block).  FPLAB_ACCUM=ref keeps
+ * the group (tests/tblockgemm.c compares the two).
+ */
+static int block_fast_inner(const fpl_accum_model *m)
+{
+	const fpl_format *ea = &m->a_blk.elem, *eb = &m->b_blk.elem;
+	int lg = 0;
+	size_t n;
+
+	for (n = fpl__acc_kblock(m); n > 1; n = (n + 1) / 2)
+		lg++;	/* ceil(log2 B) */
+	return !m->promo.daz && m->promo_rnd != FPL_RND_TN && (ea->m + 1) + (eb->m + 1) <= 53
+	       && (ea->emax + 1) + (eb->emax + 1) + lg - (ea->emin - ea->m) - (eb->emin - eb->m)
+			  <= 53;
+}
+
+static void block_order(run *R, double *s)
+{
+	const fpl__acc_job *J = R->T->J;
+	const fpl_accum_model *m = R->m;
+	const size_t K = J->K, B = fpl__acc_kblock(m), nb = (K + B - 1) / B;
+	fpl_accum_model inner = *m, outer = *m;
+	double *ops = R->T->scratch;
+	const int fast = block_fast_inner(m) && fpl__acc_fast_allowed();
+	size_t j, k, jj;
+
+	inner.acc = m->promo;
+	inner.acc_rnd = m->promo_rnd;
+	inner.fused_w = outer.fused_w = 0;
+	inner.fused_ref = outer.fused_ref = FPL_FUSED_LEAD;
+	for (j = 0; j < nb; j++) {
+		const size_t k0 = j * B, k1 = K - k0 < B ? K : k0 + B;
+		const double xa = J->As[R->T->i * nb + j], da = xa * J->ats;
+		for (jj = 0; jj < R->T->nj; jj++) {
+			const size_t col = R->T->j0 + jj;
+			const double xb = J->Bs[j * J->N + col], db = xb * J->bts;
+			unsigned fl = 0;
+			double p;
+
+			if (fast && !isnan(da) && !isnan(db)) {
+				double sum = 0.0;
+				for (k = k0; k < k1; k++)
+					sum += (a_of(R, k) / da) * (b_of(R, k, jj) / db);
+				p = fpl__round_ix(&m->promo, sum, m->promo_rnd, R->st,
+						  fpl__acc_idx(R->T, j, jj), &fl);
+			} else {
+				ops[0] = 0.0;
+				for (k = k0; k < k1; k++) {
+					ops[1 + 2 * (k - k0)] = a_of(R, k) / da;
+					ops[2 + 2 * (k - k0)] = b_of(R, k, jj) / db;
+				}
+				p = fpl__acc_fused_group(&inner, ops, k1 - k0, R->st,
+							 fpl__acc_idx(R->T, j, jj), &fl);
+			}
+			fpl__acc_note(R->T, jj, fl);
+			fl = 0;
+			if (fast && !isnan(p) && !isnan(s[jj])) {
+				/* one term: the group is fma(P X_A, X_B, S), the same
+				 * exact sum rounded once, DAZ on the same three
+				 * operands, IEEE's zero-sum rule, inf - inf invalid;
+				 * only the choice among NaN operands differs */
+				s[jj] = fpl__fma_ix(&m->acc, p * xa, xb, s[jj], m->acc_rnd, R->st,
+						    fpl__acc_idx(R->T, nb + j, jj), &fl);
+			} else {
+				ops[0] = s[jj];
+				ops[1] = p * xa;
+				ops[2] = xb;
+				s[jj] = fpl__acc_fused_group(&outer, ops, 1, R->st,
+							     fpl__acc_idx(R->T, nb + j, jj), &fl);
+			}
+			fpl__acc_note(R->T, jj, fl);
+		}
+	}
+	if (!m->a_blk.tensor_scale && !m->b_blk.tensor_scale)
+		return;
+	for (jj = 0; jj < R->T->nj; jj++) {
+		unsigned fl = 0;
+		s[jj] = fpl__mul_ix(&m->acc, s[jj], J->ats * J->bts, m->acc_rnd, R->st,
+				    fpl__acc_idx(R->T, 2 * nb, jj), &fl);
+		fpl__acc_note(R->T, jj, fl);
+	}
+}
+
 void fpl__acc_tile_out(fpl__acc_tile *T, double *res)
 {
 	const fpl__acc_job *J = T->J;
@@ -395,6 +504,7 @@ void fpl__acc_tile_run(fpl__acc_tile *T, double *res)
 	case FPL_ORDER_FUSED: fused(&R, res); break;
 	case FPL_ORDER_PAIRS: pairs(&R, res); break;
 	case FPL_ORDER_EVENODD: evenodd(&R, res); break;
+	case FPL_ORDER_BLOCK: block_order(&R, res); break;
 	default: chain(&R, 0, J->K, res); break;
 	}
 	fpl__acc_tile_out(T, res);

@@ -25,6 +25,16 @@ int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_accum_mod
 			 int transa, const double *b, size_t ldb, int transb,
 			 const double *c, size_t ldc, const fpl_state *st)
 {
+	return fpl_accum_gemm_loads_blocks(al, bl, cl, mod, m, n, kk, a, lda, transa, b, ldb,
+					   transb, c, ldc, st, NULL, NULL);
+}
+
+int fpl_accum_gemm_loads_blocks(double *al, double *bl, double *cl, const fpl_accum_model *mod,
+				size_t m, size_t n, size_t kk, const double *a, size_t lda,
+				int transa, const double *b, size_t ldb, int transb,
+				const double *c, size_t ldc, const fpl_state *st,
+				fpl_block_stats *sa, fpl_block_stats *sb)
+{
 	size_t nA, nB, nC, i, k;
 	ptrdiff_t sai = transa ? 1 : (ptrdiff_t)lda, sak = transa ? (ptrdiff_t)lda : 1;
 	ptrdiff_t sbk = transb ? 1 : (ptrdiff_t)ldb, sbj = transb ? (ptrdiff_t)ldb : 1;
@@ -54,8 +64,8 @@ int fpl_accum_gemm_loads(double *al, double *bl, double *cl, const fpl_accum_mod
 	for (i = 0; c && i < nC; i++)
 		cl[i] = c[(i / n) * ldc + i % n];
 	c0 = st->counter;
-	if ((r = fpl__acc_load(al, nA, &mod->a, mod->a_load, mod->a_rnd, st, c0, NULL))
-	    || (r = fpl__acc_load(bl, nB, &mod->b, mod->b_load, mod->b_rnd, st, c0 + nA, NULL)))
+	if ((r = fpl__acc_load_operand(al, m, kk, mod, 0, st, c0, NULL, sa))
+	    || (r = fpl__acc_load_operand(bl, kk, sum ? 0 : n, mod, 1, st, c0 + nA, NULL, sb)))
 		return r;
 	if (c)
 		return fpl__acc_load(cl, nC, fpl__acc_sum_format(mod), mod->a_load, fpl__acc_sum_rnd(mod),

@@ -85,7 +85,8 @@ static void *work(void *arg)
 static int run_tiles(const fpl__acc_job *J, const opdesc *d, int threads, uint64_t *cnt)
 {
 	size_t ntiles = J->M * ((J->N + FPL__ACC_TILE - 1) / FPL__ACC_TILE), q;
-	size_t scratch = J->m->order == FPL_ORDER_FUSED ? 2 * J->m->block + 1 : 0;
+	size_t scratch = J->m->order == FPL_ORDER_FUSED ? 2 * J->m->block + 1
+			 : J->m->order == FPL_ORDER_BLOCK ? 2 * fpl__acc_kblock(J->m) + 1 : 0;
 	worker w[FPL_MAX_THREADS];
 	int t, st = 0;
 
@@ -157,11 +158,36 @@ static int permute_pairs(const fpl_accum_model *m, const opdesc *d, const double
 	return 0;
 }
 
+/*
+ * The block order's scales (accum.h), from the operands before loading:
+ * fpl_block_scales gives the scales fpl_block_round uses (same
+ * descriptor, same data, no draw), A's as an M x nb grid, B's as nb x N.
+ * 0, FPL_ENOMEM or the status of fpl_block_scales.
+ */
+static int block_scales(const fpl_accum_model *m, const opdesc *d, const double *A,
+			const double *B, double **As, double **Bs, double *ats, double *bts)
+{
+	const size_t nb = (d->K + fpl__acc_kblock(m) - 1) / fpl__acc_kblock(m);
+	const size_t da[2] = { d->M, d->K }, db[2] = { d->K, d->N };
+	int r;
+
+	*As = malloc((d->M * nb + 1) * sizeof **As);
+	*Bs = malloc((nb * d->N + 1) * sizeof **Bs);
+	if (!*As || !*Bs)
+		return FPL_ENOMEM;
+	*ats = *bts = 1.0;
+	if (!d->K)
+		return 0;
+	if ((r = fpl_block_scales(&m->a_blk, *As, ats, A, da, 2, NULL)))
+		return r;
+	return fpl_block_scales(&m->b_blk, *Bs, bts, B, db, 2, NULL);
+}
+
 static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 {
 	size_t nA, nB, nC, i, k;
 	uint64_t cnt[FPL_NFLAGS] = { 0 }, c0, L, S;
-	double *A = NULL, *B = NULL, *C = NULL, *Ap = NULL, *Bp = NULL;
+	double *A = NULL, *B = NULL, *C = NULL, *Ap = NULL, *Bp = NULL, *As = NULL, *Bs = NULL;
 	fpl_accum_model seq;
 	fpl__acc_job J;
 	int r;
@@ -171,6 +197,8 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 		return FPL_EINVAL;
 	if ((r = fpl_accum_check(m, st)))
 		return r;
+	if (d->sum && m->order == FPL_ORDER_BLOCK)
+		return FPL_EINVAL;	/* a sum has no products to block */
 	if (size_mul(d->M, d->K, &nA) || size_mul(d->K, d->sum ? 0 : d->N, &nB)
 	    || size_mul(d->M, d->N, &nC) || nA > ((size_t)1 << 58) || nB > ((size_t)1 << 58))
 		return FPL_ERANGE;
@@ -190,14 +218,17 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	for (i = 0; C && i < nC; i++)
 		C[i] = d->c[(ptrdiff_t)(i / d->N) * d->sci + (ptrdiff_t)(i % d->N) * d->scj];
 	c0 = st->counter;
-	if ((r = fpl__acc_load(A, nA, &m->a, m->a_load, m->a_rnd, st, c0, cnt))
-	    || (r = fpl__acc_load(B, nB, &m->b, m->b_load, m->b_rnd, st, c0 + nA, cnt))
+	if (m->order == FPL_ORDER_BLOCK && !d->sum
+	    && (r = block_scales(m, d, A, B, &As, &Bs, &J.ats, &J.bts)))
+		goto out;
+	if ((r = fpl__acc_load_operand(A, d->M, d->K, m, 0, st, c0, cnt, NULL))
+	    || (r = fpl__acc_load_operand(B, d->K, d->sum ? 0 : d->N, m, 1, st, c0 + nA, cnt,
+					  NULL))
 	    || (C && (r = fpl__acc_load(C, nC, fpl__acc_sum_format(m), m->a_load, fpl__acc_sum_rnd(m),
 					st, c0 + nA + nB, cnt))))
 		goto out;
 	L = (uint64_t)nA + nB + nC;
 	S = fpl_accum_steps(m, d->K, d->sum);
-	memset(&J, 0, sizeof J);
 	J.m = m;
 	J.st = st;
 	J.M = d->M;
@@ -207,6 +238,8 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	J.A = A;
 	J.B = d->sum ? NULL : B;
 	J.C = C;
+	J.As = As;
+	J.Bs = Bs;
 	if (m->order == FPL_ORDER_PAIRS && m->prod_exact && !d->sum && d->K
 	    && fpl__acc_fast_allowed()) {
 		/* pairs is the sequential chain over k = 1, 0, 3, 2, ..., with
@@ -257,6 +290,8 @@ static int accum_run(const fpl_accum_model *m, const opdesc *d, fpl_state *st)
 	}
 	st->counter = c0 + L + S * nC;
 out:
+	free(As);
+	free(Bs);
 	fpl__scratch_free(Ap);
 	fpl__scratch_free(Bp);
 	fpl__scratch_free(A);

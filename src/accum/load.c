@@ -104,3 +104,31 @@ int fpl__acc_load(double *buf, size_t n, const fpl_format *f, fpl_load kind, fpl
 		cnt[i] += s.count[i];
 	return 0;
 }
+
+int fpl__acc_load_operand(double *buf, size_t rows, size_t cols, const fpl_accum_model *m,
+			  int which, const fpl_state *st, uint64_t c0, uint64_t *cnt,
+			  fpl_block_stats *bs)
+{
+	const fpl_block_format *b = which ? &m->b_blk : &m->a_blk;
+	const size_t dims[2] = { rows, cols };
+	fpl_state s;
+	size_t i;
+	int r;
+
+	if (!(which ? m->b_block : m->a_block))
+		return fpl__acc_load(buf, rows * cols, which ? &m->b : &m->a,
+				     which ? m->b_load : m->a_load, which ? m->b_rnd : m->a_rnd, st,
+				     c0, cnt);
+	if (!rows || !cols)
+		return 0;
+	/* the whole operand at once: element (r, c) takes draw c0 + r*cols
+	 * + c (block.h's numbering), as fpl__acc_load's element r*cols + c */
+	s = *st;
+	fpl_state_clear_flags(&s);
+	s.counter = c0;
+	if ((r = fpl_block_round(b, buf, buf, dims, 2, which ? m->b_rnd : m->a_rnd, &s, bs)))
+		return r;
+	for (i = 0; cnt && i < FPL_NFLAGS; i++)
+		cnt[i] += s.count[i];
+	return 0;
+}

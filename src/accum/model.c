@@ -73,6 +73,10 @@ static const fpl_accum_order_entry orders[FPL_ORDER_COUNT] = {
 	{ FPL_ORDER_EVENODD, "evenodd", "evenodd[:B]",
 	  "TDPBF16PS: per block of B (default 32) an even and an odd fma chain from +0, then "
 	  "S + (even + odd)" },
+	{ FPL_ORDER_BLOCK, "block", "block[:FMT[:MODE]]",
+	  "block-scaled matrix units (a model): per K-block of the block formats, the exact "
+	  "sum of the element products rounded once into FMT (default fp32:ne), times the two "
+	  "block scales, added into the accumulator" },
 };
 
 const fpl_accum_order_entry *fpl_accum_orders(size_t *count)
@@ -222,6 +226,12 @@ int fpl_accum_parse_order(fpl_accum_model *m, const char *s)
 		if ((st = parse_fused(p, &t)))
 			return st;
 		break;
+	case FPL_ORDER_BLOCK:	/* the inner format and mode, into promo */
+		fpl__acc_fmt(&t.promo, "fp32");
+		t.promo_rnd = FPL_RND_NE;
+		if (*p && (st = fpl_accum_parse_spec(p + 1, &t.promo, &t.promo_rnd, NULL)))
+			return st;
+		break;
 	default:
 		if (*p)
 			return FPL_EPARSE;
@@ -288,6 +298,102 @@ int fpl_accum_parse_spec(const char *s, fpl_format *f, fpl_rnd *rnd, int *given)
 
 /* ------------------------------------------------------------ checking */
 
+/* ilogb of f's smallest quantum and one above its largest binade. */
+static int lo_exp(const fpl_format *f)
+{
+	return f->emin - f->m;
+}
+
+static int hi_exp(const fpl_format *f)
+{
+	return f->emax + 1;
+}
+
+/* The block operands and the block order (accum.h, fpl_accum_check). */
+static int check_blocks(const fpl_accum_model *m)
+{
+	const fpl_format *in = &m->promo, *sa = &m->a_blk.scale;
+
+	if ((m->a_block && fpl_block_check(&m->a_blk, NULL, 0))
+	    || (m->b_block && fpl_block_check(&m->b_blk, NULL, 0)))
+		return FPL_EFORMAT;
+	if ((m->a_block && m->a_load != FPL_LOAD_ROUND)
+	    || (m->b_block && m->b_load != FPL_LOAD_ROUND))
+		return FPL_EINVAL;
+	if (m->order != FPL_ORDER_BLOCK)
+		return 0;
+	if (!m->a_block || !m->b_block || !m->prod_exact || m->a_blk.shape != FPL_BLOCK_1D
+	    || m->b_blk.shape != FPL_BLOCK_1D || m->a_blk.size < 1
+	    || m->a_blk.size != m->b_blk.size)
+		return FPL_EINVAL;
+	/* P_j * X_A exact in binary64: at most 53 bits, within its range */
+	if ((in->m + 1) + (sa->m + 1) > 53 || hi_exp(in) + hi_exp(sa) > 1023
+	    || lo_exp(in) + lo_exp(sa) < -1074)
+		return FPL_EINVAL;
+	/* X s exact in binary64 with a tensor scale (dot.c's element values) */
+	if ((m->a_blk.tensor_scale && sa->m + 1 + 24 > 53)
+	    || (m->b_blk.tensor_scale && m->b_blk.scale.m + 1 + 24 > 53))
+		return FPL_EINVAL;
+	return 0;
+}
+
+/* An IEEE format holding every dequantized value of b (precision and
+ * exponent range of element times scale times tensor scale), or
+ * binary64 when none narrower does; named after b. */
+static void block_values(fpl_format *f, const fpl_block_format *b)
+{
+	const fpl_format *e = &b->elem, *s = &b->scale;
+	int m = e->m + (s->m ? s->m + 1 : 0) + (b->tensor_scale ? 24 : 0);
+	int hi = hi_exp(e) + hi_exp(s) + (b->tensor_scale ? 128 : 0);
+	int lo = lo_exp(e) + lo_exp(s) + (b->tensor_scale ? -149 : 0), x;
+
+	for (x = 2; x <= 11; x++) {
+		int emax = (1 << (x - 1)) - 1, q = 2 - (1 << (x - 1)) - m;
+		if (m <= 52 && emax >= hi && q <= lo)
+			break;
+	}
+	if (x > 11 || m > 52)
+		fpl_format_ieee(f, 11, 52);
+	else
+		fpl_format_ieee(f, x, m);
+	snprintf(f->name, sizeof f->name, "%.*s", (int)sizeof f->name - 1, b->name);
+}
+
+int fpl_accum_set_block(fpl_accum_model *m, int which, const fpl_block_format *b)
+{
+	fpl_block_format t;
+
+	if (!m || (which != 0 && which != 1))
+		return FPL_EINVAL;
+	if (!b) {
+		if (which) {
+			m->b_block = 0;
+			fpl__acc_fmt(&m->b, "fp32");
+		} else {
+			m->a_block = 0;
+			fpl__acc_fmt(&m->a, "fp32");
+		}
+		return 0;
+	}
+	t = *b;
+	if (t.shape == FPL_BLOCK_1D)
+		t.axis = which ? 0 : -1;
+	if (fpl_block_check(&t, NULL, 0))
+		return FPL_EFORMAT;
+	if (which) {
+		m->b_block = 1;
+		m->b_blk = t;
+		m->b_load = FPL_LOAD_ROUND;
+		block_values(&m->b, &t);
+	} else {
+		m->a_block = 1;
+		m->a_blk = t;
+		m->a_load = FPL_LOAD_ROUND;
+		block_values(&m->a, &t);
+	}
+	return 0;
+}
+
 static int bad_format(const fpl_format *f)
 {
 	fpl_format t = *f;
@@ -321,7 +427,7 @@ int fpl_accum_check(const fpl_accum_model *m, const fpl_state *st)
 	if (bad_format(&m->a) || bad_format(&m->b) || bad_format(&m->prod) || bad_format(&m->acc)
 	    || bad_format(&m->promo) || bad_format(&m->out))
 		return FPL_EFORMAT;
-	return 0;
+	return check_blocks(m);
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -350,6 +456,9 @@ uint64_t fpl_accum_steps(const fpl_accum_model *m, size_t k, int sum)
 		    + (m->pair_block ? ceil_div(K, fpl__pair_block(m, K)) : 0);
 		break;
 	case FPL_ORDER_EVENODD: Q = K + 2 * ceil_div(K, m->block); break;
+	case FPL_ORDER_BLOCK:
+		Q = 2 * (m->a_blk.size > 0 ? ceil_div(K, (uint64_t)m->a_blk.size) : 0) + 1;
+		break;
 	default: Q = K; break;
 	}
 	return P + Q + 1;

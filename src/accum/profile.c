@@ -201,7 +201,8 @@ static int which_profile(const fpl_accum_model *m)
 	for (i = 0; i < NPROFILES; i++) {
 		fpl_accum_model p;
 		fpl_accum_profile(&p, profiles[i].name);
-		if (same_format(&p.a, &m->a) && same_format(&p.b, &m->b) && p.a_load == m->a_load
+		if (!m->a_block && !m->b_block && same_format(&p.a, &m->a) && same_format(&p.b, &m->b)
+		    && p.a_load == m->a_load
 		    && p.b_load == m->b_load && p.prod_exact == m->prod_exact
 		    && (p.prod_exact || (same_format(&p.prod, &m->prod) && p.prod_rnd == m->prod_rnd))
 		    && same_format(&p.acc, &m->acc) && p.acc_rnd == m->acc_rnd
@@ -263,6 +264,20 @@ static void put_spec(fpl__sbuf *b, const fpl_format *f, fpl_rnd r, int given)
 	fpl__sbuf_put(b, ":%s", given ? "given" : fpl_rnd_name(r));
 }
 
+/* An input's spec: a block format by its name (with its fields), which
+ * the CLI's -f reads back, else put_spec. */
+static void put_input(fpl__sbuf *b, const fpl_accum_model *m, int which)
+{
+	const fpl_block_format *k = which ? &m->b_blk : &m->a_blk;
+
+	if (!(which ? m->b_block : m->a_block)) {
+		put_spec(b, which ? &m->b : &m->a, which ? m->b_rnd : m->a_rnd,
+			 (which ? m->b_load : m->a_load) == FPL_LOAD_GIVEN);
+		return;
+	}
+	fpl__sbuf_put(b, "%s:%s", k->name, fpl_rnd_name(which ? m->b_rnd : m->a_rnd));
+}
+
 static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 {
 	fpl__sbuf_put(b, "%s", fpl_accum_order_name(m->order));
@@ -285,6 +300,10 @@ static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 			fpl__sbuf_put(b, ":");
 			put_format(b, &m->promo);
 		}
+		break;
+	case FPL_ORDER_BLOCK:
+		fpl__sbuf_put(b, ":");
+		put_spec(b, &m->promo, m->promo_rnd, 0);
 		break;
 	case FPL_ORDER_FUSED:
 		fpl__sbuf_put(b, ":%zu", m->block);
@@ -314,13 +333,13 @@ int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 		fpl__sbuf_put(&b, "--profile %s", profiles[p].name);
 	} else {
 		int ab = same_format(&m->a, &m->b) && !strcmp(m->a.name, m->b.name)
-			 && m->a_load == m->b_load
+			 && m->a_load == m->b_load && m->a_block == m->b_block
 			 && (m->a_load == FPL_LOAD_GIVEN || m->a_rnd == m->b_rnd);
 		fpl__sbuf_put(&b, ab ? "-f " : "--a-format ");
-		put_spec(&b, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
+		put_input(&b, m, 0);
 		if (!ab) {
 			fpl__sbuf_put(&b, " --b-format ");
-			put_spec(&b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
+			put_input(&b, m, 1);
 		}
 		fpl__sbuf_put(&b, " --prod ");
 		if (m->prod_exact)

@@ -475,6 +475,20 @@ static int load(ctx *c, double *xs, size_t n, const double *x, ptrdiff_t incx)
 	const fpl_accum_model *m = c->full;
 	size_t k;
 
+	if (m->a_block) {	/* the one block load (load.c), x as 1 x n */
+		uint64_t cnt[FPL_NFLAGS] = { 0 };
+		int r, q;
+		for (k = 0; k < n; k++)
+			xs[k] = x[(ptrdiff_t)k * incx];
+		if ((r = fpl__acc_load_operand(xs, 1, n, m, 0, c->st, c->c0, cnt, NULL)))
+			return r;
+		for (q = 0; q < FPL_NFLAGS; q++) {
+			c->cnt[q] += cnt[q];
+			if (cnt[q])
+				c->fl |= 1u << q;
+		}
+		return 0;
+	}
 	for (k = 0; k < n; k++) {
 		double v = x[(ptrdiff_t)k * incx];
 		if (m->a_load == FPL_LOAD_GIVEN) {
@@ -535,6 +549,8 @@ int fpl_reduce(double *out, fpl_reduce_op op, unsigned flags, const fpl_accum_mo
 		return FPL_EINVAL;
 	if ((r = fpl_accum_check(mod, st)))
 		return r;
+	if (mod->order == FPL_ORDER_BLOCK)
+		return FPL_EINVAL;	/* no products to block */
 	if (n > ((size_t)1 << 58))
 		return FPL_ERANGE;
 	memset(&c, 0, sizeof c);

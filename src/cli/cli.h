@@ -596,7 +596,9 @@ char *cli_shortest(char *buf, double x);
  * The options of the commands that simulate an accumulation (dot, gemm,
  * reduce), spelled the same in all three:
  *   -f SPEC[,SPEC...]  input formats (A and B), SPEC = fpl_accum_parse_spec's
- *   NAME[+daz][+ftz][+nosub][+sat][:MODE|:given]; --a-format/--b-format SPEC
+ *   NAME[+daz][+ftz][+nosub][+sat][:MODE|:given], or a block format
+ *   BLOCK[:MODE] (fplab/block.h; fpl_accum_set_block cuts it along K);
+ *   --a-format/--b-format SPEC
  *   --prod exact|SPEC  --acc SPEC[,...]  --order ORDER[,...]
  *   --out-format SPEC  --profile NAME  --gen GEN  --reference loaded|given
  *   -r MODE[,...]  the mode of every rounding whose SPEC gives none
@@ -754,6 +756,7 @@ struct cli_accum_row {
 	uint64_t became_zero, nan, inf;
 	uint64_t count[FPL_NFLAGS];
 	double seconds, reference_seconds, flops;
+	fpl_block_stats blocks;	/* block events of A's and B's loads together */
 };
 #define CLI_MODEL_NCOLS 6
 extern const char *const cli_model_cols[CLI_MODEL_NCOLS];
@@ -765,6 +768,13 @@ extern const char *const cli_accum_cols[CLI_ACCUM_NCOLS];
 int cli_accum_compare(struct cli_accum_row *row, const double *r, const double *ref, size_t n);
 void cli_model_cells(struct cli_table *t, const struct cli_model_job *j);
 void cli_accum_cells(struct cli_table *t, const struct cli_accum_row *r);
+/* The block events of the loads (fplab/block.h), columns after
+ * cli_accum_cols when some job of the grid has a block operand
+ * (cli_model_has_blocks); a row without one has 0 in them. */
+#define CLI_ACCUM_NBLOCKCOLS 6
+extern const char *const cli_accum_block_cols[CLI_ACCUM_NBLOCKCOLS];
+int cli_model_has_blocks(const struct cli_model_job *jobs, size_t n);
+void cli_accum_block_cells(struct cli_table *t, const struct cli_accum_row *r);
 /*
  * Run job j once: kind CLI_RUN_GEMM (C = A.B, row-major, c m x n with
  * ldc n), CLI_RUN_DOT (m = n = 1, a and b vectors of k, b's stride ldb) or

@@ -29,6 +29,31 @@ const char *const cli_accum_cols[CLI_ACCUM_NCOLS] = {
 	"nan", "inf", "seconds", "reference_seconds", "mflops"
 };
 
+const char *const cli_accum_block_cols[CLI_ACCUM_NBLOCKCOLS] = {
+	"blocks", "amax_saturated", "scale_clamped", "nan_blocks", "zero_blocks",
+	"zeroed_elements"
+};
+
+int cli_model_has_blocks(const struct cli_model_job *jobs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (jobs[i].mod.a_block || jobs[i].mod.b_block)
+			return 1;
+	return 0;
+}
+
+void cli_accum_block_cells(struct cli_table *t, const struct cli_accum_row *r)
+{
+	cli_table_int(t, (long long)r->blocks.blocks);
+	cli_table_int(t, (long long)r->blocks.amax_saturated);
+	cli_table_int(t, (long long)r->blocks.scale_range);
+	cli_table_int(t, (long long)r->blocks.nan_blocks);
+	cli_table_int(t, (long long)r->blocks.zero_blocks);
+	cli_table_int(t, (long long)r->blocks.flushed);
+}
+
 void cli_model_cells(struct cli_table *t, const struct cli_model_job *j)
 {
 	cli_table_str(t, j->a);
@@ -191,6 +216,9 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 	int rc;
 
 	memset(row, 0, sizeof *row);
+	if (kind == CLI_RUN_SUM && mod->order == FPL_ORDER_BLOCK)
+		return error("--order block multiplies two block-scaled operands: a sum has "
+			     "no products (use it with dot or gemm)");
 	if (cli_accum_given(j, m * k, a, &ga, kind == CLI_RUN_SUM ? 0
 				 : kind == CLI_RUN_DOT ? (k ? (k - 1) * ldb + 1 : 0) : k * n,
 			    kind == CLI_RUN_SUM ? NULL : b, &gb))
@@ -207,9 +235,10 @@ int cli_accum_run(struct cli_model_job *j, int reference_given, int kind, double
 		goto out;
 	}
 	/* the loads the run will make (st read only: same counter) */
-	rc = fpl_accum_gemm_loads(al, kind == CLI_RUN_SUM ? NULL : bl, NULL, mod, m, n, k, a,
-				  lda, transa, kind == CLI_RUN_SUM ? NULL : b, ldb, transb, NULL, 0,
-				  &j->st);
+	fpl_block_stats_init(&row->blocks);
+	rc = fpl_accum_gemm_loads_blocks(al, kind == CLI_RUN_SUM ? NULL : bl, NULL, mod, m, n, k,
+					 a, lda, transa, kind == CLI_RUN_SUM ? NULL : b, ldb,
+					 transb, NULL, 0, &j->st, &row->blocks, &row->blocks);
 	if (rc) {
 		rc = run_error(j, rc, kind == CLI_RUN_SUM);
 		goto out;

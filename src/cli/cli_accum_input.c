@@ -410,6 +410,9 @@ int cli_operand_load(struct cli_model_job *j, const struct cli_operand *o, doubl
 	size_t i, q;
 
 	*out = NULL;
+	if (o->b ? m->b_block : m->a_block)	/* quantized from binary64 values */
+		return cli_operand_exact(o, "a block format quantizes binary64 values; give "
+					 "the input as binary64");
 	if ((o->b ? m->b_load : m->a_load) == FPL_LOAD_GIVEN) {
 		if (t->ninx)
 			return error("%s: %s, a number that binary64 cannot hold (nearest %.17g), "

@@ -162,8 +162,14 @@ int cli_format_spec(const char *opt, const char *s, fpl_format *f, fpl_rnd *rnd,
 		*has_mode = strchr(s, ':') && !(given && *given);
 		return 0;
 	}
-	if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)) {
-		/* fplab/block.h: until the models load block formats */
+	if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)
+	    && (!strcmp(opt, "--acc") || !strcmp(opt, "--prod") || !strcmp(opt, "--out-format"))) {
+		/* the model's inputs take block formats (input_spec); its
+		 * arithmetic formats cannot */
+		error("%s '%s': a block-scaled format is a load format: give it to -f, "
+		      "--a-format or --b-format; %s takes a plain format", opt, esc(e, s), opt);
+	} else if (rc == FPL_ENOTFOUND && fpl_block_is_spec(s)) {
+		/* fplab/block.h: until the command loads block formats */
 		error("%s '%s': a block-scaled format; this command does not take block formats "
 		      "yet (round does)", opt, esc(e, s));
 	} else if (rc == FPL_ENOTFOUND) {
@@ -273,8 +279,14 @@ static void spell(struct cli_model_job *j)
 	const fpl_accum_model *m = &j->mod;
 	size_t k;
 
-	put_spec(j->a, sizeof j->a, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
-	put_spec(j->b, sizeof j->b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
+	if (m->a_block)
+		snprintf(j->a, sizeof j->a, "%s:%s", m->a_blk.name, fpl_rnd_name(m->a_rnd));
+	else
+		put_spec(j->a, sizeof j->a, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
+	if (m->b_block)
+		snprintf(j->b, sizeof j->b, "%s:%s", m->b_blk.name, fpl_rnd_name(m->b_rnd));
+	else
+		put_spec(j->b, sizeof j->b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
 	if (m->prod_exact)
 		snprintf(j->prod, sizeof j->prod, "exact");
 	else
@@ -302,6 +314,10 @@ static void spell(struct cli_model_job *j)
 			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":");
 			put_format(j->order + k, sizeof j->order - k, &m->promo);
 		}
+		break;
+	case FPL_ORDER_BLOCK:
+		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":");
+		put_spec(j->order + k, sizeof j->order - k, &m->promo, m->promo_rnd, 0);
 		break;
 	case FPL_ORDER_FUSED:
 		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
@@ -378,30 +394,106 @@ static int base_model(const struct cli_model *mo, fpl_accum_model *m, struct giv
 	return 0;
 }
 
+/*
+ * A block format (fplab/block.h) as an input SPEC: BLOCK[:MODE], BLOCK
+ * as fpl_block_parse reads it (its own fields included: mxfp8:rceil,
+ * mxfp4:16), a last field that is a mode taken as the load's mode.
+ * Operand `which` (0 A, 1 B, 2 both) of m becomes it, blocked along K
+ * (fpl_accum_set_block).  1 when s is no block spec (nothing done), 0
+ * done (*has_mode set), -2 after a message naming the option.
+ */
+static int block_spec(const char *opt, const char *s, fpl_accum_model *m, int which,
+		      int *has_mode)
+{
+	fpl_block_format b;
+	char err[256], head[256], e[ESC_MAX];
+	const char *colon = strrchr(s, ':');
+	fpl_rnd r = FPL_RND_NE;
+	int rc, w;
+
+	if (!fpl_block_is_spec(s))
+		return 1;
+	*has_mode = 0;
+	rc = fpl_block_parse(&b, s, err, sizeof err);
+	if (rc && colon && strlen(s) < sizeof head) {
+		char e2[32];
+
+		snprintf(head, sizeof head, "%.*s", (int)(colon - s), s);
+		if (!strcmp(colon + 1, "given")) {
+			error("%s '%s': a block format is quantized when loaded; it has no "
+			      "':given' (give the values to quantize)", opt, esc(e, s));
+			return -2;
+		}
+		/* a mode by its name only: the numeric aliases (0..8) read as
+		 * block sizes */
+		if (!fpl_rnd_parse(colon + 1, &r) && !strcmp(colon + 1, fpl_rnd_name(r))
+		    && !fpl_block_parse(&b, head, e2, sizeof e2)) {
+			rc = 0;
+			*has_mode = 1;
+		}
+	}
+	if (rc) {
+		if (err[0])	/* it names the spec */
+			error("%s: %s", opt, esc(e, err));
+		else
+			error("%s '%s': not a block format", opt, esc(e, s));
+		return -2;
+	}
+	for (w = 0; w < 2; w++) {
+		if (which != 2 && which != w)
+			continue;
+		if (fpl_accum_set_block(m, w, &b)) {
+			error("%s '%s': the block format cannot be cut along K", opt, esc(e, s));
+			return -2;
+		}
+		if (*has_mode)
+			*(w ? &m->b_rnd : &m->a_rnd) = r;
+	}
+	return 0;
+}
+
+/* One input SPEC into operand `which` (0 A, 1 B, 2 both): a block
+ * format, or a plain one (cli_format_spec).  0 or -2. */
+static int input_spec(const char *opt, const char *s, fpl_accum_model *m, int which,
+		      int *has_mode)
+{
+	int given = 0, rc = block_spec(opt, s, m, which, has_mode);
+
+	if (rc <= 0)
+		return rc;
+	if (which != 1) {
+		fpl_accum_set_block(m, 0, NULL);
+		if (cli_format_spec(opt, s, &m->a, &m->a_rnd, &given, has_mode))
+			return -2;
+		m->a_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	}
+	if (which == 2) {
+		m->b_block = 0;
+		m->b = m->a;
+		m->b_rnd = m->a_rnd;
+		m->b_load = m->a_load;
+	} else if (which == 1) {
+		fpl_accum_set_block(m, 1, NULL);
+		if (cli_format_spec(opt, s, &m->b, &m->b_rnd, &given, has_mode))
+			return -2;
+		m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
+	}
+	return 0;
+}
+
 /* Input formats of one job: -f item f (or NULL), then --a/b-format. */
 static int input_formats(const struct cli_model *mo, const char *f, fpl_accum_model *m,
 			 struct given_modes *gm)
 {
-	int given = 0;
-
 	if (f) {
-		if (cli_format_spec("-f", f, &m->a, &m->a_rnd, &given, &gm->a))
+		if (input_spec("-f", f, m, 2, &gm->a))
 			return -2;
-		m->b = m->a;
-		m->b_rnd = m->a_rnd;
-		m->a_load = m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
 		gm->b = gm->a;
 	}
-	if (mo->a_format) {
-		if (cli_format_spec("--a-format", mo->a_format, &m->a, &m->a_rnd, &given, &gm->a))
-			return -2;
-		m->a_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
-	}
-	if (mo->b_format) {
-		if (cli_format_spec("--b-format", mo->b_format, &m->b, &m->b_rnd, &given, &gm->b))
-			return -2;
-		m->b_load = given ? FPL_LOAD_GIVEN : FPL_LOAD_ROUND;
-	}
+	if (mo->a_format && input_spec("--a-format", mo->a_format, m, 0, &gm->a))
+		return -2;
+	if (mo->b_format && input_spec("--b-format", mo->b_format, m, 1, &gm->b))
+		return -2;
 	return 0;
 }
 
@@ -432,6 +524,33 @@ static void lists_release(struct lists *l)
 
 	for (i = 0; i < 4; i++)
 		free(l->store[i]);
+}
+
+/* The block order's demands (fplab/accum.h), each with its message.
+ * 0 or -2. */
+static int block_order_check(const fpl_accum_model *m)
+{
+	const char *why = NULL;
+	char buf[160];
+
+	if (m->order != FPL_ORDER_BLOCK)
+		return 0;
+	if (!m->a_block || !m->b_block)
+		why = "needs both operands in block formats (-f mxfp8, or --a-format and "
+		      "--b-format BLOCK)";
+	else if (m->a_blk.shape != FPL_BLOCK_1D || m->b_blk.shape != FPL_BLOCK_1D
+		 || m->a_blk.size < 1 || m->b_blk.size < 1)
+		why = "needs 1-D blocks of a fixed size along K (not tiles, row, col or tensor)";
+	else if (m->a_blk.size != m->b_blk.size) {
+		snprintf(buf, sizeof buf, "needs one block size for A and B (A's is %d, B's %d)",
+			 m->a_blk.size, m->b_blk.size);
+		why = buf;
+	} else if (!m->prod_exact)
+		why = "forms the element products exactly: give no --prod, or --prod exact";
+	if (!why)
+		return 0;
+	error("--order block %s", why);
+	return -2;
 }
 
 /* One job of the grid: -f item f, mode r (NULL: none given), acc, ord. */
@@ -468,6 +587,8 @@ static int make_job(const struct cli_model *mo, struct cli_model_job *j, const c
 
 		j->st.threads = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
 	}
+	if ((rc = block_order_check(&j->mod)))
+		return rc;
 	rc = fpl_accum_check(&j->mod, &j->st);
 	if (rc) {
 		error("the model is not usable: %s", fpl_strerror(rc));

@@ -151,14 +151,14 @@ static int run_job(struct cli_model_job *j, const struct cli_tensor *x,
 int cmd_dot(int argc, char **argv)
 {
 	static const char *const id_cols[] = { "n" };
-	const char *cols[CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS];
+	const char *cols[CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS + CLI_ACCUM_NBLOCKCOLS];
 	struct cli_tensor x, y;
 	struct cli_model_job *jobs = NULL;
 	struct cli_accum_row row;
 	struct cli_table t;
 	size_t nj = 0, j;
 	double r = 0;
-	int rc;
+	int rc, blk;
 
 	rc = parse_args(argc, argv);
 	if (rc < 0)
@@ -184,6 +184,9 @@ int cmd_dot(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 1, cli_accum_cols, sizeof cli_accum_cols);
+	memcpy(cols + CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS, cli_accum_block_cols,
+	       sizeof cli_accum_block_cols);
+	blk = cli_model_has_blocks(jobs, nj);
 	if (!rc && opt.backend != CLI_BACKEND_EMU)
 		rc = cli_operands_native_exact(&x, opt.afile, &y, opt.bfile);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
@@ -191,7 +194,8 @@ int cmd_dot(int argc, char **argv)
 				      x.n, x.v, x.n, 0, y.v, 1, 0, opt.mo.profile);
 	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
-				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS);
+				CLI_MODEL_NCOLS + 1 + CLI_ACCUM_NCOLS
+					+ (blk ? CLI_ACCUM_NBLOCKCOLS : 0));
 		cli_progress_start("dot", (size_t)((double)nj * CLI_ACCUM_WORK(1, 1, x.n)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = run_job(&jobs[j], &x, &y, &r, &row);
@@ -200,6 +204,8 @@ int cmd_dot(int argc, char **argv)
 			cli_model_cells(&t, &jobs[j]);
 			cli_table_int(&t, (long long)x.n);
 			cli_accum_cells(&t, &row);
+			if (blk)
+				cli_accum_block_cells(&t, &row);
 		}
 		cli_progress_end();
 		if (rc)

@@ -203,14 +203,14 @@ static int run_job(struct cli_model_job *j, const struct cli_tensor *a,
 int cmd_gemm(int argc, char **argv)
 {
 	static const char *const id_cols[] = { "m", "n", "k" };
-	const char *cols[CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS];
+	const char *cols[CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS + CLI_ACCUM_NBLOCKCOLS];
 	struct cli_tensor a, b;
 	struct cli_model_job *jobs = NULL;
 	struct cli_accum_row row;
 	struct cli_table t;
 	size_t nj = 0, j, m, n, k;
 	double *c = NULL;
-	int rc;
+	int rc, blk;
 
 	rc = parse_args(argc, argv);
 	if (rc < 0)
@@ -244,6 +244,9 @@ int cmd_gemm(int argc, char **argv)
 	memcpy(cols, cli_model_cols, sizeof cli_model_cols);
 	memcpy(cols + CLI_MODEL_NCOLS, id_cols, sizeof id_cols);
 	memcpy(cols + CLI_MODEL_NCOLS + 3, cli_accum_cols, sizeof cli_accum_cols);
+	memcpy(cols + CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS, cli_accum_block_cols,
+	       sizeof cli_accum_block_cols);
+	blk = cli_model_has_blocks(jobs, nj);
 	if (!rc && opt.backend != CLI_BACKEND_EMU)
 		rc = cli_operands_native_exact(&a, opt.afile, &b, opt.bfile);
 	if (!rc && opt.backend != CLI_BACKEND_EMU) {
@@ -252,7 +255,8 @@ int cmd_gemm(int argc, char **argv)
 				      opt.transb, opt.mo.profile);
 	} else if (!rc) {
 		cli_table_begin(&t, stdout, opt.report, cols,
-				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS);
+				CLI_MODEL_NCOLS + 3 + CLI_ACCUM_NCOLS
+					+ (blk ? CLI_ACCUM_NBLOCKCOLS : 0));
 		cli_progress_start("gemm", (size_t)((double)nj * CLI_ACCUM_WORK(m, n, k)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = run_job(&jobs[j], &a, &b, c, m, n, k, &row);
@@ -263,6 +267,8 @@ int cmd_gemm(int argc, char **argv)
 			cli_table_int(&t, (long long)n);
 			cli_table_int(&t, (long long)k);
 			cli_accum_cells(&t, &row);
+			if (blk)
+				cli_accum_block_cells(&t, &row);
 		}
 		cli_progress_end();
 		if (rc)

@@ -5,14 +5,20 @@
  * became zero, subnormal, normal and overflow, the engine's events and the
  * cast's relative and absolute error (the shared statistics, cli.h), the
  * exponent histogram and the suggested power-of-two scales; as a terminal
- * chart, --tsv, --json, --ndjson, and --svg FILE.
+ * chart, --tsv, --json, --ndjson, and --svg FILE.  Under a block format
+ * (-f mxfp4, nvfp4, any spec, or --mx N: fplab/hist_block.h) the same
+ * for the elements after block scaling, plus the block view.
  *
  * Invariant: memory is bounded whatever the file: each tensor's result is
  * printed as soon as it is finished (file order) and dropped, except the
- * running total and, with --svg, the first HIST_SVG_MAX tensors.  A bad
+ * running total and, with --svg, the first HIST_SVG_MAX tensors.  Under a
+ * block format whose blocks lie within rows (mxfp8 ...) the tensor goes
+ * in bands of rows; under the others (tiles, columns, a tensor scale:
+ * nvfp4) it is read whole, so memory is bounded by the largest tensor.  A bad
  * input (exit 1) leaves the report of the tensors before it on stdout and
  * no SVG file; the SVG is written through cli_output (temporary + rename).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +71,32 @@ static int parse_scale(const char *s, double *out)
 	}
 	if (cli_parse_double(s, out) || !(*out > 0) || !isfinite(*out))
 		return -1;
+	return 0;
+}
+
+/*
+ * --mx N: one spelling of the general block form, block:FMT:e8m0:N:floor
+ * (OCP MX v1.0's scale rule and scale format, blocks of N along the last
+ * axis) with -f's format, switches included, as the element format
+ * (saturating, as every block format's elements).
+ */
+static int mx_block(int n)
+{
+	fpl_block_format *b = &opt.ro.block;
+	char err[256];
+
+	if (fpl_block_parse(b, "mxfp8", err, sizeof err))
+		return error("%s", err), CLI_EXIT_FAIL;
+	b->elem = opt.ro.fmt;
+	b->elem.overflow = FPL_OVF_SATURATE;
+	b->size = n;
+	fpl_block_spec(b, b->name, sizeof b->name);
+	int frc = fpl_format_finish(&b->elem);
+	if (frc || fpl_block_check(b, err, sizeof err))
+		return usage_error(hist_usage, "--mx %d with -f %s: %s", n, opt.ro.fmt.name,
+				   frc ? "not an element format" : err);
+	opt.ro.is_block = 1;
+	opt.ro.fmt = b->elem;
 	return 0;
 }
 
@@ -146,9 +178,9 @@ static int parse_args(int argc, char **argv)
 			opt.aps = 1;
 			break;
 		case OPT_MX:
-			if (cli_parse_long(optarg, &l) || l < 1 || l > 4096)
-				return usage_error(hist_usage, "--mx: block size '%s' is not in 1..4096",
-						   optarg);
+			if (cli_parse_long(optarg, &l) || l < 1 || l > INT_MAX)
+				return usage_error(hist_usage, "--mx: block size '%s' is not a positive "
+						   "integer", optarg);
 			opt.mx = (int)l;
 			break;
 		case OPT_SVG:
@@ -168,10 +200,17 @@ static int parse_args(int argc, char **argv)
 		return usage_error(hist_usage, "--aps, --mx and --scale/--loss-scale exclude each other");
 	if (!isfinite(opt.scale) || opt.scale <= 0)
 		return usage_error(hist_usage, "the product of --scale and --loss-scale is out of range");
+	opt.ro.block_ok = 1;
 	rc = cli_round_finish(&opt.ro);
 	if (rc == -2)
 		return usage_error(hist_usage, NULL);
-	return rc ? CLI_EXIT_FAIL : 0;
+	if (rc)
+		return CLI_EXIT_FAIL;
+	if (opt.ro.is_block && (opt.aps || opt.mx || opt.scale_arg || opt.loss_arg))
+		return usage_error(hist_usage, "-f %s: a block format scales each block itself; "
+				   "--aps, --mx, --scale and --loss-scale apply to plain formats "
+				   "(the block size is part of the spec: mxfp4:16)", opt.ro.block.name);
+	return opt.mx ? mx_block(opt.mx) : 0;
 }
 
 /* "stdin" for "-", else the path: how messages name an input. */
@@ -226,6 +265,135 @@ static int pass(fpl_tensor_file *tf, size_t i, fpl_hist *h, int scan, float *xf,
 	return 0;
 }
 
+/*
+ * Under a block format: tensor i quantized and classified
+ * (fplab/hist_block.h).  Where b's blocks lie within rows of the last
+ * axis and there is no tensor scale, it goes in bands of whole rows (of
+ * whole blocks for a 1-D tensor) of about BAND values, so memory stays
+ * bounded; else it is read whole (tiles, columns, other axes, the whole
+ * tensor and a tensor scale need all of it).  Text and integers come in as
+ * their nearest binary64, as `round -f BLOCK` reads them.
+ */
+#define BAND (1 << 20)
+
+/* Values per band for a tensor of nd axes (last dimension last), 0 to
+ * read it whole. */
+static size_t band_of(const fpl_block_format *b, int nd, size_t last)
+{
+	int axis = b->axis < 0 ? nd + b->axis : b->axis;
+	size_t unit = nd == 1 ? (size_t)b->size : last;
+
+	if (b->tensor_scale || b->shape != FPL_BLOCK_1D || b->size <= 0 || axis != nd - 1
+	    || unit == 0 || unit > BAND)
+		return 0;
+	return BAND / unit * unit;
+}
+
+/* Read up to `want` values (all there are when fewer) into x. */
+static int read_band(fpl_tensor_stream *s, double *x, size_t want, size_t *n)
+{
+	char err[1024];
+	size_t got;
+
+	*n = 0;
+	while (*n < want) {
+		size_t ask = want - *n < CHUNK ? want - *n : CHUNK;
+		if (fpl_tensor_stream_read(s, x + *n, ask, &got, err, sizeof err))
+			return error("%s", err);
+		if (!got)
+			break;
+		*n += got;
+	}
+	return 0;
+}
+
+static int block_tensor(fpl_tensor_file *tf, size_t i, const char *path, struct hist_entry *e)
+{
+	const fpl_tensor_info *in = fpl_tensor_get(tf, i);
+	const fpl_block_format *b = &opt.ro.block;
+	char err[1024], shown[FPL_ESCAPED_NAME_MAX];
+	fpl_tensor_stream *s;
+	size_t dims[FPL_BLOCK_MAX_DIMS], n = 0, cap, got, band, want = 1;
+	int known = in->dtype != FPL_DT_TEXT && in->count;	/* the shape before reading */
+	int nd = known && in->ndim ? in->ndim : 1, rc = 0;
+	double *x;
+
+	fpl_escape(shown, sizeof shown, in->name);
+	if (in->ndim > FPL_BLOCK_MAX_DIMS || (in->fortran_order && in->ndim > 1))
+		return in->ndim > FPL_BLOCK_MAX_DIMS
+			       ? error("%s: tensor '%s' has %d axes; block formats take at most %d",
+				       input_name(path), shown, in->ndim, FPL_BLOCK_MAX_DIMS)
+			       : error("%s: tensor '%s' is in Fortran order: block formats on "
+				       "Fortran-order tensors are not implemented", input_name(path),
+				       shown);
+	dims[0] = 1;
+	for (int d = 0; known && d < in->ndim; d++)
+		dims[d] = (size_t)in->shape[d];
+	band = band_of(b, nd, dims[nd - 1]);
+	cap = band ? band : CHUNK;
+	x = malloc(cap * sizeof *x);
+	if (!x)
+		return error("out of memory");
+	if (fpl_tensor_stream_open(&s, tf, i, err, sizeof err)) {
+		free(x);
+		return error("%s", err);
+	}
+	if (band) {	/* bands of whole rows, the draws continuing (hist_block.h) */
+		fpl_block_format pb = *b;
+		pb.axis = -1;
+		for (;;) {
+			size_t pd[2];
+			if ((rc = read_band(s, x, band, &got)) || !got)
+				break;
+			pd[0] = nd == 1 ? got : got / dims[nd - 1];
+			pd[1] = dims[nd - 1];
+			n += got;
+			if (nd > 1 && got % dims[nd - 1]) {
+				rc = error("%s: tensor '%s': truncated", input_name(path), shown);
+				break;
+			}
+			rc = fpl_hist_add_block_part(&e->h, &e->bv, &pb, x, pd, nd == 1 ? 1 : 2);
+			if (rc) {
+				rc = error("%s: tensor '%s': %s", input_name(path), shown, fpl_strerror(rc));
+				break;
+			}
+		}
+	} else {	/* whole */
+		for (;;) {
+			if (cap - n < CHUNK) {
+				double *nx = cap > SIZE_MAX / 2 / sizeof *x
+						     ? NULL : realloc(x, 2 * cap * sizeof *x);
+				if (!nx) {
+					rc = error("%s: tensor '%s' does not fit in memory",
+						   input_name(path), shown);
+					break;
+				}
+				x = nx;
+				cap *= 2;
+			}
+			if ((rc = read_band(s, x + n, CHUNK, &got)) || !got)
+				break;
+			n += got;
+		}
+	}
+	fpl_tensor_stream_close(s);
+	if (!known)
+		dims[0] = n;	/* text and stdin: the length is known now */
+	for (int d = 0; d < nd; d++)
+		want *= dims[d];
+	if (!rc && want != n)
+		rc = error("%s: tensor '%s': read %zu values, its shape holds %zu", input_name(path),
+			   shown, n, want);
+	if (!rc) {
+		rc = band ? fpl_hist_block_finish(&e->h, &e->bv, b, dims, nd)
+			  : fpl_hist_add_block(&e->h, &e->bv, b, x, dims, nd);
+		if (rc)
+			rc = error("%s: tensor '%s': %s", input_name(path), shown, fpl_strerror(rc));
+	}
+	free(x);
+	return rc;
+}
+
 static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int multi_file,
 			   struct hist_entry *e, const fpl_hist_config *cfg, float *xf, double *xd)
 {
@@ -245,9 +413,12 @@ static int classify_tensor(fpl_tensor_file *tf, size_t i, const char *path, int 
 	rc = fpl_hist_init(&e->h, &c);
 	if (rc)
 		return error("%s", fpl_strerror(rc));
-	if (fpl_hist_needs_scan(&e->h))
+	fpl_hist_block_init(&e->bv);
+	if (opt.ro.is_block)
+		rc = block_tensor(tf, i, path, e);
+	else if (fpl_hist_needs_scan(&e->h))
 		rc = pass(tf, i, &e->h, 1, xf, xd);	/* the reader spooled a pipe */
-	if (!rc)
+	if (!rc && !opt.ro.is_block)
 		rc = pass(tf, i, &e->h, 0, xf, xd);
 	if (rc) {
 		fpl_hist_release(&e->h);
@@ -289,7 +460,19 @@ static const char *const tail_cols[NTAIL] = {
 	"became_zero_frac", "subnormal_frac", "overflow_frac", "amax", "applied_scale", "aps_log2",
 	"best_log2"
 };
-static const char *colnames[NCOLS];
+/* under a block format, its block view after the others (fplab/hist_block.h) */
+#define NBLK 11
+static const char *const block_cols[NBLK] = {
+	"bits_per_value", "blocks", "amax_saturated", "scale_clamped", "nan_blocks",
+	"zero_blocks", "blocks_flushed", "blocks_saturated", "min_scale", "max_scale",
+	"tensor_scale"
+};
+static const char *colnames[NCOLS + NBLK];
+
+static int ncols(void)
+{
+	return NCOLS + (opt.ro.is_block ? NBLK : 0);
+}
 
 static const char *const *hist_cols(void)
 {
@@ -301,13 +484,15 @@ static const char *const *hist_cols(void)
 			colnames[k++] = cli_errstats_cols[i];	/* not nan, inf */
 	for (int i = 0; i < NTAIL; i++)
 		colnames[k++] = tail_cols[i];
+	for (int i = 0; i < NBLK; i++)
+		colnames[k++] = block_cols[i];
 	return colnames;
 }
 
 static void scale_str(char *buf, size_t cap, const fpl_hist *h)
 {
 	if (h->scale_varies)
-		snprintf(buf, cap, "%s", opt.mx ? "mx" : "varies");
+		snprintf(buf, cap, "%s", opt.ro.is_block ? "block" : "varies");
 	else if (h->scale_pow2)
 		snprintf(buf, cap, "2^%d", h->scale_log2);
 	else
@@ -341,8 +526,38 @@ static void hist_errstats(const fpl_hist *h, struct cli_errstats *es, uint64_t *
 	count[__builtin_ctz(FPL_FLAG_OVERFLOW)] = h->overflow;
 }
 
-/* One row of NCOLS cells. */
-static void hist_row(struct cli_table *t, const char *name, const char *dtype, const fpl_hist *h)
+/* The block view's cells (bv NULL: a plain format, none). */
+static void block_cells(struct cli_table *t, const fpl_hist_block *bv)
+{
+	if (!bv)
+		return;
+	if (bv->s.elements)
+		cli_table_num(t, bv->bits_sum / (double)bv->s.elements);
+	else
+		cli_table_none(t);
+	cli_table_int(t, (long long)bv->s.blocks);
+	cli_table_int(t, (long long)bv->s.amax_saturated);
+	cli_table_int(t, (long long)bv->s.scale_range);
+	cli_table_int(t, (long long)bv->s.nan_blocks);
+	cli_table_int(t, (long long)bv->s.zero_blocks);
+	cli_table_int(t, (long long)bv->blocks_flushed);
+	cli_table_int(t, (long long)bv->blocks_saturated);
+	if (bv->scale_lo <= bv->scale_hi) {
+		cli_table_num(t, bv->min_scale);
+		cli_table_num(t, bv->max_scale);
+	} else {
+		cli_table_none(t);
+		cli_table_none(t);
+	}
+	if (bv->tensors && !bv->tscale_varies)
+		cli_table_num(t, bv->tscale);
+	else
+		cli_table_none(t);
+}
+
+/* One row of ncols() cells. */
+static void hist_row(struct cli_table *t, const char *name, const char *dtype, const fpl_hist *h,
+		     const fpl_hist_block *bv)
 {
 	char s[CLI_VALUE_MAX], shown[FPL_ESCAPED_NAME_MAX + 256];
 	struct cli_errstats es;
@@ -374,12 +589,38 @@ static void hist_row(struct cli_table *t, const char *name, const char *dtype, c
 	cli_table_str(t, s);
 	cli_table_int(t, h->aps_k);
 	cli_table_int(t, h->best_k);
+	block_cells(t, bv);
+}
+
+/* --json under a block format: the scale bins and the losses per block. */
+static void json_block(const fpl_hist_block *bv)
+{
+	int top = 0;
+
+	printf(",\n     \"scale_bins\": {\"lo\": %d, \"hi\": %d, \"counts\": [", bv->scale_lo,
+	       bv->scale_hi);
+	for (int b = bv->scale_lo; b <= bv->scale_hi; b++)
+		printf("%s%llu", b > bv->scale_lo ? ", " : "",
+		       (unsigned long long)bv->scale_hist[b - FPL_HIST_EMIN]);
+	for (int i = 0; i < FPL_HB_NBUCKETS; i++)
+		if (bv->flushed_by[i] || bv->saturated_by[i])
+			top = i;
+	fputs("]},\n     \"lost_per_block\": {\"up_to\": [", stdout);
+	for (int i = 0; i <= top; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)fpl_hist_block_bucket_max(i));
+	fputs("], \"flushed\": [", stdout);
+	for (int i = 0; i <= top; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)bv->flushed_by[i]);
+	fputs("], \"saturated\": [", stdout);
+	for (int i = 0; i <= top; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)bv->saturated_by[i]);
+	fputs("]}", stdout);
 }
 
 /* --json: the row's object (written as an NDJSON row, so the cells are
  * the table's), then the shape, the best-scale estimate and the bins. */
 static void json_tensor(const char *name, const char *dtype, const struct hist_entry *e,
-			const fpl_hist *h)
+			const fpl_hist *h, const fpl_hist_block *bv)
 {
 	struct cli_table t;
 	char *mem = NULL;
@@ -387,8 +628,8 @@ static void json_tensor(const char *name, const char *dtype, const struct hist_e
 	FILE *m = open_memstream(&mem, &len);
 
 	if (m) {
-		cli_table_begin(&t, m, CLI_REPORT_NDJSON, hist_cols(), NCOLS);
-		hist_row(&t, name, dtype, h);
+		cli_table_begin(&t, m, CLI_REPORT_NDJSON, hist_cols(), ncols());
+		hist_row(&t, name, dtype, h, bv);
 		cli_table_end(&t);
 		fclose(m);
 	}
@@ -405,7 +646,10 @@ static void json_tensor(const char *name, const char *dtype, const struct hist_e
 	for (int b = h->lo; b <= h->hi; b++)
 		printf("%s%llu", b > h->lo ? ", " : "",
 		       (unsigned long long)h->hist[b - FPL_HIST_EMIN]);
-	fputs("]}}", stdout);
+	fputs("]}", stdout);
+	if (bv)
+		json_block(bv);
+	fputs("}", stdout);
 }
 
 /* ------------------------------------------------- the streamed report */
@@ -417,10 +661,14 @@ static void json_tensor(const char *name, const char *dtype, const struct hist_e
  * before the first tensor); it is printed with the first result, so a
  * file that cannot be opened at all leaves stdout empty.
  */
+/* the block view to report: under a block format only */
+#define BV(p) (opt.ro.is_block ? (p) : NULL)
+
 struct report {
 	int begun;		/* the heading is out */
 	struct hist_run run;
 	fpl_hist total;		/* running total of every tensor */
+	fpl_hist_block btotal;	/* its block view (block formats) */
 	size_t ntensors;	/* tensors read */
 	struct cli_table t;	/* --tsv, --ndjson */
 	int colour;
@@ -439,11 +687,19 @@ static void report_begin(struct report *rp)
 	switch (opt.report) {
 	case CLI_REPORT_TSV:
 	case CLI_REPORT_NDJSON:
-		cli_table_begin(&rp->t, stdout, opt.report, hist_cols(), NCOLS);
+		cli_table_begin(&rp->t, stdout, opt.report, hist_cols(), ncols());
 		break;
 	case CLI_REPORT_JSON:
 		fputs("{\"format\": ", stdout);
-		cli_json_str(stdout, f->name);
+		cli_json_str(stdout, r->block ? r->block->name : f->name);
+		if (r->block) {
+			char spec[2 * FPL_BLOCK_NAME_MAX];
+			fpl_block_spec(r->block, spec, sizeof spec);
+			fputs(", \"block\": ", stdout);
+			cli_json_str(stdout, spec);
+			fputs(", \"element_format\": ", stdout);
+			cli_json_str(stdout, f->name);
+		}
 		printf(", \"mode\": \"%s\", \"scaling\": ", fpl_rnd_name(r->rnd));
 		cli_json_str(stdout, r->scaling);
 		printf(",\n \"range\": {\"min_subnormal\": %s, \"min_normal\": %s, \"max\": %s, "
@@ -463,14 +719,14 @@ static void report_tensor(struct report *rp, const struct hist_entry *e)
 	switch (opt.report) {
 	case CLI_REPORT_TSV:
 	case CLI_REPORT_NDJSON:
-		hist_row(&rp->t, e->name, fpl_dtype_name(e->dtype), &e->h);
+		hist_row(&rp->t, e->name, fpl_dtype_name(e->dtype), &e->h, BV(&e->bv));
 		break;
 	case CLI_REPORT_JSON:
 		fputs(rp->ntensors > 1 ? ",\n    " : "\n    ", stdout);
-		json_tensor(e->name, fpl_dtype_name(e->dtype), e, &e->h);
+		json_tensor(e->name, fpl_dtype_name(e->dtype), e, &e->h, BV(&e->bv));
 		break;
 	default:
-		hist_chart_one(stdout, e->name, e, &e->h, &rp->run, rp->colour);
+		hist_chart_one(stdout, e->name, e, &e->h, BV(&e->bv), &rp->run, rp->colour);
 	}
 }
 
@@ -485,18 +741,19 @@ static void report_end(struct report *rp)
 	case CLI_REPORT_TSV:
 	case CLI_REPORT_NDJSON:
 		if (several)
-			hist_row(&rp->t, "(total)", NULL, &rp->total);
+			hist_row(&rp->t, "(total)", NULL, &rp->total, BV(&rp->btotal));
 		cli_table_end(&rp->t);
 		break;
 	case CLI_REPORT_JSON:
 		fputs(rp->ntensors ? "\n ],\n \"total\":\n    " : "],\n \"total\": null", stdout);
 		if (rp->ntensors)
-			json_tensor("(total)", NULL, NULL, &rp->total);
+			json_tensor("(total)", NULL, NULL, &rp->total, BV(&rp->btotal));
 		fputs("\n}\n", stdout);
 		break;
 	default:
 		if (several)
-			hist_chart_one(stdout, "(total)", NULL, &rp->total, &rp->run, rp->colour);
+			hist_chart_one(stdout, "(total)", NULL, &rp->total, BV(&rp->btotal), &rp->run,
+				       rp->colour);
 		else if (!rp->ntensors)
 			fputs("(no tensors)\n", stdout);
 	}
@@ -510,6 +767,7 @@ static int report_add(struct report *rp, const struct hist_entry *e)
 	if (cli_flush_stdout())	/* streamed: out before the next tensor is read */
 		return -1;	/* a full disk: said once, with its errno */
 	fpl_hist_merge(&rp->total, &e->h);
+	fpl_hist_block_merge(&rp->btotal, &e->bv);
 	if (!opt.svg)
 		return 0;
 	if (rp->run.n == HIST_SVG_MAX) {
@@ -651,10 +909,8 @@ static void scaling_name(char *buf, size_t cap, fpl_hist_config *cfg)
 	if (opt.aps) {
 		cfg->scaling = FPL_HSCALE_APS;
 		snprintf(buf, cap, "aps");
-	} else if (opt.mx) {
-		cfg->scaling = FPL_HSCALE_MX;
-		cfg->mx_block = opt.mx;
-		snprintf(buf, cap, "mx%d", opt.mx);
+	} else if (opt.ro.is_block) {
+		snprintf(buf, cap, "block");	/* the scales are the format's */
 	} else if (opt.scale == 1)
 		snprintf(buf, cap, "none");
 	else if (frexp(opt.scale, &k) == 0.5)
@@ -696,6 +952,8 @@ int cmd_hist(int argc, char **argv)
 	rp.run.fmt = &opt.ro.fmt;
 	rp.run.rnd = opt.ro.rnd;
 	rp.run.scaling = scaling;
+	rp.run.block = opt.ro.is_block ? &opt.ro.block : NULL;
+	fpl_hist_block_init(&rp.btotal);
 	rp.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
 	rc = fpl_hist_init(&rp.total, &cfg);
 	if (rc) {
@@ -712,6 +970,7 @@ int cmd_hist(int argc, char **argv)
 	if (!rc) {
 		report_end(&rp);
 		rp.run.total = rp.ntensors > 1 ? &rp.total : NULL;
+		rp.run.btotal = rp.ntensors > 1 ? &rp.btotal : NULL;
 	}
 	if (!rc && opt.svg) {
 		struct cli_output o;

@@ -54,8 +54,62 @@ static void pct(FILE *fp, const char *label, uint64_t v, uint64_t n)
 	fprintf(fp, "  %s %llu (%.3g%%)", label, (unsigned long long)v, 100 * hist_frac(v, n));
 }
 
+/* "3-4 " style label of bucket i of the losses per block */
+static void bucket_label(char *buf, size_t cap, int i)
+{
+	uint64_t hi = fpl_hist_block_bucket_max(i), lo = i >= 2 ? fpl_hist_block_bucket_max(i - 1) + 1 : hi;
+
+	if (lo == hi)
+		snprintf(buf, cap, "%llu", (unsigned long long)hi);
+	else
+		snprintf(buf, cap, "%llu-%llu", (unsigned long long)lo, (unsigned long long)hi);
+}
+
+/* The block view of one tensor or the total (fplab/hist_block.h). */
+static void chart_block(FILE *fp, const fpl_hist_block *bv, const struct hist_run *r)
+{
+	char a[CLI_VALUE_MAX], b[CLI_VALUE_MAX];
+	uint64_t max = 0;
+	int top = 0;
+
+	fprintf(fp, "  blocks %llu", (unsigned long long)bv->s.blocks);
+	if (bv->s.elements)
+		fprintf(fp, ", %s bits per value", cli_shortest(a, bv->bits_sum / (double)bv->s.elements));
+	if (r->block->tensor_scale)
+		bv->tscale_varies ? fprintf(fp, ", tensor scale varies")
+				  : fprintf(fp, ", tensor scale %s", cli_shortest(a, bv->tscale));
+	fprintf(fp, ": zero %llu  nan %llu  scale clamped %llu  largest element saturated %llu\n",
+		(unsigned long long)bv->s.zero_blocks, (unsigned long long)bv->s.nan_blocks,
+		(unsigned long long)bv->s.scale_range, (unsigned long long)bv->s.amax_saturated);
+	if (bv->scale_lo <= bv->scale_hi) {
+		fprintf(fp, "  block scales (%s): min %s  max %s\n", r->block->scale.name,
+			cli_shortest(a, bv->min_scale), cli_shortest(b, bv->max_scale));
+		for (int e = bv->scale_lo; e <= bv->scale_hi; e++)
+			max = bv->scale_hist[e - FPL_HIST_EMIN] > max ? bv->scale_hist[e - FPL_HIST_EMIN]
+								      : max;
+		for (int e = bv->scale_hi; e >= bv->scale_lo; e--) {
+			char lab[16];
+			snprintf(lab, sizeof lab, "2^%d", e);
+			fprintf(fp, "  %7s scale ", lab);
+			bar(fp, bv->scale_hist[e - FPL_HIST_EMIN], max);
+			fprintf(fp, " %10llu\n", (unsigned long long)bv->scale_hist[e - FPL_HIST_EMIN]);
+		}
+	}
+	for (int i = 0; i < FPL_HB_NBUCKETS; i++)
+		if (bv->flushed_by[i] || bv->saturated_by[i])
+			top = i;
+	fputs("  elements lost per block   blocks: to zero  to saturation\n", fp);
+	for (int i = 0; i <= top; i++) {
+		if (!bv->flushed_by[i] && !bv->saturated_by[i])
+			continue;
+		bucket_label(a, sizeof a, i);
+		fprintf(fp, "  %24s %15llu %14llu\n", a, (unsigned long long)bv->flushed_by[i],
+			(unsigned long long)bv->saturated_by[i]);
+	}
+}
+
 void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, const fpl_hist *h,
-		    const struct hist_run *r, int colour)
+		    const fpl_hist_block *bv, const struct hist_run *r, int colour)
 {
 	char shown[FPL_ESCAPED_NAME_MAX + 256];
 
@@ -101,6 +155,8 @@ void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, cons
 		fprintf(fp, "  suggested scale: 2^%d (APS: largest without overflow), "
 			"2^%d (fewest values lost to zero or overflow, about %llu)\n", h->aps_k, h->best_k,
 			(unsigned long long)h->best_loss);
+	if (bv && r->block)
+		chart_block(fp, bv, r);
 	if (h->lo > h->hi) {
 		fputs("  (no finite nonzero values)\n\n", fp);
 		return;
@@ -149,6 +205,20 @@ void hist_chart_head(FILE *fp, const struct hist_run *r)
 {
 	const fpl_format *f = r->fmt;
 	char a[CLI_VALUE_MAX];
+	if (r->block) {
+		char spec[2 * FPL_BLOCK_NAME_MAX];
+		fpl_block_spec(r->block, spec, sizeof spec);
+		fprintf(fp, "block format %s%s%s: each block's values divided by its scale, then "
+			"cast to the element format\n", r->block->name,
+			strcmp(spec, r->block->name) ? " = " : "",
+			strcmp(spec, r->block->name) ? spec : "");
+		fprintf(fp, "element format %s: min subnormal 2^%d, min normal 2^%d, max %s; mode %s\n"
+			"rows: floor(log2|x/scale|) of the values cast; zero/sub/norm/over: where the "
+			"binade falls (zero: below the min subnormal)\n\n",
+			f->name, f->subnormal == FPL_SUB_YES ? f->emin - f->m : f->emin, f->emin,
+			cli_shortest(a, f->max), fpl_rnd_name(r->rnd));
+		return;
+	}
 	fprintf(fp, "format %s: min subnormal 2^%d, min normal 2^%d, max %s; mode %s; scaling %s\n"
 		"rows: floor(log2|x|) of the values cast (after scaling); zero/sub/norm/over: "
 		"where the binade falls (zero: below the min subnormal)\n\n",
@@ -242,6 +312,7 @@ struct layout {
 	struct mark m[3];
 	double mt;		/* the plot's top */
 	double height;		/* the panel's */
+	int block;		/* a block format: the x axis is of x/scale */
 };
 
 static const char *const zcolour[4] = { "#8c8c8c", "#d8a53b", "#3b7dd8", "#d83b3b" };
@@ -477,8 +548,8 @@ static void axis_x_ticks(FILE *fp, const struct layout *L)
 			lx(L, e), base, lx(L, e), base + 4, lx(L, e), base + 19, e);
 	}
 	fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">"
-		"floor(log2 |x|) of the values cast</text>\n", ML + (PW - ML - MR) / 2.0,
-		base + 38);
+		"floor(log2 |x%s|) of the values cast</text>\n", ML + (PW - ML - MR) / 2.0,
+		base + 38, L->block ? "/scale" : "");
 }
 
 /* the bars, then their count labels, tallest first, each where it
@@ -557,10 +628,11 @@ static void fit_name(char *out, size_t cap, const char *raw, double w, double sz
 }
 
 static void svg_panel(FILE *fp, int idx, double y0, const char *name, const fpl_hist *h,
-		      const struct hist_run *r)
+		      const fpl_hist_block *bv, const struct hist_run *r)
 {
 	struct layout L;
 	panel_layout(&L, h, r);
+	L.block = r->block != NULL;
 	char shown[FPL_ESCAPED_NAME_MAX + 256];
 	fprintf(fp, "<g class=\"panel\" id=\"panel-%d\" data-tensor=\"", idx);
 	xml_text(fp, name);
@@ -572,9 +644,16 @@ static void svg_panel(FILE *fp, int idx, double y0, const char *name, const fpl_
 	xml_raw(fp, shown);
 	fputs("</text>\n", fp);
 	fprintf(fp, "<text class=\"summary\" x=\"10\" y=\"37\" font-size=\"11\">%llu values: "
-		"zeros %llu, nan/inf %llu</text>\n",
+		"zeros %llu, nan/inf %llu",
 		(unsigned long long)h->count, (unsigned long long)h->zeros,
 		(unsigned long long)h->nan_inf);
+	if (r->block && bv) {	/* the block view, short */
+		fprintf(fp, "; %llu blocks", (unsigned long long)bv->s.blocks);
+		if (bv->scale_lo <= bv->scale_hi)
+			fprintf(fp, ", scales 2^%d..2^%d", bv->scale_lo, bv->scale_hi);
+		fprintf(fp, ", %llu amax saturated", (unsigned long long)bv->s.amax_saturated);
+	}
+	fputs("</text>\n", fp);
 	legend(fp, &L, h);
 	/* the format's range, shaded from the label strip down (clipped) */
 	double top = L.mt - LANE * L.lanes - 3, bot = L.mt + PLOT_H;
@@ -629,23 +708,31 @@ void hist_svg(FILE *fp, const struct hist_run *r)
 	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%.0f\" "
 		"viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\">\n", PW, height, PW, height);
-	fprintf(fp, "<title>fplab hist: %s, mode %s, scaling ", r->fmt->name, fpl_rnd_name(r->rnd));
+	const char *fname = r->block ? r->block->name : r->fmt->name;
+	char head[FPL_ESCAPED_NAME_MAX + 512], shown[FPL_ESCAPED_NAME_MAX + 512];
+	fprintf(fp, "<title>fplab hist: %s, mode %s, scaling ", fname, fpl_rnd_name(r->rnd));
 	xml_text(fp, r->scaling);
 	fputs("</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n", fp);
-	fprintf(fp, "<text x=\"10\" y=\"18\" font-size=\"13\">fplab hist: format %s, mode %s, "
-		"scaling ", r->fmt->name, fpl_rnd_name(r->rnd));
-	xml_text(fp, r->scaling);
-	fputs("</text>\n<text x=\"10\" y=\"35\" font-size=\"11\">bars: values per binade of "
-	      "the value cast, coloured by where the binade falls</text>\n"
-	      "<text x=\"10\" y=\"50\" font-size=\"11\">shaded: the format's subnormal "
-	      "(yellow) and normal (green) binades</text>\n", fp);
+	if (r->block)	/* a spec may be long: shortened to the width */
+		snprintf(head, sizeof head, "fplab hist: format %s, mode %s, scaling block (elements %s)",
+			 fname, fpl_rnd_name(r->rnd), r->fmt->name);
+	else
+		snprintf(head, sizeof head, "fplab hist: format %s, mode %s, scaling %s", fname,
+			 fpl_rnd_name(r->rnd), r->scaling);
+	fit_name(shown, sizeof shown, head, PW - 20, 13);
+	fputs("<text x=\"10\" y=\"18\" font-size=\"13\">", fp);
+	xml_raw(fp, shown);
+	fprintf(fp, "</text>\n<text x=\"10\" y=\"35\" font-size=\"11\">bars: values per binade of "
+		"the value cast%s, coloured by where the binade falls</text>\n"
+		"<text x=\"10\" y=\"50\" font-size=\"11\">shaded: the format's subnormal "
+		"(yellow) and normal (green) binades</text>\n", r->block ? " (x/scale)" : "");
 	double y = HEAD;
 	for (size_t i = 0; i < r->n; i++) {
-		svg_panel(fp, (int)i, y, r->e[i].name, &r->e[i].h, r);
+		svg_panel(fp, (int)i, y, r->e[i].name, &r->e[i].h, &r->e[i].bv, r);
 		y += panel_height(&r->e[i].h, r);
 	}
 	if (r->total) {
-		svg_panel(fp, (int)r->n, y, "(total)", r->total, r);
+		svg_panel(fp, (int)r->n, y, "(total)", r->total, r->btotal, r);
 		y += panel_height(r->total, r);
 	}
 	if (np == 0)

@@ -17,6 +17,7 @@ struct hist_entry {
 	int ndim;
 	uint64_t shape[FPL_TENSOR_MAXDIM];
 	fpl_hist h;
+	fpl_hist_block bv;	/* under a block format: the block view */
 };
 
 /* At most this many tensors get an SVG panel (the total always does): the
@@ -31,16 +32,20 @@ struct hist_run {
 	size_t n;
 	size_t more;		/* tensors read beyond those n (no panel) */
 	fpl_hist *total;	/* NULL when there is one tensor */
+	const fpl_block_format *block;	/* the block format, NULL for a plain one */
+	fpl_hist_block *btotal;	/* its block view of the total (with total) */
 };
 
 /* value/count as a fraction, 0 when count is 0 */
 double hist_frac(uint64_t value, uint64_t count);
 
 /* The terminal chart: its heading, then one tensor (e NULL for the total)
- * at a time as each is finished; colour: ANSI colours. */
+ * at a time as each is finished; colour: ANSI colours.  bv: under a block
+ * format, the block view (blocks, their scales by binade, the elements
+ * each block lost), printed after the tensor's chart; else NULL. */
 void hist_chart_head(FILE *fp, const struct hist_run *r);
 void hist_chart_one(FILE *fp, const char *name, const struct hist_entry *e, const fpl_hist *h,
-		    const struct hist_run *r, int colour);
+		    const fpl_hist_block *bv, const struct hist_run *r, int colour);
 
 /* One self-contained SVG document: a panel per kept tensor (and the
  * total), a note naming how many more were read, or a note that there were

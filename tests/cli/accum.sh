@@ -261,6 +261,7 @@ order neumaier
 order fused:F[:W[:tz|ne[:expsum]]][/P[:FMT]]
 order pairs[:B[/L][:FMT]]
 order evenodd[:B]
+order block[:FMT[:MODE]]
 profile fp32-fma
 profile fp32-mul-add
 profile avx512bf16

@@ -15,10 +15,7 @@
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-	echo "block.sh: skip: $PYTHON cannot import numpy" >&2
-	exit 77
-fi
+need_numpy
 "$PYTHON" -c 'import numpy as np
 r = np.random.default_rng(25)
 w = (r.standard_normal((4, 64)) * np.exp2(r.integers(-6, 6, (4, 64)))).astype(np.float32)
@@ -253,8 +250,8 @@ expect_fail "a sweep of block formats" 2 "sweep over block formats is not implem
 expect_fail "--flags" 2 "--flags: a block format" fplab round -f mxfp4 --flags s.txt
 expect_fail "calc takes none yet" 2 "-f mxfp4: a block-scaled format; this command does not take" \
 	fplab calc add -f mxfp4 s.txt s.txt
-expect_fail "gemm takes none yet" 2 "-f 'mxfp4': a block-scaled format; this command does not take" \
-	fplab gemm -m 2 -n 2 -k 32 --gen normal:0,1 -f mxfp4
+expect_fail "a block format is no accumulator" 2 "--acc 'mxfp4': a block-scaled format is a load format" \
+	fplab gemm -m 2 -n 2 -k 32 --gen normal:0,1 --acc mxfp4
 expect_fail "--subnormal with a block format" 2 "apply to plain formats" \
 	fplab round -f mxfp4 --subnormal 0 s.txt
 checks=$((checks + 1))

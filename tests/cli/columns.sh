@@ -67,9 +67,12 @@ header "formats --table" fplab formats --table --tsv e2m1
 header "info" fplab info --tsv
 header "models" fplab models --tsv
 header "hist" fplab hist -f fp16 --tsv h.txt
+header "hist (block format)" fplab hist -f nvfp4 --tsv h.txt
 header "hist --list" fplab hist --list --tsv h.txt
 header "dot" fplab dot --gen ones -n 4 --tsv
 header "gemm" fplab gemm --gen ones -m 2 -n 2 -k 3 --tsv
+header "gemm (block format)" fplab gemm --gen normal:0,1 -m 2 -n 2 -k 40 -f mxfp4 --order block --tsv
+header "dot (block format)" fplab dot --gen normal:0,1 -n 40 -f mxfp8 --tsv
 header "reduce sum" fplab reduce sum --gen ones -n 4 --tsv
 header "reduce softmax" fplab reduce softmax --gen normal:0,1 -n 4 --tsv
 header "allreduce" fplab allreduce --nodes 4 --algo ring,hier --group 2 --comm fp16 \

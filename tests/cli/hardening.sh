@@ -96,7 +96,10 @@ expect_out "round agrees" "$(printf '0x1p-24\n0x1.ffcp+15\n0x0p+0\ninf')" sh -c 
 printf '65519.99999999999999999\n1e-400\n' >two.txt
 expect_out "scale 1.5 exact" "$(printf '2\t0\t0\t1\t0\t0\t1')" sh -c \
 	"fplab hist --scale 1.5 --tsv two.txt | tsvcut $CLASSES"
-expect_out "mx exact" "$(printf '2\t0\t0\t1\t0\t1\t0')" sh -c \
+# --mx is a block format (block:fp16:e8m0:32:floor), which takes each
+# number as its nearest binary64, as `round -f BLOCK` does: 65520 (the tie 65504|65536 in fp16, even is 65536: overflow,
+# saturated) and 0, a zero
+expect_out "mx binary64" "$(printf '2\t1\t0\t0\t0\t0\t1')" sh -c \
 	"cat two.txt | fplab hist --mx 32 --tsv | tsvcut $CLASSES"
 
 # ------------------------------------------------------------ 3. two passes on pipes

@@ -79,7 +79,9 @@ expect_out "--loss-scale 1024 = --scale 2^10" "$(printf '2\t3\t8\t8')" \
 npy_f32 small.npy 0x30800000 0x32800000 0x35800000
 expect_out "--aps" "$(printf '0\t0\t3\t0\t2^35')" \
 	sh -c "fplab hist -f fp16 --aps --tsv small.npy | tsvcut became_zero subnormal normal overflow applied_scale"
-expect_out "--mx 32" "$(printf '0\t0\t3\t0\tmx')" \
+# --mx 32 = block:e4m3fn:e8m0:32:floor: one block, X = 2^(-20 - 8):
+# quotients 2^-2, 2^2, 2^8, all normal; the scale is the block's
+expect_out "--mx 32" "$(printf '0\t0\t3\t0\tblock')" \
 	sh -c "fplab hist -f e4m3fn --mx 32 --tsv small.npy | tsvcut became_zero subnormal normal overflow applied_scale"
 # raw input with --dtype, --offset, --count: {junk, 1, 2^-30, nan};
 # n zeros became_zero subnormal normal overflow of {1, 2^-30} in fp16

@@ -11,10 +11,7 @@
 . "$(dirname "$0")/hist.inc"
 cd "$T" || exit 1
 
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-	echo "int_tensors.sh: skip: $PYTHON cannot import numpy" >&2
-	exit 77
-fi
+need_numpy
 "$PYTHON" -c 'import numpy as np
 np.save("i4.npy", np.arange(-5, 7, dtype="<i4"))
 np.save("i4be.npy", np.arange(-5, 7, dtype=">i4"))

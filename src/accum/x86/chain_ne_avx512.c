@@ -261,3 +261,257 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, dou
 	else
 		run(T, k0, k1, ks, s, cnt, 0);
 }
+
+/* The lean kernel (chain_ne.c's lean argument: every lane's t is exact,
+ * 2^emin > |t| only for values of acc, |t| below L, no -0): the 64
+ * chains in eight registers, each step t = fma(a, b, s) and y = (t + C)
+ * - C as above for every lane, no range test and no fixup; a lane's
+ * inexact steps (y != t: both never -0, so the bits compare as the
+ * values) counted in a register. */
+void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, size_t k1,
+			       size_t ks, int m, double *s, uint64_t *cnt)
+{
+	const __m512i expm = _mm512_set1_epi64(0x7ff0000000000000ll);
+	const __m512i cadd =
+		_mm512_set1_epi64((long long)(((uint64_t)(52 - m) << 52) | 0x0008000000000000ull));
+	const __m512i m1 = _mm512_set1_epi64(-1);
+	__m512d s0 = _mm512_loadu_pd(s), s1 = _mm512_loadu_pd(s + 8);
+	__m512d s2 = _mm512_loadu_pd(s + 16), s3 = _mm512_loadu_pd(s + 24);
+	__m512d s4 = _mm512_loadu_pd(s + 32), s5 = _mm512_loadu_pd(s + 40);
+	__m512d s6 = _mm512_loadu_pd(s + 48), s7 = _mm512_loadu_pd(s + 56);
+	__m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+	__m512i c6 = c0, c7 = c0;
+	size_t k;
+
+	for (k = k0; k < k1; k += ks) {
+		const __m512d av = _mm512_set1_pd(arow[k]);
+		const double *b = bp + k * FPL__ACC_TILE;
+#define LEAN(sv, cv, bb)                                                                       \
+	do {                                                                                   \
+		__m512d t_ = _mm512_fmadd_pd(av, _mm512_loadu_pd(bb), (sv));                   \
+		__m512d c_ = _mm512_castsi512_pd(                                              \
+			_mm512_add_epi64(_mm512_and_si512(_mm512_castpd_si512(t_), expm), cadd)); \
+		(sv) = _mm512_sub_pd(_mm512_add_pd(t_, c_), c_);                               \
+		(cv) = _mm512_mask_sub_epi64(                                                  \
+			(cv),                                                                  \
+			_mm512_cmpneq_epi64_mask(_mm512_castpd_si512(sv), _mm512_castpd_si512(t_)), \
+			(cv), m1);                                                             \
+	} while (0)
+		LEAN(s0, c0, b);
+		LEAN(s1, c1, b + 8);
+		LEAN(s2, c2, b + 16);
+		LEAN(s3, c3, b + 24);
+		LEAN(s4, c4, b + 32);
+		LEAN(s5, c5, b + 40);
+		LEAN(s6, c6, b + 48);
+		LEAN(s7, c7, b + 56);
+#undef LEAN
+	}
+	_mm512_storeu_pd(s, s0);
+	_mm512_storeu_pd(s + 8, s1);
+	_mm512_storeu_pd(s + 16, s2);
+	_mm512_storeu_pd(s + 24, s3);
+	_mm512_storeu_pd(s + 32, s4);
+	_mm512_storeu_pd(s + 40, s5);
+	_mm512_storeu_pd(s + 48, s6);
+	_mm512_storeu_pd(s + 56, s7);
+	add_counts(cnt, c0, 8);
+	add_counts(cnt + 8, c1, 8);
+	add_counts(cnt + 16, c2, 8);
+	add_counts(cnt + 24, c3, 8);
+	add_counts(cnt + 32, c4, 8);
+	add_counts(cnt + 40, c5, 8);
+	add_counts(cnt + 48, c6, 8);
+	add_counts(cnt + 56, c7, 8);
+}
+
+/*
+ * The evenodd tile in binary32 (J->eo32, chain_fast.c: the order
+ * evenodd, mode ne, acc's values those of IEEE binary32 (its subnormal
+ * handling and DAZ free), A's and B's formats inside binary32, the
+ * verified NE64 conditions on the data): the even chain, the odd chain
+ * and S of all 64 outputs in registers as binary32, sixteen lanes a
+ * register, each step done by the hardware and checked.
+ *
+ *   A chain step x = s + a*b (a, b, s binary32 values: the exact x) is
+ *   done three times by the fma with embedded rounding: rn, rd and ru =
+ *   x rounded to nearest-even, down and up in binary32 (no control
+ *   state read or changed: {sae} modes).  A lane is kept when 2^-126 <
+ *   |rn| <= max (bits: |rn|'s bits - bits(2^-126) - 1 <= bits(max) -
+ *   bits(2^-126) - 1 unsigned; a NaN's bits lie above).  Then x > 2^-126
+ *   in magnitude (rn is monotone and 2^-126 a binary32 value), so x is
+ *   not tiny under either tininess rule and no flush touches it.  The
+ *   operands are read as the reference reads them: with a DAZ acc,
+ *   verify_ok's data condition leaves no subnormal in A, B and C, and
+ *   acc then has no subnormal results (verify_ok refuses DAZ with
+ *   subnormals), so no running sum is one; without DAZ a subnormal
+ *   operand is read exactly (MXCSR.DAZ clear, the default this layer
+ *   assumes, as for the rounding above; the {sae} forms change nothing
+ *   there);
+ *   |rn| <= max means x does not overflow; the reference's result is
+ *   then x rounded to nearest-even at 24 bits, rn itself, and its only
+ *   flag is inexact, raised iff x is not a binary32 value, iff rd != ru.
+ *   Every other lane (zero, tiny, overflow, NaN or inf operands) is done
+ *   by the reference's step with its operands and draw index, as in
+ *   fixup() above.  The additions even + odd and S + u are the same
+ *   with the add in place of the fma (fpl__add_ix for the other lanes).
+ *   Every value involved is a binary32 value, so the conversions between
+ *   the registers and the tile's doubles are exact.
+ * Lanes past the tile's end (B's panel is padded with +0) are never
+ * kept nor fixed; their values are discarded.
+ */
+typedef struct eo_par {
+	__m512i absm, minb1, range, m1;
+} eo_par;
+
+static void eo_fix_step(fpl__acc_tile *T, size_t k, size_t base, __m512 sold, __m512 *y,
+			__mmask16 bad)
+{
+	const fpl__acc_job *J = T->J;
+	const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0 + base;
+	const uint64_t idx0 = fpl__acc_idx(T, k, base);
+	float so[16], yo[16];
+	unsigned m = bad;
+
+	_mm512_storeu_ps(so, sold);
+	_mm512_storeu_ps(yo, *y);
+	while (m) {
+		int l = __builtin_ctz(m);
+		m &= m - 1;
+		yo[l] = (float)fpl__acc_ne64_slow(T, a, b[l], (double)so[l], idx0 + (uint64_t)l,
+						  base + (size_t)l);
+	}
+	*y = _mm512_loadu_ps(yo);
+}
+
+static void eo_fix_add(fpl__acc_tile *T, uint64_t sn, size_t base, __m512 x, __m512 yv,
+		       __m512 *r, __mmask16 bad)
+{
+	const fpl_accum_model *m = T->J->m;
+	const uint64_t idx0 = fpl__acc_idx(T, sn, base);
+	float xo[16], yo[16], ro[16];
+	unsigned mk = bad;
+
+	_mm512_storeu_ps(xo, x);
+	_mm512_storeu_ps(yo, yv);
+	_mm512_storeu_ps(ro, *r);
+	while (mk) {
+		int l = __builtin_ctz(mk);
+		unsigned fl = 0;
+		mk &= mk - 1;
+		ro[l] = (float)fpl__add_ix(&m->acc, (double)xo[l], (double)yo[l], m->acc_rnd,
+					   T->J->st, idx0 + (uint64_t)l, &fl);
+		fpl__acc_note(T, base + (size_t)l, fl);
+	}
+	*r = _mm512_loadu_ps(ro);
+}
+
+/* rn, the kept-lane test and the inexact count of one register; OP is
+ * the fma or the add with embedded rounding. */
+#define EO_CHECK(rn, rd, ru, cv, valid, bad)                                                   \
+	do {                                                                                   \
+		__m512i A_ = _mm512_and_si512(_mm512_castps_si512(rn), P->absm);               \
+		(bad) = _mm512_mask_cmpgt_epu32_mask((valid), _mm512_sub_epi32(A_, P->minb1),  \
+						     P->range);                                \
+		(cv) = _mm512_mask_sub_epi32(                                                  \
+			(cv), _mm512_mask_cmp_ps_mask((__mmask16)((valid) & ~(bad)), (rd), (ru),  \
+						      _CMP_NEQ_UQ),                            \
+			(cv), P->m1);                                                          \
+	} while (0)
+
+#define RN_ (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define RD_ (_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define RU_ (_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+
+static inline __m512 eo_step(fpl__acc_tile *T, const eo_par *P, __m512 av, const float *b,
+			     __m512 sv, __m512i *cv, __mmask16 valid, size_t k, size_t base)
+{
+	const __m512 bv = _mm512_loadu_ps(b);
+	__m512 rn = _mm512_fmadd_round_ps(av, bv, sv, RN_);
+	__m512 rd = _mm512_fmadd_round_ps(av, bv, sv, RD_);
+	__m512 ru = _mm512_fmadd_round_ps(av, bv, sv, RU_);
+	__mmask16 bad;
+
+	EO_CHECK(rn, rd, ru, *cv, valid, bad);
+	if (__builtin_expect(bad != 0, 0))
+		eo_fix_step(T, k, base, sv, &rn, bad);
+	return rn;
+}
+
+static inline __m512 eo_add(fpl__acc_tile *T, const eo_par *P, __m512 x, __m512 y, __m512i *cv,
+			    __mmask16 valid, uint64_t sn, size_t base)
+{
+	__m512 rn = _mm512_add_round_ps(x, y, RN_);
+	__m512 rd = _mm512_add_round_ps(x, y, RD_);
+	__m512 ru = _mm512_add_round_ps(x, y, RU_);
+	__mmask16 bad;
+
+	EO_CHECK(rn, rd, ru, *cv, valid, bad);
+	if (__builtin_expect(bad != 0, 0))
+		eo_fix_add(T, sn, base, x, y, &rn, bad);
+	return rn;
+}
+
+void fpl__acc_eo32_avx512(fpl__acc_tile *T, double *res)
+{
+	const fpl__acc_job *J = T->J;
+	const size_t K = J->K, B = J->m->block, nj = T->nj;
+	const double *arow = J->A + T->i * K;
+	const float *bp = J->Bf + T->j0 / FPL__ACC_TILE * K * FPL__ACC_TILE;
+	const uint32_t minb1 = 0x00800001u;	/* bits(2^-126) + 1 */
+	__m512 S[4], ch[2][4];
+	__m512i cnt[4];
+	__mmask16 valid[4];
+	uint32_t co[16];
+	eo_par P;
+	size_t k0, k, r, l;
+
+	P.absm = _mm512_set1_epi32(0x7fffffff);
+	P.minb1 = _mm512_set1_epi32((int)minb1);
+	P.range = _mm512_set1_epi32((int)(0x7f7fffffu - minb1));
+	P.m1 = _mm512_set1_epi32(-1);
+	for (r = 0; r < 4; r++) {
+		const size_t n = nj > 16 * r ? (nj - 16 * r < 16 ? nj - 16 * r : 16) : 0;
+		const __mmask8 lo = (__mmask8)(n >= 8 ? 0xff : (1u << n) - 1);
+		const __mmask8 hi = (__mmask8)(n >= 16 ? 0xff : n > 8 ? (1u << (n - 8)) - 1 : 0);
+		__m256 a = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd(lo, res + 16 * r));
+		__m256 b = _mm512_cvtpd_ps(_mm512_maskz_loadu_pd(hi, res + 16 * r + 8));
+		valid[r] = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
+		S[r] = _mm512_insertf32x8(_mm512_castps256_ps512(a), b, 1);
+		cnt[r] = _mm512_setzero_si512();
+	}
+	for (k0 = 0; k0 < K; k0 += B) {
+		const size_t k1 = K - k0 < B ? K : k0 + B;
+		const uint64_t sn = K + 2 * (k0 / B);
+		for (r = 0; r < 4; r++)
+			ch[0][r] = ch[1][r] = _mm512_setzero_ps();
+		for (k = k0; k < k1; k++) {
+			const __m512 av = _mm512_set1_ps((float)arow[k]);
+			const float *b = bp + k * FPL__ACC_TILE;
+			__m512 *c = ch[(k - k0) & 1];
+			c[0] = eo_step(T, &P, av, b, c[0], &cnt[0], valid[0], k, 0);
+			c[1] = eo_step(T, &P, av, b + 16, c[1], &cnt[1], valid[1], k, 16);
+			c[2] = eo_step(T, &P, av, b + 32, c[2], &cnt[2], valid[2], k, 32);
+			c[3] = eo_step(T, &P, av, b + 48, c[3], &cnt[3], valid[3], k, 48);
+		}
+		for (r = 0; r < 4; r++) {
+			ch[0][r] = eo_add(T, &P, ch[0][r], ch[1][r], &cnt[r], valid[r], sn, 16 * r);
+			S[r] = eo_add(T, &P, S[r], ch[0][r], &cnt[r], valid[r], sn + 1, 16 * r);
+		}
+	}
+	for (r = 0; r < 4; r++) {
+		double out[16];
+		_mm512_storeu_pd(out, _mm512_cvtps_pd(_mm512_castps512_ps256(S[r])));
+		_mm512_storeu_pd(out + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(S[r], 1)));
+		_mm512_storeu_si512(co, cnt[r]);
+		for (l = 0; l < 16 && 16 * r + l < nj; l++) {
+			res[16 * r + l] = out[l];
+			if (co[l])
+				T->fl[16 * r + l] |= FPL_FLAG_INEXACT;
+			T->cnt[__builtin_ctz(FPL_FLAG_INEXACT)] += co[l];
+		}
+	}
+}
+#undef RN_
+#undef RD_
+#undef RU_
