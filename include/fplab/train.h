@@ -114,8 +114,9 @@ typedef struct fpl_train_block {
 	fpl_block_format b;
 } fpl_train_block;
 
-/* A GEMM's operands quantized as blocks along K before the GEMM (the
- * model's own input formats then apply to the dequantized values). */
+/* A GEMM's operands as block formats: the trainer sets them on a copy of
+ * the GEMM's model (fpl_accum_set_block: 1-D blocks along K), in place
+ * of the model's input formats. */
 typedef struct fpl_train_operands {
 	fpl_train_block a, b;
 	fpl_rnd a_rnd, b_rnd;
@@ -210,9 +211,10 @@ FPL_API const char *const *fpl_train_presets(void);
  *   algo                 sequential | ring | tree | hier:G (fplab allreduce)
  *   fwd.a-block, fwd.b-block, bwd.a-block, bwd.b-block
  *                        none | BLOCKSPEC[:MODE] (fplab/block.h): the GEMM
- *                        operands quantized as blocks along K (1-D shapes
- *                        turned to K; tiles kept); the weights' operand of
- *                        the input-gradient GEMM takes fwd.b-block
+ *                        models' operands A and B as block formats
+ *                        (fpl_accum_set_block: 1-D blocks along K, tiles
+ *                        kept); the weights' operand of the input-gradient
+ *                        GEMM takes fwd.b-block
  *   act, grad, comm, weight also take BLOCKSPEC[:MODE] (weight: with
  *                        master = fp32-master, else fpl_train_policy_check
  *                        refuses it); state, arith, unscale, master-format,

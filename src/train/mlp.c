@@ -212,29 +212,6 @@ static int store(const fpl_train_block *blk, const fpl_format *f, fpl_rnd r, dou
 	return fpl_round_array(f, y, x, rows * cols, r, st);
 }
 
-/*
- * A GEMM operand stored as a rows x cols row-major matrix, quantized as
- * blocks along K (k_axis: 0 or 1 of the stored matrix) into scratch,
- * which is returned; x itself when blk is off.  1-D block shapes are
- * turned to run along K; tiles (RxC) and whole-tensor shapes are kept.
- * The draws are the operand's role state's, in row-major order.
- */
-static const double *operand(const fpl_train_block *blk, fpl_rnd r, const double *x,
-			     size_t rows, size_t cols, int k_axis, double *scratch, fpl_state *st,
-			     int *rc)
-{
-	fpl_block_format b;
-	size_t dims[2] = { rows, cols };
-
-	if (!blk->on || !rows || !cols)
-		return x;
-	b = blk->b;
-	if (b.shape == FPL_BLOCK_1D)
-		b.axis = k_axis;
-	*rc = fpl_block_round(&b, scratch, x, dims, 2, r, st, NULL);
-	return scratch;
-}
-
 static void relu(double *h, size_t n)
 {
 	size_t i;
@@ -271,15 +248,9 @@ int tr__forward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const fp
 		for (i = 0; i < n; i++)
 			memcpy(z + i * m, b, m * sizeof *z);	/* C: the bias on every row */
 		role(&st, parent, node, l, TR_FWD);
-		{	/* A = H (n x k), B = W^T: W (m x k); K = k, the last axis of both */
-			const double *A = operand(&p->fwd_ops.a, p->fwd_ops.a_rnd, t->h[l - 1], n, k,
-						  1, t->opa, &st, &r);
-			const double *Bm = operand(&p->fwd_ops.b, p->fwd_ops.b_rnd, W, m, k, 1,
-						   t->opb, &st, &r);
-			if (r || (r = fpl_accum_gemm(z, m, &p->fwd, 1, n, m, k, A, k, 0, Bm, k, 1,
-						     NULL, &st)))
-				return r;
-		}
+		if ((r = fpl_accum_gemm(z, m, &t->fwd_m, 1, n, m, k, t->h[l - 1], k, 0, W, k, 1,
+					NULL, &st)))
+			return r;
 		add(c->act, &st);
 		role(&st, parent, node, l, TR_ACT);
 		if ((r = store(&p->act_block, &p->act, p->act_rnd, z, z, n, m, &st)))
@@ -353,15 +324,8 @@ int tr__backward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const f
 
 		/* dW = G^T H, then into grad */
 		role(&st, parent, node, l, TR_DW);
-		{	/* A = G^T: G (n x m); B = H (n x k); K = n, axis 0 of both */
-			const double *A = operand(&p->bwd_ops.a, p->bwd_ops.a_rnd, G, n, m, 0,
-						  t->opa, &st, &r);
-			const double *Bm = operand(&p->bwd_ops.b, p->bwd_ops.b_rnd, H, n, k, 0,
-						   t->opb, &st, &r);
-			if (r || (r = fpl_accum_gemm(dW, k, &p->bwd, 0, m, k, n, A, m, 1, Bm, k, 0,
-						     NULL, &st)))
-				return r;
-		}
+		if ((r = fpl_accum_gemm(dW, k, &t->dw_m, 0, m, k, n, G, m, 1, H, k, 0, NULL, &st)))
+			return r;
 		add(c->grad, &st);
 		role(&st, parent, node, l, TR_DW_ROUND);
 		if ((r = store(&p->grad_block, &p->grad, p->grad_rnd, dW, dW, m, k, &st)))
@@ -383,16 +347,8 @@ int tr__backward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const f
 			break;
 		/* D = G W, into grad, masked by ReLU's H > 0 */
 		role(&st, parent, node, l, TR_DX);
-		{	/* A = G (n x m), B = W (m x k); K = m: G's axis 1, W's axis 0.
-			 * W is the weights' operand: fwd.b-block's format */
-			const double *A = operand(&p->bwd_ops.a, p->bwd_ops.a_rnd, G, n, m, 1,
-						  t->opa, &st, &r);
-			const double *Bm = operand(&p->fwd_ops.b, p->fwd_ops.b_rnd, W, m, k, 0,
-						   t->opb, &st, &r);
-			if (r || (r = fpl_accum_gemm(D, k, &p->bwd, 0, n, k, m, A, m, 0, Bm, k, 0,
-						     NULL, &st)))
-				return r;
-		}
+		if ((r = fpl_accum_gemm(D, k, &t->dx_m, 0, n, k, m, G, m, 0, W, k, 0, NULL, &st)))
+			return r;
 		add(c->grad, &st);
 		role(&st, parent, node, l, TR_DX_ROUND);
 		if ((r = store(&p->grad_block, &p->grad, p->grad_rnd, D, D, n, k, &st)))

@@ -105,9 +105,9 @@ static void block(fpl_train_block *b, const char *spec)
 }
 
 /*
- * mxfp8 and nvfp4: binary32 GEMMs (inputs rounded into fp32, fp32
- * accumulator) whose operands are first quantized as blocks along K, a
- * bf16 copy of activations and gradients, fp32 master with bf16 weights.
+ * mxfp8 and nvfp4: GEMMs whose operands are block formats along K (the
+ * trainer sets them on the models), exact products, an fp32 accumulator;
+ * a bf16 copy of activations and gradients, fp32 master with bf16 weights.
  */
 static void block_policy(fpl_train_policy *p, const char *a, const char *w, const char *g,
 			 fpl_rnd grnd)

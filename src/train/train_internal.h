@@ -63,6 +63,10 @@ struct fpl_trainer {
 	fpl_state run;			/* seed, threads; the parent of every fork */
 	fpl_format gmul;		/* grad without DAZ: G * c rounds the exact product
 					 * (binary32 for a block grad) */
+	/* the GEMM models with the policy's operand blocks (fwd_ops, bwd_ops)
+	 * set (fpl_accum_set_block: 1-D blocks along K): forward; dW = G^T H;
+	 * the input gradient G W, whose W takes fwd_ops.b (the weights') */
+	fpl_accum_model fwd_m, dw_m, dx_m;
 	fpl_format gsub;		/* p - onehot: grad, or binary32 for a block grad */
 	uint64_t step, epoch;		/* steps and epochs so far (fork positions) */
 
@@ -72,8 +76,6 @@ struct fpl_trainer {
 	double *prob, *onehot, *kc;	/* B x classes: softmax, one-hot, the constant c */
 	double *xin;			/* B x sizes[0]: X rows as binary64 */
 	double *db;			/* maxw: a bias gradient before its rounding */
-	double *opa, *opb;		/* GEMM operands quantized as blocks along K:
-					 * max(B, maxw) x maxw each */
 	double *lse;			/* B: per-example loss */
 	size_t *rows;			/* B: evaluation's row indices */
 	double *grads;			/* P blocks of nparams: each node's gradients */

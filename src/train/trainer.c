@@ -55,8 +55,6 @@ void fpl_trainer_free(fpl_trainer *t)
 	free(t->kc);
 	free(t->xin);
 	free(t->db);
-	free(t->opa);
-	free(t->opb);
 	free(t->lse);
 	free(t->grads);
 	free(t->sum);
@@ -99,6 +97,38 @@ static int check_format(const fpl_format *f, fpl_rnd r)
 	return fpl_format_finish(&t) ? FPL_EFORMAT : 0;
 }
 
+/* A model with operand blocks a and b set where on (fpl_accum_set_block
+ * turns 1-D blocks along K); 0 or FPL_EFORMAT. */
+static int with_blocks(fpl_accum_model *m, const fpl_train_block *a, fpl_rnd ar,
+		       const fpl_train_block *b, fpl_rnd br)
+{
+	int r = 0;
+
+	if (a->on && !(r = fpl_accum_set_block(m, 0, &a->b)))
+		m->a_rnd = ar;
+	if (!r && b->on && !(r = fpl_accum_set_block(m, 1, &b->b)))
+		m->b_rnd = br;
+	return r;
+}
+
+static int models(fpl_trainer *t)
+{
+	const fpl_train_policy *p = &t->pol;
+	int r;
+
+	t->fwd_m = p->fwd;
+	t->dw_m = p->bwd;
+	t->dx_m = p->bwd;
+	if ((r = with_blocks(&t->fwd_m, &p->fwd_ops.a, p->fwd_ops.a_rnd, &p->fwd_ops.b,
+			     p->fwd_ops.b_rnd))
+	    || (r = with_blocks(&t->dw_m, &p->bwd_ops.a, p->bwd_ops.a_rnd, &p->bwd_ops.b,
+				p->bwd_ops.b_rnd))
+	    || (r = with_blocks(&t->dx_m, &p->bwd_ops.a, p->bwd_ops.a_rnd, &p->fwd_ops.b,
+				p->fwd_ops.b_rnd)))
+		return r;
+	return 0;
+}
+
 static int check_policy(const fpl_train_policy *p, const fpl_train_config *c)
 {
 	int r;
@@ -138,8 +168,6 @@ static int buffers(fpl_trainer *t)
 	t->kc = alloc(B * C, sizeof(double));
 	t->xin = alloc(B * c->sizes[0], sizeof(double));
 	t->db = alloc(t->maxw, sizeof(double));
-	t->opa = alloc((B > t->maxw ? B : t->maxw) * t->maxw, sizeof(double));
-	t->opb = alloc((B > t->maxw ? B : t->maxw) * t->maxw, sizeof(double));
 	t->lse = alloc(B, sizeof(double));
 	t->rows = alloc(B, sizeof(size_t));
 	t->gp = alloc(c->nodes, sizeof *t->gp);
@@ -148,7 +176,7 @@ static int buffers(fpl_trainer *t)
 	t->grads = alloc(t->nparams * c->nodes, sizeof(double));
 	if (c->nodes > 1)
 		t->sum = alloc(t->nparams, sizeof(double));
-	if (!t->opa || !t->opb || !t->ga || !t->gb || !t->prob || !t->onehot || !t->kc || !t->xin || !t->db || !t->lse
+	if (!t->ga || !t->gb || !t->prob || !t->onehot || !t->kc || !t->xin || !t->db || !t->lse
 	    || !t->rows || !t->gp || !t->grads || (c->nodes > 1 && !t->sum))
 		return FPL_ENOMEM;
 	return 0;
@@ -230,7 +258,7 @@ int fpl_trainer_create(fpl_trainer **out, const fpl_train_config *cfg,
 		t->gsub = t->gmul;
 	}
 	t->gmul.daz = 0;
-	if ((r = buffers(t)) || (r = optimizer(t))) {
+	if ((r = models(t)) || (r = buffers(t)) || (r = optimizer(t))) {
 		fpl_trainer_free(t);
 		return r;
 	}
