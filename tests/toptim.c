@@ -1106,6 +1106,64 @@ static void test_speed(void)
 	free(g);
 }
 
+/* ------------------------------------------------------------ block weights */
+/*
+ * fp32-master with an mxfp4 stored weight (OCP floor rule, blocks of 32:
+ * here one short block per row).  By hand: w0 = [[1, 5], [0.25, 0.75]].
+ * Row 0: amax 5, X = 2^(floor(log2 5) - 2) = 1; 5 ties between e2m1's 4
+ * (code 6) and 6 (code 7): even, 4.  Row 1: amax 0.75, X = 2^(-1 - 2) =
+ * 1/8, quotients 2 and 6, exact.  So [1, 4, 0.25, 0.75] with cols = 2;
+ * flat (one row of 4, X = 1): 0.25 ties between 0 and 0.5 -> 0, 0.75
+ * ties between 0.5 and 1 -> 1 (even codes): [1, 4, 0, 1].  The master
+ * keeps w0.
+ */
+static void test_block_weight(void)
+{
+	static const double w0[4] = { 1, 5, 0.25, 0.75 };
+	static const double rows[4] = { 1, 4, 0.25, 0.75 }, flat[4] = { 1, 4, 0, 1 };
+	const double *W[1] = { w0 };
+	fpl_opt_config c;
+	fpl_format f32;
+	fpl_optim *o = NULL;
+	fpl_state st;
+	size_t n = 4, cols = 2, bad = 3;
+	int r, i;
+
+	fpl_opt_config_init(&c);
+	fpl_format_lookup(&f32, "fp32");
+	fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &f32);
+	c.policy.weight_is_block = 1;
+	if (!h_check(fpl_block_parse(&c.policy.weight_block, "mxfp4", NULL, 0) == 0))
+		h_fail("parse mxfp4");
+	c.policy.weight = c.policy.weight_block.elem;
+	fpl_state_init(&st, 1);
+	c.cols = &cols;
+	r = fpl_optim_create(&o, &c, 1, &n, W, &st);
+	if (!h_check(r == 0))
+		h_fail("block weight: create %d", r);
+	for (i = 0; o && i < 4; i++)
+		if (!h_check(fpl_optim_weights(o, 0)[i] == rows[i]))
+			h_fail("block weight, rows of 2: w[%d] = %g, want %g", i,
+			       fpl_optim_weights(o, 0)[i], rows[i]);
+	fpl_optim_free(o);
+	o = NULL;
+	c.cols = NULL;
+	r = fpl_optim_create(&o, &c, 1, &n, W, &st);
+	for (i = 0; !r && i < 4; i++)
+		if (!h_check(fpl_optim_weights(o, 0)[i] == flat[i]))
+			h_fail("block weight, flat: w[%d] = %g, want %g", i, fpl_optim_weights(o, 0)[i],
+			       flat[i]);
+	fpl_optim_free(o);
+	o = NULL;
+	c.cols = &bad;	/* 3 does not divide 4 */
+	if (!h_check(fpl_optim_create(&o, &c, 1, &n, W, &st) == FPL_EINVAL && !o))
+		h_fail("cols not dividing the size accepted");
+	c.cols = NULL;
+	c.policy.master = FPL_MASTER_NONE;	/* only fp32-master derives block weights */
+	if (!h_check(fpl_optim_create(&o, &c, 1, &n, W, &st) == FPL_EINVAL && !o))
+		h_fail("a block weight without fp32-master accepted");
+}
+
 int main(void)
 {
 	double t;
@@ -1113,6 +1171,7 @@ int main(void)
 	h_init("toptim");
 	t = h_now();
 	test_errors();
+	test_block_weight();
 	test_memory();
 	test_reference();
 	test_vanish();

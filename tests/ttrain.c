@@ -325,8 +325,22 @@ static void test_presets(void)
 		if (!h_check(!strcmp(p.name, names[n])))
 			h_fail("preset %s names itself %s", names[n], p.name);
 	}
-	if (!h_check(n == 6))
+	if (!h_check(n == 8))
 		h_fail("%zu presets", n);
+	/* the block presets by their documented fields (fplab/train.h) */
+	p = preset("mxfp8");
+	CHECK(p.fwd_ops.a.on && p.fwd_ops.b.on && p.bwd_ops.a.on && p.bwd_ops.b.on
+		&& !strcmp(p.fwd_ops.a.b.elem.name, "e4m3fn") && !strcmp(p.bwd_ops.a.b.elem.name, "e4m3fn")
+		&& p.fwd_ops.a.b.size == 32 && p.fwd_ops.a.b.rule == FPL_BRULE_RCEIL
+		&& p.bwd_ops.a_rnd == FPL_RND_NE && !p.act_block.on && p.fwd.a.m == 23,
+	      "mxfp8 preset");
+	p = preset("nvfp4");
+	CHECK(p.fwd_ops.a.on && p.fwd_ops.a.b.shape == FPL_BLOCK_1D && p.fwd_ops.a.b.size == 16
+		&& p.fwd_ops.b.b.shape == FPL_BLOCK_TILE && p.fwd_ops.b.b.rows == 16
+		&& p.fwd_ops.b.b.cols == 16 && !strcmp(p.fwd_ops.b.b.elem.name, "e2m1")
+		&& p.fwd_ops.b.b.tensor_scale && p.bwd_ops.a_rnd == FPL_RND_SP
+		&& p.fwd_ops.a_rnd == FPL_RND_NE && p.bwd_ops.b_rnd == FPL_RND_NE,
+	      "nvfp4 preset");
 	if (!h_check(fpl_train_policy_preset(&p, "fp64") == FPL_ENOTFOUND))
 		h_fail("unknown preset accepted");
 

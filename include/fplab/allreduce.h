@@ -89,6 +89,22 @@
  * of every node are OR-ed into st->flags and counted in st->count (as
  * in the report).
  *
+ * ------------------------------------------------------------ block formats
+ * With comm_is_block, every rounding into comm above becomes a block
+ * quantize-dequantize (fpl_block_round, mode comm_rnd) of the elements
+ * it covers as one 1-D tensor, blocks counted from its first element:
+ * the initial cast of a node's whole buffer (blocks from element 0), and
+ * each send of [lo, hi) (blocks from lo: the chunk a node sends carries
+ * its own scales).  Element j of such a call takes the draw it would take
+ * in a plain format (the index above for element lo + j).  Scaling must
+ * be none (a block format scales itself; loss and APS are FPL_EINVAL);
+ * keep_fp32 layers ignore the block format.  bytes_sent counts, per
+ * transfer, ceil((hi - lo) * elem bits + blocks * scale bits [+ 32 for a
+ * tensor scale]) / 8) bytes: the codes and scales bit-packed, as
+ * fpl_block_bits counts them (plain formats count whole bytes per value).
+ * When a chunk boundary is not a multiple of the block size the send's
+ * blocks differ from the cast's, and a value may be rounded twice.
+ *
  * ------------------------------------------------------------ memory
  * The simulation holds P private buffers: P * n * 8 bytes (8 GiB for
  * P = 1024 and n = 2^20), plus O(P) for states and O(threads) scratch;
@@ -101,6 +117,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <fplab/block.h>
 #include <fplab/export.h>
 #include <fplab/format.h>
 #include <fplab/state.h>
@@ -173,6 +190,10 @@ typedef struct fpl_ar_config {
 	double loss_scale;	/* FPL_AR_SCALE_LOSS: > 0 */
 	int keep_fp32;		/* 1: this layer is reduced in binary32 (comm and acc
 				 * fp32, ne, no scaling): the paper's last layer */
+	int comm_is_block;	/* 1: the communication format is the block format
+				 * comm_block (fplab/block.h); comm is then its
+				 * element format.  See "block formats" above */
+	fpl_block_format comm_block;
 	int threads;		/* simulation threads; the bits do not depend on it */
 } fpl_ar_config;
 
@@ -184,6 +205,9 @@ FPL_API void fpl_ar_config_init(fpl_ar_config *cfg);
 typedef struct fpl_ar_report {
 	uint64_t n;		/* elements */
 	uint32_t steps;		/* schedule steps (APS's exponent all-reduce not included) */
+	double bits_per_value;	/* of the communication format as sent: nbits of a plain
+				 * format (32 with keep_fp32); a block format's
+				 * fpl_block_bits of the layer as one 1-D tensor of n */
 	uint64_t bytes_sent;	/* by the busiest node: the values of its transfers (one
 				 * message per receiver) as packed codes of the comm format,
 				 * ceil(bits/8) bytes each (4 with keep_fp32), plus 1 byte

@@ -118,6 +118,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <fplab/block.h>
 #include <fplab/export.h>
 #include <fplab/format.h>
 #include <fplab/state.h>
@@ -190,6 +191,13 @@ typedef struct fpl_opt_policy {
 	fpl_rnd state_rnd;
 	fpl_format arith;	/* every operation of the update */
 	fpl_rnd arith_rnd;
+	int weight_is_block;	/* 1: the stored weight is the block format weight_block
+				 * (fplab/block.h; `weight` then holds its element format):
+				 * fp32-master only, the stored weight derived from the
+				 * master by fpl_block_round in weight_rnd over the tensor
+				 * as rows of fpl_opt_config.cols[j] (one row without
+				 * cols); other strategies are FPL_EINVAL */
+	fpl_block_format weight_block;
 } fpl_opt_policy;
 
 /*
@@ -249,6 +257,9 @@ typedef struct fpl_opt_config {
 	fpl_opt_policy policy;
 	fpl_opt_scaler scaler;
 	int threads;		/* 0 or 1: one; the bits never depend on it */
+	const size_t *cols;	/* NULL, or per tensor the length of its last axis (a
+				 * divisor of its size), the block grid of a block
+				 * weight; read by fpl_optim_create only */
 } fpl_opt_config;
 
 /* sgd defaults, the reference policy, no scaling, one thread. */

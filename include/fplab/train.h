@@ -92,6 +92,7 @@
 
 #include <fplab/accum.h>
 #include <fplab/allreduce.h>
+#include <fplab/block.h>
 #include <fplab/dataset.h>
 #include <fplab/export.h>
 #include <fplab/optim.h>
@@ -102,6 +103,24 @@ extern "C" {
 #endif
 
 #define FPL_TRAIN_MAX_LAYERS 16
+
+/*
+ * A block-scaled format in a slot of a policy (fplab/block.h); on = 0:
+ * the slot's plain format applies.  With on = 1 the slot's plain format
+ * holds b.elem and its mode rounds the elements.
+ */
+typedef struct fpl_train_block {
+	int on;
+	fpl_block_format b;
+} fpl_train_block;
+
+/* A GEMM's operands as block formats: the trainer sets them on a copy of
+ * the GEMM's model (fpl_accum_set_block: 1-D blocks along K), in place
+ * of the model's input formats. */
+typedef struct fpl_train_operands {
+	fpl_train_block a, b;
+	fpl_rnd a_rnd, b_rnd;
+} fpl_train_operands;
 
 typedef struct fpl_train_policy {
 	char name[64];			/* preset name or file name, for reports */
@@ -116,6 +135,12 @@ typedef struct fpl_train_policy {
 	fpl_opt_scaler scaler;		/* loss scaling */
 	fpl_ar_config comm;		/* all-reduce: algo, group, comm and acc formats,
 					 * scaling (nodes and threads are set by the run) */
+	fpl_train_block act_block;	/* act as a block format: every stored activation
+					 * tensor (H_0, Z_l: rows x features) is
+					 * fpl_block_round-ed with its dims */
+	fpl_train_block grad_block;	/* grad likewise (G_L, dW_l, db_l, D); the
+					 * arithmetic of G_L is then binary32 */
+	fpl_train_operands fwd_ops, bwd_ops;	/* GEMM operands along K */
 	uint32_t comm_fp32;		/* bit l-1 set: layer l's gradients (W_l and b_l)
 					 * are all-reduced in binary32 (keep_fp32);
 					 * FPL_TRAIN_COMM_FP32_LAST: the last layer,
@@ -150,6 +175,15 @@ typedef struct fpl_train_policy {
  *   aps-e4m3-comm  fp32 compute (as fp32) with gradients all-reduced in
  *                  e4m3fn with APS scaling, the last layer in fp32: the
  *                  APS paper's setting.
+ *   mxfp8          every GEMM operand quantized as mxfp8:rceil blocks of 32
+ *                  along K (fwd_ops, bwd_ops), fp32 GEMM models (inputs
+ *                  rounded into fp32, fp32 accumulator), act and grad
+ *                  bf16, fp32-master:bf16, comm fp32.
+ *   nvfp4          as mxfp8 with nvfp4 operands: 1x16 blocks for the
+ *                  activations and gradients, 16x16 tiles for the weights
+ *                  (fwd_ops.b, also W's operand in the input gradient),
+ *                  the gradient operand (bwd_ops.a) in sp, the rest ne.
+ *                  No random Hadamard transform (key rht refuses it).
  * Returns 0 or FPL_ENOTFOUND.
  */
 FPL_API int fpl_train_policy_preset(fpl_train_policy *p, const char *name);
@@ -175,6 +209,17 @@ FPL_API const char *const *fpl_train_presets(void);
  *   comm, comm-acc       FORMAT[:MODE]
  *   comm-scale           none | loss:S | aps
  *   algo                 sequential | ring | tree | hier:G (fplab allreduce)
+ *   fwd.a-block, fwd.b-block, bwd.a-block, bwd.b-block
+ *                        none | BLOCKSPEC[:MODE] (fplab/block.h): the GEMM
+ *                        models' operands A and B as block formats
+ *                        (fpl_accum_set_block: 1-D blocks along K, tiles
+ *                        kept); the weights' operand of the input-gradient
+ *                        GEMM takes fwd.b-block
+ *   act, grad, comm, weight also take BLOCKSPEC[:MODE] (weight: with
+ *                        master = fp32-master, else fpl_train_policy_check
+ *                        refuses it); state, arith, unscale, master-format,
+ *                        comm-acc refuse one (FPL_EPARSE, "not implemented")
+ *   rht                  none only (NVFP4's Hadamard transform: not done)
  *   comm-fp32            none | last | all | a comma list of layer numbers
  *   weight-sr            sp | se: the stochastic strategy's mode (optim.h
  *                        weight_sr)

@@ -143,6 +143,64 @@ static void step_range(void *vc, size_t a, size_t b, int t)
 	}
 }
 
+/*
+ * A block comm format: the cast and each send must see a whole buffer or
+ * a whole range, since the block grid starts at its first element; the
+ * parallel work is then over nodes (cast) and units (step), one call
+ * each, not over pieces of BLK elements.  The adds still go piece by
+ * piece (element-wise, explicit draws: the split does not matter).
+ */
+static void cast_block(void *vc, size_t a, size_t b, int t)
+{
+	run *R = vc;
+
+	for (; a < b; a++) {
+		fpl_state s = scratch_of(&R->node[a]);
+
+		fpl_ar_round_cast(R->buf + a * R->n, R->g[a], (size_t)R->n, 0, R->shift, R->cfg, &s);
+		gather(&R->t[t], &s);
+	}
+}
+
+static void step_block(void *vc, size_t a, size_t b, int t)
+{
+	run *R = vc;
+
+	for (; a < b; a++) {
+		const unit *U = &R->u[a];
+		size_t len = (size_t)(U->hi - U->lo), x, k;
+		double *tmp = malloc(len * sizeof *tmp + 1);
+		fpl_state s = scratch_of(&R->node[U->src]);
+
+		if (!tmp) {	/* as the helpers do: the failure shows as NaN */
+			for (x = U->x0; x < U->x1; x++)
+				for (k = 0; k < len; k++)
+					R->buf[R->S->x[x].dst * R->n + U->lo + k] = NAN;
+			continue;
+		}
+		fpl_ar_round_send(tmp, R->buf + U->src * R->n + U->lo, len, U->lo, R->step, R->cfg,
+				  R->n, &s);
+		gather(&R->t[t], &s);
+		for (x = U->x0; x < U->x1; x++) {
+			const fpl_ar_xfer *X = &R->S->x[x];
+			double *d = R->buf + X->dst * R->n + U->lo;
+			if (X->op == FPL_AR_COPY) {
+				memcpy(d, tmp, len * sizeof *d);
+				continue;
+			}
+			s = scratch_of(&R->node[X->dst]);
+			fpl_ar_round_add(d, tmp, len, U->lo, R->step, R->cfg, R->n, &s);
+			gather(&R->t[t], &s);
+		}
+		free(tmp);
+	}
+}
+
+static int is_block(const fpl_ar_config *cfg)
+{
+	return cfg->comm_is_block && !cfg->keep_fp32;
+}
+
 /* Group the transfers x0..x1-1 of one step into units and run them. */
 static void run_step(run *R, size_t x0, size_t x1, int threads)
 {
@@ -162,7 +220,10 @@ static void run_step(run *R, size_t x0, size_t x1, int threads)
 		R->off[R->nu + 1] = R->off[R->nu] + (x[i].hi - x[i].lo);
 		R->nu++;
 	}
-	fpl__parallel((size_t)R->off[R->nu], threads, step_range, R);
+	if (is_block(R->cfg))
+		fpl__parallel(R->nu, threads, step_block, R);
+	else
+		fpl__parallel((size_t)R->off[R->nu], threads, step_range, R);
 }
 
 /* The error pass: node 0's result against the exact sums. */
@@ -297,6 +358,9 @@ static int check(const fpl_ar_config *cfg, const double *const *g, const double 
 		return FPL_EINVAL;
 	if (cfg->scaling == FPL_AR_SCALE_LOSS && !(cfg->loss_scale > 0 && isfinite(cfg->loss_scale)))
 		return FPL_EINVAL;
+	if (is_block(cfg) && (cfg->scaling != FPL_AR_SCALE_NONE ||
+			      fpl_block_check(&cfg->comm_block, NULL, 0)))
+		return FPL_EINVAL;
 	if (n == 0)
 		return 0;
 	if (!g || !out || n > SIZE_MAX / sizeof(double) / cfg->nodes)
@@ -325,6 +389,19 @@ static double max_abs(const double *const *g, uint32_t P, size_t n)
 	return m;
 }
 
+/* Bytes of one transfer of len values in a block format: codes and
+ * scales bit-packed (the header). */
+static uint64_t block_bytes(const fpl_block_format *b, uint64_t len)
+{
+	size_t dims[1] = { (size_t)len }, nb = 0;
+	uint64_t bits;
+
+	fpl_block_layout(b, dims, 1, &nb, NULL, NULL);
+	bits = len * (uint64_t)b->elem.nbits + nb * (uint64_t)b->scale.nbits
+	       + (b->tensor_scale ? 32 : 0);
+	return (bits + 7) / 8;
+}
+
 /* Bytes sent by the busiest node. */
 static uint64_t busiest(const fpl_ar_schedule *S, const fpl_ar_config *cfg, uint64_t *per)
 {
@@ -334,7 +411,9 @@ static uint64_t busiest(const fpl_ar_schedule *S, const fpl_ar_config *cfg, uint
 
 	memset(per, 0, S->nodes * sizeof *per);
 	for (x = 0; x < S->nx; x++)
-		per[S->x[x].src] += (S->x[x].hi - S->x[x].lo) * bpv;
+		per[S->x[x].src] += is_block(cfg)
+			? block_bytes(&cfg->comm_block, S->x[x].hi - S->x[x].lo)
+			: (S->x[x].hi - S->x[x].lo) * bpv;
 	for (i = 0; i < S->nodes; i++)
 		if (per[i] > m)
 			m = per[i];
@@ -344,6 +423,7 @@ static uint64_t busiest(const fpl_ar_schedule *S, const fpl_ar_config *cfg, uint
 static void finish_report(fpl_ar_report *rep, run *R, const fpl_ar_schedule *S, uint64_t *per,
 			  int threads)
 {
+	size_t dims[1] = { (size_t)R->n };
 	uint32_t i;
 	int t, k;
 
@@ -353,6 +433,8 @@ static void finish_report(fpl_ar_report *rep, run *R, const fpl_ar_schedule *S, 
 	rep->bytes_sent = busiest(S, R->cfg, per) + (R->cfg->scaling == FPL_AR_SCALE_APS
 						      && !R->cfg->keep_fp32);
 	rep->scale_log2 = R->shift;
+	rep->bits_per_value = R->cfg->keep_fp32 ? 32 : is_block(R->cfg)
+		? fpl_block_bits(&R->cfg->comm_block, dims, 1) : R->cfg->comm.nbits;
 	for (t = 0; t < FPL_MAX_THREADS; t++)
 		for (k = 0; k < FPL_NFLAGS; k++)
 			rep->count[k] += R->t[t].cnt[k];
@@ -407,7 +489,9 @@ int fpl_allreduce(double *out, fpl_ar_report *rep, const fpl_ar_config *cfg,
 		fpl_state_fork(st, &R->node[i], i);
 	R->shift = cfg->scaling == FPL_AR_SCALE_APS && n ? fpl_ar_aps_shift(cfg, max_abs(g, P, n)) : 0;
 
-	if (n)
+	if (n && is_block(cfg))
+		fpl__parallel(P, threads, cast_block, R);
+	else if (n)
 		fpl__parallel((size_t)P * n, threads, cast_range, R);
 	for (x = 0; x < S.nx; x = x1) {
 		for (x1 = x + 1; x1 < S.nx && S.x[x1].step == S.x[x].step;)

@@ -21,6 +21,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <fplab/block.h>
+
 #include <fplab/allreduce.h>
 #include <fplab/error.h>
 #include <fplab/ops.h>
@@ -51,6 +53,7 @@ typedef struct eff {
 	const fpl_format *comm, *acc;
 	fpl_rnd comm_rnd, acc_rnd;
 	fpl_ar_scaling scaling;
+	const fpl_block_format *blk;	/* a block comm format, or NULL */
 } eff;
 
 static void effective(eff *E, const fpl_ar_config *cfg)
@@ -60,13 +63,41 @@ static void effective(eff *E, const fpl_ar_config *cfg)
 		E->comm = E->acc = &E->f32;
 		E->comm_rnd = E->acc_rnd = FPL_RND_NE;
 		E->scaling = FPL_AR_SCALE_NONE;
+		E->blk = NULL;
 	} else {
 		E->comm = &cfg->comm;
 		E->acc = &cfg->acc;
 		E->comm_rnd = cfg->comm_rnd;
 		E->acc_rnd = cfg->acc_rnd;
 		E->scaling = cfg->scaling;
+		E->blk = cfg->comm_is_block ? &cfg->comm_block : NULL;
 	}
+}
+
+/*
+ * A block comm format: x[0..len-1] quantized and dequantized as one 1-D
+ * tensor (blocks from x[0]) into y, element j drawing index base + j.
+ * fpl_block_round numbers its draws from st->counter, so the counter is
+ * set to base for the call and restored after: the node's counter is
+ * neither read nor changed, as for the plain roundings.  The flags and
+ * counts of the element roundings go into node as fpl__commit puts
+ * them.  fpl_block_round fails only for want of memory (the arguments are
+ * valid by construction); y is then NaN, so the failure shows in the
+ * result and its nan count instead of passing unnoticed.
+ */
+static void block_round(double *y, const double *x, size_t len, uint64_t base, const eff *E,
+			fpl_state *node)
+{
+	uint64_t saved = node->counter;
+	size_t dims[1] = { len }, j;
+
+	if (!len)
+		return;
+	node->counter = base;
+	if (fpl_block_round(E->blk, y, x, dims, 1, E->comm_rnd, node, NULL))
+		for (j = 0; j < len; j++)
+			y[j] = NAN;
+	node->counter = saved;
 }
 
 static int bitlen128(unsigned __int128 x)
@@ -108,6 +139,10 @@ void fpl_ar_round_cast(double *y, const double *g, size_t len, uint64_t lo, int 
 	size_t j;
 
 	effective(&E, cfg);
+	if (E.blk) {	/* scaling is none: fpl_allreduce refuses the others */
+		block_round(y, g, len, lo, &E, node);
+		return;
+	}
 	for (j = 0; j < len; j++) {
 		double x = g[j], r;
 		uint64_t idx = lo + j;
@@ -137,6 +172,10 @@ void fpl_ar_round_send(double *y, const double *x, size_t len, uint64_t lo, uint
 	size_t j;
 
 	effective(&E, cfg);
+	if (E.blk) {
+		block_round(y, x, len, base, &E, node);
+		return;
+	}
 	for (j = 0; j < len; j++) {
 		unsigned fl = 0;
 		y[j] = fpl__round_ix(E.comm, x[j], E.comm_rnd, node, base + j, &fl);

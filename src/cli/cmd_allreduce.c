@@ -59,10 +59,13 @@ struct scale {
 	const char *spell;
 };
 
-/* One value of --comm or --acc. */
+/* One value of --comm or --acc (is_block: --comm only, a block format
+ * whose element format is f). */
 struct spec {
 	fpl_format f;
 	fpl_rnd rnd;
+	int is_block;
+	fpl_block_format blk;
 	char spell[CLI_SPEC_MAX];
 };
 
@@ -243,6 +246,38 @@ static void lists_release(struct lists *l)
 		free(l->store[i]);
 }
 
+/*
+ * A block format as a --comm item: SPEC or SPEC:MODE (fplab/block.h's
+ * grammar; MODE as -r, for the elements).  1 when v is not spelled as a
+ * block spec (the caller tries the plain formats), 0 with *b, *rnd and
+ * *has_mode set, or -2 after a message.
+ */
+static int block_item(const char *o, const char *v, fpl_block_format *b, fpl_rnd *rnd,
+		      int *has_mode)
+{
+	char err[256], head[CLI_SPEC_MAX];
+	const char *colon = strrchr(v, ':');
+	fpl_rnd r;
+
+	if (!fpl_block_is_spec(v))
+		return 1;
+	*has_mode = 0;
+	if (!fpl_block_parse(b, v, err, sizeof err))
+		return 0;
+	if (colon && !fpl_rnd_parse(colon + 1, &r) && (size_t)(colon - v) < sizeof head) {
+		char err2[256];
+
+		snprintf(head, sizeof head, "%.*s", (int)(colon - v), v);
+		if (!fpl_block_parse(b, head, err2, sizeof err2)) {
+			*rnd = r;
+			*has_mode = 1;
+			return 0;
+		}
+	}
+	error("%s: %s", o, err[0] ? err : "not a block format");
+	return -2;
+}
+
 /* --comm or --acc items into specs (mode: -r where the item gives none). */
 static int specs(const char *o, const char *arg, char **store, struct spec *sp, size_t *n)
 {
@@ -253,9 +288,23 @@ static int specs(const char *o, const char *arg, char **store, struct spec *sp, 
 	if (!(*n = split(o, arg, store, v)))
 		return -2;
 	for (i = 0; i < *n; i++) {
+		int rc;
+
 		sp[i].rnd = opt.ro.rnd;
-		if (cli_format_spec(o, v[i], &sp[i].f, &sp[i].rnd, NULL, &has_mode))
+		sp[i].is_block = 0;
+		rc = !strcmp(o, "--comm") ? block_item(o, v[i], &sp[i].blk, &sp[i].rnd, &has_mode)
+			: 1;
+		if (rc == 0) {
+			sp[i].is_block = 1;
+			sp[i].f = sp[i].blk.elem;
+		} else if (rc < 0) {
 			return -2;
+		} else if (fpl_block_is_spec(v[i])) {
+			return error("%s '%s': a block-scaled format is a communication format; the "
+				     "accumulator (--acc) holds plain values", o, v[i]), -2;
+		} else if (cli_format_spec(o, v[i], &sp[i].f, &sp[i].rnd, NULL, &has_mode)) {
+			return -2;
+		}
 		snprintf(sp[i].spell, sizeof sp[i].spell, has_mode ? "%s" : "%s:%s", v[i],
 			 fpl_rnd_name(sp[i].rnd));
 	}
@@ -345,6 +394,17 @@ static int make_lists(struct lists *l, uint32_t nodes)
 	l->nscale = 1;
 	if (opt.scale && scales(opt.scale, &l->store[4], l))
 		return -2;
+	for (i = 0; i < l->ncomm; i++)
+		for (j = 0; l->comm[i].is_block && j < l->nscale; j++) {
+			if (l->scale[j].kind != FPL_AR_SCALE_NONE)
+				return error("--comm %s with --scale %s: a block format carries its "
+					     "own scales; give --scale none", l->comm[i].spell,
+					     l->scale[j].spell), -2;
+			if (opt.mpi)
+				return error("--comm %s with --mpi: block formats over MPI are not "
+					     "implemented (the simulation takes them)",
+					     l->comm[i].spell), -2;
+		}
 	for (i = 0; i < l->nalgo; i++)
 		for (j = 0; j < i; j++)
 			if (l->algo[i] == l->algo[j])
@@ -359,7 +419,8 @@ static int make_lists(struct lists *l, uint32_t nodes)
 static const char *const cols[] = {
 	"algo", "group", "comm", "acc", "scale", "layer", "n", "nodes", "steps",
 	"bytes_per_node", "scale_log2", "mean_rel_error", "max_rel_error", "inexact",
-	"underflow", "overflow", "saturated", "flushed", "invalid", "became_zero", "nan", "inf"
+	"underflow", "overflow", "saturated", "flushed", "invalid", "became_zero", "nan", "inf",
+	"bits_per_value"	/* last: the columns before keep their places */
 };
 #define NCOLS (sizeof cols / sizeof *cols)
 
@@ -401,6 +462,7 @@ static void row(struct cli_table *t, const struct combo *c, const char *layer,
 	cli_table_int(t, (long long)r->became_zero);
 	cli_table_int(t, (long long)r->nan);
 	cli_table_int(t, (long long)r->inf);
+	cli_table_num(t, r->bits_per_value);
 }
 
 /* Add layer report r into the total tot (avg_rel holds the sum so far). */
@@ -411,6 +473,7 @@ static void add_total(fpl_ar_report *tot, const fpl_ar_report *r)
 	tot->n += r->n;
 	tot->steps += r->steps;
 	tot->bytes_sent += r->bytes_sent;
+	tot->bits_per_value += r->bits_per_value * (double)r->n;	/* divided by n at the end */
 	tot->avg_rel += r->avg_rel * (double)r->rel_n;
 	tot->rel_n += r->rel_n;
 	if (r->max_rel > tot->max_rel || isnan(r->max_rel))
@@ -466,9 +529,11 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 		c->cfg.keep_fp32 = y->fp32;
 		if (y->ninx)
 			hold(c, y, &warned);
-		if (cmd_allreduce_mpi)
+		if (cmd_allreduce_mpi) {
 			rc = cmd_allreduce_mpi->allreduce(out + off, &rep, &c->cfg, g, y->n, &st,
 							  opt.ro.st.threads);
+			rep.bits_per_value = y->fp32 ? 32 : c->cfg.comm.nbits;	/* plain only */
+		}
 		else
 			rc = fpl_allreduce(out + off, &rep, &c->cfg, g, y->n, &st);
 		if (rc) {
@@ -489,6 +554,7 @@ static int run_combo(struct cli_table *t, struct combo *c, struct cli_layers *ls
 	}
 	if (!rc) {
 		tot.avg_rel = tot.rel_n ? tot.avg_rel / (double)tot.rel_n : 0;
+		tot.bits_per_value = tot.n ? tot.bits_per_value / (double)tot.n : 0;
 		row(t, c, "total", &tot, isinf(kmin) ? 0 : kmin, 0);
 	}
 	free(g);
@@ -569,11 +635,16 @@ static int write_output(const struct cli_layers *ls, const double *out)
 /* ------------------------------------------------------------- the run */
 static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 {
+	static struct spec fp32_acc;
+
 	struct cli_table t;
 	struct combo c;
 	size_t a, g, m, k, s;
 	int rc = 0;
 
+	fpl_format_lookup(&fp32_acc.f, "fp32");
+	fp32_acc.rnd = FPL_RND_NE;
+	snprintf(fp32_acc.spell, sizeof fp32_acc.spell, "fp32:ne");
 	cli_table_begin(&t, stdout, opt.report, cols, (int)NCOLS);
 	progress_done = 0;
 	if (!cmd_allreduce_mpi || !cmd_allreduce_mpi->rank)
@@ -586,11 +657,16 @@ static int sweep(struct lists *li, struct cli_layers *ls, double *out)
 						const struct spec *acc = li->acc_default ? &li->comm[m]
 							: &li->acc[k];
 
+						if (li->acc_default && li->comm[m].is_block)
+							acc = &fp32_acc;	/* a block format is no accumulator */
+
 						fpl_ar_config_init(&c.cfg);
 						c.cfg.algo = li->algo[a];
 						c.cfg.nodes = ls->nodes;
 						c.cfg.group = fpl_ar_algo_grouped(li->algo[a]) ? li->group[g] : 1;
 						c.cfg.comm = li->comm[m].f;
+						c.cfg.comm_is_block = li->comm[m].is_block;
+						c.cfg.comm_block = li->comm[m].blk;
 						c.cfg.comm_rnd = li->comm[m].rnd;
 						c.cfg.acc = acc->f;
 						c.cfg.acc_rnd = acc->rnd;

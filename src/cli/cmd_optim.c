@@ -193,6 +193,17 @@ struct run {
 	int warned;		/* of such a number (hold_warning) */
 };
 
+/* A block format (fplab/block.h) in an optimizer slot: the optimizer
+ * rounds its tensors element by element, flat, without the dims a block
+ * grid needs; not implemented (fplab-optim(1)).  -2 after the message. */
+static int block_refused(const char *o, const char *v)
+{
+	error("%s '%s': a block-scaled format; the optimizer's slots (weight, master, "
+	      "gradients, state, arithmetic) do not take block formats (not implemented; "
+	      "fplab train takes weight = BLOCK with fp32-master, and GEMM operands)", o, v);
+	return -2;
+}
+
 /* A format KEY's value FMT[:MODE] into f (and rnd when a mode is given). */
 static int key_format(const char *spec, const char *key, const char *v, fpl_format *f,
 		      fpl_rnd *rnd)
@@ -201,6 +212,8 @@ static int key_format(const char *spec, const char *key, const char *v, fpl_form
 	int has_mode;
 
 	snprintf(o, sizeof o, "--policy '%s': %s", spec, key);
+	if (fpl_block_is_spec(v))
+		return block_refused(o, v);
 	return cli_format_spec(o, v, f, rnd, NULL, &has_mode);
 }
 
@@ -289,6 +302,8 @@ static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
 		return error("--policy '%s': an empty KEY=VALUE", spec), -2;
 	if (comma)
 		*comma = 0;
+	if (fpl_block_is_spec(colon + 1))
+		return block_refused("--policy", colon + 1);
 	if (cli_format_spec("--policy", colon + 1, &w, &rnd, NULL, &has_mode))
 		return -2;
 	rc = fpl_opt_policy_preset(&r->cfg.policy, m, &w);

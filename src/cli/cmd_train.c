@@ -54,7 +54,7 @@ static const char *const policy_keys[] = {
 	"bwd.out", "bwd.profile", "red.in", "red.a", "red.b", "red.prod", "red.acc", "red.order",
 	"red.out", "red.profile", "act", "grad", "master", "weight", "weight-sr", "master-format",
 	"state", "arith", "unscale", "loss-scale", "comm", "comm-acc", "comm-scale", "algo",
-	"comm-fp32"
+	"comm-fp32", "fwd.a-block", "fwd.b-block", "bwd.a-block", "bwd.b-block", "rht"
 };
 
 static struct train_opts {
@@ -349,9 +349,13 @@ static int overrides(struct pol *pp)
 		if ((rc = override(pp, "--algo", "algo", NULL, v, "algo")))
 			return rc;
 	}
-	/* as fplab allreduce: without --comm-acc, sums in the --comm format */
-	if (opt.comm && (rc = override(pp, "--comm", "comm", opt.comm_acc ? NULL : "comm-acc",
-				       opt.comm, "comm")))
+	/* as fplab allreduce: without --comm-acc, sums in the --comm format,
+	 * or in fp32 for a block format (no accumulator) */
+	if (opt.comm && (rc = override(pp, "--comm", "comm", opt.comm_acc || fpl_block_is_spec(
+					       opt.comm) ? NULL : "comm-acc", opt.comm, "comm")))
+		return rc;
+	if (opt.comm && !opt.comm_acc && fpl_block_is_spec(opt.comm)
+	    && (rc = override(pp, "--comm", "comm-acc", NULL, "fp32:ne", "comm-acc")))
 		return rc;
 	if (opt.comm_acc && (rc = override(pp, "--comm-acc", "comm-acc", NULL, opt.comm_acc,
 					   "comm-acc")))

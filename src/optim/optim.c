@@ -80,7 +80,7 @@ static int tensor_init(fpl_optim *o, opt_tensor *T, const double *w0)
 	case FPL_MASTER_FP32:
 		if ((r = opt__round(&p->master_fmt, FPL_RND_NE, &T->st, T->m, w0, n)))
 			return r;
-		r = opt__round(&p->weight, p->weight_rnd, &T->st, T->w, T->m, n);
+		r = opt__derive(o, T);
 		break;
 	case FPL_MASTER_SPLIT: {
 		double *m = o->scr[SCR_M];
@@ -113,6 +113,7 @@ static int create(fpl_optim *o, const size_t *sizes, const double *const *w0,
 		return FPL_ENOMEM;
 	for (j = 0; j < o->nt; j++) {
 		o->T[j].n = sizes[j];
+		o->T[j].cols = o->cfg.cols && sizes[j] ? o->cfg.cols[j] : sizes[j] ? sizes[j] : 1;
 		if (sizes[j] > o->nmax)
 			o->nmax = sizes[j];
 		if (total + sizes[j] < total)
@@ -153,7 +154,8 @@ int fpl_optim_create(fpl_optim **out, const fpl_opt_config *cfg, size_t ntensors
 	if (!cfg || !st || (ntensors && (!sizes || !w0)) || st->sr_bits < 1 || st->sr_bits > 32)
 		return FPL_EINVAL;
 	for (j = 0; j < ntensors; j++)
-		if (sizes[j] && !w0[j])
+		if ((sizes[j] && !w0[j])
+		    || (cfg->cols && sizes[j] && (!cfg->cols[j] || sizes[j] % cfg->cols[j])))
 			return FPL_EINVAL;
 	if ((r = opt__validate(cfg)))
 		return r;
@@ -174,6 +176,7 @@ int fpl_optim_create(fpl_optim **out, const fpl_opt_config *cfg, size_t ntensors
 		fpl_optim_free(o);
 		return r;
 	}
+	o->cfg.cols = NULL;	/* read by create only: T[j].cols holds them */
 	*out = o;
 	return 0;
 }

@@ -37,6 +37,7 @@ enum {
 
 typedef struct opt_tensor {
 	size_t n;
+	size_t cols;		/* its last axis (block weights); n when not given */
 	fpl_state st;		/* fpl_state_fork(st, ., j) */
 	double *w;		/* stored weights, values of `weight` */
 	double *m;		/* fp32-master: the master; kahan: the compensation c */
@@ -113,6 +114,9 @@ double *opt__begin(fpl_optim *o, opt_tensor *T);
 /* w = w - u (u in scr[SCR_U]), or, with decay, w = w - k*w (one rounding). */
 int opt__apply(fpl_optim *o, opt_tensor *T, double *wc, const double *u);
 int opt__apply_decay(fpl_optim *o, opt_tensor *T, double *wc, double k);
+/* The stored weight w from the master m (fp32-master): rounded into
+ * `weight`, or block-rounded over the tensor's rows. */
+int opt__derive(fpl_optim *o, opt_tensor *T);
 /* Derive the stored weight from the master, and count. */
 int opt__end(fpl_optim *o, opt_tensor *T, const double *wc, fpl_opt_report *rep);
 /* Split a binary32 value into its stored weight and trail, and back. */

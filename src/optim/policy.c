@@ -283,7 +283,8 @@ void fpl_opt_memory_per_param(const fpl_opt_config *c, fpl_opt_memory *m)
 	if (!c)
 		return;
 	p = &c->policy;
-	m->weight = bytes(&p->weight);
+	m->weight = p->weight_is_block ? fpl_block_bits(&p->weight_block, NULL, 0) / 8
+		: bytes(&p->weight);
 	switch (p->master) {
 	case FPL_MASTER_FP32: m->master = bytes(&p->master_fmt); break;
 	case FPL_MASTER_SPLIT: m->master = (double)(p->master_fmt.nbits - p->weight.nbits) / 8; break;
@@ -373,6 +374,10 @@ int opt__validate(const fpl_opt_config *c)
 		return FPL_EFORMAT;
 	if (p->master == FPL_MASTER_SPLIT && (!opt__split_ok(&p->weight)
 					      || !is_binary32(&p->master_fmt)))
+		return FPL_EFORMAT;
+	if (p->weight_is_block && p->master != FPL_MASTER_FP32)
+		return FPL_EINVAL;
+	if (p->weight_is_block && fpl_block_check(&p->weight_block, NULL, 0))
 		return FPL_EFORMAT;
 	return 0;
 }

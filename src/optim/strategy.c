@@ -183,6 +183,20 @@ static int same(double a, double b)
 	return fpl__bits(a) == fpl__bits(b);
 }
 
+int opt__derive(fpl_optim *o, opt_tensor *T)
+{
+	const fpl_opt_policy *p = &o->cfg.policy;
+	size_t dims[2];
+
+	if (!p->weight_is_block)
+		return opt__round(&p->weight, p->weight_rnd, &T->st, T->w, T->m, T->n);
+	if (!T->n)
+		return 0;
+	dims[0] = T->n / T->cols;
+	dims[1] = T->cols;
+	return fpl_block_round(&p->weight_block, T->w, T->m, dims, 2, p->weight_rnd, &T->st, NULL);
+}
+
 int opt__end(fpl_optim *o, opt_tensor *T, const double *wc, fpl_opt_report *rep)
 {
 	const fpl_opt_policy *p = &o->cfg.policy;
@@ -193,7 +207,7 @@ int opt__end(fpl_optim *o, opt_tensor *T, const double *wc, fpl_opt_report *rep)
 	int r;
 
 	if (p->master == FPL_MASTER_FP32) {
-		if ((r = opt__round(&p->weight, p->weight_rnd, &T->st, T->w, T->m, n)))
+		if ((r = opt__derive(o, T)))
 			return r;
 	} else if (p->master == FPL_MASTER_SPLIT) {
 		for (i = 0; i < n; i++)

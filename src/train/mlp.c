@@ -197,6 +197,21 @@ static int col_item(void *ctx, size_t j, fpl_state *st)
 }
 
 /* H_l = relu(Z_l) in place (see the file's comment). */
+/*
+ * A stored tensor (rows x cols, row-major) into a slot: blocks over its
+ * dims with a block format (fpl_block_round), else fpl_round_array.  In
+ * place is allowed (y == x), as both calls allow it.
+ */
+static int store(const fpl_train_block *blk, const fpl_format *f, fpl_rnd r, double *y,
+		 const double *x, size_t rows, size_t cols, fpl_state *st)
+{
+	size_t dims[2] = { rows, cols };
+
+	if (blk->on)
+		return rows && cols ? fpl_block_round(&blk->b, y, x, dims, 2, r, st, NULL) : 0;
+	return fpl_round_array(f, y, x, rows * cols, r, st);
+}
+
 static void relu(double *h, size_t n)
 {
 	size_t i;
@@ -213,7 +228,7 @@ int tr__forward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const fp
 	const size_t *sz = t->cfg.sizes;
 	size_t d = sz[0], C = sz[t->L], l, i, j;
 	fpl_state st;
-	int r;
+	int r = 0;
 
 	for (i = 0; i < n; i++) {
 		const float *x = ds->x + rows[i] * d;
@@ -221,7 +236,7 @@ int tr__forward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const fp
 			t->xin[i * d + j] = x[j];
 	}
 	role(&st, parent, node, 0, TR_INPUT);
-	if ((r = fpl_round_array(&p->act, t->h[0], t->xin, n * d, p->act_rnd, &st)))
+	if ((r = store(&p->act_block, &p->act, p->act_rnd, t->h[0], t->xin, n, d, &st)))
 		return r;
 	add(c->act, &st);
 	for (l = 1; l <= t->L; l++) {
@@ -233,12 +248,12 @@ int tr__forward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const fp
 		for (i = 0; i < n; i++)
 			memcpy(z + i * m, b, m * sizeof *z);	/* C: the bias on every row */
 		role(&st, parent, node, l, TR_FWD);
-		if ((r = fpl_accum_gemm(z, m, &p->fwd, 1, n, m, k, t->h[l - 1], k, 0, W, k, 1, NULL,
-					&st)))
+		if ((r = fpl_accum_gemm(z, m, &t->fwd_m, 1, n, m, k, t->h[l - 1], k, 0, W, k, 1,
+					NULL, &st)))
 			return r;
 		add(c->act, &st);
 		role(&st, parent, node, l, TR_ACT);
-		if ((r = fpl_round_array(&p->act, z, z, n * m, p->act_rnd, &st)))
+		if ((r = store(&p->act_block, &p->act, p->act_rnd, z, z, n, m, &st)))
 			return r;
 		add(c->act, &st);
 		if (l < t->L)
@@ -276,9 +291,16 @@ static int dlogits(fpl_trainer *t, const fpl_state *parent, uint64_t node, const
 			t->kc[i * C + k] = cscale;
 		}
 	role(&st, parent, node, t->L, TR_DLOGIT);
-	if ((r = fpl_sub_array(&p->grad, t->ga, t->prob, t->onehot, n * C, p->grad_rnd, &st))
-	    || (r = fpl_mul_array(&t->gmul, t->ga, t->ga, t->kc, n * C, p->grad_rnd, &st)))
-		return r;
+	{	/* a block grad: the arithmetic in binary32 (ne), then the blocks */
+		fpl_rnd ar = p->grad_block.on ? FPL_RND_NE : p->grad_rnd;
+
+		if ((r = fpl_sub_array(&t->gsub, t->ga, t->prob, t->onehot, n * C, ar, &st))
+		    || (r = fpl_mul_array(&t->gmul, t->ga, t->ga, t->kc, n * C, ar, &st)))
+			return r;
+		if (p->grad_block.on
+		    && (r = store(&p->grad_block, &p->grad, p->grad_rnd, t->ga, t->ga, n, C, &st)))
+			return r;
+	}
 	add(c->grad, &st);
 	return 0;
 }
@@ -302,11 +324,11 @@ int tr__backward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const f
 
 		/* dW = G^T H, then into grad */
 		role(&st, parent, node, l, TR_DW);
-		if ((r = fpl_accum_gemm(dW, k, &p->bwd, 0, m, k, n, G, m, 1, H, k, 0, NULL, &st)))
+		if ((r = fpl_accum_gemm(dW, k, &t->dw_m, 0, m, k, n, G, m, 1, H, k, 0, NULL, &st)))
 			return r;
 		add(c->grad, &st);
 		role(&st, parent, node, l, TR_DW_ROUND);
-		if ((r = fpl_round_array(&p->grad, dW, dW, m * k, p->grad_rnd, &st)))
+		if ((r = store(&p->grad_block, &p->grad, p->grad_rnd, dW, dW, m, k, &st)))
 			return r;
 		add(c->grad, &st);
 		/* db_j = the column sums of G, then into grad */
@@ -318,18 +340,18 @@ int tr__backward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const f
 		}
 		add(c->grad, &st);
 		role(&st, parent, node, l, TR_DB_ROUND);
-		if ((r = fpl_round_array(&p->grad, db, t->db, m, p->grad_rnd, &st)))
+		if ((r = store(&p->grad_block, &p->grad, p->grad_rnd, db, t->db, 1, m, &st)))
 			return r;
 		add(c->grad, &st);
 		if (l == 1)
 			break;
 		/* D = G W, into grad, masked by ReLU's H > 0 */
 		role(&st, parent, node, l, TR_DX);
-		if ((r = fpl_accum_gemm(D, k, &p->bwd, 0, n, k, m, G, m, 0, W, k, 0, NULL, &st)))
+		if ((r = fpl_accum_gemm(D, k, &t->dx_m, 0, n, k, m, G, m, 0, W, k, 0, NULL, &st)))
 			return r;
 		add(c->grad, &st);
 		role(&st, parent, node, l, TR_DX_ROUND);
-		if ((r = fpl_round_array(&p->grad, D, D, n * k, p->grad_rnd, &st)))
+		if ((r = store(&p->grad_block, &p->grad, p->grad_rnd, D, D, n, k, &st)))
 			return r;
 		add(c->grad, &st);
 		for (i = 0; i < n * k; i++)

@@ -24,7 +24,8 @@
 #include "util/sbuf.h"
 
 static const char *const preset_names[] = {
-	"fp32", "bf16-mixed", "fp16-mixed", "fp16-pure", "fp8-e4m3", "aps-e4m3-comm", NULL
+	"fp32", "bf16-mixed", "fp16-mixed", "fp16-pure", "fp8-e4m3", "aps-e4m3-comm", "mxfp8",
+	"nvfp4", NULL
 };
 
 const char *const *fpl_train_presets(void)
@@ -84,6 +85,49 @@ static void mixed_policy(fpl_train_policy *p, const char *low)
 	fpl_opt_policy_preset(&p->opt, FPL_MASTER_FP32, &w);
 }
 
+/* The optimizer receives the backward pass's gradients: in grad's
+ * format, or, for a block grad (whose values are the block's, not the
+ * element format's), the all-reduced sums rounded into binary32. */
+static void opt_grad(fpl_train_policy *t)
+{
+	if (t->grad_block.on) {
+		fmt(&t->opt.grad, "fp32");
+		t->opt.grad_rnd = FPL_RND_NE;
+	} else {
+		t->opt.grad = t->grad;
+		t->opt.grad_rnd = t->grad_rnd;
+	}
+}
+
+static void block(fpl_train_block *b, const char *spec)
+{
+	b->on = fpl_block_parse(&b->b, spec, NULL, 0) == 0;	/* valid specs: cannot fail */
+}
+
+/*
+ * mxfp8 and nvfp4: GEMMs whose operands are block formats along K (the
+ * trainer sets them on the models), exact products, an fp32 accumulator;
+ * a bf16 copy of activations and gradients, fp32 master with bf16 weights.
+ */
+static void block_policy(fpl_train_policy *p, const char *a, const char *w, const char *g,
+			 fpl_rnd grnd)
+{
+	fpl_format bf;
+
+	fp32_policy(p);
+	gemm_model(&p->fwd, "fp32", "fp32", "fp32", FPL_RND_NE);
+	p->bwd = p->fwd;
+	fmt(&p->act, "bf16");
+	p->grad = p->act;
+	fmt(&bf, "bf16");
+	fpl_opt_policy_preset(&p->opt, FPL_MASTER_FP32, &bf);
+	block(&p->fwd_ops.a, a);	/* H: activations */
+	block(&p->fwd_ops.b, w);	/* W */
+	block(&p->bwd_ops.a, g);	/* G: gradients */
+	block(&p->bwd_ops.b, a);	/* H in dW = G^T H; W in dX = G W takes fwd.b-block */
+	p->bwd_ops.a_rnd = grnd;
+}
+
 int fpl_train_policy_preset(fpl_train_policy *p, const char *name)
 {
 	fpl_train_policy t;
@@ -118,6 +162,15 @@ int fpl_train_policy_preset(fpl_train_policy *p, const char *name)
 		fmt(&t.grad, "e5m2");
 		fmt(&w, "bf16");
 		fpl_opt_policy_preset(&t.opt, FPL_MASTER_FP32, &w);
+	} else if (!strcmp(name, "mxfp8")) {
+		/* OCP MX, as Transformer Engine's MXFP8 recipe: e4m3 elements
+		 * forward and backward, 32 along K, e8m0 scales by rceil */
+		block_policy(&t, "mxfp8:rceil", "mxfp8:rceil", "mxfp8:rceil", FPL_RND_NE);
+	} else if (!strcmp(name, "nvfp4")) {
+		/* NVFP4 training (NVIDIA 2025): 1x16 blocks for activations and
+		 * gradients, 16x16 tiles for weights (the same blocks for W and
+		 * W^T), stochastic rounding of the gradients */
+		block_policy(&t, "nvfp4", "nvfp4:16x16", "nvfp4", FPL_RND_SP);
 	} else if (!strcmp(name, "aps-e4m3-comm")) {
 		fp32_policy(&t);
 		fmt(&t.comm.comm, "e4m3fn");
@@ -128,8 +181,7 @@ int fpl_train_policy_preset(fpl_train_policy *p, const char *name)
 		return FPL_ENOTFOUND;
 	}
 	/* the optimizer receives the backward pass's gradients */
-	t.opt.grad = t.grad;
-	t.opt.grad_rnd = t.grad_rnd;
+	opt_grad(&t);
 	snprintf(t.name, sizeof t.name, "%s", name);
 	*p = t;
 	return 0;
@@ -151,6 +203,110 @@ static int spec(const char *key, const char *v, fpl_format *f, fpl_rnd *r, int *
 		return fail(err, errlen, FPL_EPARSE,
 			    "%s: expected FORMAT[+daz][+ftz][+nosub][+sat][:MODE%s], got '%s'", key,
 			    given ? "|:given" : "", v);
+	return 0;
+}
+
+/*
+ * A block format as a slot's value: SPEC or SPEC:MODE (fplab/block.h's
+ * grammar; MODE rounds the elements, into *r).  1 when v is not spelled
+ * as a block spec (the caller reads a plain format), 0, or FPL_EPARSE
+ * with the message.
+ */
+static int block_value(const char *key, const char *v, fpl_train_block *blk, fpl_rnd *r,
+		       char *err, size_t errlen)
+{
+	char e1[256], e2[256], head[160];
+	const char *colon = strrchr(v, ':');
+	fpl_rnd m;
+
+	if (!fpl_block_is_spec(v))
+		return 1;
+	if (!fpl_block_parse(&blk->b, v, e1, sizeof e1)) {
+		blk->on = 1;
+		*r = FPL_RND_NE;
+		return 0;
+	}
+	if (colon && !fpl_rnd_parse(colon + 1, &m) && (size_t)(colon - v) < sizeof head) {
+		snprintf(head, sizeof head, "%.*s", (int)(colon - v), v);
+		if (!fpl_block_parse(&blk->b, head, e2, sizeof e2)) {
+			blk->on = 1;
+			*r = m;
+			return 0;
+		}
+	}
+	return fail(err, errlen, FPL_EPARSE, "%s: %s", key, e1[0] ? e1 : "not a block format");
+}
+
+/* A slot that takes a plain or a block format: act, grad. */
+static int slot(const char *key, const char *v, fpl_format *f, fpl_rnd *r, fpl_train_block *blk,
+		char *err, size_t errlen)
+{
+	fpl_train_block nb;
+	fpl_rnd nr;
+	int rc = block_value(key, v, &nb, &nr, err, errlen);
+
+	if (rc == 1) {
+		if ((rc = spec(key, v, f, r, NULL, err, errlen)))
+			return rc;
+		blk->on = 0;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	*blk = nb;
+	*f = nb.b.elem;
+	*r = nr;
+	return 0;
+}
+
+/* A slot that does not take block formats yet: a clear refusal. */
+static int plain_only(const char *key, const char *v, char *err, size_t errlen)
+{
+	if (!fpl_block_is_spec(v))
+		return 0;
+	return fail(err, errlen, FPL_EPARSE, "%s: '%s' is a block-scaled format; the optimizer's "
+		    "slots master-format, state, arith, unscale, and comm-acc do not take block "
+		    "formats (not implemented; weight does, with master = fp32-master)", key, v);
+}
+
+/* fwd.a-block, fwd.b-block, bwd.a-block, bwd.b-block: none or a block
+ * format whose 1-D blocks run along the GEMM's K (a tile shape is kept). */
+static int operand_key(fpl_train_policy *t, const char *key, const char *v, char *err,
+		       size_t errlen)
+{
+	fpl_train_operands *o;
+	fpl_train_block nb, *blk;
+	fpl_rnd nr = FPL_RND_NE, *r;
+	int rc;
+
+	if (!strncmp(key, "fwd.", 4))
+		o = &t->fwd_ops;
+	else if (!strncmp(key, "bwd.", 4))
+		o = &t->bwd_ops;
+	else
+		return 1;
+	if (!strcmp(key + 4, "a-block")) {
+		blk = &o->a;
+		r = &o->a_rnd;
+	} else if (!strcmp(key + 4, "b-block")) {
+		blk = &o->b;
+		r = &o->b_rnd;
+	} else {
+		return 1;
+	}
+	if (!strcmp(v, "none")) {
+		memset(blk, 0, sizeof *blk);
+		*r = FPL_RND_NE;
+		return 0;
+	}
+	rc = block_value(key, v, &nb, &nr, err, errlen);
+	if (rc == 1)
+		return fail(err, errlen, FPL_EPARSE, "%s: expected none or a block format "
+			    "(mxfp8, nvfp4, block:ELEM:SCALE:...)[:MODE], got '%s'", key, v);
+	if (rc)
+		return rc;
+	*blk = nb;
+	*r = nr;
 	return 0;
 }
 
@@ -376,6 +532,10 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 	fpl_format f;
 	int rc;
 
+	if ((!strcmp(key, "master-format") || !strcmp(key, "state")
+	     || !strcmp(key, "arith") || !strcmp(key, "unscale"))
+	    && (rc = plain_only(key, v, err, errlen)))
+		return rc;
 	if (!strcmp(key, "master")) {
 		fpl_opt_master m;
 
@@ -383,6 +543,8 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 			return fail(err, errlen, FPL_EPARSE, "master: expected none, fp32-master, "
 				    "split, kahan or stochastic, got '%s'", v);
 		fpl_rnd wr = o->weight_rnd, ws = o->weight_sr;
+		fpl_block_format wb = o->weight_block;
+		int wib = o->weight_is_block;
 
 		f = o->weight;	/* the preset rewrites *o: not an alias of it */
 		if (fpl_opt_policy_preset(o, m, &f))
@@ -390,6 +552,8 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 				    "is binary32's top bits (bf16); weight is %s", v, o->weight.name);
 		o->weight_rnd = wr;	/* the weight's own modes stay */
 		o->weight_sr = ws;
+		o->weight_is_block = wib;	/* and its block */
+		o->weight_block = wb;
 		o->grad = t->grad;
 		o->grad_rnd = t->grad_rnd;
 		return 0;
@@ -410,8 +574,15 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 		o->master_fmt = f;
 		return 0;
 	}
-	if (!strcmp(key, "weight"))
-		return spec(key, v, &o->weight, &o->weight_rnd, NULL, err, errlen);
+	if (!strcmp(key, "weight")) {
+		fpl_train_block wb = { o->weight_is_block, o->weight_block };
+
+		if ((rc = slot(key, v, &o->weight, &o->weight_rnd, &wb, err, errlen)))
+			return rc;
+		o->weight_is_block = wb.on;
+		o->weight_block = wb.b;
+		return 0;
+	}
 	if (!strcmp(key, "state"))
 		return spec(key, v, &o->state, &o->state_rnd, NULL, err, errlen);
 	if (!strcmp(key, "arith"))
@@ -464,27 +635,40 @@ int fpl_train_policy_set(fpl_train_policy *p, const char *key, const char *value
 	if (!p || !key || !value)
 		return fail(err, errlen, FPL_EINVAL, "no policy, key or value");
 	t = *p;
-	if ((rc = model_key(&t, key, value, err, errlen)) <= 0
+	if ((rc = operand_key(&t, key, value, err, errlen)) <= 0
+	    || (rc = model_key(&t, key, value, err, errlen)) <= 0
 	    || (rc = opt_key(&t, key, value, err, errlen)) <= 0) {
 		/* done above */
 	} else if (!strcmp(key, "act")) {
-		rc = spec(key, value, &t.act, &t.act_rnd, NULL, err, errlen);
+		rc = slot(key, value, &t.act, &t.act_rnd, &t.act_block, err, errlen);
 	} else if (!strcmp(key, "grad")) {
-		rc = spec(key, value, &t.grad, &t.grad_rnd, NULL, err, errlen);
-		t.opt.grad = t.grad;
-		t.opt.grad_rnd = t.grad_rnd;
+		rc = slot(key, value, &t.grad, &t.grad_rnd, &t.grad_block, err, errlen);
+		opt_grad(&t);
 	} else if (!strcmp(key, "loss-scale")) {
 		rc = loss_scale(&t.scaler, key, value, err, errlen);
 	} else if (!strcmp(key, "comm")) {
-		rc = spec(key, value, &t.comm.comm, &t.comm.comm_rnd, NULL, err, errlen);
+		fpl_train_block cb = { t.comm.comm_is_block, t.comm.comm_block };
+
+		rc = slot(key, value, &t.comm.comm, &t.comm.comm_rnd, &cb, err, errlen);
+		t.comm.comm_is_block = cb.on;
+		t.comm.comm_block = cb.b;
 	} else if (!strcmp(key, "comm-acc")) {
-		rc = spec(key, value, &t.comm.acc, &t.comm.acc_rnd, NULL, err, errlen);
+		if (!(rc = plain_only(key, value, err, errlen)))
+			rc = spec(key, value, &t.comm.acc, &t.comm.acc_rnd, NULL, err, errlen);
 	} else if (!strcmp(key, "comm-scale")) {
 		rc = comm_scale(&t.comm, key, value, err, errlen);
 	} else if (!strcmp(key, "algo")) {
 		rc = algo(&t.comm, key, value, err, errlen);
 	} else if (!strcmp(key, "comm-fp32")) {
 		rc = comm_fp32(&t.comm_fp32, key, value, err, errlen);
+	} else if (!strcmp(key, "rht")) {
+		/* NVFP4 training's 16-point random Hadamard transform of the
+		 * dW GEMM's operands: not implemented (fplab-train(1)) */
+		if (strcmp(value, "none"))
+			rc = fail(err, errlen, FPL_EPARSE, "rht: the random Hadamard transform "
+				  "(NVFP4 training's 16-point RHT of the weight-gradient GEMM "
+				  "inputs) is not implemented; only 'none' is taken, got '%s'",
+				  value);
 	} else {
 		return fail(err, errlen, FPL_ENOTFOUND, "unknown key '%s'", key);
 	}
@@ -512,6 +696,30 @@ static void put_spec(fpl__sbuf *b, const char *key, const fpl_format *f, fpl_rnd
 		fpl__sbuf_put(b, "%s = %.*s\n", key, (int)strcspn(buf + 3, " "), buf + 3);
 	else
 		fpl__sbuf_put(b, "%s = %s:%s\n", key, f->name, fpl_rnd_name(r));
+}
+
+/* A slot that may hold a block format. */
+static void put_slot(fpl__sbuf *b, const char *key, const fpl_format *f, fpl_rnd r,
+		     const fpl_train_block *blk)
+{
+	char buf[160];
+
+	if (!blk->on) {
+		put_spec(b, key, f, r);
+		return;
+	}
+	fpl_block_spec(&blk->b, buf, sizeof buf);
+	fpl__sbuf_put(b, "%s = %s:%s\n", key, buf, fpl_rnd_name(r));
+}
+
+static void put_operand(fpl__sbuf *b, const char *key, const fpl_train_block *blk, fpl_rnd r)
+{
+	char buf[160];
+
+	if (!blk->on)	/* none: left out, as every preset a file starts from has it */
+		return;
+	fpl_block_spec(&blk->b, buf, sizeof buf);
+	fpl__sbuf_put(b, "%s = %s:%s\n", key, buf, fpl_rnd_name(r));
 }
 
 static void put_model(fpl__sbuf *b, const char *key, const fpl_accum_model *m)
@@ -562,11 +770,18 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 	put_model(&b, "fwd", &p->fwd);
 	put_model(&b, "bwd", &p->bwd);
 	put_model(&b, "red", &p->red);
-	put_spec(&b, "act", &p->act, p->act_rnd);
-	put_spec(&b, "grad", &p->grad, p->grad_rnd);
+	put_operand(&b, "fwd.a-block", &p->fwd_ops.a, p->fwd_ops.a_rnd);
+	put_operand(&b, "fwd.b-block", &p->fwd_ops.b, p->fwd_ops.b_rnd);
+	put_operand(&b, "bwd.a-block", &p->bwd_ops.a, p->bwd_ops.a_rnd);
+	put_operand(&b, "bwd.b-block", &p->bwd_ops.b, p->bwd_ops.b_rnd);
+	put_slot(&b, "act", &p->act, p->act_rnd, &p->act_block);
+	put_slot(&b, "grad", &p->grad, p->grad_rnd, &p->grad_block);
 	/* weight, then master (which derives the formats of the next keys
 	 * from the weight format) */
-	put_spec(&b, "weight", &o->weight, o->weight_rnd);
+	{
+		fpl_train_block wb = { o->weight_is_block, o->weight_block };
+		put_slot(&b, "weight", &o->weight, o->weight_rnd, &wb);
+	}
 	fpl__sbuf_put(&b, "weight-sr = %s\n", fpl_rnd_name(o->weight_sr));
 	fpl__sbuf_put(&b, "master = %s\n", fpl_opt_master_name(o->master));
 	put_spec(&b, "master-format", &o->master_fmt, FPL_RND_NE);
@@ -580,7 +795,10 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 		    s->backoff, (unsigned)s->interval);
 	else
 		fpl__sbuf_put(&b, "loss-scale = none\n");
-	put_spec(&b, "comm", &p->comm.comm, p->comm.comm_rnd);
+	{
+		fpl_train_block cb = { p->comm.comm_is_block, p->comm.comm_block };
+		put_slot(&b, "comm", &p->comm.comm, p->comm.comm_rnd, &cb);
+	}
 	put_spec(&b, "comm-acc", &p->comm.acc, p->comm.acc_rnd);
 	if (p->comm.scaling == FPL_AR_SCALE_LOSS)
 		fpl__sbuf_put(&b, "comm-scale = loss:%.17g\n", p->comm.loss_scale);

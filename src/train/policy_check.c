@@ -120,6 +120,37 @@ static const fpl_format *sum_format(const fpl_accum_model *m)
 	       ? &m->promo : &m->acc;
 }
 
+/*
+ * Block formats (fplab/block.h): a block comm format scales itself, so
+ * comm-scale must be none; and a GEMM input loaded as given must already
+ * be a value of its format, which block-dequantized values are not (they
+ * are element times scale), so a model that loads as given is refused
+ * beside any block slot.
+ */
+static int block_check(const fpl_train_policy *p, char *err, size_t errlen)
+{
+	int any = p->act_block.on || p->grad_block.on || p->fwd_ops.a.on || p->fwd_ops.b.on
+		  || p->bwd_ops.a.on || p->bwd_ops.b.on || p->opt.weight_is_block;
+
+	if (p->opt.weight_is_block && p->opt.master != FPL_MASTER_FP32)
+		return fail(err, errlen, FPL_EINVAL, "weight: the block format %s needs master = "
+			    "fp32-master (the stored weight derived from the master as blocks; "
+			    "master = %s is not implemented with block weights)",
+			    p->opt.weight_block.name, fpl_opt_master_name(p->opt.master));
+
+	if (p->comm.comm_is_block && p->comm.scaling != FPL_AR_SCALE_NONE)
+		return fail(err, errlen, FPL_EINVAL, "comm: the block format %s carries its own "
+			    "scales; comm-scale must be none", p->comm.comm_block.name);
+	if (any && (p->fwd.a_load == FPL_LOAD_GIVEN || p->fwd.b_load == FPL_LOAD_GIVEN
+		    || p->bwd.a_load == FPL_LOAD_GIVEN || p->bwd.b_load == FPL_LOAD_GIVEN
+		    || p->red.a_load == FPL_LOAD_GIVEN))
+		return fail(err, errlen, FPL_EINVAL, "a block format (act, grad, weight or a GEMM operand) "
+			    "with a model that loads its inputs as given: block values are elements "
+			    "times scales, not values of a format; give the models a format "
+			    "(fwd.in = fp32)");
+	return 0;
+}
+
 int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cfg, char *err,
 			   size_t errlen)
 {
@@ -130,6 +161,8 @@ int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cf
 		err[0] = 0;
 	if (!p || !cfg)
 		return fail(err, errlen, FPL_EINVAL, "no policy or config");
+	if ((r = block_check(p, err, errlen)))
+		return r;
 	w = &p->opt.weight;
 	/* forward: A = the activations (H_0 = X rounded into act), B = W */
 	if (p->fwd.a_load == FPL_LOAD_GIVEN

@@ -61,7 +61,13 @@ struct fpl_trainer {
 	size_t maxw;			/* widest layer (sizes[0..L]) */
 	fpl_optim *opt;
 	fpl_state run;			/* seed, threads; the parent of every fork */
-	fpl_format gmul;		/* grad without DAZ: G * c rounds the exact product */
+	fpl_format gmul;		/* grad without DAZ: G * c rounds the exact product
+					 * (binary32 for a block grad) */
+	/* the GEMM models with the policy's operand blocks (fwd_ops, bwd_ops)
+	 * set (fpl_accum_set_block: 1-D blocks along K): forward; dW = G^T H;
+	 * the input gradient G W, whose W takes fwd_ops.b (the weights') */
+	fpl_accum_model fwd_m, dw_m, dx_m;
+	fpl_format gsub;		/* p - onehot: grad, or binary32 for a block grad */
 	uint64_t step, epoch;		/* steps and epochs so far (fork positions) */
 
 	/* buffers for B rows */

@@ -97,6 +97,38 @@ static int check_format(const fpl_format *f, fpl_rnd r)
 	return fpl_format_finish(&t) ? FPL_EFORMAT : 0;
 }
 
+/* A model with operand blocks a and b set where on (fpl_accum_set_block
+ * turns 1-D blocks along K); 0 or FPL_EFORMAT. */
+static int with_blocks(fpl_accum_model *m, const fpl_train_block *a, fpl_rnd ar,
+		       const fpl_train_block *b, fpl_rnd br)
+{
+	int r = 0;
+
+	if (a->on && !(r = fpl_accum_set_block(m, 0, &a->b)))
+		m->a_rnd = ar;
+	if (!r && b->on && !(r = fpl_accum_set_block(m, 1, &b->b)))
+		m->b_rnd = br;
+	return r;
+}
+
+static int models(fpl_trainer *t)
+{
+	const fpl_train_policy *p = &t->pol;
+	int r;
+
+	t->fwd_m = p->fwd;
+	t->dw_m = p->bwd;
+	t->dx_m = p->bwd;
+	if ((r = with_blocks(&t->fwd_m, &p->fwd_ops.a, p->fwd_ops.a_rnd, &p->fwd_ops.b,
+			     p->fwd_ops.b_rnd))
+	    || (r = with_blocks(&t->dw_m, &p->bwd_ops.a, p->bwd_ops.a_rnd, &p->bwd_ops.b,
+				p->bwd_ops.b_rnd))
+	    || (r = with_blocks(&t->dx_m, &p->bwd_ops.a, p->bwd_ops.a_rnd, &p->fwd_ops.b,
+				p->fwd_ops.b_rnd)))
+		return r;
+	return 0;
+}
+
 static int check_policy(const fpl_train_policy *p, const fpl_train_config *c)
 {
 	int r;
@@ -155,9 +187,13 @@ static int optimizer(fpl_trainer *t)
 {
 	fpl_opt_config oc;
 	double *w0[2 * FPL_TRAIN_MAX_LAYERS] = { NULL };
+	size_t cols[2 * FPL_TRAIN_MAX_LAYERS];
 	fpl_state st;
 	size_t j;
 	int r = 0;
+
+	for (j = 0; j < t->nt; j++)	/* W_l (sizes[l] x sizes[l-1]), b_l */
+		cols[j] = j % 2 ? t->cfg.sizes[j / 2 + 1] : t->cfg.sizes[j / 2];
 
 	for (j = 0; j < t->nt && !r; j++)
 		if (!(w0[j] = alloc(t->tsize[j], sizeof(double))))
@@ -170,6 +206,7 @@ static int optimizer(fpl_trainer *t)
 		oc.policy = t->pol.opt;
 		oc.scaler = t->pol.scaler;
 		oc.threads = t->run.threads;
+		oc.cols = cols;	/* W_l: rows of sizes[l-1]; b_l: one row */
 		fpl_state_init(&st, t->cfg.seed);
 		st.stream = TR_STREAM_OPTIM;
 		r = fpl_optim_create(&t->opt, &oc, t->nt, t->tsize, (const double *const *)w0, &st);
@@ -215,8 +252,13 @@ int fpl_trainer_create(fpl_trainer **out, const fpl_train_config *cfg,
 	t->run.stream = TR_STREAM_STEP;
 	t->run.threads = cfg->threads < 1 ? 1 : cfg->threads;
 	t->gmul = pol->grad;
+	t->gsub = pol->grad;
+	if (pol->grad_block.on) {	/* the block is rounded once, after */
+		fpl_format_lookup(&t->gmul, "fp32");
+		t->gsub = t->gmul;
+	}
 	t->gmul.daz = 0;
-	if ((r = buffers(t)) || (r = optimizer(t))) {
+	if ((r = models(t)) || (r = buffers(t)) || (r = optimizer(t))) {
 		fpl_trainer_free(t);
 		return r;
 	}

@@ -18,7 +18,7 @@ col() {
 
 # --- the header: the columns of the man page, in order
 fplab allreduce --nodes 2 --layers 4:ones --tsv >h.tsv
-expect_out "header" "$(printf 'algo\tgroup\tcomm\tacc\tscale\tlayer\tn\tnodes\tsteps\tbytes_per_node\tscale_log2\tmean_rel_error\tmax_rel_error\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tnan\tinf')" head -n 1 h.tsv
+expect_out "header" "$(printf 'algo\tgroup\tcomm\tacc\tscale\tlayer\tn\tnodes\tsteps\tbytes_per_node\tscale_log2\tmean_rel_error\tmax_rel_error\tinexact\tunderflow\toverflow\tsaturated\tflushed\tinvalid\tbecame_zero\tnan\tinf\tbits_per_value')" head -n 1 h.tsv
 # defaults: ring, comm fp32 ne, acc = comm, scale none, group: no value
 # (an empty TSV cell, "-" in text, null in JSON)
 expect_out "defaults" "ring  fp32:ne fp32:ne none layer0" awk -F '\t' 'NR == 2 { print $1, $2, $3, $4, $5, $6 }' h.tsv
