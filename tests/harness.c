@@ -445,3 +445,9 @@ double h_engine(const fpl_format *f, oracle_op op, const double *x, fpl_rnd r, f
 	default: return 0;
 	}
 }
+
+int h_same_state(const fpl_state *a, const fpl_state *b)
+{
+	return a->flags == b->flags && a->counter == b->counter
+	       && memcmp(a->count, b->count, sizeof a->count) == 0;
+}

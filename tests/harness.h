@@ -48,6 +48,9 @@ uint64_t h_failures(void);
 /* Print a progress note on stdout. */
 void h_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The same flags, counter and event counts in two states (a fast path
+ * against its reference). */
+int h_same_state(const fpl_state *a, const fpl_state *b);
 /* Bit-exact equality of doubles (sign of zero and NaN payload included). */
 int h_same(double a, double b);
 uint64_t h_bits(double x);

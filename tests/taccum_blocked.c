@@ -107,18 +107,6 @@ static void run_env(const char *env, const fpl_accum_model *m, size_t M, size_t 
 	unsetenv("FPLAB_ACCUM");
 }
 
-static int same_state(const fpl_state *x, const fpl_state *y)
-{
-	int i;
-
-	if (x->flags != y->flags || x->counter != y->counter)
-		return 0;
-	for (i = 0; i < FPL_NFLAGS; i++)
-		if (x->count[i] != y->count[i])
-			return 0;
-	return 1;
-}
-
 /* Some value not finite? */
 static int nonfinite(const double *x, size_t n)
 {
@@ -184,7 +172,7 @@ static void check_case(const fpl_accum_model *m, const char *what, size_t M, siz
 						       R[1].c[i], h_flags(R[1].fl[i], buf + 32, 32));
 						ok = 0;
 					}
-				if (!h_check(ok && same_state(&R[0].st, &R[1].st)) && ok)
+				if (!h_check(ok && h_same_state(&R[0].st, &R[1].st)) && ok)
 					h_fail("%s (%s, env '%s', %d threads, untracked %#x): state "
 					       "differs: flags %#x/%#x inexact %llu/%llu", what,
 					       kind_name[kind], env_modes[e], t, u, R[0].st.flags,

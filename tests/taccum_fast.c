@@ -123,17 +123,6 @@ static void run_env(const char *env, const fpl_accum_model *m, size_t M, size_t 
 	unsetenv("FPLAB_ACCUM");
 }
 
-static int same_state(const fpl_state *x, const fpl_state *y)
-{
-	int i;
-	if (x->flags != y->flags || x->counter != y->counter)
-		return 0;
-	for (i = 0; i < FPL_NFLAGS; i++)
-		if (x->count[i] != y->count[i])
-			return 0;
-	return 1;
-}
-
 /* One case under model m on the data a, b, c0: every env mode and
  * thread count against the reference. */
 static void check_data(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
@@ -166,7 +155,7 @@ static void check_data(const fpl_accum_model *m, const char *what, size_t M, siz
 					ok = 0;
 				}
 			}
-			if (!h_check(ok && same_state(&R[0].st, &R[1].st))) {
+			if (!h_check(ok && h_same_state(&R[0].st, &R[1].st))) {
 				if (ok)
 					h_fail("%s (kind %d, env '%s', %d threads): state differs: flags "
 					       "%#x/%#x inexact %llu/%llu counter %llu/%llu", what, kind,

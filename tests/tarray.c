@@ -66,12 +66,6 @@ static int array(const fpl_format *f, int op, double *z, const double *a, const 
 	}
 }
 
-static int same_state(const fpl_state *a, const fpl_state *b)
-{
-	return a->flags == b->flags && a->counter == b->counter &&
-	       memcmp(a->count, b->count, sizeof a->count) == 0;
-}
-
 static int g_sr_bits;	/* 0: the state's default */
 
 /* Does every value of f fit binary32 (so fpl_round_array_f32 takes it)? */
@@ -125,7 +119,7 @@ static void one(const fpl_format *f, int op, fpl_rnd r, size_t n, int threads, i
 				break;
 			}
 	}
-	if (!h_check(same_state(&ss, &sa)))
+	if (!h_check(h_same_state(&ss, &sa)))
 		h_fail("%s_array %s %s n=%zu threads=%d: state differs (flags %#x/%#x counter %llu/%llu)",
 		       opn[op], f->name, fpl_rnd_name(r), n, threads, sa.flags, ss.flags,
 		       (unsigned long long)sa.counter, (unsigned long long)ss.counter);
@@ -204,7 +198,7 @@ static void one_f32(const fpl_format *f, fpl_rnd r, size_t n, int threads, int a
 			break;
 		}
 	}
-	if (!h_check(same_state(&ss, &sa)))
+	if (!h_check(h_same_state(&ss, &sa)))
 		h_fail("round_array_f32 %s %s n=%zu threads=%d: state differs (flags %#x/%#x)",
 		       f->name, fpl_rnd_name(r), n, threads, sa.flags, ss.flags);
 	free(xbuf);
@@ -647,7 +641,7 @@ static void f32_arrays(const char *name, int fits, h_rng *rng)
 					break;
 				}
 			}
-			if (!h_check(same_state(&ss, &sa)))
+			if (!h_check(h_same_state(&ss, &sa)))
 				h_fail("fpl_round_array_f32 %s %s: state differs", name,
 				       fpl_rnd_name((fpl_rnd)r));
 		}
@@ -769,7 +763,7 @@ static void compare_arrays(const double *a0, const double *b0)
 				       f.daz, j, a[j], b[j], r[j]);
 				break;
 			}
-		if (!h_check(same_state(&ss, &sa) && sa.counter == 0))
+		if (!h_check(h_same_state(&ss, &sa) && sa.counter == 0))
 			h_fail("compare_array %s daz=%d: state differs or counter moved", f.name, f.daz);
 	}
 	if (!h_check(fpl_compare_array(NULL, r, a, b, 1, NULL) == FPL_EINVAL))
