@@ -62,12 +62,19 @@ static void term_values(run *R, size_t k, double *tv)
 }
 
 /* x + y in f, one rounding, step s of output jj. */
-static double add_f(run *R, const fpl_format *f, double x, double y, uint64_t s, size_t jj)
+/* x + y rounded once into f in mode r, at draw step s of output jj. */
+static double add_fr(run *R, const fpl_format *f, fpl_rnd r, double x, double y, uint64_t s,
+		     size_t jj)
 {
 	unsigned fl = 0;
-	double z = fpl__add_ix(f, x, y, R->r, R->st, fpl__acc_idx(R->T, s, jj), &fl);
+	double z = fpl__add_ix(f, x, y, r, R->st, fpl__acc_idx(R->T, s, jj), &fl);
 	fpl__acc_note(R->T, jj, fl);
 	return z;
+}
+
+static double add_f(run *R, const fpl_format *f, double x, double y, uint64_t s, size_t jj)
+{
+	return add_fr(R, f, R->r, x, y, s, jj);
 }
 
 static double add(run *R, double x, double y, uint64_t s, size_t jj)
@@ -344,16 +351,11 @@ static void fused(run *R, double *s)
 	for (k0 = 0; k0 < K; k0 += P) {
 		zeros(blk, R->T->nj);
 		fused_chain(R, k0, K - k0 < P ? K : k0 + P, blk);
-		for (jj = 0; jj < R->T->nj; jj++) {
-			if (k0 || R->T->J->C || !R->T->J->keep_first) {
-				unsigned fl = 0;
-				s[jj] = fpl__add_ix(&R->m->promo, s[jj], blk[jj], R->m->promo_rnd, R->st,
-						    fpl__acc_idx(R->T, R->P + Q + k0 / P, jj), &fl);
-				fpl__acc_note(R->T, jj, fl);
-			} else {
-				s[jj] = blk[jj];
-			}
-		}
+		for (jj = 0; jj < R->T->nj; jj++)
+			s[jj] = k0 || R->T->J->C || !R->T->J->keep_first
+					? add_fr(R, &R->m->promo, R->m->promo_rnd, s[jj], blk[jj],
+						 R->P + Q + k0 / P, jj)
+					: blk[jj];
 	}
 }
 
