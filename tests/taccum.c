@@ -1199,6 +1199,40 @@ static void test_progress(void)
 		h_fail("progress: the results change with a progress counter");
 }
 
+/* fpl_accum_describe_part: each part of h100-fp8 in the spelling the
+ * profile's comment (fplab-models(7)) gives by hand, the truncation
+ * and the bad part. */
+static void test_describe_part(void)
+{
+	static const struct {
+		fpl_accum_part p;
+		const char *want;
+	} parts[] = {
+		{ FPL_PART_A, "e4m3fn:given" },
+		{ FPL_PART_B, "e4m3fn:given" },
+		{ FPL_PART_PROD, "exact" },
+		{ FPL_PART_ACC, "e8m13+inf+nanones:tz" },
+		{ FPL_PART_ORDER, "fused:32:15:tz:expsum/128:fp32+nanones:ne" },
+		{ FPL_PART_OUT, "none" },
+	};
+	fpl_accum_model m;
+	char d[128];
+	size_t i;
+
+	fpl_accum_profile(&m, "h100-fp8");
+	for (i = 0; i < sizeof parts / sizeof *parts; i++) {
+		int rc = fpl_accum_describe_part(&m, parts[i].p, d, sizeof d);
+		if (!h_check(rc == 0 && !strcmp(d, parts[i].want)))
+			h_fail("h100-fp8 part %d: want '%s' got '%s' (%d)", (int)parts[i].p,
+			       parts[i].want, d, rc);
+	}
+	if (!h_check(fpl_accum_describe_part(&m, FPL_PART_ORDER, d, 6) == FPL_ERANGE
+		     && !strcmp(d, "fused")))
+		h_fail("a 6-byte buffer: want FPL_ERANGE and 'fused', got '%s'", d);
+	if (!h_check(fpl_accum_describe_part(&m, (fpl_accum_part)99, d, sizeof d) == FPL_EINVAL))
+		h_fail("part 99 accepted");
+}
+
 int main(void)
 {
 	h_init("taccum");
@@ -1212,5 +1246,6 @@ int main(void)
 	test_bf16_profiles();
 	test_fp16_profile();
 	test_random();
+	test_describe_part();
 	return h_done();
 }

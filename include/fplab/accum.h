@@ -365,6 +365,27 @@ FPL_API const fpl_accum_order_entry *fpl_accum_orders(size_t *count);
  */
 FPL_API int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size);
 
+/* The parts of a model's spelling, as fpl_accum_describe writes them
+ * after its options (and the CLI's model columns show them). */
+typedef enum fpl_accum_part {
+	FPL_PART_A,	/* input A: a block format's name:MODE, else FMT:MODE|given */
+	FPL_PART_B,	/* input B, the same */
+	FPL_PART_PROD,	/* "exact" or FMT:MODE */
+	FPL_PART_ACC,	/* FMT:MODE */
+	FPL_PART_ORDER,	/* NAME[:parameters], as fpl_accum_parse_order reads it */
+	FPL_PART_OUT	/* FMT:MODE, or "none" when !out_set */
+} fpl_accum_part;
+
+/*
+ * One part of the model's spelling (never "--profile"), NUL-terminated,
+ * into buf; each format as NAME[+switches] with the switches that differ
+ * from the catalogue's NAME ("+custom" for a difference no switch says).
+ * Returns 0, FPL_EINVAL, or FPL_ERANGE when size is too small (buf then
+ * holds a truncated, terminated string).
+ */
+FPL_API int fpl_accum_describe_part(const fpl_accum_model *m, fpl_accum_part part, char *buf,
+				    size_t size);
+
 /*
  * Is the model usable?  0, or FPL_EINVAL (a mode out of range, leaf or
  * block 0, fused W above 64 or fused mode not tz/ne, stochastic mode

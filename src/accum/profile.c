@@ -320,6 +320,47 @@ static void put_order(fpl__sbuf *b, const fpl_accum_model *m)
 	}
 }
 
+/* Part P of m (fpl_accum_describe_part) appended to b. */
+static void put_part(fpl__sbuf *b, const fpl_accum_model *m, fpl_accum_part p)
+{
+	switch (p) {
+	case FPL_PART_A:
+	case FPL_PART_B:
+		put_input(b, m, p == FPL_PART_B);
+		break;
+	case FPL_PART_PROD:
+		if (m->prod_exact)
+			fpl__sbuf_put(b, "exact");
+		else
+			put_spec(b, &m->prod, m->prod_rnd, 0);
+		break;
+	case FPL_PART_ACC:
+		put_spec(b, &m->acc, m->acc_rnd, 0);
+		break;
+	case FPL_PART_ORDER:
+		put_order(b, m);
+		break;
+	case FPL_PART_OUT:
+		if (m->out_set)
+			put_spec(b, &m->out, m->out_rnd, 0);
+		else
+			fpl__sbuf_put(b, "none");
+		break;
+	}
+}
+
+int fpl_accum_describe_part(const fpl_accum_model *m, fpl_accum_part part, char *buf,
+			    size_t size)
+{
+	fpl__sbuf b = { buf, size, 0 };
+
+	if (!m || !buf || size == 0 || part < FPL_PART_A || part > FPL_PART_OUT)
+		return FPL_EINVAL;
+	buf[0] = 0;
+	put_part(&b, m, part);
+	return b.len < size ? 0 : FPL_ERANGE;
+}
+
 int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 {
 	fpl__sbuf b = { buf, size, 0 };
@@ -336,25 +377,21 @@ int fpl_accum_describe(const fpl_accum_model *m, char *buf, size_t size)
 			 && m->a_load == m->b_load && m->a_block == m->b_block
 			 && (m->a_load == FPL_LOAD_GIVEN || m->a_rnd == m->b_rnd);
 		fpl__sbuf_put(&b, ab ? "-f " : "--a-format ");
-		put_input(&b, m, 0);
+		put_part(&b, m, FPL_PART_A);
 		if (!ab) {
 			fpl__sbuf_put(&b, " --b-format ");
-			put_input(&b, m, 1);
+			put_part(&b, m, FPL_PART_B);
 		}
 		fpl__sbuf_put(&b, " --prod ");
-		if (m->prod_exact)
-			fpl__sbuf_put(&b, "exact");
-		else
-			put_spec(&b, &m->prod, m->prod_rnd, 0);
+		put_part(&b, m, FPL_PART_PROD);
 		fpl__sbuf_put(&b, " --acc ");
-		put_spec(&b, &m->acc, m->acc_rnd, 0);
+		put_part(&b, m, FPL_PART_ACC);
 		fpl__sbuf_put(&b, " --order ");
-		put_order(&b, m);
+		put_part(&b, m, FPL_PART_ORDER);
 		if (m->out_set) {
 			fpl__sbuf_put(&b, " --out-format ");
-			put_spec(&b, &m->out, m->out_rnd, 0);
+			put_part(&b, m, FPL_PART_OUT);
 		}
 	}
 	return b.len < size ? 0 : FPL_ERANGE;
 }
-

@@ -242,103 +242,19 @@ static int order(fpl_accum_model *m, const char *s)
 	return -2;
 }
 
-/* NAME[+switches] of f as fpl_accum_parse_spec reads it. */
-static void put_format(char *buf, size_t len, const fpl_format *f)
-{
-	fpl_format c;
-	size_t k;
-
-	k = (size_t)snprintf(buf, len, "%s", f->name);
-	if (fpl_format_lookup(&c, f->name) || k >= len)
-		return;
-	if (f->daz && !c.daz)
-		k += (size_t)snprintf(buf + k, len - k, "+daz");
-	if (k < len && f->subnormal != c.subnormal)
-		k += (size_t)snprintf(buf + k, len - k, "%s", f->subnormal == FPL_SUB_FTZ ? "+ftz"
-				      : f->subnormal == FPL_SUB_NO_ROUND ? "+nosub" : "+custom");
-	if (k < len && f->overflow == FPL_OVF_SATURATE && c.overflow != FPL_OVF_SATURATE)
-		k += (size_t)snprintf(buf + k, len - k, "+sat");
-	if (k < len && f->overflow == FPL_OVF_INF_ALWAYS && c.overflow != FPL_OVF_INF_ALWAYS)
-		k += (size_t)snprintf(buf + k, len - k, "+inf");
-	if (k < len && f->nan_rule == FPL_NAN_ONES && c.nan_rule != FPL_NAN_ONES)
-		snprintf(buf + k, len - k, "+nanones");
-}
-
-static void put_spec(char *buf, size_t len, const fpl_format *f, fpl_rnd r, int given)
-{
-	size_t k;
-
-	put_format(buf, len, f);
-	k = strlen(buf);
-	snprintf(buf + k, len - k, ":%s", given ? "given" : fpl_rnd_name(r));
-}
-
-/* The column spellings of a finished model. */
+/* The column spellings of a finished model: the library's
+ * (fpl_accum_describe_part), so the columns and fpl_accum_describe never
+ * disagree. */
 static void spell(struct cli_model_job *j)
 {
 	const fpl_accum_model *m = &j->mod;
-	size_t k;
 
-	if (m->a_block)
-		snprintf(j->a, sizeof j->a, "%s:%s", m->a_blk.name, fpl_rnd_name(m->a_rnd));
-	else
-		put_spec(j->a, sizeof j->a, &m->a, m->a_rnd, m->a_load == FPL_LOAD_GIVEN);
-	if (m->b_block)
-		snprintf(j->b, sizeof j->b, "%s:%s", m->b_blk.name, fpl_rnd_name(m->b_rnd));
-	else
-		put_spec(j->b, sizeof j->b, &m->b, m->b_rnd, m->b_load == FPL_LOAD_GIVEN);
-	if (m->prod_exact)
-		snprintf(j->prod, sizeof j->prod, "exact");
-	else
-		put_spec(j->prod, sizeof j->prod, &m->prod, m->prod_rnd, 0);
-	put_spec(j->acc, sizeof j->acc, &m->acc, m->acc_rnd, 0);
-	k = (size_t)snprintf(j->order, sizeof j->order, "%s", fpl_accum_order_name(m->order));
-	switch (m->order) {
-	case FPL_ORDER_PAIRWISE:
-		snprintf(j->order + k, sizeof j->order - k, ":%zu", m->leaf);
-		break;
-	case FPL_ORDER_EVENODD:
-		snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
-		break;
-	case FPL_ORDER_BLOCKED:
-		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu:", m->block);
-		put_format(j->order + k, sizeof j->order - k, &m->promo);
-		break;
-	case FPL_ORDER_PAIRS:
-		if (m->pair_block) {
-			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu",
-					      m->pair_block);
-			if (m->pair_long)
-				k += (size_t)snprintf(j->order + k, sizeof j->order - k, "/%zu",
-						      m->pair_long);
-			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":");
-			put_format(j->order + k, sizeof j->order - k, &m->promo);
-		}
-		break;
-	case FPL_ORDER_BLOCK:
-		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":");
-		put_spec(j->order + k, sizeof j->order - k, &m->promo, m->promo_rnd, 0);
-		break;
-	case FPL_ORDER_FUSED:
-		k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%zu", m->block);
-		if (m->fused_w)
-			k += (size_t)snprintf(j->order + k, sizeof j->order - k, ":%d:%s%s",
-					      m->fused_w, fpl_rnd_name(m->fused_rnd),
-					      m->fused_ref == FPL_FUSED_EXPSUM ? ":expsum" : "");
-		if (m->fused_promote && k < sizeof j->order) {
-			k += (size_t)snprintf(j->order + k, sizeof j->order - k, "/%zu:",
-					      m->fused_promote);
-			if (k < sizeof j->order)
-				put_spec(j->order + k, sizeof j->order - k, &m->promo, m->promo_rnd, 0);
-		}
-		break;
-	default:
-		break;
-	}
-	if (m->out_set)
-		put_spec(j->out, sizeof j->out, &m->out, m->out_rnd, 0);
-	else
-		snprintf(j->out, sizeof j->out, "none");
+	fpl_accum_describe_part(m, FPL_PART_A, j->a, sizeof j->a);
+	fpl_accum_describe_part(m, FPL_PART_B, j->b, sizeof j->b);
+	fpl_accum_describe_part(m, FPL_PART_PROD, j->prod, sizeof j->prod);
+	fpl_accum_describe_part(m, FPL_PART_ACC, j->acc, sizeof j->acc);
+	fpl_accum_describe_part(m, FPL_PART_ORDER, j->order, sizeof j->order);
+	fpl_accum_describe_part(m, FPL_PART_OUT, j->out, sizeof j->out);
 }
 
 /* Which roundings got their mode from a spec (the rest take -r). */
