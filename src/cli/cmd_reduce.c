@@ -203,6 +203,7 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 	int rc = 0;
 
 	memset(row, 0, sizeof *row);
+	fpl_block_stats_init(&row->blocks);
 	if (!xl || !ref)
 		rc = error("out of memory");
 	cli_what(wx, "-x", opt.xfile);
@@ -221,8 +222,10 @@ static int run_op(struct cli_model_job *j, const struct cli_tensor *x, double *o
 			break;
 		if (xe)
 			rt.v = xe;
-		rc = fpl_accum_gemm_loads(xl, NULL, NULL, &j->mod, 1, 1, len, rt.v, len, 0, NULL,
-					  0, 0, NULL, 0, &j->st);
+		/* the load fpl_reduce makes (st read only), with its block
+		 * events added into the row's */
+		rc = fpl_accum_gemm_loads_blocks(xl, NULL, NULL, &j->mod, 1, 1, len, rt.v, len, 0,
+						 NULL, 0, 0, NULL, 0, &j->st, &row->blocks, NULL);
 		if (rc) {
 			rc = error("an input is not a value of its format (%s): inputs taken as "
 				   "given (':given', or a profile's) must be; round them with -f "
@@ -331,14 +334,14 @@ int cmd_reduce(int argc, char **argv)
 	static const char *const id_cols[] = {
 		"op", "format", "prod", "acc", "order", "out_format", "n"
 	};
-	const char *cols[NID + CLI_ACCUM_NCOLS];
+	const char *cols[NID + CLI_ACCUM_NCOLS + CLI_ACCUM_NBLOCKCOLS];
 	struct cli_tensor x;
 	struct cli_model_job *jobs = NULL;
 	struct cli_accum_row row;
 	struct cli_table t;
 	size_t nj = 0, j, nout = 1;
 	double *out = NULL;
-	int rc;
+	int rc, blk;
 
 	rc = parse_args(argc, argv);
 	if (rc < 0)
@@ -363,8 +366,11 @@ int cmd_reduce(int argc, char **argv)
 	}
 	memcpy(cols, id_cols, sizeof id_cols);
 	memcpy(cols + NID, cli_accum_cols, sizeof cli_accum_cols);
+	memcpy(cols + NID + CLI_ACCUM_NCOLS, cli_accum_block_cols, sizeof cli_accum_block_cols);
+	blk = cli_model_has_blocks(jobs, nj);	/* the block columns, as dot's */
 	if (!rc) {
-		cli_table_begin(&t, stdout, opt.report, cols, NID + CLI_ACCUM_NCOLS);
+		cli_table_begin(&t, stdout, opt.report, cols,
+				NID + CLI_ACCUM_NCOLS + (blk ? CLI_ACCUM_NBLOCKCOLS : 0));
 		cli_progress_start("reduce", (size_t)((double)nj * CLI_ACCUM_WORK(1, 1, x.n)));
 		for (j = 0; j < nj && !rc; j++) {
 			rc = run_job(&jobs[j], &x, out, nout, &row);
@@ -378,6 +384,8 @@ int cmd_reduce(int argc, char **argv)
 			cli_table_str(&t, jobs[j].out);
 			cli_table_int(&t, (long long)x.n);
 			cli_accum_cells(&t, &row);
+			if (blk)
+				cli_accum_block_cells(&t, &row);
 		}
 		cli_progress_end();
 		if (rc)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# block_gemm.sh - block-scaled operands in `fplab gemm` and `fplab dot`
+# block_gemm.sh - block-scaled operands in `fplab gemm`, `fplab dot` and `fplab reduce`
 # (issue 25, item 2): A quantized in blocks along its rows (k), B down its
 # columns (k), both through the one load path.  Checked against a
 # reference written here in Python with exact rational arithmetic
@@ -201,6 +201,30 @@ checks=$((checks + 1))
 fplab gemm -m 1 -n 1 -k 33 --gen normal:0,1 -f mxfp8 --order block --tsv >k33.tsv ||
 	fail "k = 33 (a last block of 1) failed"
 [ "$(col blocks <k33.tsv)" = 4 ] || fail "k = 33: blocks $(col blocks <k33.tsv), expected 4"
+
+# reduce prints the block columns too.  By hand, OCP MX v1.0's floor
+# rule on x = (600, 2^-9, 0.25, 0.5) in mxfp8: amax 600, X = 2^(9 - 8) = 2;
+# 300 -> 288 (e4m3fn's step is 32 in [256, 512)), 2^-10 is half of
+# e4m3fn's least subnormal 2^-9: a tie, to even 0 (one element zeroed);
+# 0.125 and 0.25 exact: the values 576, 0, 0.25, 0.5, sum 576.75, mean
+# 144.1875.  Softmax along the last axis of the 2 x 4 tensor: 2 blocks.
+printf '600\n0.001953125\n0.25\n0.5\n' >r.txt
+for op in sum:576.75 mean:144.1875; do
+	checks=$((checks + 1))
+	fplab reduce "${op%%:*}" -x r.txt -f mxfp8 --acc fp64 --tsv >red.tsv 2>red.err ||
+		fail "reduce ${op%%:*} on mxfp8: $(cat red.err)"
+	[ "$(col result <red.tsv)" = "${op#*:}" ] && [ "$(col blocks <red.tsv)" = 1 ] &&
+		[ "$(col zeroed_elements <red.tsv)" = 1 ] && [ "$(col amax_saturated <red.tsv)" = 0 ] ||
+		fail "reduce ${op%%:*} on mxfp8: result $(col result <red.tsv), blocks $(col blocks <red.tsv), zeroed $(col zeroed_elements <red.tsv); expected ${op#*:}, 1, 1"
+done
+"$PYTHON" -c 'import numpy as np; np.save("r2.npy", np.array([[600, 2**-9, .25, .5], [1, 2, 3, 4]]))'
+checks=$((checks + 1))
+fplab reduce softmax -x r2.npy -f mxfp8 --tsv >sm.tsv 2>sm.err || fail "softmax on mxfp8: $(cat sm.err)"
+[ "$(col blocks <sm.tsv)" = 2 ] && [ "$(col zeroed_elements <sm.tsv)" = 1 ] ||
+	fail "softmax on mxfp8 (2 rows): blocks $(col blocks <sm.tsv), zeroed $(col zeroed_elements <sm.tsv); expected 2, 1"
+checks=$((checks + 1))
+fplab reduce sum -x r.txt -f e4m3fn --tsv >pl.tsv 2>/dev/null
+head -1 pl.tsv | grep -q blocks && fail "reduce on a plain format printed block columns"
 
 echo "block_gemm.sh: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]
