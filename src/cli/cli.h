@@ -362,6 +362,8 @@ int cli_is_tensor_file(const char *path);
 /* The elements of a column-major (fortran_order) tensor of `shape`, src in
  * storage order, into dst in C (row-major, logical) order.  No aliasing. */
 void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *shape);
+/* The inverse: src in C order into dst in column-major storage order. */
+void cli_c_to_fortran(double *dst, const double *src, int ndim, const uint64_t *shape);
 void cli_reader_release(struct cli_reader *r);
 
 /* ------------------------------------------------------- value output */

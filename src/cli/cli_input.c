@@ -290,7 +290,10 @@ int cli_is_tensor_file(const char *path)
 	return k == 9 && m[8] == '{' && !m[7] && !m[6] && !m[5];
 }
 
-void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *shape)
+/* The walk of both: C order index j against storage index off; to_c
+ * picks the direction of the copy. */
+static void fortran_walk(double *dst, const double *src, int ndim, const uint64_t *shape,
+			 int to_c)
 {
 	uint64_t idx[FPL_TENSOR_MAXDIM] = { 0 }, stride[FPL_TENSOR_MAXDIM], n = 1, off = 0, j;
 	int d;
@@ -301,7 +304,10 @@ void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *
 	}
 	/* walk the C order (last index fastest), keeping off = storage index */
 	for (j = 0; j < n; j++) {
-		dst[j] = src[off];
+		if (to_c)
+			dst[j] = src[off];
+		else
+			dst[off] = src[j];
 		for (d = ndim - 1; d >= 0; d--) {
 			off += stride[d];
 			if (++idx[d] < shape[d])
@@ -310,6 +316,16 @@ void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *
 			idx[d] = 0;
 		}
 	}
+}
+
+void cli_fortran_to_c(double *dst, const double *src, int ndim, const uint64_t *shape)
+{
+	fortran_walk(dst, src, ndim, shape, 1);
+}
+
+void cli_c_to_fortran(double *dst, const double *src, int ndim, const uint64_t *shape)
+{
+	fortran_walk(dst, src, ndim, shape, 0);
 }
 
 /* Open the stream of tensor r->ti of r->tf; 0 or -1 (message printed). */

@@ -316,20 +316,19 @@ static int block_tensor(fpl_tensor_file *tf, size_t i, const char *path, struct 
 	size_t dims[FPL_BLOCK_MAX_DIMS], n = 0, cap, got, band, want = 1;
 	int known = in->dtype != FPL_DT_TEXT && in->count;	/* the shape before reading */
 	int nd = known && in->ndim ? in->ndim : 1, rc = 0;
+	int fortran = known && in->fortran_order && in->ndim > 1;
 	double *x;
 
 	fpl_escape(shown, sizeof shown, in->name);
-	if (in->ndim > FPL_BLOCK_MAX_DIMS || (in->fortran_order && in->ndim > 1))
-		return in->ndim > FPL_BLOCK_MAX_DIMS
-			       ? error("%s: tensor '%s' has %d axes; block formats take at most %d",
-				       input_name(path), shown, in->ndim, FPL_BLOCK_MAX_DIMS)
-			       : error("%s: tensor '%s' is in Fortran order: block formats on "
-				       "Fortran-order tensors are not implemented", input_name(path),
-				       shown);
+	if (in->ndim > FPL_BLOCK_MAX_DIMS)
+		return error("%s: tensor '%s' has %d axes; block formats take at most %d",
+			     input_name(path), shown, in->ndim, FPL_BLOCK_MAX_DIMS);
 	dims[0] = 1;
 	for (int d = 0; known && d < in->ndim; d++)
 		dims[d] = (size_t)in->shape[d];
-	band = band_of(b, nd, dims[nd - 1]);
+	/* a Fortran-order tensor is read whole and put in C order: its
+	 * blocks run along its last axis as numpy shows it */
+	band = fortran ? 0 : band_of(b, nd, dims[nd - 1]);
 	cap = band ? band : CHUNK;
 	x = malloc(cap * sizeof *x);
 	if (!x)
@@ -384,6 +383,17 @@ static int block_tensor(fpl_tensor_file *tf, size_t i, const char *path, struct 
 	if (!rc && want != n)
 		rc = error("%s: tensor '%s': read %zu values, its shape holds %zu", input_name(path),
 			   shown, n, want);
+	if (!rc && fortran) {
+		double *c = malloc(n * sizeof *c + 1);
+
+		if (!c) {
+			rc = error("%s: tensor '%s' does not fit in memory", input_name(path), shown);
+		} else {
+			cli_fortran_to_c(c, x, in->ndim, in->shape);
+			free(x);
+			x = c;
+		}
+	}
 	if (!rc) {
 		rc = band ? fpl_hist_block_finish(&e->h, &e->bv, b, dims, nd)
 			  : fpl_hist_add_block(&e->h, &e->bv, b, x, dims, nd);

@@ -365,20 +365,20 @@ static int block_room(double **x, double **y, size_t *cap, size_t n)
 	return 0;
 }
 
-/* One tensor of a tensor file, whose first value is `first`. */
+/* One tensor of a tensor file, whose first value is `first`: held whole,
+ * quantized in its logical (C) order, a Fortran-order tensor reordered
+ * first (its blocks run along its last axis as numpy shows it, the draws
+ * of sp by C-order index). */
 static int block_one(struct cli_reader *r, struct cli_writer *w, double first, double **x,
 		     double **y, size_t *cap)
 {
 	const fpl_tensor_info *ti = r->info;
 	size_t dims[FPL_BLOCK_MAX_DIMS], n = 1, got;
-	int i, nd = ti->ndim ? ti->ndim : 1;
+	int i, nd = ti->ndim ? ti->ndim : 1, fortran = ti->fortran_order && ti->ndim > 1;
 
 	if (ti->ndim > FPL_BLOCK_MAX_DIMS)
 		return error("'%s': tensor '%s' has %d axes; block formats take at most %d",
 			     r->name, ti->name, ti->ndim, FPL_BLOCK_MAX_DIMS);
-	if (ti->fortran_order && ti->ndim > 1)
-		return error("'%s': tensor '%s' is in Fortran order: block formats on Fortran-order "
-			     "tensors are not implemented", r->name, ti->name);
 	dims[0] = 1;
 	for (i = 0; i < ti->ndim; i++)
 		dims[i] = (size_t)ti->shape[i];
@@ -392,10 +392,24 @@ static int block_one(struct cli_reader *r, struct cli_writer *w, double first, d
 			return error("'%s': truncated tensor", r->name);
 		n += got;
 	}
+	if (fortran) {	/* to C order: the blocks run along the last axis */
+		double *t = *x;
+
+		cli_fortran_to_c(*y, *x, ti->ndim, ti->shape);
+		*x = *y;
+		*y = t;
+	}
 	if (packing)
 		return packed_tensor(&jobs[0], ti->name, *x, n, dims, nd);
 	if (block_tensor(&jobs[0], *y, *x, n, dims, nd))
 		return -1;
+	/* a tensor output takes the values in storage order (its header
+	 * keeps the Fortran order; safetensors reorders them), text in C
+	 * order as numpy's ravel() gives them */
+	if (fortran && w && w->kind >= CLI_OUT_NPY) {
+		cli_c_to_fortran(*x, *y, ti->ndim, ti->shape);
+		return cli_writer_put(w, *x, n);
+	}
 	return w ? cli_writer_put(w, *y, n) : 0;
 }
 

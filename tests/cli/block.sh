@@ -196,6 +196,25 @@ fplab round -f block:e2m1:e8m0:32:floor w.npy -o g.npy || fail "round -f block:.
 checks=$((checks + 1))
 cmp -s d.npy g.npy || fail "block:e2m1:e8m0:32:floor differs from mxfp4"
 
+# a Fortran-order tensor (numpy's np.save of a transposed array) is the
+# same tensor: its blocks run along its last axis as numpy shows it, so
+# the values equal those of the C-order copy (the .npy kept in Fortran
+# order), the text output is in C order, and hist sees the same blocks
+"$PYTHON" -c 'import numpy as np; np.save("wf.npy", np.asfortranarray(np.load("w.npy")))'
+fplab round -f mxfp4 wf.npy -o df.npy || fail "round -f mxfp4 on a Fortran-order tensor"
+fplab round -f mxfp4 wf.npy -o df.txt && fplab round -f mxfp4 w.npy -o dc.txt ||
+	fail "round -f mxfp4 to text"
+checks=$((checks + 1))
+out=$("$PYTHON" -c 'import numpy as np
+d, f = np.load("d.npy"), np.load("df.npy")
+print(f.flags["F_CONTIGUOUS"] and not f.flags["C_CONTIGUOUS"], np.array_equal(d, f, equal_nan=True))')
+[ "$out" = "True True" ] || fail "Fortran-order mxfp4: (kept Fortran order, values equal) = $out"
+checks=$((checks + 1))
+cmp -s dc.txt df.txt || fail "Fortran-order mxfp4 to text: not the C-order values"
+checks=$((checks + 1))
+[ "$(fplab hist -f mxfp4 --tsv wf.npy | cut -f2-)" = "$(fplab hist -f mxfp4 --tsv w.npy | cut -f2-)" ] ||
+	fail "hist -f mxfp4: the Fortran-order tensor's report differs"
+
 # stochastic rounding of elements: the same on 1 and 2 threads
 fplab round -f mxfp4 -r sp --seed 9 --threads 1 big.npy -o s1.npy || fail "sp, 1 thread"
 fplab round -f mxfp4 -r sp --seed 9 --threads 2 big.npy -o s2.npy 2>/dev/null || fail "sp, 2 threads"
