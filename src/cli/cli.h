@@ -459,6 +459,10 @@ struct cli_writer {
 	void *buf;			/* conversion buffer */
 	size_t bufcap;
 };
+/* Stdin copied into an unlinked temporary file kept open for the rest of
+ * the run, for a command that reads its input more than once; path gets
+ * "/dev/fd/N", which opens it from its start.  0, or -1 after a message. */
+int cli_stdin_spool(char *path, size_t len);
 int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind kind,
 		    const fpl_format *f, uint64_t known);
 /*

@@ -531,6 +531,38 @@ static FILE *spool_open(const struct cli_output *o)
 	return NULL;
 }
 
+int cli_stdin_spool(char *path, size_t len)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char base[PATH_MAX], buf[65536];
+	size_t got;
+	int fd, slot, e;
+	FILE *fp;
+
+	snprintf(base, sizeof base, "%s/fplab", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = temp_create(base, "stdin", 1, &slot);
+	fp = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+	if (!fp) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		return error("cannot create a temporary file in '%s': %s",
+			     tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(e));
+	}
+	while ((got = fread(buf, 1, sizeof buf, stdin)) > 0)
+		if (fwrite(buf, 1, got, fp) != got)
+			break;
+	if (ferror(stdin) || ferror(fp) || fflush(fp)) {
+		e = errno;
+		fclose(fp);
+		return error("cannot keep stdin in a temporary file: %s", strerror(e));
+	}
+	/* the descriptor stays open (the file is unlinked): each open of
+	 * /dev/fd/N reads it from its start */
+	snprintf(path, len, "/dev/fd/%d", fileno(fp));
+	return 0;
+}
+
 int cli_writer_open(struct cli_writer *w, const char *path, enum cli_out_kind kind,
 		    const fpl_format *f, uint64_t known)
 {

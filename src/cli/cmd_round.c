@@ -58,6 +58,8 @@ static struct round_opts {
 struct job {
 	struct cli_round ro;
 	struct cli_errstats es;
+	fpl_block_stats bs;	/* a block format's events */
+	uint64_t btensors;	/* tensors it rounded (one tensor scale each) */
 };
 
 static struct cli_grid grid;
@@ -98,6 +100,8 @@ static int job_chunk(struct job *jb, double *y, const double *x, size_t n,
 	double t0 = cli_now();
 	int rc;
 
+	if (jb->ro.is_block)	/* it rounds whole tensors on its own (block_sweep) */
+		return 0;
 	if (rnat.be != CLI_BACKEND_EMU && inx && inx->n)
 		return error("input %llu: a decimal that binary64 cannot hold is not a binary32 "
 			     "value: the native conversion takes binary32 inputs",
@@ -322,8 +326,7 @@ static uint64_t known_count(int nfiles, char **files)
  * of the run still takes draw j.  A decimal of text that binary64 cannot
  * hold is read as its nearest binary64.
  */
-static fpl_block_stats bstats;
-static uint64_t btensors;
+static struct job *bjob;	/* the block format's job the block path runs */
 static uint64_t flat_inputs;	/* text and raw inputs packed so far (arr_N) */
 static const char *packing;	/* --out-dtype naming a block format (packed output) */
 static int packed_tensor(struct job *jb, const char *name, const double *x, size_t n,
@@ -332,11 +335,11 @@ static int packed_tensor(struct job *jb, const char *name, const double *x, size
 static int block_tensor(struct job *jb, double *y, const double *x, size_t n,
 			const size_t *dims, int nd)
 {
-	int rc = fpl_block_round(&jb->ro.block, y, x, dims, nd, jb->ro.rnd, &jb->ro.st, &bstats);
+	int rc = fpl_block_round(&jb->ro.block, y, x, dims, nd, jb->ro.rnd, &jb->ro.st, &jb->bs);
 
 	if (rc)
 		return error("block rounding failed: %s", fpl_strerror(rc));
-	btensors++;
+	jb->btensors++;
 	if (opt.stats)
 		note_errors(jb, x, y, n, NULL);
 	else
@@ -400,8 +403,8 @@ static int block_one(struct cli_reader *r, struct cli_writer *w, double first, d
 		*y = t;
 	}
 	if (packing)
-		return packed_tensor(&jobs[0], ti->name, *x, n, dims, nd);
-	if (block_tensor(&jobs[0], *y, *x, n, dims, nd))
+		return packed_tensor(bjob, ti->name, *x, n, dims, nd);
+	if (block_tensor(bjob, *y, *x, n, dims, nd))
 		return -1;
 	/* a tensor output takes the values in storage order (its header
 	 * keeps the Fortran order; safetensors reorders them), text in C
@@ -440,9 +443,9 @@ static int round_block_file(const char *path, struct cli_writer *w)
 			char name[32];
 
 			snprintf(name, sizeof name, "arr_%llu", (unsigned long long)flat_inputs++);
-			rc = packed_tensor(&jobs[0], name, x, n, &n, 1);
+			rc = packed_tensor(bjob, name, x, n, &n, 1);
 		} else if (!rc && n) {
-			rc = block_tensor(&jobs[0], y, x, n, &n, 1);
+			rc = block_tensor(bjob, y, x, n, &n, 1);
 		}
 		if (!rc && n && w)
 			rc = cli_writer_put(w, y, n);
@@ -572,11 +575,11 @@ static int packed_tensor(struct job *jb, const char *name, const double *x, size
 	if (rc || !codes || !y || !sc) {
 		rc = rc ? error("'%s': cannot block this shape", name) : error("out of memory");
 	} else if ((rc = fpl_block_quantize(b, codes, sc, &ts, x, dims, nd, jb->ro.rnd, &jb->ro.st,
-					    &bstats))
+					    &jb->bs))
 		   || (rc = fpl_block_dequantize(b, y, codes, sc, ts, dims, nd))) {
 		rc = error("block quantization failed: %s", fpl_strerror(rc));
 	} else {
-		btensors++;
+		jb->btensors++;
 		if (opt.stats)
 			note_errors(jb, x, y, n, NULL);
 		else
@@ -718,7 +721,7 @@ static int to_codes(uint64_t *c, const double *v, size_t n, int nbits, const cha
 static int unpack_one(fpl_tensor_file *tf, const char *path, const fpl_tensor_info *ci,
 		      size_t base, struct cli_writer *w)
 {
-	const fpl_block_format *b = &jobs[0].ro.block;
+	const fpl_block_format *b = &bjob->ro.block;
 	fpl_tensor_info info = *ci;
 	char nm[FPL_TENSOR_NAME_MAX + 16];
 	size_t dims[FPL_BLOCK_MAX_DIMS], n = 1, nv = 0, ns = 0, nb, nt, i;
@@ -793,7 +796,7 @@ static int unpack_one(fpl_tensor_file *tf, const char *path, const fpl_tensor_in
 	}
 	if (fpl_block_dequantize(b, y, codes, sc, ts, dims, nd))
 		goto out_bad;
-	jobs[0].es.n += n;
+	bjob->es.n += n;
 	rc = w ? (cli_writer_tensor(w, &info, out_dtype_for(&info)) || cli_writer_put(w, y, n)
 		  ? -1 : 0)
 	       : 0;
@@ -811,38 +814,49 @@ out:
 	return rc;
 }
 
-/* Decode every pair of a packed file; 1 when the file is not packed. */
-static int unpack_file(const char *path, struct cli_writer *w)
+/* The pairs NAME.codes / NAME.scales of the tensor file at path, opened
+ * into *tf (NULL when it is none or unreadable so: 0 pairs). */
+static size_t open_packed(const char *path, fpl_tensor_file **tf)
 {
 	fpl_tensor_opts o;
-	fpl_tensor_file *tf = NULL;
 	char err[1024] = "", nm[FPL_TENSOR_NAME_MAX + 16];
 	size_t i, base, n = strlen(path), pairs = 0;
-	int rc = 0;
 
+	*tf = NULL;
 	if (!strcmp(path, "-") || !cli_is_tensor_file(path))
-		return 1;
+		return 0;
 	memset(&o, 0, sizeof o);
 	if (n > 4 && !strcmp(path + n - 4, ".npz"))
 		o.dtype = FPL_DT_U8;	/* '|u1' members: codes, read as uint8 */
-	if (fpl_tensor_open(&tf, path, &o, err, sizeof err))
-		return 1;	/* not readable so: the plain path says why */
-	for (i = 0; i < fpl_tensor_count(tf); i++) {
-		const char *name = fpl_tensor_get(tf, i)->name;
+	if (fpl_tensor_open(tf, path, &o, err, sizeof err))
+		return 0;	/* not readable so: the plain path says why */
+	for (i = 0; i < fpl_tensor_count(*tf); i++) {
+		const char *name = fpl_tensor_get(*tf, i)->name;
 
 		snprintf(nm, sizeof nm, "%s", name);
 		if (is_suffixed(name, ".codes", &base)) {
 			snprintf(nm + base, sizeof nm - base, ".scales");
-			pairs += fpl_tensor_find(tf, nm) >= 0;
+			pairs += fpl_tensor_find(*tf, nm) >= 0;
 		}
 	}
+	return pairs;
+}
+
+/* Decode every pair of a packed file; 1 when the file is not packed. */
+static int unpack_file(const char *path, struct cli_writer *w)
+{
+	fpl_tensor_file *tf;
+	size_t i, base, pairs = open_packed(path, &tf);
+	int rc = 0;
+
 	for (i = 0; pairs && !rc && i < fpl_tensor_count(tf); i++) {
 		const fpl_tensor_info *ci = fpl_tensor_get(tf, i);
 
 		if (is_suffixed(ci->name, ".codes", &base))
 			rc = unpack_one(tf, path, ci, base, w);
 	}
-	fpl_tensor_close(tf);
+	if (tf)
+		fpl_tensor_close(tf);
 	return pairs ? rc : 1;
 }
 
@@ -859,12 +873,11 @@ static int block_input(const char *path, struct cli_writer *w)
 static int block_limits(void)
 {
 	size_t j;
+	int any = 0;
 
 	for (j = 0; j < grid.n; j++)
-		if (grid.ro[j].is_block && grid.n > 1)
-			return usage_error(round_usage, "-f %s: a sweep over block formats is not "
-					   "implemented; round one block format at a time",
-					   grid.ro[j].block.name);
+		any |= grid.ro[j].is_block;
+
 	if (packing && (grid.n != 1 || !grid.ro[0].is_block))
 		return usage_error(round_usage, "--out-dtype %s: packed output needs -f naming "
 				   "that block format (one)", packing);
@@ -885,7 +898,7 @@ static int block_limits(void)
 					   "a pair of tensors: -o FILE.safetensors or FILE.npz",
 					   packing);
 	}
-	if (!grid.n || !grid.ro[0].is_block)
+	if (!any)
 		return 0;
 	if (opt.flags)
 		return usage_error(round_usage, "--flags: a block format's results are reported "
@@ -894,8 +907,9 @@ static int block_limits(void)
 		return usage_error(round_usage, "--backend: block formats have no native kernel");
 	if (opt.out == CLI_OUT_BITS)
 		return usage_error(round_usage, "--out bits: a block format's value is an element "
-				   "code times its block's scale, not one code; packed output "
-				   "(--out-dtype %s) is not implemented", grid.ro[0].block.name);
+				   "code times its block's scale, not one code; for the codes "
+				   "and scales write --out-dtype %s -o FILE.safetensors (or .npz)",
+				   grid.ro[0].block.name);
 	return 0;
 }
 
@@ -995,6 +1009,61 @@ static int sweep(char **files, int nfiles, int nthreads)
 	return rc;
 }
 
+/* How many jobs have a plain format. */
+static size_t plain_jobs(void)
+{
+	size_t j, k = 0;
+
+	for (j = 0; j < grid.n; j++)
+		k += !jobs[j].ro.is_block;
+	return k;
+}
+
+/*
+ * Statistics only, the block formats of the sweep: each reads the inputs
+ * itself, whole tensors at a time (the plain formats share one pass,
+ * sweep).  A packed input is decoded by the one block format it was
+ * written in, so a sweep refuses one; stdin, read more than once, is
+ * kept in a temporary file (files[i] then names it).
+ */
+static int block_sweep(char **files, int nfiles)
+{
+	static char spooled[32];
+	size_t j, passes = plain_jobs() ? 1 : 0;
+	int i, rc = 0;
+
+	for (j = 0; j < grid.n; j++)
+		passes += jobs[j].ro.is_block;
+	/* stdin read more than once: kept in a temporary file */
+	for (i = 0; i < nfiles && passes > 1; i++)
+		if (!strcmp(files[i], "-")) {
+			if (cli_stdin_spool(spooled, sizeof spooled))
+				return -1;
+			files[i] = spooled;
+		}
+	for (i = 0; i < nfiles && grid.n > 1 && passes; i++) {
+		fpl_tensor_file *tf;
+		size_t pairs = open_packed(files[i], &tf);
+
+		if (tf)
+			fpl_tensor_close(tf);
+		if (pairs)
+			return error("'%s' holds packed codes and scales, which only the block "
+				     "format they were written in decodes: give that -f alone",
+				     files[i]);
+	}
+	for (j = 0; j < grid.n && !rc; j++) {
+		if (!jobs[j].ro.is_block)
+			continue;
+		bjob = &jobs[j];
+		for (i = 0; i < nfiles && !rc; i++)
+			rc = grid.n > 1 ? round_block_file(files[i], NULL)
+					: block_input(files[i], NULL);
+	}
+	bjob = &jobs[0];
+	return rc;
+}
+
 /* ---------------------------------------------------------- the report */
 static const char *const id_cols[] = { "format", "mode", "n" };
 #define NCOLS (3 + CLI_ERRSTATS_NCOLS + 1)
@@ -1013,11 +1082,13 @@ static double block_bits(const struct job *jb)
 {
 	const fpl_block_format *b = &jb->ro.block;
 
-	if (!bstats.elements)
+	if (!jb->ro.is_block)
+		return jb->ro.fmt.nbits;
+	if (!jb->bs.elements)
 		return fpl_block_bits(b, NULL, 0);
-	return b->elem.nbits + ((double)bstats.blocks * b->scale.nbits
-				+ (b->tensor_scale ? 32.0 * (double)btensors : 0.0))
-				   / (double)bstats.elements;
+	return b->elem.nbits + ((double)jb->bs.blocks * b->scale.nbits
+				+ (b->tensor_scale ? 32.0 * (double)jb->btensors : 0.0))
+				   / (double)jb->bs.elements;
 }
 
 /* The human summary of one job on stderr (values on stdout). */
@@ -1041,9 +1112,9 @@ static void print_summary(const struct job *jb)
 		fputc('\n', stderr);
 	}
 	if (jb->ro.is_block) {
-		const uint64_t bv[NBLOCK_COLS - 1] = { bstats.blocks, bstats.amax_saturated,
-						       bstats.scale_range, bstats.nan_blocks,
-						       bstats.zero_blocks };
+		const uint64_t bv[NBLOCK_COLS - 1] = { jb->bs.blocks, jb->bs.amax_saturated,
+						       jb->bs.scale_range, jb->bs.nan_blocks,
+						       jb->bs.zero_blocks };
 
 		fprintf(stderr, "  %-14s %s\n", block_cols[0], cli_shortest(a, block_bits(jb)));
 		for (i = 1; i < NBLOCK_COLS; i++)
@@ -1059,8 +1130,10 @@ static void print_report(int values_on_stdout)
 	const char *cols[NCOLS + NBLOCK_COLS];
 	struct cli_table t;
 	size_t j;
-	int blk = jobs[0].ro.is_block;
+	int blk = 0;
 
+	for (j = 0; j < grid.n; j++)	/* the block columns when some job has them */
+		blk |= jobs[j].ro.is_block;
 	if (opt.report == CLI_REPORT_TEXT && values_on_stdout) {
 		print_summary(&jobs[0]);
 		return;
@@ -1081,11 +1154,11 @@ static void print_report(int values_on_stdout)
 			cli_table_none(&t);
 		if (blk) {
 			cli_table_num(&t, block_bits(&jobs[j]));
-			cli_table_int(&t, (long long)bstats.blocks);
-			cli_table_int(&t, (long long)bstats.amax_saturated);
-			cli_table_int(&t, (long long)bstats.scale_range);
-			cli_table_int(&t, (long long)bstats.nan_blocks);
-			cli_table_int(&t, (long long)bstats.zero_blocks);
+			cli_table_int(&t, (long long)jobs[j].bs.blocks);
+			cli_table_int(&t, (long long)jobs[j].bs.amax_saturated);
+			cli_table_int(&t, (long long)jobs[j].bs.scale_range);
+			cli_table_int(&t, (long long)jobs[j].bs.nan_blocks);
+			cli_table_int(&t, (long long)jobs[j].bs.zero_blocks);
 		}
 	}
 	cli_table_end(&t);
@@ -1116,8 +1189,7 @@ static int parse_args(int argc, char **argv)
 
 	cli_round_init(&opt.ro);
 	opt.ro.block_ok = 1;
-	fpl_block_stats_init(&bstats);
-	btensors = flat_inputs = 0;
+	flat_inputs = 0;
 	packing = NULL;
 	while ((c = getopt_long(argc, argv, CLI_ROUND_SHORTOPTS "ho:", longopts, NULL)) != -1) {
 		rc = cli_round_option(&opt.ro, c, optarg);
@@ -1339,8 +1411,11 @@ int cmd_round(int argc, char **argv)
 		cli_grid_release(&grid);
 		return error("out of memory"), CLI_EXIT_FAIL;
 	}
-	for (j = 0; j < grid.n; j++)
+	for (j = 0; j < grid.n; j++) {
 		jobs[j].ro = grid.ro[j];
+		fpl_block_stats_init(&jobs[j].bs);
+	}
+	bjob = &jobs[0];
 	emu_seconds = 0;
 	if (cli_round_native_setup(&rnat, opt.backend, &jobs[0].ro.fmt, jobs[0].ro.rnd, CHUNK)) {
 		free(jobs);
@@ -1356,14 +1431,9 @@ int cmd_round(int argc, char **argv)
 		/* threads go to the jobs; a single job rounds its arrays with them */
 		for (j = 0; j < grid.n; j++)
 			jobs[j].ro.st.threads = grid.n == 1 ? opt.ro.st.threads : 1;
-		if (jobs[0].ro.is_block) {
-			int i;
-
-			for (i = 0, rc = 0; i < nfiles && !rc; i++)
-				rc = block_input(files[i], NULL);
-		} else {
+		rc = block_sweep(files, nfiles);
+		if (!rc && plain_jobs())
 			rc = sweep(files, nfiles, grid.n == 1 ? 1 : t);
-		}
 	}
 	if (!rc && rnat.be != CLI_BACKEND_EMU)
 		cli_round_native_report(&rnat, &jobs[0].es, emu_seconds, opt.report,

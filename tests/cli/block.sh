@@ -243,6 +243,22 @@ expect_out "a NaN block is all NaN" "$(printf 'nan\nnan\nnan')" fplab round -f m
 COL=blocks expect_out "blocks of 3x40 and 20 under mxfp4" "7" col -f mxfp4 --no-values z.npz
 COL=bits_per_value expect_out "bits per value of one full block" "4.25" col -f mxfp4 w.npy
 
+# a sweep of block and plain formats: each row is the run of its format
+# alone (own draws from 0), the block columns 0 for a plain format, whose
+# bits per value is its width; stdin is read once and kept for every
+# format; a packed file is refused (only its own format decodes it)
+fplab round -f mxfp4,fp16,nvfp4 -r ne,sp --seed 3 --tsv w.npy >sw.tsv || fail "a sweep of block formats"
+for fr in mxfp4:ne mxfp4:sp nvfp4:sp fp16:sp; do
+	checks=$((checks + 1))
+	fplab round -f "${fr%:*}" -r "${fr#*:}" --seed 3 --tsv w.npy >one.tsv
+	[ "$(grep "^${fr%:*}	${fr#*:}	" sw.tsv)" = "$(tail -1 one.tsv)$([ "${fr%:*}" = fp16 ] && printf '\t16\t0\t0\t0\t0\t0')" ] ||
+		fail "sweep row $fr differs from its run alone: $(grep "^${fr%:*}	${fr#*:}	" sw.tsv) vs $(tail -1 one.tsv)"
+done
+checks=$((checks + 1))
+[ "$(wc -l <sw.tsv)" = 7 ] || fail "a sweep of 3 formats x 2 modes printed $(wc -l <sw.tsv) lines"
+checks=$((checks + 1))
+[ "$(fplab round -f mxfp4,e2m1 --tsv <s.txt | cut -f1,3,20,21 | tr '\t\n' ' ')" = "format n bits_per_value blocks mxfp4 1 12 1 e2m1 1 4 0 " ] ||
+	fail "a sweep from stdin: $(fplab round -f mxfp4,e2m1 --tsv <s.txt 2>&1 | cut -f1,3,20,21 | tr '\t\n' ' ')"
 # a .fmt file naming a block format
 printf '# mxfp4 with the rceil rule, blocks of 16\nname = myfp4\nblock = mxfp4:rceil:16\n' >my.fmt
 expect_out "block .fmt: rceil" "8" fplab round -f my.fmt s.txt
@@ -260,12 +276,12 @@ expect_fail "block size 0" 2 "block size '0' must be a positive integer" fplab r
 expect_fail "negative block size" 2 "block size '-2'" fplab round -f block:e2m1:e8m0:-2 w.npy -o bad1.npy
 expect_fail "scale without NaN" 2 "scale format 'e2m1' cannot hold a scale" \
 	fplab round -f block:e4m3fn:e2m1 w.npy -o bad1.npy
+expect_fail "a sweep over a packed file" 1 "w4.safetensors' holds packed codes and scales" \
+	fplab round -f mxfp4,mxfp8 w4.safetensors
 expect_fail "packed output to .npy" 2 "--out-dtype mxfp4: packed codes and scales are a pair" \
 	fplab round -f mxfp4 w.npy -o bad2.npy --out-dtype mxfp4
 expect_fail "packed output of another format" 2 "--out-dtype mxfp8: packed codes are those of -f" \
 	fplab round -f mxfp4 w.npy -o bad2.safetensors --out-dtype mxfp8
-expect_fail "a sweep of block formats" 2 "sweep over block formats is not implemented" \
-	fplab round -f mxfp4,fp16 w.npy
 expect_fail "--flags" 2 "--flags: a block format" fplab round -f mxfp4 --flags s.txt
 expect_fail "calc takes none yet" 2 "-f mxfp4: a block-scaled format; this command does not take" \
 	fplab calc add -f mxfp4 s.txt s.txt
