@@ -368,8 +368,10 @@ static int finish_block(struct cli_round *ro, const char *name)
 	int rc;
 
 	if (!ro->block_ok) {
-		error("-f %s: a block-scaled format; this command does not take block formats "
-		      "yet (round does)", name);
+		error("-f %s: a block-scaled format scales whole blocks of a tensor by their "
+		      "largest value, and this command rounds each result on its own; "
+		      "quantize tensors with fplab round (hist, dot, gemm, reduce, allreduce, "
+		      "optim and train take block formats too)", name);
 		return -2;
 	}
 	if (ro->has_params || ro->subnormal >= 0 || ro->saturation >= 0 || ro->infinity >= 0

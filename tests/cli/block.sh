@@ -283,7 +283,7 @@ expect_fail "packed output to .npy" 2 "--out-dtype mxfp4: packed codes and scale
 expect_fail "packed output of another format" 2 "--out-dtype mxfp8: packed codes are those of -f" \
 	fplab round -f mxfp4 w.npy -o bad2.safetensors --out-dtype mxfp8
 expect_fail "--flags" 2 "--flags: a block format" fplab round -f mxfp4 --flags s.txt
-expect_fail "calc takes none yet" 2 "-f mxfp4: a block-scaled format; this command does not take" \
+expect_fail "calc rounds one result at a time" 2 "-f mxfp4: a block-scaled format scales whole blocks" \
 	fplab calc add -f mxfp4 s.txt s.txt
 expect_fail "a block format is no accumulator" 2 "--acc 'mxfp4': a block-scaled format is a load format" \
 	fplab gemm -m 2 -n 2 -k 32 --gen normal:0,1 --acc mxfp4
