@@ -334,8 +334,9 @@ static void test_paths(void)
  */
 /*
  * The verified NE64 variant (x86/chain_ne_avx512.c, TwoSum-checked
- * steps) on 10^6 outputs per model: the hardware profiles it serves and
- * bf16 into bf16, whole tiles and a tail, against the reference.  DAZ
+ * steps, rounded to odd where s + p is inexact in binary64) on 10^6
+ * outputs per model: the hardware profiles it serves, bf16 into bf16 and
+ * fp32 inputs into fp32, whole tiles and a tail, against the reference.  DAZ
  * accumulators get data without subnormals (with them the path is not
  * taken: the random test covers that).
  */
@@ -356,6 +357,12 @@ static void test_verify_million(void)
 		{ "bf16/fp32 evenodd:8", NULL, "bf16", "fp32", "evenodd:8", D_MIX },
 		{ "fp16/fp32 evenodd:5", NULL, "fp16", "fp32", "evenodd:5", D_MIX },
 		{ "bf16/fp32 evenodd:64", NULL, "bf16", "fp32", "evenodd:64", D_MODERATE },
+		/* products of 48 bits: most sums s + p are inexact in
+		 * binary64, the steps the kernel rounds to odd */
+		{ "fp32/fp32 sequential", NULL, "fp32", "fp32", "sequential", D_MIX },
+		{ "fp32/fp32 sequential, moderate", NULL, "fp32", "fp32", "sequential",
+		  D_MODERATE },
+		{ "fp32/bf16 blocked:16:fp32", NULL, "fp32", "bf16", "blocked:16:fp32", D_MIX },
 	};
 	uint64_t ne0 = fpl__acc_path_runs[4], eo0 = fpl__acc_eo32_runs;
 	size_t i;

@@ -50,11 +50,25 @@
  * chain_fast.c), t = s + p is binary64's rounded sum, and Knuth's TwoSum
  * gives its error e = (s + p) - t exactly (no overflow: chain_fast.c's
  * condition bounds |s + p| below 2^1023; the build's -ffp-contract=off
- * keeps the additions apart).  A lane with e != 0 (or NaN: an inf or NaN
- * operand) is bad and goes to the reference; on the others t is the
- * exact s + a*b and the argument above applies unchanged.  Nothing here
- * rests on a double-rounding theorem: inexact sums are never rounded by
- * this file.
+ * keeps the additions apart).  Where e = 0, t is the exact s + a*b and
+ * the argument above applies unchanged.  Where e != 0 the exact sum x =
+ * t + e is no binary64; t is replaced by RO(x), x rounded to odd at 53
+ * bits: t itself when t's last significand bit is 1 (x lies strictly
+ * between t and its neighbour on e's side, and RO picks the odd one of
+ * the two), else that neighbour (its bits +1 when e has t's sign, a step
+ * away from zero, -1 otherwise; within one sign the bit patterns are
+ * ordered as the values, across a binade too).  Then the rounding above
+ * of RO(x) at m+1 <= 51 bits is x's own rounding to nearest-even, by the
+ * round-to-odd theorem (Boldo and Melquiond, "Emulation of FMA and
+ * correctly rounded sums: proved algorithms using rounding to odd", IEEE
+ * Trans. Computers 57(4), 2008: RN_p(RO_q(x)) = RN_p(x) for q >= p + 2),
+ * as chain_fast.c's ODD64 path also uses it.  The lane tests stay true
+ * of x: RO(x) is odd at 53 bits, so no value of acc (m + 1 <= 51 bits)
+ * and y != RO(x): the step counts inexact, as x is no binary64; and x
+ * lies strictly between RO(x)'s two even neighbours, so 2^emin <= |RO(x)|
+ * (2^emin is even) gives |x| > 2^emin (not tiny) and |RO(x)| < L gives
+ * y <= max (y is RO(x)'s rounding).  A NaN lane (an inf or NaN operand)
+ * fails the range test and goes to the reference.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -62,7 +76,7 @@
 #include "accum/accum_internal.h"
 
 typedef struct kpar {
-	__m512i signv, expm, cadd, minv, range, m1;
+	__m512i signv, expm, cadd, minv, range, m1, one;
 } kpar;
 
 /* The lanes in bad (of the register at tile lane base, step k) by the
@@ -87,18 +101,29 @@ __attribute__((noinline)) static __m512d fixup(fpl__acc_tile *T, size_t k, size_
 
 /* t for one register: fma(av, bv, sv) (exact by the NE64 condition) or,
  * when VER, p = av*bv (exact) and t = sv + p with TwoSum's error e of
- * the addition, the lanes with e != 0 (t not the exact sum) in ev. */
+ * the addition, made odd where e != 0: t = RO(sv + p), the exact sum
+ * rounded to odd at 53 bits (the header's verified variant); ev = 0 (a
+ * NaN lane is caught by the range test of CALC). */
 #define TVAL(t, sv, bv, ev)                                                                    \
 	do {                                                                                   \
 		if (VER) {                                                                     \
 			__m512d p_ = _mm512_mul_pd(av, (bv));                                  \
-			__m512d bb_;                                                           \
+			__m512d bb_, e_;                                                       \
+			__m512i u_;                                                            \
+			__mmask8 inx_, up_;                                                    \
 			(t) = _mm512_add_pd((sv), p_);                                         \
 			bb_ = _mm512_sub_pd((t), (sv));                                        \
-			(ev) = _mm512_cmp_pd_mask(                                             \
-				_mm512_add_pd(_mm512_sub_pd((sv), _mm512_sub_pd((t), bb_)),    \
-					      _mm512_sub_pd(p_, bb_)),                         \
-				_mm512_setzero_pd(), _CMP_NEQ_UQ);                             \
+			e_ = _mm512_add_pd(_mm512_sub_pd((sv), _mm512_sub_pd((t), bb_)),       \
+					   _mm512_sub_pd(p_, bb_));                            \
+			u_ = _mm512_castpd_si512(t);                                           \
+			inx_ = _mm512_cmp_pd_mask(e_, _mm512_setzero_pd(), _CMP_NEQ_OQ)        \
+			       & _mm512_testn_epi64_mask(u_, P.one);                            \
+			up_ = (__mmask8)~(_mm512_movepi64_mask(_mm512_castpd_si512(e_))        \
+					  ^ _mm512_movepi64_mask(u_));                         \
+			u_ = _mm512_mask_add_epi64(u_, inx_ & up_, u_, P.one);                 \
+			u_ = _mm512_mask_sub_epi64(u_, inx_ & (__mmask8)~up_, u_, P.one);      \
+			(t) = _mm512_castsi512_pd(u_);                                         \
+			(ev) = 0;                                                              \
 		} else {                                                                       \
 			(t) = _mm512_fmadd_pd(av, (bv), (sv));                                 \
 			(ev) = 0;                                                              \
@@ -204,6 +229,7 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, size_t k
 	P.minv = _mm512_set1_epi64((long long)minb);
 	P.range = _mm512_set1_epi64((long long)(lim - 1 - minb));
 	P.m1 = _mm512_set1_epi64(-1);
+	P.one = _mm512_set1_epi64(1);
 	/* whole tiles of 64 lanes: eight registers, no masks */
 	for (; nj - j0 >= 64; j0 += 64) {
 		__m512d s0 = _mm512_loadu_pd(s + j0), s1 = _mm512_loadu_pd(s + j0 + 8);
