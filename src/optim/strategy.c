@@ -131,6 +131,18 @@ int opt__apply(fpl_optim *o, opt_tensor *T, double *wc, const double *u)
 	size_t i, n = T->n;
 	int r;
 
+	if (p->master == FPL_MASTER_FP32 && p->master_is_block) {
+		if ((r = opt__odd_sub(T, wc, wc, u)))
+			return r;
+		return opt__store(o, T, FPL_OPT_SLOT_MASTER, &p->master_fmt, FPL_RND_NE, wc, wc);
+	}
+	if ((p->master == FPL_MASTER_NONE || p->master == FPL_MASTER_STOCHASTIC)
+	    && p->weight_is_block) {
+		if ((r = opt__odd_sub(T, wc, wc, u)))
+			return r;
+		return opt__store(o, T, FPL_OPT_SLOT_WEIGHT, &p->weight, p->master
+				  == FPL_MASTER_STOCHASTIC ? p->weight_sr : p->weight_rnd, wc, wc);
+	}
 	switch (p->master) {
 	case FPL_MASTER_FP32:
 	case FPL_MASTER_SPLIT:
@@ -157,8 +169,15 @@ int opt__apply_decay(fpl_optim *o, opt_tensor *T, double *wc, double k)
 	const fpl_opt_policy *p = &o->cfg.policy;
 	const double *nk = opt__bcast(o->scr[SCR_K], -k, T->n);
 	size_t i, n = T->n;
-	int r;
+	int r, s = p->master == FPL_MASTER_FP32 ? FPL_OPT_SLOT_MASTER : FPL_OPT_SLOT_WEIGHT;
 
+	if (opt__block(p, s) && p->master != FPL_MASTER_KAHAN && p->master != FPL_MASTER_SPLIT) {
+		if ((r = opt__odd_fma(T, wc, nk, wc, wc)))
+			return r;
+		return opt__store(o, T, s, s == FPL_OPT_SLOT_MASTER ? &p->master_fmt : &p->weight,
+				  s == FPL_OPT_SLOT_MASTER ? FPL_RND_NE : p->master
+				  == FPL_MASTER_STOCHASTIC ? p->weight_sr : p->weight_rnd, wc, wc);
+	}
 	switch (p->master) {
 	case FPL_MASTER_FP32:
 	case FPL_MASTER_SPLIT:
@@ -186,15 +205,8 @@ static int same(double a, double b)
 int opt__derive(fpl_optim *o, opt_tensor *T)
 {
 	const fpl_opt_policy *p = &o->cfg.policy;
-	size_t dims[2];
 
-	if (!p->weight_is_block)
-		return opt__round(&p->weight, p->weight_rnd, &T->st, T->w, T->m, T->n);
-	if (!T->n)
-		return 0;
-	dims[0] = T->n / T->cols;
-	dims[1] = T->cols;
-	return fpl_block_round(&p->weight_block, T->w, T->m, dims, 2, p->weight_rnd, &T->st, NULL);
+	return opt__store(o, T, FPL_OPT_SLOT_WEIGHT, &p->weight, p->weight_rnd, T->w, T->m);
 }
 
 int opt__end(fpl_optim *o, opt_tensor *T, const double *wc, fpl_opt_report *rep)
