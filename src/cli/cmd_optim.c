@@ -614,7 +614,7 @@ static const char *const cols[] = {
 	"policy", "optim", "step", "nonzero", "vanished", "vanished_frac", "stale_frac", "drift",
 	"master_drift", "loss_scale", "skipped", "opt_overflow", "opt_underflow", "grad_underflow",
 	"bytes_per_param", "weight_bytes", "master_bytes", "state_bytes", "split_rne_differs",
-	"block_saturated", "block_flushed", "block_amax_saturated", "block_scale_range"
+	"saturated", "flushed", "amax_saturated", "scale_clamped"
 };
 #define NCOLS (sizeof cols / sizeof *cols)
 

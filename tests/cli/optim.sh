@@ -31,7 +31,7 @@ awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
 	END { exit !(NR == 3 && v["none:fp16"] > 0 && v["fp32-master:fp16"] == "0" &&
 		     s["none:fp16"] == 1000) }' dw.tsv ||
 	fail "done-when: expected vanished_frac > 0 for none:fp16, 0 for fp32-master:fp16: $(cat dw.tsv)"
-expect_out "columns" "policy optim step nonzero vanished vanished_frac stale_frac drift master_drift loss_scale skipped opt_overflow opt_underflow grad_underflow bytes_per_param weight_bytes master_bytes state_bytes split_rne_differs block_saturated block_flushed block_amax_saturated block_scale_range" \
+expect_out "columns" "policy optim step nonzero vanished vanished_frac stale_frac drift master_drift loss_scale skipped opt_overflow opt_underflow grad_underflow bytes_per_param weight_bytes master_bytes state_bytes split_rne_differs saturated flushed amax_saturated scale_clamped" \
 	eval "head -n 1 dw.tsv | tr '\t' ' '"
 
 # --- the default policies, text report: one row each after the last step
@@ -193,7 +193,7 @@ np.savez("bg.npz", w=np.array([[1, 0.1], [0.1, 0.11]]))'
 	expect_out "block grad, rows of 2: drift" "$(awk 'BEGIN { printf "%.12g\n", sqrt(0.025^2 + 0.00625^2 + 0.01625^2) / sqrt(1.0321) }')" \
 		awk "BEGIN { printf \"%.12g\\n\", $(col b2.tsv none:fp64,grad=mxfp4 drift) }"
 	expect_out "block grad, rows of 2: events" "1 0 1 0" cols b2.tsv none:fp64,grad=mxfp4 \
-		block_saturated block_flushed block_amax_saturated block_scale_range
+		saturated flushed amax_saturated scale_clamped
 fi
 printf '0 0 0 0\n' >bw.txt
 printf '1 0.1 0.1 0.11\n' >bg.txt
@@ -201,7 +201,7 @@ fplab optim --init bw.txt -g bg.txt --lr 1 --policy 'none:fp64,grad=mxfp4' --tsv
 expect_out "block grad, one row: drift" "$(awk 'BEGIN { printf "%.12g\n", sqrt(2 * 0.025^2 + 0.015^2) / sqrt(1.0321) }')" \
 	awk "BEGIN { printf \"%.12g\\n\", $(col b1.tsv none:fp64,grad=mxfp4 drift) }"
 expect_out "block grad, one row: events" "0 0 0 0" cols b1.tsv none:fp64,grad=mxfp4 \
-	block_saturated block_flushed block_amax_saturated block_scale_range
+	saturated flushed amax_saturated scale_clamped
 # an exact block (binary32 elements, e8m0 scales by rceil: x / 2^k is
 # exact and never saturates) in the state or the master changes nothing
 X=block:fp32:e8m0:32:rceil
