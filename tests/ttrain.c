@@ -23,7 +23,12 @@
  *  - behaviour: fp32 learns the generated set (> 90%), the same bits on
  *    1 and 2 threads and on a re-run, P = 2 close to P = 1 (tolerance
  *    below), dynamic scaling skips overflowing steps, aps-e4m3-comm runs
- *    on 4 nodes, fp8-e4m3 beats chance; bad configurations' statuses.
+ *    on 4 nodes, fp8-e4m3 beats chance; bad configurations' statuses;
+ *  - the optimizer's block slots: master-format and state as blocks (the
+ *    fields as written, the description), the arithmetic slots refused
+ *    with the reason, a block master without fp32-master refused; mxfp8
+ *    master and state in sp the same on 1 and 2 threads; an exact block
+ *    (binary32 elements, e8m0 scales by rceil) equal to fp32-master.
  */
 #include <math.h>
 #include <stdio.h>

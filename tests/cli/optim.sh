@@ -211,6 +211,10 @@ for p in "fp32-master:bf16,state=$X" "fp32-master:bf16,master=$X"; do
 	expect_out "exact block: $p" "$(cols bx.tsv fp32-master:bf16 vanished drift master_drift)" \
 		cols bx.tsv "$p" vanished drift master_drift
 done
+# ... and as the weight of none, with adamw's decoupled decay w - (lr wd) w
+fplab optim --steps 20 --sizes 300,70 --optim adamw --weight-decay 0.1 --lr 0.01 --weights uniform:-1,1 \
+	--policy none:fp32 --policy "none:$X" --tsv >bxw.tsv
+expect_out "exact block weight, adamw" "$(cols bxw.tsv none:fp32 vanished drift)" cols bxw.tsv "none:$X" vanished drift
 # mxfp8 state (two tensors of 8.25 bits per value with adam): bytes and
 # a changed result
 fplab optim --steps 20 --sizes 300,70 --optim adam --policy fp32-master:bf16 \
