@@ -341,7 +341,9 @@ FPL_API void fpl_opt_config_init(fpl_opt_config *c);
  * compensation, one weight; none, stochastic: 0) and the optimizer state
  * (number of state tensors times ceil(nbits/8) of `state`: sgd 1 with
  * momentum, else 0; adagrad 1; adam, adamw, lamb 2).  Gradients are not
- * counted.
+ * counted.  A block slot (weight, master, state) counts fpl_block_bits /
+ * 8 of its nominal block, scales included (mxfp8: 1.03125), or its
+ * element's bits / 8 when that depends on the tensor (row, col, tensor).
  */
 typedef struct fpl_opt_memory {
 	double weight, master, state, total;
