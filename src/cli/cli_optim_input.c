@@ -18,7 +18,12 @@
  * or 1e400, an int64 beyond 2^53) is kept exactly beside its buffer and
  * held, for each run, as the run's first rounding of it reads it once
  * (fpl_wide_hold): the weights' into the master (fp32-master, split) or
- * the weight format, a gradient's into `grad` (the backward pass's cast).
+ * the weight format, a gradient's into `grad` (the backward pass's cast);
+ * for a block slot, as into its element format (an amax rule's scale may
+ * see the held value: not exact).
+ *
+ * A file tensor's dims (the first file that gives them) are kept for the
+ * block grid of block slots: blocks along the last axis of each row.
  */
 #include <math.h>
 #include <stdlib.h>
