@@ -27,6 +27,13 @@
  *  - memory per parameter by hand; bad configurations' status codes;
  *  - fpl_opt_scaler_parse on good spellings (fields by hand) and bad ones
  *    (status and a word of the message), *sc untouched on error;
+ *  - block slots (state, master, weight, grad as mxfp8; ne, sp, se) for
+ *    sgd with momentum and adam, flat and as 3 rows of 40 (short last
+ *    blocks), against a straight-line model with a hand OCP MX floor
+ *    quantizer over fpl_round (element j of a tensor at draw counter + j),
+ *    bit for bit with flag counts and the report's block and element
+ *    counts; stochastic elements the same on 1 and 3 threads; the bad
+ *    block configurations' status codes;
  *  - FPLAB_OPTIM=ref (the engine for every array operation) against the
  *    default (the binary64 C fast path where it applies): the same
  *    weights, masters and flag counts for the FP64 reference, a
@@ -1159,9 +1166,414 @@ static void test_block_weight(void)
 	if (!h_check(fpl_optim_create(&o, &c, 1, &n, W, &st) == FPL_EINVAL && !o))
 		h_fail("cols not dividing the size accepted");
 	c.cols = NULL;
-	c.policy.master = FPL_MASTER_NONE;	/* only fp32-master derives block weights */
+	c.policy.master = FPL_MASTER_KAHAN;	/* a compensation in the weight's format */
 	if (!h_check(fpl_optim_create(&o, &c, 1, &n, W, &st) == FPL_EINVAL && !o))
-		h_fail("a block weight without fp32-master accepted");
+		h_fail("a block weight with kahan accepted");
+}
+
+/* ------------------------------------------------------------ block slots */
+/*
+ * A straight-line model of block slots, written from the OCP MX v1.0
+ * rule (floor: X = 2^(floor(log2 amax) - emax_e), elements round(x / X)
+ * saturating, e8m0 range 2^-127..2^127, a zero block scale 1) over the
+ * scalar engine: element j of a tensor takes draw counter + j (row-major).
+ * The optimizer's formulas are mdl_step's; the block slots quantize where
+ * the plain ones round, the results of one operation (M - u, w - u) held
+ * in binary64 rounded to odd first (fpl_sub in od: no draw).
+ */
+typedef struct bmdl {
+	fpl_opt_config c;
+	fpl_state st;
+	uint64_t ctr;
+	size_t n, cols;
+	fpl_format el;		/* e4m3fn, saturating */
+	double *w, *M, *s1, *s2, *t1, *t2, *d, *u, *g;
+	uint64_t t, blocks, elems;
+} bmdl;
+
+/* z = x quantized as mxfp8 blocks of 32 along rows of cols, elements in r. */
+static void bq(bmdl *m, fpl_rnd r, double *z, const double *x)
+{
+	size_t row, b, j;
+
+	for (row = 0; row < m->n / m->cols; row++)
+		for (b = 0; b < m->cols; b += 32) {
+			size_t lo = row * m->cols + b, len = m->cols - b < 32 ? m->cols - b : 32;
+			double amax = 0, X = 1;
+			int e;
+
+			for (j = 0; j < len; j++)
+				amax = fmax(amax, fabs(x[lo + j]));
+			if (amax > 0) {
+				frexp(amax, &e);	/* amax in [2^(e-1), 2^e) */
+				e = e - 1 - 8;		/* e4m3fn: emax 8 */
+				X = ldexp(1, e < -127 ? -127 : e > 127 ? 127 : e);
+			}
+			for (j = 0; j < len; j++) {
+				m->st.counter = m->ctr + lo + j;
+				z[lo + j] = fpl_round(&m->el, x[lo + j] / X, r, &m->st) * X;
+			}
+			m->blocks++;
+			m->elems += len;
+		}
+	m->ctr += m->n;
+}
+
+/* z = round(a op b) in f (plain), one draw per element */
+static void bop(bmdl *m, int op, const fpl_format *f, fpl_rnd r, double *z, const double *a,
+		const double *b, double kb)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		double y = b ? b[i] : kb;
+
+		m->st.counter = m->ctr + i;
+		switch (op) {
+		case M_ROUND: z[i] = fpl_round(f, a[i], r, &m->st); break;
+		case M_ADD: z[i] = fpl_add(f, a[i], y, r, &m->st); break;
+		case M_SUB: z[i] = fpl_sub(f, a[i], y, r, &m->st); break;
+		case M_MUL: z[i] = fpl_mul(f, y, a[i], r, &m->st); break;	/* constant first */
+		case M_DIV: z[i] = fpl_div(f, a[i], y, r, &m->st); break;
+		default: z[i] = fpl_sqrt(f, a[i], r, &m->st); break;
+		}
+	}
+	m->ctr += m->n;
+}
+
+/* a - b held in binary64 rounded to odd (no draw, no flag in m->st) */
+static void bodd(bmdl *m, double *z, const double *a, const double *b)
+{
+	fpl_format f64 = h_format("fp64");
+	fpl_state tmp = m->st;
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		z[i] = fpl_sub(&f64, a[i], b[i], FPL_RND_OD, &tmp);
+}
+
+static void bstore_state(bmdl *m, double *z, const double *x)
+{
+	const fpl_opt_policy *p = &m->c.policy;
+
+	if (p->state_is_block)
+		bq(m, p->state_rnd, z, x);
+	else
+		bop(m, M_ROUND, &p->state, p->state_rnd, z, x, NULL, 0);
+}
+
+static void bmdl_init(bmdl *m, const fpl_opt_config *c, size_t n, size_t cols, const double *w0)
+{
+	const fpl_opt_policy *p = &c->policy;
+	fpl_state parent;
+
+	memset(m, 0, sizeof *m);
+	m->c = *c;
+	m->n = n;
+	m->cols = cols;
+	m->el = h_format("e4m3fn");
+	m->el.overflow = FPL_OVF_SATURATE;
+	fpl_state_init(&parent, 5);
+	fpl_state_fork(&parent, &m->st, 0);
+	m->w = dup0(n); m->M = dup0(n); m->s1 = dup0(n); m->s2 = dup0(n); m->t1 = dup0(n);
+	m->t2 = dup0(n); m->d = dup0(n); m->u = dup0(n); m->g = dup0(n);
+	if (p->master == FPL_MASTER_FP32) {
+		if (p->master_is_block)
+			bq(m, FPL_RND_NE, m->M, w0);
+		else
+			bop(m, M_ROUND, &p->master_fmt, FPL_RND_NE, m->M, w0, NULL, 0);
+		if (p->weight_is_block)
+			bq(m, p->weight_rnd, m->w, m->M);
+		else
+			bop(m, M_ROUND, &p->weight, p->weight_rnd, m->w, m->M, NULL, 0);
+	} else if (p->weight_is_block) {
+		bq(m, p->weight_rnd, m->w, w0);
+	} else {
+		bop(m, M_ROUND, &p->weight, p->weight_rnd, m->w, w0, NULL, 0);
+	}
+}
+
+static void bmdl_free(bmdl *m)
+{
+	free(m->w); free(m->M); free(m->s1); free(m->s2); free(m->t1); free(m->t2);
+	free(m->d); free(m->u); free(m->g);
+}
+
+/* One step (no loss scaling): sgd with momentum or adam, as mdl_step. */
+static void bmdl_step(bmdl *m, const double *G)
+{
+	const fpl_opt_policy *p = &m->c.policy;
+	const fpl_opt_hyper *h = &m->c.hyper;
+	const fpl_format *A = &p->arith;
+	fpl_rnd ar = p->arith_rnd;
+
+	m->t++;
+	if (p->grad_is_block)
+		bq(m, p->grad_rnd, m->t1, G);
+	else
+		bop(m, M_ROUND, &p->grad, p->grad_rnd, m->t1, G, NULL, 0);
+	bop(m, M_DIV, &p->unscale, p->unscale_rnd, m->g, m->t1, NULL, 1);
+	memcpy(m->d, m->g, m->n * sizeof *m->d);
+	if (h->algo == FPL_OPT_SGD) {
+		if (m->t == 1) {
+			bstore_state(m, m->s1, m->d);
+		} else {
+			bop(m, M_MUL, A, ar, m->t1, m->s1, NULL, h->momentum);
+			bop(m, M_MUL, A, ar, m->t2, m->d, NULL, 1 - h->dampening);
+			bop(m, M_ADD, A, ar, m->t1, m->t1, m->t2, 0);
+			bstore_state(m, m->s1, m->t1);
+		}
+		bop(m, M_MUL, A, ar, m->u, m->s1, NULL, h->lr);
+	} else {	/* adam, wd 0 */
+		double bc1 = 1 - pow(h->beta1, (double)m->t), bc2s = sqrt(1 - pow(h->beta2, (double)m->t));
+		bop(m, M_SUB, A, ar, m->t1, m->d, m->s1, 0);
+		bop(m, M_MUL, A, ar, m->t1, m->t1, NULL, 1 - h->beta1);
+		bop(m, M_ADD, A, ar, m->t1, m->s1, m->t1, 0);
+		bstore_state(m, m->s1, m->t1);
+		bop(m, M_MUL, A, ar, m->t1, m->s2, NULL, h->beta2);
+		bop(m, M_MUL, A, ar, m->t2, m->d, NULL, 1 - h->beta2);
+		{	/* that * d: the variable first */
+			size_t i;
+			for (i = 0; i < m->n; i++) {
+				m->st.counter = m->ctr + i;
+				m->t2[i] = fpl_mul(A, m->t2[i], m->d[i], ar, &m->st);
+			}
+			m->ctr += m->n;
+		}
+		bop(m, M_ADD, A, ar, m->t1, m->t1, m->t2, 0);
+		bstore_state(m, m->s2, m->t1);
+		bop(m, M_SQRT, A, ar, m->t1, m->s2, NULL, 0);
+		bop(m, M_DIV, A, ar, m->t1, m->t1, NULL, bc2s);
+		bop(m, M_ADD, A, ar, m->t1, m->t1, NULL, h->eps);
+		bop(m, M_DIV, A, ar, m->t1, m->s1, m->t1, 0);
+		bop(m, M_MUL, A, ar, m->u, m->t1, NULL, h->lr / bc1);
+	}
+	if (p->master == FPL_MASTER_FP32) {
+		if (p->master_is_block) {
+			bodd(m, m->M, m->M, m->u);
+			bq(m, FPL_RND_NE, m->M, m->M);
+		} else {
+			bop(m, M_SUB, &p->master_fmt, FPL_RND_NE, m->M, m->M, m->u, 0);
+		}
+		if (p->weight_is_block)
+			bq(m, p->weight_rnd, m->w, m->M);
+		else
+			bop(m, M_ROUND, &p->weight, p->weight_rnd, m->w, m->M, NULL, 0);
+	} else if (p->weight_is_block) {
+		bodd(m, m->w, m->w, m->u);
+		bq(m, p->master == FPL_MASTER_STOCHASTIC ? p->weight_sr : p->weight_rnd, m->w, m->w);
+	} else {
+		bop(m, M_SUB, &p->weight, p->master == FPL_MASTER_STOCHASTIC ? p->weight_sr
+		    : p->weight_rnd, m->w, m->w, m->u, 0);
+	}
+}
+
+static fpl_block_format mxfp8(void)
+{
+	fpl_block_format b;
+
+	if (!h_check(fpl_block_parse(&b, "mxfp8", NULL, 0) == 0))
+		h_fail("parse mxfp8");
+	return b;
+}
+
+/* One block configuration (case k) of the model test. */
+static void block_case(int k, fpl_opt_config *c, const char **what)
+{
+	fpl_block_format b = mxfp8();
+	fpl_format bf = h_format("bf16");
+
+	fpl_opt_config_init(c);
+	c->hyper.lr = 0.01;
+	if (k % 2)
+		fpl_opt_hyper_init(&c->hyper, FPL_OPT_ADAM);
+	else
+		c->hyper.momentum = 0.9, c->hyper.dampening = 0.25;
+	c->hyper.lr = 0.01;
+	c->hyper.eps = 1e-3;
+	switch (k / 2) {
+	case 0:		/* the brief's case: fp32-master:bf16 with state = mxfp8 */
+		*what = "state=mxfp8";
+		fpl_opt_policy_preset(&c->policy, FPL_MASTER_FP32, &bf);
+		c->policy.state_is_block = 1;
+		c->policy.state_block = b;
+		c->policy.state = b.elem;
+		break;
+	case 1:		/* stochastic elements of the state */
+		*what = "state=mxfp8:sp";
+		fpl_opt_policy_preset(&c->policy, FPL_MASTER_FP32, &bf);
+		c->policy.state_is_block = 1;
+		c->policy.state_block = b;
+		c->policy.state = b.elem;
+		c->policy.state_rnd = FPL_RND_SP;
+		break;
+	case 2:		/* a block master, a block stored weight, grads in sp */
+		*what = "fp32-master:mxfp8,master=mxfp8,grad=mxfp8:sp";
+		fpl_opt_policy_preset_block(&c->policy, FPL_MASTER_FP32, &b);
+		c->policy.master_is_block = 1;
+		c->policy.master_block = b;
+		c->policy.master_fmt = b.elem;
+		c->policy.grad_rnd = FPL_RND_SP;
+		break;
+	default:	/* none:mxfp8 (weight, grad, state blocks), stochastic weight */
+		*what = "stochastic:mxfp8:sp";
+		fpl_opt_policy_preset_block(&c->policy, FPL_MASTER_STOCHASTIC, &b);
+		c->policy.weight_sr = FPL_RND_SP;
+		c->policy.state_rnd = FPL_RND_SE;
+		break;
+	}
+}
+
+static void test_block_model(void)
+{
+	enum { ROWS = 3, COLS = 40, N = ROWS * COLS, STEPS = 4 };
+	double w0[N], G[STEPS][N], *got = malloc(N * sizeof *got);
+	h_rng rng;
+	size_t i, cols = COLS;
+	int k, s, shaped;
+
+	h_rng_init(&rng, 23);
+	for (i = 0; i < N; i++) {
+		w0[i] = h_rng_value(&rng, -6, 1, 30, 0);
+		for (s = 0; s < STEPS; s++)
+			G[s][i] = h_rng_value(&rng, -12, 3, 40, 0);
+	}
+	for (i = 40; i < 72; i++)	/* a zero block (row 1, elements 0..31) */
+		w0[i] = G[0][i] = 0;
+	G[1][5] = 3e3;		/* beyond e4m3fn's 448 times its block's scale */
+	for (k = 0; k < 8; k++)
+		for (shaped = 0; shaped < 2; shaped++) {
+			fpl_opt_config c;
+			fpl_opt_shape sh = { 2, { ROWS, COLS } };
+			fpl_optim *o = NULL;
+			fpl_opt_report rep;
+			fpl_state st;
+			const double *W[1] = { w0 };
+			size_t n = N;
+			uint64_t cnt[FPL_NFLAGS], blocks = 0, elems = 0;
+			const char *what = "";
+			bmdl m;
+			int bad = 0, f, sl;
+
+			block_case(k, &c, &what);
+			if (shaped)	/* rows of 40: a short block of 8 per row */
+				c.shapes = &sh;
+			fpl_state_init(&st, 5);
+			if (!h_check(fpl_optim_create(&o, &c, 1, &n, W, &st) == 0))
+				h_fail("block model: %s: create", what);
+			if (!o)
+				continue;
+			bmdl_init(&m, &c, N, shaped ? cols : N, w0);
+			m.blocks = m.elems = 0;
+			for (s = 0; s < STEPS; s++) {
+				step1(o, G[s], &rep);
+				bmdl_step(&m, G[s]);
+				for (sl = 0; sl < FPL_OPT_NSLOTS; sl++) {
+					blocks += rep.block[sl].blocks;
+					elems += rep.block[sl].elements;
+				}
+			}
+			fpl_optim_master(o, 0, got);
+			for (i = 0; i < N; i++) {
+				double wm = c.policy.master == FPL_MASTER_FP32 ? m.M[i] : m.w[i];
+
+				if (!h_same(fpl_optim_weights(o, 0)[i], m.w[i]) || !h_same(got[i], wm))
+					bad++;
+			}
+			fpl_optim_flags(o, NULL, cnt);
+			for (f = 0; f < FPL_NFLAGS; f++)
+				if (cnt[f] != m.st.count[f])
+					bad++;
+			if (!h_check(bad == 0 && blocks == m.blocks && elems == m.elems))
+				h_fail("block model: %s, %s, %s: %d mismatches, blocks %llu want %llu",
+				       what, k % 2 ? "adam" : "sgd", shaped ? "3x40" : "flat", bad,
+				       (unsigned long long)blocks, (unsigned long long)m.blocks);
+			bmdl_free(&m);
+			fpl_optim_free(o);
+		}
+	free(got);
+}
+
+/* Stochastic block elements: the same bits on 1 and 3 threads. */
+static void test_block_threads(void)
+{
+	enum { N = 5000 };
+	double *w0 = malloc(N * sizeof *w0), *g = malloc(N * sizeof *g), *a = malloc(N * sizeof *a);
+	fpl_opt_config c;
+	fpl_block_format b;
+	h_rng rng;
+	size_t i;
+	int t, s, bad = 0;
+
+	h_rng_init(&rng, 31);
+	for (i = 0; i < N; i++)
+		w0[i] = h_rng_value(&rng, -8, 0, 30, 0);
+	h_check(fpl_block_parse(&b, "mxfp4", NULL, 0) == 0);
+	for (t = 1; t <= 3; t += 2) {
+		fpl_optim *o;
+		const char *what;
+
+		block_case(3, &c, &what);
+		fpl_opt_policy_preset_block(&c.policy, FPL_MASTER_STOCHASTIC, &b);
+		c.policy.state_rnd = c.policy.grad_rnd = c.policy.weight_sr = FPL_RND_SP;
+		c.threads = t;
+		o = make(&c, N, w0, 3);
+		for (s = 0; o && s < 3; s++) {
+			h_rng_init(&rng, 100 + (uint64_t)s);
+			for (i = 0; i < N; i++)
+				g[i] = h_rng_value(&rng, -10, 0, 30, 0);
+			step1(o, g, NULL);
+		}
+		for (i = 0; o && i < N; i++) {
+			if (t == 1)
+				a[i] = fpl_optim_weights(o, 0)[i];
+			else
+				bad += !h_same(a[i], fpl_optim_weights(o, 0)[i]);
+		}
+		fpl_optim_free(o);
+	}
+	if (!h_check(bad == 0))
+		h_fail("block slots in sp: %d weights differ between 1 and 3 threads", bad);
+	free(w0);
+	free(g);
+	free(a);
+}
+
+/* The bad block configurations: status codes. */
+static void test_block_errors(void)
+{
+	fpl_opt_config c;
+	fpl_block_format b = mxfp8();
+	fpl_format bf = h_format("bf16");
+
+	fpl_opt_config_init(&c);
+	h_check(fpl_opt_policy_preset_block(&c.policy, FPL_MASTER_KAHAN, &b) == FPL_EINVAL);
+	h_check(fpl_opt_policy_preset_block(&c.policy, FPL_MASTER_SPLIT, &b) == FPL_EFORMAT);
+	h_check(fpl_opt_policy_preset_block(NULL, FPL_MASTER_NONE, &b) == FPL_EINVAL);
+	/* the preset: arith, unscale binary32, grad and (none) state blocks */
+	h_check(fpl_opt_policy_preset_block(&c.policy, FPL_MASTER_NONE, &b) == 0);
+	h_check(c.policy.weight_is_block && c.policy.grad_is_block && c.policy.state_is_block
+		&& !c.policy.master_is_block && c.policy.arith.m == 23 && c.policy.unscale.m == 23);
+	h_check(fpl_opt_policy_preset_block(&c.policy, FPL_MASTER_FP32, &b) == 0);
+	h_check(!c.policy.state_is_block && c.policy.state.m == 23);
+	/* a block master needs fp32-master; a block grad refuses APS */
+	fpl_opt_policy_preset(&c.policy, FPL_MASTER_NONE, &bf);
+	c.policy.master_is_block = 1;
+	c.policy.master_block = b;
+	h_check(create_rc(&c) == FPL_EINVAL);
+	fpl_opt_policy_preset(&c.policy, FPL_MASTER_FP32, &bf);
+	c.policy.grad_is_block = 1;
+	c.policy.grad_block = b;
+	c.scaler.kind = FPL_OPT_SCALE_APS;
+	h_check(create_rc(&c) == FPL_EINVAL);
+	c.scaler.kind = FPL_OPT_SCALE_DYNAMIC;
+	h_check(create_rc(&c) == 0);
+	c.policy.state_is_block = 1;	/* an invalid descriptor */
+	c.policy.state_block = b;
+	c.policy.state_block.size = 0;
+	c.policy.state_block.shape = FPL_BLOCK_TILE;
+	c.policy.state_block.rows = -1;
+	h_check(create_rc(&c) == FPL_EFORMAT);
 }
 
 int main(void)
@@ -1172,6 +1584,7 @@ int main(void)
 	t = h_now();
 	test_errors();
 	test_block_weight();
+	test_block_errors();
 	test_memory();
 	test_reference();
 	test_vanish();
@@ -1187,6 +1600,10 @@ int main(void)
 	test_stochastic();
 	test_split();
 	h_note("stochastic and split: %.2f s", h_now() - t);
+	t = h_now();
+	test_block_model();
+	test_block_threads();
+	h_note("block slots: %.2f s", h_now() - t);
 	test_speed();
 	return h_done();
 }

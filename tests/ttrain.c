@@ -23,7 +23,12 @@
  *  - behaviour: fp32 learns the generated set (> 90%), the same bits on
  *    1 and 2 threads and on a re-run, P = 2 close to P = 1 (tolerance
  *    below), dynamic scaling skips overflowing steps, aps-e4m3-comm runs
- *    on 4 nodes, fp8-e4m3 beats chance; bad configurations' statuses.
+ *    on 4 nodes, fp8-e4m3 beats chance; bad configurations' statuses;
+ *  - the optimizer's block slots: master-format and state as blocks (the
+ *    fields as written, the description), the arithmetic slots refused
+ *    with the reason, a block master without fp32-master refused; mxfp8
+ *    master and state in sp the same on 1 and 2 threads; an exact block
+ *    (binary32 elements, e8m0 scales by rceil) equal to fp32-master.
  */
 #include <math.h>
 #include <stdio.h>
@@ -996,6 +1001,82 @@ static void test_learning(const fpl_dataset *all)
 	fpl_trainer_free(t4);
 }
 
+/*
+ * The optimizer's block slots in a policy: master-format and state take
+ * block formats (fields and modes read back), the arithmetic slots refuse
+ * them with the reason; a trainer with an mxfp8 master and state in sp
+ * gives the same weights on 1 and 2 threads, and an exact block (binary32
+ * elements, e8m0 scales, rceil: x / 2^k is exact) in both slots gives
+ * fp32-master's weights bit for bit.
+ */
+static void test_block_opt(const fpl_dataset *ds)
+{
+	size_t sizes[3] = { 64, 8, 4 }, rows[RB], s, i;
+	fpl_train_policy p = preset("fp32"), q;
+	fpl_train_config c;
+	fpl_trainer *t1, *t2, *t3, *t4;
+	char a[4096], err[256];
+	int same;
+
+	set_ok(&p, "master", "fp32-master");
+	q = p;
+	set_ok(&p, "master-format", "mxfp8");
+	set_ok(&p, "state", "mxfp8:rceil:sp");
+	CHECK(p.opt.master_is_block && !strcmp(p.opt.master_block.name, "mxfp8")
+	      && p.opt.state_is_block && p.opt.state_block.rule == FPL_BRULE_RCEIL
+	      && p.opt.state_rnd == FPL_RND_SP && p.opt.state.m == 3,
+	      "block master-format and state not set as written");
+	fpl_train_policy_describe(&p, a, sizeof a);
+	CHECK(strstr(a, "\nmaster-format = block:e4m3fn:e8m0:32:floor:ne\n")
+	      && strstr(a, "\nstate = block:e4m3fn:e8m0:32:rceil:sp\n"), "describe: %s", a);
+	for (i = 0; i < 2; i++) {	/* a plain value clears the block */
+		fpl_train_policy r = p;
+		set_ok(&r, i ? "state" : "master-format", "fp32");
+		CHECK(i ? !r.opt.state_is_block : !r.opt.master_is_block, "plain after block");
+	}
+	set_bad("arith", "mxfp8", FPL_EPARSE, "arithmetic slot rounds the result of each scalar");
+	set_bad("unscale", "nvfp4", FPL_EPARSE, "a block's scale, a function of a whole block");
+	set_bad("comm-acc", "mxfp4", FPL_EPARSE, "is a block-scaled format: an arithmetic slot");
+	set_bad("master-format", "mxfp8:sp", FPL_EPARSE, "rounded in ne");
+	small_config(&c, 3, sizes, RB);
+	{	/* a block master without fp32-master */
+		fpl_train_policy r = preset("fp32");
+		set_ok(&r, "master-format", "mxfp8");
+		CHECK(fpl_train_policy_check(&r, &c, err, sizeof err) == FPL_EINVAL
+		      && strstr(err, "needs master = fp32-master"), "block master, none: '%s'", err);
+	}
+	t1 = make(&c, &p);
+	c.threads = 2;
+	t2 = make(&c, &p);
+	c.threads = 1;
+	set_ok(&q, "master-format", "block:fp32:e8m0:32:rceil");
+	set_ok(&q, "state", "block:fp32:e8m0:32:rceil");
+	t3 = make(&c, &q);
+	q = preset("fp32");
+	set_ok(&q, "master", "fp32-master");
+	t4 = make(&c, &q);
+	for (s = 0; t1 && t2 && t3 && t4 && s < 6; s++) {
+		for (i = 0; i < RB; i++)
+			rows[i] = (s * RB + i * 7) % ds->n;
+		fpl_trainer_step(t1, ds, rows, NULL);
+		fpl_trainer_step(t2, ds, rows, NULL);
+		fpl_trainer_step(t3, ds, rows, NULL);
+		fpl_trainer_step(t4, ds, rows, NULL);
+	}
+	if (t1 && t2 && t3 && t4) {
+		compare(t1, t2, &c, &same);
+		CHECK(same, "mxfp8 master and state in sp: 1 and 2 threads differ");
+		compare(t3, t4, &c, &same);
+		CHECK(same, "an exact block master and state differ from fp32-master");
+		compare(t1, t4, &c, &same);
+		CHECK(!same, "an mxfp8 master and state change nothing");
+	}
+	fpl_trainer_free(t1);
+	fpl_trainer_free(t2);
+	fpl_trainer_free(t3);
+	fpl_trainer_free(t4);
+}
+
 /* Dynamic scaling: a huge initial scale overflows fp16 gradients, and
  * every such step is skipped with the scale halved. */
 static void test_dynamic(const fpl_dataset *ds)
@@ -1112,6 +1193,7 @@ int main(void)
 	test_plain(&small, 0.9f, 2);
 	test_learning(&blobs);
 	test_dynamic(&small);
+	test_block_opt(&small);
 	test_low(&blobs);
 	fpl_dataset_free(&small);
 	fpl_dataset_free(&blobs);

@@ -111,6 +111,41 @@
  * without a skip, S = S*growth.  A skipped step's casts have taken
  * their draws and counted their flags (grad_count).  Constant scaling never skips (an inf
  * reaches the optimizer).
+ *
+ * ------------------------------------------------------------ block formats
+ * The storage slots weight, master, grad and state may hold a block
+ * format (fplab/block.h): where the plain slot rounds a tensor into its
+ * format, the block slot quantizes the tensor with fpl_block_round (the
+ * slot's mode rounds the elements; stats into the report's block[slot])
+ * over the tensor's dims (fpl_opt_config.shapes, else rows of cols,
+ * else one row), so blocks of B run along the last axis unless the
+ * block format says otherwise.  A block rounding of tensor j takes the
+ * draws counter .. counter+n-1 of its stream and advances it by n, as
+ * the plain rounding it replaces does, so stochastic rounding of
+ * elements never depends on threads.  Where the plain slot rounds the
+ * exact result of one operation (the cast G*S, the master's M - u, the
+ * weight's w - u and w - k*w of none and stochastic), the block slot
+ * quantizes that result held in binary64 rounded to odd (no draw, no
+ * flag): exact when it fits binary64 (G*S with S a power of two, as
+ * every dynamic and APS scale and S = 1), and otherwise, for the
+ * power-of-two scale rules (floor, ceil, even, rceil) and elements of at
+ * most 51 significant bits (and p + R <= 52 for sp), quantized as the exact value would be (the odd
+ * value lies in the same binade and on the same side of every midpoint
+ * of the coarser grids; number.c's "reading a number once" argument);
+ * the amax rule's scale and quotients see the odd value.  The state
+ * slot quantizes the stored momentum, sum, m and v (values of arith)
+ * at the points where the plain slot rounds them into state.  The
+ * stored weight of fp32-master is the master quantized in weight_rnd.
+ * The arithmetic slots (arith, unscale) take no block format: each
+ * rounds the result of one scalar operation, which a block's scale, a
+ * function of a whole block of stored values, cannot define.  Nor do
+ * kahan (its compensation is arithmetic in the weight format) and split
+ * (its weight is binary32's top bits); a block master needs
+ * fp32-master; a block grad refuses APS scaling (the block scales carry
+ * what APS's shift would: its k is a plain format's).  With a block grad
+ * the scaled gradients are block values: inf and NaN only in blocks (NaN
+ * blocks) where G*S held in binary64 has one, so dynamic scaling skips on those and never on a
+ * block's saturation (counted in block[FPL_OPT_SLOT_GRAD]).
  */
 #ifndef FPLAB_OPTIM_H
 #define FPLAB_OPTIM_H
@@ -191,13 +226,21 @@ typedef struct fpl_opt_policy {
 	fpl_rnd state_rnd;
 	fpl_format arith;	/* every operation of the update */
 	fpl_rnd arith_rnd;
-	int weight_is_block;	/* 1: the stored weight is the block format weight_block
-				 * (fplab/block.h; `weight` then holds its element format):
-				 * fp32-master only, the stored weight derived from the
-				 * master by fpl_block_round in weight_rnd over the tensor
-				 * as rows of fpl_opt_config.cols[j] (one row without
-				 * cols); other strategies are FPL_EINVAL */
+	/*
+	 * Block formats (fplab/block.h) in the storage slots, each "the
+	 * tensor is stored as blocks": with X_is_block = 1 the slot's plain
+	 * format holds X_block's element format and its mode rounds the
+	 * elements (section "block formats" above says where and how).
+	 */
+	int weight_is_block;	/* none, stochastic, fp32-master (kahan and split:
+				 * FPL_EINVAL) */
 	fpl_block_format weight_block;
+	int master_is_block;	/* fp32-master only; elements in ne */
+	fpl_block_format master_block;
+	int grad_is_block;	/* not with APS scaling (FPL_EINVAL) */
+	fpl_block_format grad_block;
+	int state_is_block;
+	fpl_block_format state_block;
 } fpl_opt_policy;
 
 /*
@@ -213,6 +256,21 @@ typedef struct fpl_opt_policy {
  */
 FPL_API int fpl_opt_policy_preset(fpl_opt_policy *p, fpl_opt_master master,
 				  const fpl_format *weight);
+
+/*
+ * The same for a block-format weight w (fplab/block.h): weight = w; grad
+ * = w (the backward pass's storage, as above); state = w for none and
+ * stochastic ("every format is the weight's"), binary32 for fp32-master;
+ * arith and unscale binary32 for every strategy (an arithmetic slot
+ * takes no block format: a block's scale is a function of the whole
+ * block, not of one operation's result); master binary32; modes ne
+ * (weight_sr sp).  Returns 0, FPL_EINVAL (NULL, master out of range,
+ * kahan: its compensation is operations in the weight's format) or
+ * FPL_EFORMAT (split: its weight is the top bits of a binary32 master;
+ * an invalid w).
+ */
+FPL_API int fpl_opt_policy_preset_block(fpl_opt_policy *p, fpl_opt_master master,
+					const fpl_block_format *w);
 
 /* The FP64 reference: every format binary64, ne, master none. */
 FPL_API void fpl_opt_policy_reference(fpl_opt_policy *p);
@@ -252,14 +310,24 @@ FPL_API void fpl_opt_scaler_init(fpl_opt_scaler *s);
  * name an option; *sc is unchanged on error. */
 FPL_API int fpl_opt_scaler_parse(fpl_opt_scaler *sc, const char *s, char *err, size_t errlen);
 
+/* A tensor's dims (row-major), for the block grid of block slots. */
+typedef struct fpl_opt_shape {
+	int ndims;			/* 1..FPL_BLOCK_MAX_DIMS */
+	size_t dims[FPL_BLOCK_MAX_DIMS];
+} fpl_opt_shape;
+
 typedef struct fpl_opt_config {
 	fpl_opt_hyper hyper;
 	fpl_opt_policy policy;
 	fpl_opt_scaler scaler;
 	int threads;		/* 0 or 1: one; the bits never depend on it */
 	const size_t *cols;	/* NULL, or per tensor the length of its last axis (a
-				 * divisor of its size), the block grid of a block
-				 * weight; read by fpl_optim_create only */
+				 * divisor of its size): the tensor is rows x cols;
+				 * read by fpl_optim_create only */
+	const fpl_opt_shape *shapes;	/* NULL, or per tensor its dims (their product
+				 * its size); takes precedence over cols; read by
+				 * fpl_optim_create only.  Neither: one row of n.  A
+				 * 1-D shape [n] is the row [1, n] */
 } fpl_opt_config;
 
 /* sgd defaults, the reference policy, no scaling, one thread. */
@@ -273,7 +341,9 @@ FPL_API void fpl_opt_config_init(fpl_opt_config *c);
  * compensation, one weight; none, stochastic: 0) and the optimizer state
  * (number of state tensors times ceil(nbits/8) of `state`: sgd 1 with
  * momentum, else 0; adagrad 1; adam, adamw, lamb 2).  Gradients are not
- * counted.
+ * counted.  A block slot (weight, master, state) counts fpl_block_bits /
+ * 8 of its nominal block, scales included (mxfp8: 1.03125), or its
+ * element's bits / 8 when that depends on the tensor (row, col, tensor).
  */
 typedef struct fpl_opt_memory {
 	double weight, master, state, total;
@@ -300,6 +370,15 @@ FPL_API int fpl_optim_create(fpl_optim **out, const fpl_opt_config *cfg, size_t 
 			     const size_t *sizes, const double *const *w0, const fpl_state *st);
 FPL_API void fpl_optim_free(fpl_optim *o);
 
+/* The storage slots that may hold a block format, indexing the report. */
+typedef enum fpl_opt_slot {
+	FPL_OPT_SLOT_WEIGHT = 0,
+	FPL_OPT_SLOT_MASTER,
+	FPL_OPT_SLOT_GRAD,
+	FPL_OPT_SLOT_STATE,
+	FPL_OPT_NSLOTS
+} fpl_opt_slot;
+
 /* What one step did. */
 typedef struct fpl_opt_report {
 	int skipped;		/* dynamic scaling found an inf or NaN */
@@ -320,6 +399,9 @@ typedef struct fpl_opt_report {
 	uint64_t grad_count[FPL_NFLAGS];	/* flags of the gradient roundings
 						 * (scaled cast and unscale) */
 	uint64_t update_count[FPL_NFLAGS];	/* flags of every other rounding */
+	fpl_block_stats block[FPL_OPT_NSLOTS];	/* this step's block events per
+						 * block slot (all zero for a plain
+						 * slot; a skipped step's cast too) */
 } fpl_opt_report;
 
 /*

@@ -215,10 +215,14 @@ FPL_API const char *const *fpl_train_presets(void);
  *                        (fpl_accum_set_block: 1-D blocks along K, tiles
  *                        kept); the weights' operand of the input-gradient
  *                        GEMM takes fwd.b-block
- *   act, grad, comm, weight also take BLOCKSPEC[:MODE] (weight: with
- *                        master = fp32-master, else fpl_train_policy_check
- *                        refuses it); state, arith, unscale, master-format,
- *                        comm-acc refuse one (FPL_EPARSE, "not implemented")
+ *   act, grad, comm, weight, state, master-format also take
+ *                        BLOCKSPEC[:MODE] (weight: with master none,
+ *                        stochastic or fp32-master; master-format: with
+ *                        fp32-master, mode ne; else fpl_train_policy_check
+ *                        refuses it); arith, unscale, comm-acc refuse one
+ *                        (FPL_EPARSE: an arithmetic slot rounds each scalar
+ *                        operation's result, which a block scale cannot
+ *                        define)
  *   rht                  none only (NVFP4's Hadamard transform: not done)
  *   comm-fp32            none | last | all | a comma list of layer numbers
  *   weight-sr            sp | se: the stochastic strategy's mode (optim.h

@@ -1055,6 +1055,9 @@ struct cli_optim_data {
 	fpl_inexact **winx, **ginx;
 	size_t *nwinx, *nginx;
 	int ginx_any;
+	fpl_opt_shape *shapes;		/* per tensor its file's dims (the first file
+					 * that gives them: --init, -g, a stack's
+					 * slice); NULL when generated (one row) */
 };
 /* --sizes N[,N...] appended to d; 0, -2 (usage error printed) or -1. */
 int cli_optim_sizes(struct cli_optim_data *d, const char *spec);

@@ -18,7 +18,12 @@
  * or 1e400, an int64 beyond 2^53) is kept exactly beside its buffer and
  * held, for each run, as the run's first rounding of it reads it once
  * (fpl_wide_hold): the weights' into the master (fp32-master, split) or
- * the weight format, a gradient's into `grad` (the backward pass's cast).
+ * the weight format, a gradient's into `grad` (the backward pass's cast);
+ * for a block slot, as into its element format (an amax rule's scale may
+ * see the held value: not exact).
+ *
+ * A file tensor's dims (the first file that gives them) are kept for the
+ * block grid of block slots: blocks along the last axis of each row.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,6 +54,7 @@ void cli_optim_data_release(struct cli_optim_data *d)
 	free(d->wgen);
 	free(d->ggen);
 	free(d->gp);
+	free(d->shapes);
 	memset(d, 0, sizeof *d);
 }
 
@@ -200,6 +206,42 @@ int cli_optim_generate_weights(struct cli_optim_data *d, uint64_t seed)
 }
 
 /* ---------------------------------------------------------- files */
+/* Tensor j's dims from a file's shape (ndim dims from shape[skip]): the
+ * leading ones merged when there are more than a block grid takes, a
+ * scalar one element; kept only when no file gave them before.  0 or -1. */
+static int set_shape(struct cli_optim_data *d, size_t j, int ndim, const uint64_t *shape,
+		     int skip)
+{
+	fpl_opt_shape *s;
+	size_t p;
+	int k, n = ndim - skip, lead;
+
+	if (!d->shapes && !(d->shapes = calloc(d->nt, sizeof *d->shapes)))
+		return error("out of memory");
+	s = &d->shapes[j];
+	if (s->ndims)
+		return 0;
+	if (n < 1) {
+		s->ndims = 1;
+		s->dims[0] = d->sizes[j];
+		return 0;
+	}
+	lead = n > FPL_BLOCK_MAX_DIMS ? n - FPL_BLOCK_MAX_DIMS + 1 : 1;
+	s->dims[0] = 1;
+	for (k = 0; k < lead; k++)
+		s->dims[0] *= (size_t)shape[skip + k];
+	for (k = lead; k < n; k++)
+		s->dims[k - lead + 1] = (size_t)shape[skip + k];
+	s->ndims = n - lead + 1;
+	for (k = 0, p = 1; k < s->ndims; k++)
+		p *= s->dims[k];
+	if (p != d->sizes[j]) {	/* not the tensor's: one row */
+		s->ndims = 1;
+		s->dims[0] = d->sizes[j];
+	}
+	return 0;
+}
+
 /* Keep buffer p (owned by d from now on); 0 or -1 (p freed). */
 static int keep(struct cli_optim_data *d, double *p)
 {
@@ -285,6 +327,10 @@ int cli_optim_read_init(struct cli_optim_data *d, const char *path)
 		d->winx[j] = t.inx;	/* d owns them now */
 		d->nwinx[j] = t.ninx;
 		d->total += t.n;
+		if (set_shape(d, j, t.ndim, t.shape, 0)) {
+			free(info);
+			return -1;
+		}
 	}
 	free(info);
 	return 0;
@@ -363,6 +409,10 @@ int cli_optim_read_steps(struct cli_optim_data *d, const char *const *files, siz
 			d->ginx[s * d->nt + j] = t.inx;
 			d->nginx[s * d->nt + j] = t.ninx;
 			d->ginx_any |= t.ninx != 0;
+			if (!s && set_shape(d, j, t.ndim, t.shape, 0)) {
+				free(info);
+				return -1;
+			}
 		}
 		free(info);
 	}
@@ -466,6 +516,11 @@ int cli_optim_read_stack(struct cli_optim_data *d, const char *path)
 			free(info);
 			return -1;
 		}
+		if (set_shape(d, j, info[j].ndim, info[j].shape, 1)) {
+			free(t.inx);
+			free(info);
+			return -1;
+		}
 		/* C order: step s's slice is contiguous */
 		for (s = 0; s < steps; s++)
 			d->gp[s * d->nt + j] = t.v + s * per;
@@ -508,18 +563,31 @@ void cli_optim_grads(const struct cli_optim_data *d, uint64_t s, double *const *
 }
 
 /* ---------------------------------------------------- read once, per run */
+/* Held for a block slot (b not NULL) whose elements are f: as for f
+ * after a power-of-two scale (fpl_wide_hold's caveat), so an amax rule's
+ * scale may not see the number itself. */
+static int hold(const fpl_wide *w, const fpl_format *f, const fpl_block_format *b, fpl_rnd rnd,
+		int sr_bits, double *x)
+{
+	int exact = fpl_wide_hold(w, f, rnd, sr_bits, x);
+
+	return exact && !(b && (b->rule == FPL_BRULE_AMAX || b->tensor_scale));
+}
+
 int cli_optim_hold_w0(const struct cli_optim_data *d, const fpl_opt_policy *p, int sr_bits)
 {
 	int master = p->master == FPL_MASTER_FP32 || p->master == FPL_MASTER_SPLIT;
 	const fpl_format *f = master ? &p->master_fmt : &p->weight;
+	const fpl_block_format *b = master ? (p->master_is_block ? &p->master_block : NULL)
+				    : (p->weight_is_block ? &p->weight_block : NULL);
 	fpl_rnd rnd = master ? FPL_RND_NE : p->weight_rnd;
 	size_t j, i;
 	int exact = 1;
 
 	for (j = 0; d->winx && j < d->nt; j++)
 		for (i = 0; i < d->nwinx[j]; i++)
-			exact &= fpl_wide_hold(&d->winx[j][i].w, f, rnd, sr_bits,
-					       &d->w0[j][d->winx[j][i].pos]);
+			exact &= hold(&d->winx[j][i].w, f, b, rnd, sr_bits,
+				      &d->w0[j][d->winx[j][i].pos]);
 	return exact;
 }
 
@@ -536,7 +604,8 @@ int cli_optim_hold_grads(const struct cli_optim_data *d, uint64_t s, const doubl
 		for (i = 0; v && i < d->nginx[slot + j]; i++) {
 			double *x = &Gr[j][v[i].pos];
 
-			exact &= fpl_wide_hold(&v[i].w, &p->grad, p->grad_rnd, sr_bits, x);
+			exact &= hold(&v[i].w, &p->grad, p->grad_is_block ? &p->grad_block : NULL,
+				      p->grad_rnd, sr_bits, x);
 			if (spike)
 				*x *= d->spike_f;	/* as cli_optim_grads */
 		}

@@ -184,6 +184,7 @@ struct run {
 	int rc;			/* of the last step */
 	uint64_t nonzero, vanished, stale, skipped, ovf, unf, gunf;
 	uint64_t bnz, bvan;	/* the current SVG bucket */
+	fpl_block_stats blk;	/* block events of every slot, every step */
 	fpl_opt_memory mem;
 	double *m;		/* the carrier (fpl_optim_master), all tensors */
 	double *drift_s, *vfrac_s;	/* SVG series */
@@ -193,28 +194,76 @@ struct run {
 	int warned;		/* of such a number (hold_warning) */
 };
 
-/* A block format (fplab/block.h) in an optimizer slot: the optimizer
- * rounds its tensors element by element, flat, without the dims a block
- * grid needs; not implemented (fplab-optim(1)).  -2 after the message. */
+/* An arithmetic slot (arith, unscale) given a block format (fplab/block.h):
+ * refused, the semantic rule of fplab-optim(1).  -2 after the message. */
 static int block_refused(const char *o, const char *v)
 {
-	error("%s '%s': a block-scaled format; the optimizer's slots (weight, master, "
-	      "gradients, state, arithmetic) do not take block formats (not implemented; "
-	      "fplab train takes weight = BLOCK with fp32-master, and GEMM operands)", o, v);
+	error("%s '%s' is a block-scaled format: an arithmetic slot rounds the result of each "
+	      "scalar operation, and a block's scale, a function of a whole block of stored "
+	      "values, cannot define one result; give a plain format (weight, master, grad and "
+	      "state take block formats)", o, v);
 	return -2;
 }
 
-/* A format KEY's value FMT[:MODE] into f (and rnd when a mode is given). */
+/*
+ * BLOCK[:MODE] (fplab/block.h's spelling, its own fields included; a last
+ * field that is a mode by its name rounds the elements) into b and, with
+ * a mode, *rnd (*has_mode = 1).  1 when v is not spelled as a block spec,
+ * 0, or -2 after a message naming o.
+ */
+static int block_value(const char *o, const char *v, fpl_block_format *b, fpl_rnd *rnd,
+		       int *has_mode)
+{
+	char err[256], e2[256], head[256];
+	const char *colon = strrchr(v, ':');
+	fpl_rnd r;
+
+	*has_mode = 0;
+	if (!fpl_block_is_spec(v))
+		return 1;
+	if (!fpl_block_parse(b, v, err, sizeof err))
+		return 0;
+	if (colon && strlen(v) < sizeof head && !fpl_rnd_parse(colon + 1, &r)
+	    && !strcmp(colon + 1, fpl_rnd_name(r))) {
+		snprintf(head, sizeof head, "%.*s", (int)(colon - v), v);
+		if (!fpl_block_parse(b, head, e2, sizeof e2)) {
+			*rnd = r;
+			*has_mode = 1;
+			return 0;
+		}
+	}
+	if (err[0])
+		error("%s: %s", o, err);
+	else
+		error("%s '%s': not a block format", o, v);
+	return -2;
+}
+
+/* A storage slot's value, plain FMT[:MODE] or BLOCK[:MODE], into f, rnd
+ * and (*is_block, b); arith and unscale (b NULL) take plain ones only. */
 static int key_format(const char *spec, const char *key, const char *v, fpl_format *f,
-		      fpl_rnd *rnd)
+		      fpl_rnd *rnd, int *is_block, fpl_block_format *b)
 {
 	char o[96];
-	int has_mode;
+	fpl_block_format nb;
+	int has_mode, rc;
 
 	snprintf(o, sizeof o, "--policy '%s': %s", spec, key);
-	if (fpl_block_is_spec(v))
+	if (!b && fpl_block_is_spec(v))
 		return block_refused(o, v);
-	return cli_format_spec(o, v, f, rnd, NULL, &has_mode);
+	if (b && (rc = block_value(o, v, &nb, rnd, &has_mode)) != 1) {
+		if (rc)
+			return rc;
+		*is_block = 1;
+		*b = nb;
+		*f = nb.elem;
+		return 0;
+	}
+	if (cli_format_spec(o, v, f, rnd, NULL, &has_mode))
+		return -2;
+	if (is_block)
+		*is_block = 0;
+	return 0;
 }
 
 static int key_mode(const char *spec, const char *key, const char *v, fpl_rnd *rnd)
@@ -240,19 +289,21 @@ static int policy_key(const char *spec, char *kv, fpl_opt_policy *p, fpl_opt_sca
 	*eq = 0;
 	v = eq + 1;
 	if (!strcmp(kv, "grad"))
-		return key_format(spec, kv, v, &p->grad, &p->grad_rnd);
+		return key_format(spec, kv, v, &p->grad, &p->grad_rnd, &p->grad_is_block,
+				  &p->grad_block);
 	if (!strcmp(kv, "grad-rnd"))
 		return key_mode(spec, kv, v, &p->grad_rnd);
 	if (!strcmp(kv, "unscale"))
-		return key_format(spec, kv, v, &p->unscale, &p->unscale_rnd);
+		return key_format(spec, kv, v, &p->unscale, &p->unscale_rnd, NULL, NULL);
 	if (!strcmp(kv, "unscale-rnd"))
 		return key_mode(spec, kv, v, &p->unscale_rnd);
 	if (!strcmp(kv, "state"))
-		return key_format(spec, kv, v, &p->state, &p->state_rnd);
+		return key_format(spec, kv, v, &p->state, &p->state_rnd, &p->state_is_block,
+				  &p->state_block);
 	if (!strcmp(kv, "state-rnd"))
 		return key_mode(spec, kv, v, &p->state_rnd);
 	if (!strcmp(kv, "arith"))
-		return key_format(spec, kv, v, &p->arith, &p->arith_rnd);
+		return key_format(spec, kv, v, &p->arith, &p->arith_rnd, NULL, NULL);
 	if (!strcmp(kv, "arith-rnd"))
 		return key_mode(spec, kv, v, &p->arith_rnd);
 	if (!strcmp(kv, "master")) {
@@ -260,7 +311,17 @@ static int policy_key(const char *spec, char *kv, fpl_opt_policy *p, fpl_opt_sca
 			return error("--policy '%s': master= applies to fp32-master and split",
 				     spec), -2;
 		ignore = FPL_RND_NE;
-		return key_format(spec, kv, v, &p->master_fmt, &ignore);
+		if (key_format(spec, kv, v, &p->master_fmt, &ignore, &p->master_is_block,
+			       &p->master_block))
+			return -2;
+		if (p->master_is_block && p->master == FPL_MASTER_SPLIT)
+			return error("--policy '%s': master=%s is a block format; split's master is "
+				     "binary32 (the weight is its top bits): a block master needs "
+				     "fp32-master", spec, v), -2;
+		if (p->master_is_block && ignore != FPL_RND_NE)
+			return error("--policy '%s': master=%s: the master is rounded in ne, its "
+				     "elements too", spec, v), -2;
+		return 0;
 	}
 	if (!strcmp(kv, "scale")) {
 		char o[96];
@@ -279,8 +340,9 @@ static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
 	char buf[512], *colon, *comma, *kv, *save = NULL;
 	fpl_opt_master m;
 	fpl_format w;
+	fpl_block_format wb;
 	fpl_rnd rnd = FPL_RND_NE;
-	int has_mode, has_scale = 0, rc;
+	int has_mode, has_scale = 0, rc, is_block;
 
 	if (strlen(spec) >= sizeof buf)
 		return error("--policy '%.40s...': too long", spec), -2;
@@ -302,11 +364,19 @@ static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
 		return error("--policy '%s': an empty KEY=VALUE", spec), -2;
 	if (comma)
 		*comma = 0;
-	if (fpl_block_is_spec(colon + 1))
-		return block_refused("--policy", colon + 1);
-	if (cli_format_spec("--policy", colon + 1, &w, &rnd, NULL, &has_mode))
+	is_block = block_value("--policy", colon + 1, &wb, &rnd, &has_mode);
+	if (is_block < 0)
 		return -2;
-	rc = fpl_opt_policy_preset(&r->cfg.policy, m, &w);
+	is_block = !is_block;
+	if (!is_block && cli_format_spec("--policy", colon + 1, &w, &rnd, NULL, &has_mode))
+		return -2;
+	rc = is_block ? fpl_opt_policy_preset_block(&r->cfg.policy, m, &wb)
+		      : fpl_opt_policy_preset(&r->cfg.policy, m, &w);
+	if (is_block && rc)
+		return error("--policy '%s': %s keeps %s; a block weight takes none, stochastic "
+			     "or fp32-master", spec, fpl_opt_master_name(m), m == FPL_MASTER_SPLIT
+			     ? "the weight as the top bits of a binary32 master"
+			     : "a compensation computed in the weight's format"), -2;
 	if (rc == FPL_EFORMAT)
 		return error("--policy '%s': split needs a weight format that is the top bits of "
 			     "binary32 (8 exponent bits, fewer than 23 fraction bits: bf16, e8m3...)",
@@ -331,6 +401,10 @@ static int policy(const char *spec, struct run *r, const fpl_opt_scaler *dflt)
 	     kv = strtok_r(NULL, ",", &save))
 		if (policy_key(spec, kv, &r->cfg.policy, &r->cfg.scaler, &has_scale))
 			return -2;
+	if (r->cfg.policy.grad_is_block && r->cfg.scaler.kind == FPL_OPT_SCALE_APS)
+		return error("--policy '%s': the gradients are a block format (%s), whose block "
+			     "scales do what APS's per-tensor shift would; give scale=none, S or "
+			     "dynamic", spec, r->cfg.policy.grad_block.name), -2;
 	r->name = spec;
 	return 0;
 }
@@ -378,6 +452,7 @@ static int make_runs(struct run *runs, size_t nrun, const struct cli_optim_data 
 		struct run *r = &runs[i];
 
 		r->cfg.hyper = opt.hyper;
+		r->cfg.shapes = d->shapes;
 		r->cfg.threads = opt.ro.st.threads / (int)nrun > 1 ? opt.ro.st.threads / (int)nrun : 1;
 		if (!cli_optim_hold_w0(d, &r->cfg.policy, opt.ro.st.sr_bits))
 			hold_warning(r, "the initial weights");
@@ -445,6 +520,7 @@ static int step_all(struct run *runs, size_t nrun, const double *const *G, int t
 static void account(struct run *r)
 {
 	const fpl_opt_report *p = &r->rep;
+	int i;
 
 	r->nonzero += p->nonzero;
 	r->vanished += p->vanished;
@@ -455,6 +531,21 @@ static void account(struct run *r)
 	r->gunf += p->grad_count[1];
 	r->bnz += p->nonzero;
 	r->bvan += p->vanished;
+	for (i = 0; i < FPL_OPT_NSLOTS; i++) {
+		r->blk.elements += p->block[i].elements;
+		r->blk.saturated += p->block[i].saturated;
+		r->blk.flushed += p->block[i].flushed;
+		r->blk.amax_saturated += p->block[i].amax_saturated;
+		r->blk.scale_range += p->block[i].scale_range;
+	}
+}
+
+/* Does r's policy hold a block format in some slot? */
+static int has_blocks(const struct run *r)
+{
+	const fpl_opt_policy *p = &r->cfg.policy;
+
+	return p->weight_is_block || p->master_is_block || p->grad_is_block || p->state_is_block;
 }
 
 /* ||a - b|| / ||b|| over n values (0 when equal; inf when ||b|| is 0). */
@@ -522,7 +613,8 @@ static double split_differs(const struct run *r, const struct cli_optim_data *d)
 static const char *const cols[] = {
 	"policy", "optim", "step", "nonzero", "vanished", "vanished_frac", "stale_frac", "drift",
 	"master_drift", "loss_scale", "skipped", "opt_overflow", "opt_underflow", "grad_underflow",
-	"bytes_per_param", "weight_bytes", "master_bytes", "state_bytes", "split_rne_differs"
+	"bytes_per_param", "weight_bytes", "master_bytes", "state_bytes", "split_rne_differs",
+	"saturated", "flushed", "amax_saturated", "scale_clamped"
 };
 #define NCOLS (sizeof cols / sizeof *cols)
 
@@ -560,6 +652,17 @@ static void row(struct cli_table *t, struct run *r, uint64_t step, const double 
 		cli_table_num(t, split_differs(r, d));
 	else
 		cli_table_none(t);
+	if (has_blocks(r)) {
+		cli_table_int(t, (long long)r->blk.saturated);
+		cli_table_int(t, (long long)r->blk.flushed);
+		cli_table_int(t, (long long)r->blk.amax_saturated);
+		cli_table_int(t, (long long)r->blk.scale_range);
+	} else {
+		cli_table_none(t);
+		cli_table_none(t);
+		cli_table_none(t);
+		cli_table_none(t);
+	}
 }
 
 /* --svg: drift (log when it spans 1.5 decades) and the per-step vanished

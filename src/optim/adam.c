@@ -28,13 +28,13 @@ int opt__moments(fpl_optim *o, opt_tensor *T)
 	if ((r = opt__sub(A, ar, &T->st, a, d, m, n))
 	    || (r = opt__mul(A, ar, &T->st, a, opt__bcast(k, 1 - h->beta1, n), a, n))
 	    || (r = opt__add(A, ar, &T->st, a, m, a, n))
-	    || (r = opt__round(S, sr, &T->st, m, a, n))
+	    || (r = opt__store(o, T, FPL_OPT_SLOT_STATE, S, sr, m, a))
 	    || (r = opt__mul(A, ar, &T->st, a, opt__bcast(k, h->beta2, n), v, n))
 	    || (r = opt__mul(A, ar, &T->st, b, opt__bcast(k, 1 - h->beta2, n), d, n))
 	    || (r = opt__mul(A, ar, &T->st, b, b, d, n))
 	    || (r = opt__add(A, ar, &T->st, a, a, b, n)))
 		return r;
-	return opt__round(S, sr, &T->st, v, a, n);
+	return opt__store(o, T, FPL_OPT_SLOT_STATE, S, sr, v, a);
 }
 
 int opt__adam(fpl_optim *o, opt_tensor *T, const double *wc, double wd)

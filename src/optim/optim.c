@@ -11,6 +11,7 @@
  * roundings and the strategy's.  Flags of the cast and the unscale go to
  * the report's grad_count, every other rounding's to update_count.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +79,7 @@ static int tensor_init(fpl_optim *o, opt_tensor *T, const double *w0)
 
 	switch (p->master) {
 	case FPL_MASTER_FP32:
-		if ((r = opt__round(&p->master_fmt, FPL_RND_NE, &T->st, T->m, w0, n)))
+		if ((r = opt__store(o, T, FPL_OPT_SLOT_MASTER, &p->master_fmt, FPL_RND_NE, T->m, w0)))
 			return r;
 		r = opt__derive(o, T);
 		break;
@@ -91,15 +92,34 @@ static int tensor_init(fpl_optim *o, opt_tensor *T, const double *w0)
 		break;
 	}
 	default:
-		r = opt__round(&p->weight, p->weight_rnd, &T->st, T->w, w0, n);
+		r = opt__store(o, T, FPL_OPT_SLOT_WEIGHT, &p->weight, p->weight_rnd, T->w, w0);
 		break;
 	}
 	if (r)
 		return r;
 	if (o->cfg.hyper.algo == FPL_OPT_ADAGRAD && o->cfg.hyper.initial_accumulator_value != 0)
-		r = opt__round(&p->state, p->state_rnd, &T->st, T->s1,
-			       opt__bcast(k, o->cfg.hyper.initial_accumulator_value, n), n);
+		r = opt__store(o, T, FPL_OPT_SLOT_STATE, &p->state, p->state_rnd, T->s1,
+			       opt__bcast(k, o->cfg.hyper.initial_accumulator_value, n));
 	return r;
+}
+
+/* Tensor j's dims: shapes[j], else rows of cols[j], else one row; a 1-D
+ * shape is the row [1, n]. */
+static void tensor_dims(const fpl_opt_config *c, size_t j, size_t n, opt_tensor *T)
+{
+	const fpl_opt_shape *s = c->shapes ? &c->shapes[j] : NULL;
+	size_t cols = c->cols && n ? c->cols[j] : n;
+
+	if (s && s->ndims >= 2) {
+		T->nd = s->ndims;
+		memcpy(T->dims, s->dims, (size_t)s->ndims * sizeof *T->dims);
+		return;
+	}
+	if (s)
+		cols = n;
+	T->nd = 2;
+	T->dims[0] = cols ? n / cols : 0;
+	T->dims[1] = cols;
 }
 
 static int create(fpl_optim *o, const size_t *sizes, const double *const *w0,
@@ -113,7 +133,7 @@ static int create(fpl_optim *o, const size_t *sizes, const double *const *w0,
 		return FPL_ENOMEM;
 	for (j = 0; j < o->nt; j++) {
 		o->T[j].n = sizes[j];
-		o->T[j].cols = o->cfg.cols && sizes[j] ? o->cfg.cols[j] : sizes[j] ? sizes[j] : 1;
+		tensor_dims(&o->cfg, j, sizes[j], &o->T[j]);
 		if (sizes[j] > o->nmax)
 			o->nmax = sizes[j];
 		if (total + sizes[j] < total)
@@ -141,6 +161,22 @@ static int create(fpl_optim *o, const size_t *sizes, const double *const *w0,
 	return 0;
 }
 
+/* ndims in 1..FPL_BLOCK_MAX_DIMS, the product of the dims n. */
+static int shape_ok(const fpl_opt_shape *s, size_t n)
+{
+	size_t p = 1;
+	int k;
+
+	if (s->ndims < 1 || s->ndims > FPL_BLOCK_MAX_DIMS)
+		return 0;
+	for (k = 0; k < s->ndims; k++) {
+		if (s->dims[k] && p > SIZE_MAX / s->dims[k])
+			return 0;
+		p *= s->dims[k];
+	}
+	return p == n;
+}
+
 int fpl_optim_create(fpl_optim **out, const fpl_opt_config *cfg, size_t ntensors,
 		     const size_t *sizes, const double *const *w0, const fpl_state *st)
 {
@@ -155,7 +191,8 @@ int fpl_optim_create(fpl_optim **out, const fpl_opt_config *cfg, size_t ntensors
 		return FPL_EINVAL;
 	for (j = 0; j < ntensors; j++)
 		if ((sizes[j] && !w0[j])
-		    || (cfg->cols && sizes[j] && (!cfg->cols[j] || sizes[j] % cfg->cols[j])))
+		    || (cfg->cols && sizes[j] && (!cfg->cols[j] || sizes[j] % cfg->cols[j]))
+		    || (cfg->shapes && !shape_ok(&cfg->shapes[j], sizes[j])))
 			return FPL_EINVAL;
 	if ((r = opt__validate(cfg)))
 		return r;
@@ -176,7 +213,8 @@ int fpl_optim_create(fpl_optim **out, const fpl_opt_config *cfg, size_t ntensors
 		fpl_optim_free(o);
 		return r;
 	}
-	o->cfg.cols = NULL;	/* read by create only: T[j].cols holds them */
+	o->cfg.cols = NULL;	/* read by create only: T[j].dims hold them */
+	o->cfg.shapes = NULL;
 	*out = o;
 	return 0;
 }
@@ -240,6 +278,7 @@ static int step(fpl_optim *o, const double *const *G, int prescaled, fpl_opt_rep
 	if (prescaled && o->cfg.scaler.kind == FPL_OPT_SCALE_APS)
 		return FPL_EINVAL;
 	memset(&R, 0, sizeof R);
+	memset(o->bstat, 0, sizeof o->bstat);
 	counts(o, c0);
 	if ((r = opt__cast(o, G, prescaled, &nonfinite)))
 		return r;
@@ -270,6 +309,7 @@ static int step(fpl_optim *o, const double *const *G, int prescaled, fpl_opt_rep
 		R.update_count[j] = c2[j] - c0[j] - R.grad_count[j];
 	opt__scale_update(o, skip);
 	R.skipped = skip;
+	memcpy(R.block, o->bstat, sizeof R.block);
 	R.t = o->t;
 	R.next_scale = fpl_optim_scale(o);
 	if (rep)

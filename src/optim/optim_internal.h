@@ -37,7 +37,8 @@ enum {
 
 typedef struct opt_tensor {
 	size_t n;
-	size_t cols;		/* its last axis (block weights); n when not given */
+	int nd;			/* its dims for block slots: [1, n] when not given */
+	size_t dims[FPL_BLOCK_MAX_DIMS];
 	fpl_state st;		/* fpl_state_fork(st, ., j) */
 	double *w;		/* stored weights, values of `weight` */
 	double *m;		/* fp32-master: the master; kahan: the compensation c */
@@ -59,6 +60,7 @@ struct fpl_optim {
 	double scale;		/* const, dynamic: S of the next step */
 	uint32_t tracker;	/* dynamic: consecutive steps without a skip */
 	int trail_bits, trail_bytes;	/* split */
+	fpl_block_stats bstat[FPL_OPT_NSLOTS];	/* this step's block events */
 };
 
 /* ---------------------------------------------------------------- arith.c */
@@ -90,6 +92,20 @@ int opt__round(const fpl_format *f, fpl_rnd r, fpl_state *st, double *z, const d
 	       size_t n);
 /* The constant c as an array of n in k. */
 const double *opt__bcast(double *k, double c, size_t n);
+
+/* ---------------------------------------------------------------- block.c */
+/* Slot s's block format, or NULL when the slot is plain. */
+const fpl_block_format *opt__block(const fpl_opt_policy *p, int s);
+/* z = x stored into slot s: rounded into f in r (plain) or quantized as
+ * blocks of s's format over T's dims, elements in r (block), with T's
+ * draws counter .. counter+n-1 either way.  z may alias x. */
+int opt__store(fpl_optim *o, opt_tensor *T, int s, const fpl_format *f, fpl_rnd r, double *z,
+	       const double *x);
+/* The exact a - b, a*b and fma(a, b, c) held in binary64 rounded to odd,
+ * for a block slot to quantize (no draw, no flag, T's state untouched). */
+int opt__odd_sub(opt_tensor *T, double *z, const double *a, const double *b);
+int opt__odd_mul(opt_tensor *T, double *z, const double *a, const double *b);
+int opt__odd_fma(opt_tensor *T, double *z, const double *a, const double *b, const double *c);
 
 /* ---------------------------------------------------------------- policy.c */
 int opt__validate(const fpl_opt_config *c);

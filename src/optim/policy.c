@@ -136,6 +136,30 @@ int fpl_opt_policy_preset(fpl_opt_policy *p, fpl_opt_master master, const fpl_fo
 	return 0;
 }
 
+int fpl_opt_policy_preset_block(fpl_opt_policy *p, fpl_opt_master master,
+				const fpl_block_format *w)
+{
+	fpl_format f32;
+	int r;
+
+	if (!p || !w || (unsigned)master >= FPL_MASTER_COUNT || master == FPL_MASTER_KAHAN)
+		return FPL_EINVAL;
+	if (master == FPL_MASTER_SPLIT || fpl_block_check(w, NULL, 0))
+		return FPL_EFORMAT;
+	if ((r = fpl_opt_policy_preset(p, master, &w->elem)))
+		return r;
+	fpl_format_lookup(&f32, "fp32");	/* the preset found it */
+	p->weight_is_block = p->grad_is_block = 1;
+	p->weight_block = p->grad_block = *w;
+	p->unscale = p->arith = p->state = f32;
+	if (master != FPL_MASTER_FP32) {
+		p->state_is_block = 1;
+		p->state_block = *w;
+		p->state = w->elem;
+	}
+	return 0;
+}
+
 void fpl_opt_policy_reference(fpl_opt_policy *p)
 {
 	fpl_format f64;
@@ -273,6 +297,16 @@ static double bytes(const fpl_format *f)
 	return (double)((f->nbits + 7) / 8);
 }
 
+/* A block slot's bytes per value, its scales included (the nominal
+ * block's; the element's alone when the block is the tensor's, a row
+ * or a column: fpl_block_bits is then 0). */
+static double block_bytes(const fpl_block_format *b)
+{
+	double bits = fpl_block_bits(b, NULL, 0);
+
+	return (bits > 0 ? bits : (double)b->elem.nbits) / 8;
+}
+
 void fpl_opt_memory_per_param(const fpl_opt_config *c, fpl_opt_memory *m)
 {
 	const fpl_opt_policy *p;
@@ -283,15 +317,18 @@ void fpl_opt_memory_per_param(const fpl_opt_config *c, fpl_opt_memory *m)
 	if (!c)
 		return;
 	p = &c->policy;
-	m->weight = p->weight_is_block ? fpl_block_bits(&p->weight_block, NULL, 0) / 8
-		: bytes(&p->weight);
+	m->weight = p->weight_is_block ? block_bytes(&p->weight_block) : bytes(&p->weight);
 	switch (p->master) {
-	case FPL_MASTER_FP32: m->master = bytes(&p->master_fmt); break;
+	case FPL_MASTER_FP32:
+		m->master = p->master_is_block ? block_bytes(&p->master_block)
+			    : bytes(&p->master_fmt);
+		break;
 	case FPL_MASTER_SPLIT: m->master = (double)(p->master_fmt.nbits - p->weight.nbits) / 8; break;
 	case FPL_MASTER_KAHAN: m->master = bytes(&p->weight); break;
 	default: m->master = 0; break;
 	}
-	m->state = opt__nstate(&c->hyper) * bytes(&p->state);
+	m->state = opt__nstate(&c->hyper) * (p->state_is_block ? block_bytes(&p->state_block)
+					     : bytes(&p->state));
 	m->total = m->weight + m->master + m->state;
 }
 
@@ -354,6 +391,24 @@ static int scaler_ok(const fpl_opt_scaler *s)
 	}
 }
 
+/* The block slots (fplab/optim.h, "block formats"). */
+static int block_ok(const fpl_opt_config *c)
+{
+	const fpl_opt_policy *p = &c->policy;
+	int s;
+
+	if (p->weight_is_block && (p->master == FPL_MASTER_KAHAN || p->master == FPL_MASTER_SPLIT))
+		return FPL_EINVAL;
+	if (p->master_is_block && p->master != FPL_MASTER_FP32)
+		return FPL_EINVAL;
+	if (p->grad_is_block && c->scaler.kind == FPL_OPT_SCALE_APS)
+		return FPL_EINVAL;
+	for (s = 0; s < FPL_OPT_NSLOTS; s++)
+		if (opt__block(p, s) && fpl_block_check(opt__block(p, s), NULL, 0))
+			return FPL_EFORMAT;
+	return 0;
+}
+
 int opt__validate(const fpl_opt_config *c)
 {
 	const fpl_opt_policy *p = &c->policy;
@@ -375,9 +430,5 @@ int opt__validate(const fpl_opt_config *c)
 	if (p->master == FPL_MASTER_SPLIT && (!opt__split_ok(&p->weight)
 					      || !is_binary32(&p->master_fmt)))
 		return FPL_EFORMAT;
-	if (p->weight_is_block && p->master != FPL_MASTER_FP32)
-		return FPL_EINVAL;
-	if (p->weight_is_block && fpl_block_check(&p->weight_block, NULL, 0))
-		return FPL_EFORMAT;
-	return 0;
+	return block_ok(c);
 }

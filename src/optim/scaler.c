@@ -14,6 +14,8 @@
  * is fpl_ar_aps_shift's with comm = grad and one node, clamped to
  * [-1022, 1023] so that S = 2^k is a normal binary64 for the unscale
  * (the clamp only bites for |G| beyond 2^900 or below 2^-900).
+ * A block grad (not with APS) quantizes G, or G*S held in binary64
+ * rounded to odd (block.c), with the same draws.
  */
 #include <math.h>
 #include <string.h>
@@ -66,6 +68,15 @@ static int cast_one(fpl_optim *o, opt_tensor *T, const double *G)
 		fpl_ar_round_cast(T->gs, G, T->n, T->st.counter, sh, &ac, &T->st);
 		T->st.counter += T->n;
 		return 0;
+	}
+	if (p->grad_is_block) {	/* G*S held to odd, then quantized (block.c) */
+		int r;
+
+		if (T->scale != 1
+		    && (r = opt__odd_mul(T, T->gs, G, opt__bcast(k, T->scale, T->n))))
+			return r;
+		return opt__store(o, T, FPL_OPT_SLOT_GRAD, &p->grad, p->grad_rnd, T->gs,
+				  T->scale != 1 ? T->gs : G);
 	}
 	if (T->scale == 1)
 		return opt__round(&p->grad, p->grad_rnd, &T->st, T->gs, G, T->n);

@@ -59,11 +59,11 @@ int opt__sgd(fpl_optim *o, opt_tensor *T, const double *wc)
 		double *mb = T->s1;
 
 		if (o->t == 1) {
-			r = opt__round(&p->state, p->state_rnd, &T->st, mb, d, n);
+			r = opt__store(o, T, FPL_OPT_SLOT_STATE, &p->state, p->state_rnd, mb, d);
 		} else if (!(r = opt__mul(A, ar, &T->st, a, opt__bcast(k, h->momentum, n), mb, n))
 			   && !(r = opt__mul(A, ar, &T->st, b, opt__bcast(k, 1 - h->dampening, n), d, n))
 			   && !(r = opt__add(A, ar, &T->st, a, a, b, n))) {
-			r = opt__round(&p->state, p->state_rnd, &T->st, mb, a, n);
+			r = opt__store(o, T, FPL_OPT_SLOT_STATE, &p->state, p->state_rnd, mb, a);
 		}
 		if (r)
 			return r;

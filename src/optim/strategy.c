@@ -15,6 +15,10 @@
  * like any code: the stored weight is its top bits (a NaN, or an
  * infinity when all of the payload lies in the trail) and the pair still
  * recombines to the master's bits.
+ *
+ * Block slots (block.c): a block master or a block weight of none and
+ * stochastic receives M - u, w - u or w - k*w held to odd in binary64 and
+ * quantized; fp32-master's stored weight is the master quantized.
  */
 #include <math.h>
 #include <string.h>
@@ -125,12 +129,44 @@ static int kahan_tail(fpl_optim *o, opt_tensor *T)
 	return 0;
 }
 
+/*
+ * Is the weight that carries the updates a block slot (an fp32-master's
+ * block master, or the block weight of none and stochastic)?  Then its
+ * slot, format and mode.  The update's exact result is then held to odd
+ * in binary64 and quantized (block.c), one rounding's draws.
+ */
+static int block_carrier(const fpl_opt_policy *p, int *slot, const fpl_format **f,
+			 fpl_rnd *rnd)
+{
+	if (p->master == FPL_MASTER_FP32 && p->master_is_block) {
+		*slot = FPL_OPT_SLOT_MASTER;
+		*f = &p->master_fmt;
+		*rnd = FPL_RND_NE;
+		return 1;
+	}
+	if ((p->master == FPL_MASTER_NONE || p->master == FPL_MASTER_STOCHASTIC)
+	    && p->weight_is_block) {
+		*slot = FPL_OPT_SLOT_WEIGHT;
+		*f = &p->weight;
+		*rnd = p->master == FPL_MASTER_STOCHASTIC ? p->weight_sr : p->weight_rnd;
+		return 1;
+	}
+	return 0;
+}
+
 int opt__apply(fpl_optim *o, opt_tensor *T, double *wc, const double *u)
 {
 	const fpl_opt_policy *p = &o->cfg.policy;
+	const fpl_format *bf;
 	size_t i, n = T->n;
-	int r;
+	fpl_rnd br;
+	int r, bs;
 
+	if (block_carrier(p, &bs, &bf, &br)) {
+		if ((r = opt__odd_sub(T, wc, wc, u)))
+			return r;
+		return opt__store(o, T, bs, bf, br, wc, wc);
+	}
 	switch (p->master) {
 	case FPL_MASTER_FP32:
 	case FPL_MASTER_SPLIT:
@@ -156,9 +192,16 @@ int opt__apply_decay(fpl_optim *o, opt_tensor *T, double *wc, double k)
 {
 	const fpl_opt_policy *p = &o->cfg.policy;
 	const double *nk = opt__bcast(o->scr[SCR_K], -k, T->n);
+	const fpl_format *bf;
 	size_t i, n = T->n;
-	int r;
+	fpl_rnd br;
+	int r, bs;
 
+	if (block_carrier(p, &bs, &bf, &br)) {
+		if ((r = opt__odd_fma(T, wc, nk, wc, wc)))
+			return r;
+		return opt__store(o, T, bs, bf, br, wc, wc);
+	}
 	switch (p->master) {
 	case FPL_MASTER_FP32:
 	case FPL_MASTER_SPLIT:
@@ -186,15 +229,8 @@ static int same(double a, double b)
 int opt__derive(fpl_optim *o, opt_tensor *T)
 {
 	const fpl_opt_policy *p = &o->cfg.policy;
-	size_t dims[2];
 
-	if (!p->weight_is_block)
-		return opt__round(&p->weight, p->weight_rnd, &T->st, T->w, T->m, T->n);
-	if (!T->n)
-		return 0;
-	dims[0] = T->n / T->cols;
-	dims[1] = T->cols;
-	return fpl_block_round(&p->weight_block, T->w, T->m, dims, 2, p->weight_rnd, &T->st, NULL);
+	return opt__store(o, T, FPL_OPT_SLOT_WEIGHT, &p->weight, p->weight_rnd, T->w, T->m);
 }
 
 int opt__end(fpl_optim *o, opt_tensor *T, const double *wc, fpl_opt_report *rep)

@@ -259,14 +259,21 @@ static int slot(const char *key, const char *v, fpl_format *f, fpl_rnd *r, fpl_t
 	return 0;
 }
 
-/* A slot that does not take block formats yet: a clear refusal. */
+/*
+ * An arithmetic slot (arith, unscale, comm-acc) takes no block format, a
+ * semantic rule (fplab-train(1)): it rounds the result of each scalar
+ * operation, and a block's scale is a function of a whole block of stored
+ * values.
+ */
 static int plain_only(const char *key, const char *v, char *err, size_t errlen)
 {
 	if (!fpl_block_is_spec(v))
 		return 0;
-	return fail(err, errlen, FPL_EPARSE, "%s: '%s' is a block-scaled format; the optimizer's "
-		    "slots master-format, state, arith, unscale, and comm-acc do not take block "
-		    "formats (not implemented; weight does, with master = fp32-master)", key, v);
+	return fail(err, errlen, FPL_EPARSE, "%s: '%s' is a block-scaled format: an arithmetic "
+		    "slot rounds the result of each scalar operation, and a block's scale, a "
+		    "function of a whole block of stored values, cannot define one result; give a "
+		    "plain format (act, grad, comm, weight, master-format and state take block "
+		    "formats)", key, v);
 }
 
 /* fwd.a-block, fwd.b-block, bwd.a-block, bwd.b-block: none or a block
@@ -532,8 +539,7 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 	fpl_format f;
 	int rc;
 
-	if ((!strcmp(key, "master-format") || !strcmp(key, "state")
-	     || !strcmp(key, "arith") || !strcmp(key, "unscale"))
+	if ((!strcmp(key, "arith") || !strcmp(key, "unscale"))
 	    && (rc = plain_only(key, v, err, errlen)))
 		return rc;
 	if (!strcmp(key, "master")) {
@@ -547,15 +553,20 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 		int wib = o->weight_is_block;
 
 		f = o->weight;	/* the preset rewrites *o: not an alias of it */
-		if (fpl_opt_policy_preset(o, m, &f))
+		if (wib && fpl_opt_policy_preset_block(o, m, &wb))
+			return fail(err, errlen, FPL_EPARSE, "master: %s %s; the block weight %s "
+				    "takes none, stochastic or fp32-master", v, m == FPL_MASTER_SPLIT
+				    ? "keeps the weight as the top bits of a binary32 master"
+				    : "keeps a compensation computed in the weight's format", wb.name);
+		if (!wib && fpl_opt_policy_preset(o, m, &f))
 			return fail(err, errlen, FPL_EPARSE, "master: %s needs a weight format that "
 				    "is binary32's top bits (bf16); weight is %s", v, o->weight.name);
 		o->weight_rnd = wr;	/* the weight's own modes stay */
 		o->weight_sr = ws;
-		o->weight_is_block = wib;	/* and its block */
-		o->weight_block = wb;
-		o->grad = t->grad;
+		o->grad = t->grad;	/* the backward pass's (opt_grad) */
 		o->grad_rnd = t->grad_rnd;
+		o->grad_is_block = 0;
+		opt_grad(t);
 		return 0;
 	}
 	if (!strcmp(key, "weight-sr")) {
@@ -566,12 +577,16 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 		return 0;
 	}
 	if (!strcmp(key, "master-format")) {
-		if ((rc = spec(key, v, &f, &r, NULL, err, errlen)))
+		fpl_train_block mb = { o->master_is_block, o->master_block };
+
+		if ((rc = slot(key, v, &f, &r, &mb, err, errlen)))
 			return rc;
 		if (r != FPL_RND_NE)
 			return fail(err, errlen, FPL_EPARSE, "master-format: the master is rounded "
-				    "in ne, got '%s'", v);
+				    "in ne (a block master's elements too), got '%s'", v);
 		o->master_fmt = f;
+		o->master_is_block = mb.on;
+		o->master_block = mb.b;
 		return 0;
 	}
 	if (!strcmp(key, "weight")) {
@@ -583,8 +598,15 @@ static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *er
 		o->weight_block = wb.b;
 		return 0;
 	}
-	if (!strcmp(key, "state"))
-		return spec(key, v, &o->state, &o->state_rnd, NULL, err, errlen);
+	if (!strcmp(key, "state")) {
+		fpl_train_block sb = { o->state_is_block, o->state_block };
+
+		if ((rc = slot(key, v, &o->state, &o->state_rnd, &sb, err, errlen)))
+			return rc;
+		o->state_is_block = sb.on;
+		o->state_block = sb.b;
+		return 0;
+	}
 	if (!strcmp(key, "arith"))
 		return spec(key, v, &o->arith, &o->arith_rnd, NULL, err, errlen);
 	if (!strcmp(key, "unscale"))
@@ -784,8 +806,13 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 	}
 	fpl__sbuf_put(&b, "weight-sr = %s\n", fpl_rnd_name(o->weight_sr));
 	fpl__sbuf_put(&b, "master = %s\n", fpl_opt_master_name(o->master));
-	put_spec(&b, "master-format", &o->master_fmt, FPL_RND_NE);
-	put_spec(&b, "state", &o->state, o->state_rnd);
+	{
+		fpl_train_block mb = { o->master_is_block, o->master_block };
+		fpl_train_block sb = { o->state_is_block, o->state_block };
+
+		put_slot(&b, "master-format", &o->master_fmt, FPL_RND_NE, &mb);
+		put_slot(&b, "state", &o->state, o->state_rnd, &sb);
+	}
 	put_spec(&b, "arith", &o->arith, o->arith_rnd);
 	put_spec(&b, "unscale", &o->unscale, o->unscale_rnd);
 	if (s->kind == FPL_OPT_SCALE_CONST)

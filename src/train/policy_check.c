@@ -121,7 +121,9 @@ static const fpl_format *sum_format(const fpl_accum_model *m)
 }
 
 /*
- * Block formats (fplab/block.h): a block comm format scales itself, so
+ * Block formats (fplab/block.h): a block weight goes with none,
+ * stochastic or fp32-master and a block master with fp32-master (the
+ * optimizer's rule, fplab/optim.h); a block comm format scales itself, so
  * comm-scale must be none; and a GEMM input loaded as given must already
  * be a value of its format, which block-dequantized values are not (they
  * are element times scale), so a model that loads as given is refused
@@ -132,11 +134,18 @@ static int block_check(const fpl_train_policy *p, char *err, size_t errlen)
 	int any = p->act_block.on || p->grad_block.on || p->fwd_ops.a.on || p->fwd_ops.b.on
 		  || p->bwd_ops.a.on || p->bwd_ops.b.on || p->opt.weight_is_block;
 
-	if (p->opt.weight_is_block && p->opt.master != FPL_MASTER_FP32)
-		return fail(err, errlen, FPL_EINVAL, "weight: the block format %s needs master = "
-			    "fp32-master (the stored weight derived from the master as blocks; "
-			    "master = %s is not implemented with block weights)",
-			    p->opt.weight_block.name, fpl_opt_master_name(p->opt.master));
+	if (p->opt.weight_is_block && (p->opt.master == FPL_MASTER_KAHAN
+				       || p->opt.master == FPL_MASTER_SPLIT))
+		return fail(err, errlen, FPL_EINVAL, "weight: the block format %s takes master = "
+			    "none, stochastic or fp32-master; %s keeps %s",
+			    p->opt.weight_block.name, fpl_opt_master_name(p->opt.master),
+			    p->opt.master == FPL_MASTER_SPLIT
+			    ? "the weight as the top bits of a binary32 master"
+			    : "a compensation computed in the weight's format");
+	if (p->opt.master_is_block && p->opt.master != FPL_MASTER_FP32)
+		return fail(err, errlen, FPL_EINVAL, "master-format: the block format %s needs "
+			    "master = fp32-master (a master copy stored as blocks), not %s",
+			    p->opt.master_block.name, fpl_opt_master_name(p->opt.master));
 
 	if (p->comm.comm_is_block && p->comm.scaling != FPL_AR_SCALE_NONE)
 		return fail(err, errlen, FPL_EINVAL, "comm: the block format %s carries its own "

@@ -8,9 +8,11 @@
 # preset's numbers bit for bit (weight: with an fp32 master), so the block path changes nothing but the
 # rounding; a block format that is not exact changes them; stochastic
 # rounding does not depend on --threads; the policy dump reads back; the
-# slots that do not take block formats (the optimizer's but weight,
-# comm-acc) and
-# the random Hadamard transform are refused with a message.
+# optimizer's master copy and state as blocks (master-format, state):
+# exact blocks give fp32-master's numbers, mxfp8 trains the same on 1 and 2
+# threads; the arithmetic slots (arith, unscale, comm-acc: one scalar
+# operation's result has no block scale), kahan and split with a block
+# weight, and the random Hadamard transform are refused with a message.
 . "$(dirname "$0")/lib.inc"
 cd "$T" || exit 1
 
@@ -46,8 +48,39 @@ cmp -s fm.cut xw.cut || fail "an exact block weight differs from fp32: $(diff fm
 fplab train $GEN --policy fp32 --set master=fp32-master --set weight=mxfp4 --tsv | cols /dev/stdin >mw.cut
 checks=$((checks + 1))
 cmp -s fm.cut mw.cut && fail "weight=mxfp4 changes nothing"
-expect_fail "a block weight without fp32-master" 2 "weight: the block format mxfp8 needs master = fp32-master" \
-	fplab train $GEN --policy fp32 --set weight=mxfp8
+expect_fail "a block weight with kahan" 2 "weight: the block format mxfp8 takes master = none, stochastic or fp32-master; kahan keeps" \
+	fplab train $GEN --policy fp32 --set master=kahan --set weight=mxfp8
+# ... with none (the fp32 preset's), the update w - u quantized as blocks
+fplab train $GEN --policy fp32 --tsv | cols /dev/stdin >f1.cut
+fplab train $GEN --policy fp32 --set weight=$X --tsv | cols /dev/stdin >xn.cut
+checks=$((checks + 1))
+cmp -s f1.cut xn.cut || fail "an exact block weight with master none differs from fp32: $(diff f1.cut xn.cut | head -4)"
+
+# --- the master copy and the optimizer state as blocks: exact ones are
+# fp32-master's bit for bit; mxfp8 (state in sp) trains an epoch, the same
+# on 1 and 2 threads, and changes the numbers
+fplab train $GEN --policy fp32 --set master=fp32-master --set master-format=$X --set state=$X \
+	--tsv | cols /dev/stdin >xms.cut
+checks=$((checks + 1))
+cmp -s fm.cut xms.cut || fail "an exact block master and state differ from fp32-master: $(diff fm.cut xms.cut | head -4)"
+G1="--data generated:800:12:4 --layers 12-32-4 --epochs 1 --batch 32"
+for t in 1 2; do
+	fplab train $G1 --policy fp32 --set master=fp32-master --set master-format=mxfp8 \
+		--set state=mxfp8:sp --threads $t --tsv >ms$t.tsv 2>ms.err || fail "master and state mxfp8 exit $?: $(head -c 300 ms.err)"
+	cols ms$t.tsv >ms$t.cut
+done
+checks=$((checks + 1))
+cmp -s ms1.cut ms2.cut || fail "mxfp8 master and state: --threads 1 and 2 differ"
+a=$(tsv_last ms1.tsv epoch 1 test_accuracy)
+checks=$((checks + 1))
+awk -v a="$a" 'BEGIN { exit !(a > 0.5) }' || fail "mxfp8 master and state: test accuracy $a after 1 epoch"
+fplab train $G1 --policy fp32 --set master=fp32-master --tsv | cols /dev/stdin >fm1.cut
+checks=$((checks + 1))
+cmp -s fm1.cut ms1.cut && fail "master-format=mxfp8, state=mxfp8 change nothing"
+fplab train --policy fp32 --set master=fp32-master --set master-format=mxfp8 --set state=mxfp8:sp \
+	--policy-dump >ms.txt
+expect_out "block master and state dump" "master-format = block:e4m3fn:e8m0:32:floor:ne
+state = block:e4m3fn:e8m0:32:floor:sp" grep '^master-format\|^state' ms.txt
 # ... and an inexact one does not
 fplab train $GEN --policy fp32 --set fwd.a-block=mxfp4 --tsv | cols /dev/stdin >m.cut
 checks=$((checks + 1))
@@ -84,10 +117,14 @@ checks=$((checks + 1))
 cmp -s d2.txt d3.txt || fail "a block policy's dump does not read back: $(diff d2.txt d3.txt | head -4)"
 
 # --- bad input
-for k in state master-format arith unscale comm-acc; do
-	expect_fail "$k takes no block format" 2 "$k: 'mxfp8' is a block-scaled format; .*not implemented" \
+for k in arith unscale comm-acc; do
+	expect_fail "$k takes no block format" 2 "$k: 'mxfp8' is a block-scaled format: an arithmetic slot rounds the result of each scalar operation" \
 		fplab train $GEN --set $k=mxfp8
 done
+expect_fail "a block master without fp32-master" 2 "master-format: the block format mxfp8 needs master = fp32-master" \
+	fplab train $GEN --set master-format=mxfp8
+expect_fail "a block master in sp" 2 "master-format: the master is rounded in ne" \
+	fplab train $GEN --set master=fp32-master --set master-format=mxfp8:sp
 expect_fail "a plain format as an operand block" 2 "fwd.a-block: expected none or a block format" \
 	fplab train $GEN --set fwd.a-block=e4m3fn
 expect_fail "a bad block field" 2 "block format 'nvfp4:7x'" fplab train $GEN --set act=nvfp4:7x
@@ -97,10 +134,8 @@ expect_fail "block comm with APS" 2 "carries its own scales; comm-scale must be 
 	fplab train $GEN --nodes 2 --set comm=mxfp8 --set comm-scale=aps
 expect_fail "block act with a given input" 2 "loads its inputs as given" \
 	fplab train $GEN --set act=mxfp8 --set fwd.a=e4m3fn:given
-expect_fail "optim: a block weight" 2 "block-scaled format; the optimizer's slots .*not implemented" \
-	fplab optim --policy fp32-master:mxfp4
-expect_fail "optim: a block state" 2 "state 'nvfp4': a block-scaled format" \
-	fplab optim --policy 'fp32-master:bf16,state=nvfp4'
+expect_fail "optim: a block arith" 2 "arith 'nvfp4' is a block-scaled format: an arithmetic slot" \
+	fplab optim --policy 'fp32-master:bf16,arith=nvfp4'
 
 # --- Fashion-MNIST, when installed: the issue's command on the first
 # 4096 examples (mxfp8 0.69, nvfp4 0.75 on 1000 test images; the whole

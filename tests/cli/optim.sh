@@ -31,7 +31,7 @@ awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
 	END { exit !(NR == 3 && v["none:fp16"] > 0 && v["fp32-master:fp16"] == "0" &&
 		     s["none:fp16"] == 1000) }' dw.tsv ||
 	fail "done-when: expected vanished_frac > 0 for none:fp16, 0 for fp32-master:fp16: $(cat dw.tsv)"
-expect_out "columns" "policy optim step nonzero vanished vanished_frac stale_frac drift master_drift loss_scale skipped opt_overflow opt_underflow grad_underflow bytes_per_param weight_bytes master_bytes state_bytes split_rne_differs" \
+expect_out "columns" "policy optim step nonzero vanished vanished_frac stale_frac drift master_drift loss_scale skipped opt_overflow opt_underflow grad_underflow bytes_per_param weight_bytes master_bytes state_bytes split_rne_differs saturated flushed amax_saturated scale_clamped" \
 	eval "head -n 1 dw.tsv | tr '\t' ' '"
 
 # --- the default policies, text report: one row each after the last step
@@ -40,7 +40,8 @@ expect_out "default policies" "none:fp16 20
 fp32-master:fp16 20
 none:bf16 20
 split:bf16 20" awk 'NR > 1 { print $1, $3 }' def.txt
-expect_out "text NA is -" "- - - yes" awk 'NR > 1 { printf "%s%s", sep, ($NF == "-" ? "-" : ($NF > 0 ? "yes" : "no")); sep = " " } END { print "" }' def.txt
+expect_out "text NA is -" "- - - yes" awk 'NR > 1 { printf "%s%s", sep, ($19 == "-" ? "-" : ($19 > 0 ? "yes" : "no")); sep = " " } END { print "" }' def.txt
+expect_out "no block columns without blocks" "- - - -" awk 'NR > 1 { printf "%s%s", sep, $NF; sep = " " } END { print "" }' def.txt
 
 # memory per parameter (sgd without momentum: no state)
 fplab optim --steps 1 --sizes 10 --policy none:bf16 --policy fp32-master:bf16 --policy split:bf16 \
@@ -173,6 +174,66 @@ fi
 checks=$((checks + 1))
 grep -q 'href\|<script\|<image' p.svg && fail "SVG refers to external resources"
 
+# --- block formats (fplab-optim(1), "block formats") in the storage slots.
+# By hand: sgd lr 1 from w = 0 on one step, the gradient quantized as
+# mxfp4 (e2m1 elements, e8m0 scale 2^(floor(log2 amax) - 2), blocks of 32
+# along the last axis), the rest binary64, so w = -q(g) and the drift is
+# ||q(g) - g|| / ||g||.  As a (2, 2) tensor each row is a block: row 0
+# (1, 0.1): X = 2^-2, 0.1 / X = 0.4 -> 0.5, 0.125; row 1 (0.1, 0.11): X =
+# 2^-6, 6.4 -> 6 and 7.04 -> 6 (beyond 6 + 1/2 ulp: saturated, the
+# block's amax too), 0.09375 each.  As 4 values from text, one block:
+# X = 2^-2, 0.4 and 0.44 -> 0.5, all three 0.125.
+if "$PYTHON" -c 'import numpy' 2>/dev/null; then
+	"$PYTHON" -c '
+import numpy as np
+np.savez("bw.npz", w=np.zeros((2, 2)))
+np.savez("bg.npz", w=np.array([[1, 0.1], [0.1, 0.11]]))'
+	fplab optim --init bw.npz -g bg.npz --lr 1 --policy 'none:fp64,grad=mxfp4' --tsv >b2.tsv ||
+		fail "block grad run exits $?"
+	expect_out "block grad, rows of 2: drift" "$(awk 'BEGIN { printf "%.12g\n", sqrt(0.025^2 + 0.00625^2 + 0.01625^2) / sqrt(1.0321) }')" \
+		awk "BEGIN { printf \"%.12g\\n\", $(col b2.tsv none:fp64,grad=mxfp4 drift) }"
+	expect_out "block grad, rows of 2: events" "1 0 1 0" cols b2.tsv none:fp64,grad=mxfp4 \
+		saturated flushed amax_saturated scale_clamped
+fi
+printf '0 0 0 0\n' >bw.txt
+printf '1 0.1 0.1 0.11\n' >bg.txt
+fplab optim --init bw.txt -g bg.txt --lr 1 --policy 'none:fp64,grad=mxfp4' --tsv >b1.tsv
+expect_out "block grad, one row: drift" "$(awk 'BEGIN { printf "%.12g\n", sqrt(2 * 0.025^2 + 0.015^2) / sqrt(1.0321) }')" \
+	awk "BEGIN { printf \"%.12g\\n\", $(col b1.tsv none:fp64,grad=mxfp4 drift) }"
+expect_out "block grad, one row: events" "0 0 0 0" cols b1.tsv none:fp64,grad=mxfp4 \
+	saturated flushed amax_saturated scale_clamped
+# an exact block (binary32 elements, e8m0 scales by rceil: x / 2^k is
+# exact and never saturates) in the state or the master changes nothing
+X=block:fp32:e8m0:32:rceil
+fplab optim --steps 20 --sizes 300,70 --optim adam --policy fp32-master:bf16 \
+	--policy "fp32-master:bf16,state=$X" --policy "fp32-master:bf16,master=$X" --tsv >bx.tsv
+for p in "fp32-master:bf16,state=$X" "fp32-master:bf16,master=$X"; do
+	expect_out "exact block: $p" "$(cols bx.tsv fp32-master:bf16 vanished drift master_drift)" \
+		cols bx.tsv "$p" vanished drift master_drift
+done
+# ... and as the weight of none, with adamw's decoupled decay w - (lr wd) w
+fplab optim --steps 20 --sizes 300,70 --optim adamw --weight-decay 0.1 --lr 0.01 --weights uniform:-1,1 \
+	--policy none:fp32 --policy "none:$X" --tsv >bxw.tsv
+expect_out "exact block weight, adamw" "$(cols bxw.tsv none:fp32 vanished drift)" cols bxw.tsv "none:$X" vanished drift
+# mxfp8 state (two tensors of 8.25 bits per value with adam): bytes and
+# a changed result
+fplab optim --steps 20 --sizes 300,70 --optim adam --policy fp32-master:bf16 \
+	--policy 'fp32-master:bf16,state=mxfp8' --policy fp32-master:mxfp4 --policy none:mxfp8 --tsv >bm.tsv
+expect_out "block bytes per parameter" "2 4 2.0625 8.0625" cols bm.tsv 'fp32-master:bf16,state=mxfp8' \
+	weight_bytes master_bytes state_bytes bytes_per_param
+expect_out "block weight bytes" "0.53125 1.03125" eval "echo \$(col bm.tsv fp32-master:mxfp4 weight_bytes) \$(col bm.tsv none:mxfp8 weight_bytes)"
+checks=$((checks + 1))
+[ "$(col bm.tsv 'fp32-master:bf16,state=mxfp8' drift)" != "$(col bm.tsv fp32-master:bf16 drift)" ] ||
+	fail "state=mxfp8 changes nothing"
+# stochastic elements: the same rows on 1 and 2 threads
+for t in 1 2; do
+	fplab optim --steps 10 --sizes 300,64 --optim adam --threads $t --every 5 \
+		--policy 'stochastic:mxfp4:sp,state=mxfp8:sp,grad=nvfp4:sp' \
+		--policy 'fp32-master:bf16,master=mxfp8,state=mxfp6-e2m3:rceil:sp' --tsv >bt$t.tsv ||
+		fail "block threads $t exits $?"
+done
+checks=$((checks + 1))
+cmp -s bt1.tsv bt2.tsv || fail "block slots in sp: --threads 1 and 2 differ"
 # --- bad input: message, exit status, no SVG written
 bad() {
 	_w=$1 _s=$2 _p=$3
@@ -183,6 +244,19 @@ bad() {
 	[ -e bad.svg ] && fail "$_w: left bad.svg"
 	ls bad.svg.tmp* >/dev/null 2>&1 && fail "$_w: left a temporary"
 }
+# refused: the arithmetic slots (one scalar operation's result has no block
+# scale), kahan and split with a block weight, a block master for split or
+# in a mode, a block grad with APS, a bad block spec
+bad "block arith" 2 "arith 'mxfp8' is a block-scaled format: an arithmetic slot rounds the result of each scalar operation" \
+	fplab optim --policy 'fp32-master:bf16,arith=mxfp8'
+bad "block unscale" 2 "unscale 'nvfp4' is a block-scaled format" fplab optim --policy 'none:bf16,unscale=nvfp4'
+bad "block weight, kahan" 2 "kahan keeps a compensation computed in the weight's format; a block weight takes none" \
+	fplab optim --policy kahan:mxfp8
+bad "block weight, split" 2 "split keeps the weight as the top bits of a binary32 master" fplab optim --policy split:mxfp8
+bad "block master, split" 2 "a block master needs fp32-master" fplab optim --policy 'split:bf16,master=mxfp8'
+bad "block master in sp" 2 "the master is rounded in ne" fplab optim --policy 'fp32-master:bf16,master=mxfp8:sp'
+bad "block grad with APS" 2 "the gradients are a block format \\(mxfp8\\)" fplab optim --policy 'none:mxfp8,scale=aps'
+bad "bad block spec" 2 "block format 'mxfp4:0'" fplab optim --policy 'fp32-master:bf16,state=mxfp4:0'
 bad "lr not a number" 2 "^fplab: optim: --lr 'abc' is not a number" fplab optim --lr abc
 bad "negative lr" 2 "--lr '-1' must be a finite number >= 0" fplab optim --lr -1
 bad "beta2 out of range" 2 "--betas: beta2 must be in \\[0, 1\\)" fplab optim --optim adam --betas 0.9,1
