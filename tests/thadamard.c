@@ -24,7 +24,8 @@
  *    changes the bits, rht = 16 takes the run's seed (= 16:SEED with
  *    that seed), and an epoch gives the same bits on 1 and 2 threads;
  *  - the key: good and bad spellings with their messages, describe ->
- *    set reads rht back, a bwd that loads as given is refused.
+ *    set reads rht back; a bwd that loads as given, and a size other than
+ *    16 set by hand, are refused by the check and by fpl_trainer_create.
  */
 #include <math.h>
 #include <stdio.h>
@@ -388,6 +389,17 @@ static void test_key(void)
 		rc = fpl_train_policy_check(&p, &c, err, sizeof err);
 		CHECK(rc == FPL_EINVAL && strstr(err, "rht: ") && strstr(err, "bwd.profile fp32-fma"),
 		      "rht with a given bwd: %d '%s'", rc, err);
+		fpl_train_policy_preset(&p, "fp32");
+		p.rht.n = 8;	/* set by hand: fpl_train_policy_set cannot */
+		rc = fpl_train_policy_check(&p, &c, err, sizeof err);
+		CHECK(rc == FPL_EINVAL && strstr(err, "only the 16-point"), "rht.n = 8: %d '%s'", rc,
+		      err);
+		{
+			fpl_trainer *t = NULL;
+
+			CHECK(fpl_trainer_create(&t, &c, &p) == FPL_EINVAL && !t,
+			      "fpl_trainer_create with rht.n = 8");
+		}
 	}
 }
 

@@ -308,9 +308,10 @@ FPL_API void fpl_train_config_init(fpl_train_config *c);
  * running sum's format (acc, promo for the blocked order); bwd's A the gradients (grad), B the activations and, with
  * two layers or more, the weights; red's A the logits (act) and the
  * gradients (grad); so each of those formats must be a subset of the
- * model's.  Also refused: rht with a bwd that takes A or B as given (the
- * rotated operands are no format's values), APS loss scaling, a hier group that does not
- * divide cfg->nodes.  Returns 0 or FPL_EINVAL with a one-line message in
+ * model's.  Also refused: rht with n other than 0 and 16, or with a bwd
+ * that takes A or B as given (the rotated operands are no format's
+ * values), APS loss scaling, a hier group that does not divide
+ * cfg->nodes.  Returns 0 or FPL_EINVAL with a one-line message in
  * err naming the key and the reason.  fpl_trainer_create runs it.
  */
 FPL_API int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cfg,

@@ -151,13 +151,17 @@ static int block_check(const fpl_train_policy *p, char *err, size_t errlen)
 	return 0;
 }
 
-/* rht rotates the dW GEMM's operands in binary64 (train/hadamard.c): the
- * rotated values are no format's values, so bwd must round its inputs. */
+/* rht: the 16-point transform only; it rotates the dW GEMM's operands in
+ * binary64 (train/hadamard.c), values of no format, so bwd must round its
+ * inputs. */
 static int rht_check(const fpl_train_policy *p, char *err, size_t errlen)
 {
 	const fpl_format *f = p->bwd.a_load == FPL_LOAD_GIVEN ? &p->bwd.a : &p->bwd.b;
 	char prof[64], how[96];
 
+	if (p->rht.n && p->rht.n != TR_RHT_N)
+		return fail(err, errlen, FPL_EINVAL, "rht: a %u-point transform; only the 16-point "
+			    "one is implemented", p->rht.n);
 	if (!p->rht.n || (p->bwd.a_load != FPL_LOAD_GIVEN && p->bwd.b_load != FPL_LOAD_GIVEN))
 		return 0;
 	profile_of(&p->bwd, prof, sizeof prof);

@@ -141,10 +141,9 @@ static int check_policy(const fpl_train_policy *p, const fpl_train_config *c)
 	    || (r = check_format(&p->comm.comm, p->comm.comm_rnd))
 	    || (r = check_format(&p->comm.acc, p->comm.acc_rnd)))
 		return r;
-	/* given inputs, APS loss scaling, hier's group
+	/* given inputs, rht, APS loss scaling, hier's group
 	 * (fpl_train_policy_check) */
 	if (fpl_train_policy_check(p, c, NULL, 0) || (unsigned)p->comm.algo >= FPL_AR_COUNT
-	    || (p->rht.n != 0 && p->rht.n != TR_RHT_N)
 	    || (p->comm.scaling == FPL_AR_SCALE_LOSS && !(isfinite(p->comm.loss_scale)
 							  && p->comm.loss_scale > 0)))
 		return FPL_EINVAL;
