@@ -239,6 +239,7 @@ TESTS := \
 	ttrain \
 	tblock \
 	tblockgemm \
+	thadamard \
 
 TEST_SUPPORT := \
 	tests/harness.c \

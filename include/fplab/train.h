@@ -44,7 +44,8 @@
  *       (grad_rnd);
  *     for l = L..1:
  *       dW_l = G_l^T H_{l-1}: fpl_accum_gemm under `bwd` (A = G_l
- *         transposed, B = H_{l-1}), then rounded into `grad`;
+ *         transposed, B = H_{l-1}; with rht, A = (R G_l)^T and B = R
+ *         H_{l-1}, fpl_train_rht), then rounded into `grad`;
  *       db_l[j] = sum over this node's rows of G_l[i][j]: fpl_accum_sum
  *         under `red`, rounded into `grad`;
  *       for l > 1: D = G_l W_l under `bwd`, rounded into `grad`; G_{l-1}
@@ -122,6 +123,22 @@ typedef struct fpl_train_operands {
 	fpl_rnd a_rnd, b_rnd;
 } fpl_train_operands;
 
+/*
+ * NVFP4 training's random Hadamard transform (key rht): with n = 16, the
+ * dW GEMM's operands G and H (the node's rows along K) are multiplied,
+ * blocks of 16 rows at a time, by R = (1/4) H16 diag(s) before they are
+ * loaded (quantized) by the bwd model; since R is orthogonal, (R G)^T
+ * (R H) = G^T H in exact arithmetic and only the rounding changes.  The
+ * 16 signs s come from seed when seeded, else from the run's seed
+ * (cfg.seed); rows past the last multiple of 16 are not transformed.
+ * (train/hadamard.c states the arithmetic.)  n = 0: none.
+ */
+typedef struct fpl_train_rht {
+	unsigned n;			/* 0 (none) or 16 */
+	int seeded;			/* 1: seed gives the signs; 0: cfg.seed does */
+	uint64_t seed;
+} fpl_train_rht;
+
 typedef struct fpl_train_policy {
 	char name[64];			/* preset name or file name, for reports */
 	fpl_accum_model fwd;		/* forward GEMMs */
@@ -141,6 +158,7 @@ typedef struct fpl_train_policy {
 	fpl_train_block grad_block;	/* grad likewise (G_L, dW_l, db_l, D); the
 					 * arithmetic of G_L is then binary32 */
 	fpl_train_operands fwd_ops, bwd_ops;	/* GEMM operands along K */
+	fpl_train_rht rht;		/* the dW GEMM's operands rotated along K */
 	uint32_t comm_fp32;		/* bit l-1 set: layer l's gradients (W_l and b_l)
 					 * are all-reduced in binary32 (keep_fp32);
 					 * FPL_TRAIN_COMM_FP32_LAST: the last layer,
@@ -183,7 +201,8 @@ typedef struct fpl_train_policy {
  *                  activations and gradients, 16x16 tiles for the weights
  *                  (fwd_ops.b, also W's operand in the input gradient),
  *                  the gradient operand (bwd_ops.a) in sp, the rest ne.
- *                  No random Hadamard transform (key rht refuses it).
+ *                  rht none: the random Hadamard transform is an option
+ *                  (rht = 16 or 16:SEED).
  * Returns 0 or FPL_ENOTFOUND.
  */
 FPL_API int fpl_train_policy_preset(fpl_train_policy *p, const char *name);
@@ -223,7 +242,10 @@ FPL_API const char *const *fpl_train_presets(void);
  *                        (FPL_EPARSE: an arithmetic slot rounds each scalar
  *                        operation's result, which a block scale cannot
  *                        define)
- *   rht                  none only (NVFP4's Hadamard transform: not done)
+ *   rht                  none | 16 | 16:SEED: the 16-point random Hadamard
+ *                        transform of the dW GEMM's operands along K
+ *                        (fpl_train_rht; SEED a whole number below 2^64,
+ *                        default the run's seed); other sizes are refused
  *   comm-fp32            none | last | all | a comma list of layer numbers
  *   weight-sr            sp | se: the stochastic strategy's mode (optim.h
  *                        weight_sr)
@@ -290,8 +312,10 @@ FPL_API void fpl_train_config_init(fpl_train_config *c);
  * running sum's format (acc, promo for the blocked order); bwd's A the gradients (grad), B the activations and, with
  * two layers or more, the weights; red's A the logits (act) and the
  * gradients (grad); so each of those formats must be a subset of the
- * model's.  Also refused: APS loss scaling, a hier group that does not
- * divide cfg->nodes.  Returns 0 or FPL_EINVAL with a one-line message in
+ * model's.  Also refused: rht with n other than 0 and 16, or with a bwd
+ * that takes A or B as given (the rotated operands are no format's
+ * values), APS loss scaling, a hier group that does not divide
+ * cfg->nodes.  Returns 0 or FPL_EINVAL with a one-line message in
  * err naming the key and the reason.  fpl_trainer_create runs it.
  */
 FPL_API int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cfg,

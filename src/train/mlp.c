@@ -322,10 +322,21 @@ int tr__backward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const f
 		double *dW = g + t->toff[2 * (l - 1)], *db = g + t->toff[2 * (l - 1) + 1];
 		double *G = t->ga, *D = t->gb, *H = t->h[l - 1];
 
-		/* dW = G^T H, then into grad */
+		/* dW = G^T H, then into grad; with rht, (R G)^T (R H) */
 		role(&st, parent, node, l, TR_DW);
-		if ((r = fpl_accum_gemm(dW, k, &t->dw_m, 0, m, k, n, G, m, 1, H, k, 0, NULL, &st)))
-			return r;
+		{
+			const double *GA = G, *HB = H;
+
+			if (p->rht.n) {	/* along K: the node's rows */
+				tr__rht_rows(t->rg, m, G, m, n, m, t->rht_s, 0);
+				tr__rht_rows(t->rh, k, H, k, n, k, t->rht_s, 0);
+				GA = t->rg;
+				HB = t->rh;
+			}
+			if ((r = fpl_accum_gemm(dW, k, &t->dw_m, 0, m, k, n, GA, m, 1, HB, k, 0, NULL,
+						&st)))
+				return r;
+		}
 		add(c->grad, &st);
 		role(&st, parent, node, l, TR_DW_ROUND);
 		if ((r = store(&p->grad_block, &p->grad, p->grad_rnd, dW, dW, m, k, &st)))

@@ -11,6 +11,7 @@
  * the name.  A key's value is checked whole before anything changes.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -171,6 +172,7 @@ int fpl_train_policy_preset(fpl_train_policy *p, const char *name)
 		 * gradients, 16x16 tiles for weights (the same blocks for W and
 		 * W^T), stochastic rounding of the gradients */
 		block_policy(&t, "nvfp4", "nvfp4:16x16", "nvfp4", FPL_RND_SP);
+		/* rht stays none: the transform is an option (rht = 16[:SEED]) */
 	} else if (!strcmp(name, "aps-e4m3-comm")) {
 		fp32_policy(&t);
 		fmt(&t.comm.comm, "e4m3fn");
@@ -530,6 +532,51 @@ bad:
 		    "%s: expected sequential, ring, tree or hier:G (G >= 1), got '%s'", key, v);
 }
 
+/*
+ * rht: none, 16 or 16:SEED (fpl_train_rht): NVFP4 training's 16-point
+ * random Hadamard transform of the dW GEMM's operands, its signs from
+ * SEED (a decimal whole number below 2^64) or from the run's seed.
+ */
+static int rht_key(fpl_train_rht *h, const char *v, char *err, size_t errlen)
+{
+	const char *colon = strchr(v, ':');
+	size_t hl = colon ? (size_t)(colon - v) : strlen(v);
+	unsigned long long seed = 0;
+	unsigned long n;
+	char head[32], *end;
+
+	if (!strcmp(v, "none")) {
+		memset(h, 0, sizeof *h);
+		return 0;
+	}
+	if (hl >= sizeof head)
+		goto bad;
+	memcpy(head, v, hl);
+	head[hl] = 0;
+	if (number_u(head, 0, ULONG_MAX, &n))
+		goto bad;
+	if (n != TR_RHT_N)
+		return fail(err, errlen, FPL_EPARSE, "rht: only the 16-point transform "
+			    "(NVIDIA's NVFP4 recipe) is implemented, got '%s'", v);
+	if (colon) {
+		const char *d = colon + 1;
+
+		if (*d < '0' || *d > '9')	/* no sign, no space, not empty */
+			goto bad;
+		errno = 0;
+		seed = strtoull(d, &end, 10);
+		if (errno || *end)
+			goto bad;
+	}
+	h->n = TR_RHT_N;
+	h->seeded = colon != NULL;
+	h->seed = (uint64_t)seed;
+	return 0;
+bad:
+	return fail(err, errlen, FPL_EPARSE, "rht: expected none, 16 or 16:SEED (SEED a whole "
+		    "number below 2^64; 16 alone takes the run's seed), got '%s'", v);
+}
+
 /* The optimizer keys. */
 static int opt_key(fpl_train_policy *t, const char *key, const char *v, char *err,
 		   size_t errlen)
@@ -684,13 +731,7 @@ int fpl_train_policy_set(fpl_train_policy *p, const char *key, const char *value
 	} else if (!strcmp(key, "comm-fp32")) {
 		rc = comm_fp32(&t.comm_fp32, key, value, err, errlen);
 	} else if (!strcmp(key, "rht")) {
-		/* NVFP4 training's 16-point random Hadamard transform of the
-		 * dW GEMM's operands: not implemented (fplab-train(1)) */
-		if (strcmp(value, "none"))
-			rc = fail(err, errlen, FPL_EPARSE, "rht: the random Hadamard transform "
-				  "(NVFP4 training's 16-point RHT of the weight-gradient GEMM "
-				  "inputs) is not implemented; only 'none' is taken, got '%s'",
-				  value);
+		rc = rht_key(&t.rht, value, err, errlen);
 	} else {
 		return fail(err, errlen, FPL_ENOTFOUND, "unknown key '%s'", key);
 	}
@@ -796,6 +837,10 @@ size_t fpl_train_policy_describe(const fpl_train_policy *p, char *buf, size_t si
 	put_operand(&b, "fwd.b-block", &p->fwd_ops.b, p->fwd_ops.b_rnd);
 	put_operand(&b, "bwd.a-block", &p->bwd_ops.a, p->bwd_ops.a_rnd);
 	put_operand(&b, "bwd.b-block", &p->bwd_ops.b, p->bwd_ops.b_rnd);
+	if (p->rht.n && p->rht.seeded)	/* none: left out, as the operands' */
+		fpl__sbuf_put(&b, "rht = %u:%llu\n", p->rht.n, (unsigned long long)p->rht.seed);
+	else if (p->rht.n)
+		fpl__sbuf_put(&b, "rht = %u\n", p->rht.n);
 	put_slot(&b, "act", &p->act, p->act_rnd, &p->act_block);
 	put_slot(&b, "grad", &p->grad, p->grad_rnd, &p->grad_block);
 	/* weight, then master (which derives the formats of the next keys

@@ -160,6 +160,30 @@ static int block_check(const fpl_train_policy *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* rht: the 16-point transform only; it rotates the dW GEMM's operands in
+ * binary64 (train/hadamard.c), values of no format, so bwd must round its
+ * inputs. */
+static int rht_check(const fpl_train_policy *p, char *err, size_t errlen)
+{
+	const fpl_format *f = p->bwd.a_load == FPL_LOAD_GIVEN ? &p->bwd.a : &p->bwd.b;
+	char prof[64], how[96];
+
+	if (p->rht.n && p->rht.n != TR_RHT_N)
+		return fail(err, errlen, FPL_EINVAL, "rht: a %u-point transform; only the 16-point "
+			    "one is implemented", p->rht.n);
+	if (!p->rht.n || (p->bwd.a_load != FPL_LOAD_GIVEN && p->bwd.b_load != FPL_LOAD_GIVEN))
+		return 0;
+	profile_of(&p->bwd, prof, sizeof prof);
+	if (prof[0])
+		snprintf(how, sizeof how, "bwd.profile %s", prof);
+	else
+		snprintf(how, sizeof how, "bwd.%s = %s:given",
+			 p->bwd.a_load == FPL_LOAD_GIVEN ? "a" : "b", f->name);
+	return fail(err, errlen, FPL_EINVAL, "rht: the random Hadamard transform hands the dW "
+		    "GEMM rotated operands (binary64 values of no stored format), but bwd takes "
+		    "its inputs as given (%s): let bwd round them (bwd.in = %s)", how, f->name);
+}
+
 int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cfg, char *err,
 			   size_t errlen)
 {
@@ -170,7 +194,7 @@ int fpl_train_policy_check(const fpl_train_policy *p, const fpl_train_config *cf
 		err[0] = 0;
 	if (!p || !cfg)
 		return fail(err, errlen, FPL_EINVAL, "no policy or config");
-	if ((r = block_check(p, err, errlen)))
+	if ((r = block_check(p, err, errlen)) || (r = rht_check(p, err, errlen)))
 		return r;
 	w = &p->opt.weight;
 	/* forward: A = the activations (H_0 = X rounded into act), B = W */

@@ -25,6 +25,10 @@
 #define TR_STREAM_OPTIM 0x747261696e000002ull	/* parent of fpl_optim's forks */
 #define TR_STREAM_EVAL 0x747261696e000003ull	/* fpl_trainer_evaluate */
 #define TR_STREAM_PERM 0x747261696e000004ull	/* the epoch's permutation */
+/* (the permutation takes TR_STREAM_PERM + epoch: the sign vector's
+ * stream is far from it) */
+#define TR_STREAM_RHT 0x7268740000000000ull	/* rht's sign vector (hadamard.c) */
+#define TR_RHT_N 16				/* rht's block: 16 rows */
 
 /* Roles of the roundings of one node and layer. */
 enum tr_role {
@@ -81,6 +85,9 @@ struct fpl_trainer {
 	double *grads;			/* P blocks of nparams: each node's gradients */
 	double *sum;			/* nparams: the all-reduced gradients (P > 1) */
 	const double **gp;		/* P pointers for fpl_allreduce */
+	/* the random Hadamard transform (pol.rht.n = 16; else NULL) */
+	double rht_s[TR_RHT_N];	/* its signs (tr__rht_signs) */
+	double *rg, *rh;		/* B x maxw: R G and R H_{l-1} for the dW GEMM */
 };
 
 /* What one node's pass adds to the stats (before they reach the caller). */
@@ -107,5 +114,25 @@ int tr__forward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const fp
  */
 int tr__backward(fpl_trainer *t, const fpl_state *parent, uint64_t node, const fpl_dataset *ds,
 		 const size_t *rows, size_t n, double cscale, double *g, tr_counts *c);
+
+/* ------------------------------------------------------------ hadamard.c */
+
+/* The signs of the random Hadamard transform of `seed`: s[i] = -1 when
+ * bit 63 of fpl_random_draw(seed, TR_STREAM_RHT, i) is set, else +1
+ * (i = 0..15): a pure function of the seed. */
+void tr__rht_signs(uint64_t seed, double s[TR_RHT_N]);
+/*
+ * The random Hadamard transform of the rows of x (rows x cols, row i at
+ * x + i*ldx) into y (row i at y + i*ldy), along the row index, blocks of
+ * 16 rows [16b, 16b + 16): y_block = R x_block with R = (1/4) H16 diag(s)
+ * (H16 Sylvester's, H16[i][j] = (-1)^popcount(i & j)), or with transpose
+ * = 1 its inverse R^T = (1/4) diag(s) H16.  The last rows % 16 rows are
+ * copied unchanged.  binary64 arithmetic, every addition rounded to
+ * nearest (hadamard.c: exact for integer multiples of one 2^e below
+ * 2^(e+49)); no flags, no draws.  y may be x (with ldy = ldx); otherwise
+ * they may not overlap.  Columns cols..ld-1 are not touched.
+ */
+void tr__rht_rows(double *y, size_t ldy, const double *x, size_t ldx, size_t rows, size_t cols,
+		  const double s[TR_RHT_N], int transpose);
 
 #endif

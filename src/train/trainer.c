@@ -60,6 +60,8 @@ void fpl_trainer_free(fpl_trainer *t)
 	free(t->sum);
 	free(t->gp);
 	free(t->rows);
+	free(t->rg);
+	free(t->rh);
 	free(t);
 }
 
@@ -139,7 +141,7 @@ static int check_policy(const fpl_train_policy *p, const fpl_train_config *c)
 	    || (r = check_format(&p->comm.comm, p->comm.comm_rnd))
 	    || (r = check_format(&p->comm.acc, p->comm.acc_rnd)))
 		return r;
-	/* given inputs, APS loss scaling, hier's group
+	/* given inputs, rht, APS loss scaling, hier's group
 	 * (fpl_train_policy_check) */
 	if (fpl_train_policy_check(p, c, NULL, 0) || (unsigned)p->comm.algo >= FPL_AR_COUNT
 	    || (p->comm.scaling == FPL_AR_SCALE_LOSS && !(isfinite(p->comm.loss_scale)
@@ -151,6 +153,20 @@ static int check_policy(const fpl_train_policy *p, const fpl_train_config *c)
 static void *alloc(size_t n, size_t size)
 {
 	return calloc(n ? n : 1, size);
+}
+
+/* The random Hadamard transform's signs (from its seed, or the run's)
+ * and the rotated dW operands, when pol.rht is on. */
+static int rht_buffers(fpl_trainer *t)
+{
+	const fpl_train_rht *h = &t->pol.rht;
+
+	if (!h->n)
+		return 0;
+	tr__rht_signs(h->seeded ? h->seed : t->cfg.seed, t->rht_s);
+	t->rg = alloc(t->cfg.batch * t->maxw, sizeof(double));
+	t->rh = alloc(t->cfg.batch * t->maxw, sizeof(double));
+	return t->rg && t->rh ? 0 : FPL_ENOMEM;
 }
 
 static int buffers(fpl_trainer *t)
@@ -179,7 +195,7 @@ static int buffers(fpl_trainer *t)
 	if (!t->ga || !t->gb || !t->prob || !t->onehot || !t->kc || !t->xin || !t->db || !t->lse
 	    || !t->rows || !t->gp || !t->grads || (c->nodes > 1 && !t->sum))
 		return FPL_ENOMEM;
-	return 0;
+	return rht_buffers(t);
 }
 
 /* The initial weights and the optimizer over them. */
