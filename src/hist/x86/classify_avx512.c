@@ -73,7 +73,7 @@
 
 #define BLK 1024	/* elements per block: binary32 partial sums */
 #define GRP 64		/* elements per group: four vectors */
-#define WIN 48		/* widest range of bins counted by compares */
+#define NARROW 16	/* bins counted by compares below this range */
 #define FCH 16384	/* elements cast per fpl_round_array_f32 call (fused path) */
 _Static_assert(FCH <= HIST_F32_CHUNK, "h->xf and h->yf hold FCH values");
 
@@ -87,13 +87,13 @@ typedef struct acc16 {
 	__m512 rs, rq, rmx, dmx;	/* relative error sum, squares, max; abs max */
 	__m512d ds, dq, ds2, dq2;	/* absolute error sum, squares (ds2, dq2:
 					 * the high halves, fast blocks) */
-	__m512i my;			/* fast blocks: max |y| bits */
 	uint32_t nun, nlt;		/* fast blocks: the y == 0 and y < min
 					 * normal counts (popcnt of the masks) */
 } acc16;
 
 typedef struct vconst {
-	__m512i absm, fmax, mn, one, b1, b2, b3;	/* b1..b3: 1 << 8, 16, 24 */
+	__m512i absm, fmax, mn, one, b1, b2, b3, b23;	/* b1..b3: 1 << 8, 16, 24;
+							 * b23 = b2 + b3 */
 } vconst;
 
 /* One vector: classes, extremes, errors; returns the biased exponents of
@@ -133,13 +133,14 @@ static inline __attribute__((always_inline)) __m512i one16(acc16 *a, const vcons
 	return _mm512_srli_epi32(ux, 23);
 }
 
-/* one16 for a fast block: one where no v and no y is NaN or infinite
- * (block() checks it afterwards with mx and my, and does a block that
- * is not fast again with one16).  There fin is |v| != 0, and one16's ni,
- * yinf, bad, the overflow and no-absolute-error counts are all zero and
- * ok = fin; its masked max of |v| is the plain max (the other lanes are
- * zeros); d needs no mask.  So every count, extreme and maximum is
- * one16's; the absolute error's halves go to two accumulators each (the
+/* one16 for a fast block: one where no v is NaN or infinite (block()
+ * checks it afterwards with mx, and does a block that is not fast again
+ * with one16).  There fin is |v| != 0 and one16's ni is empty, so bad =
+ * yinf (a non-finite y comes only from a finite nonzero v: the cast of
+ * +-0 is +-0), the overflow and the no-absolute-error counts are both
+ * popcnt(yinf), ok = fin less yinf; its masked max of |v| is the plain
+ * max (the other lanes are zeros); d is zeroed where yinf as there.  So
+ * every count, extreme and maximum is one16's; the absolute error's halves go to two accumulators each (the
  * same terms, summed in another order; d * d is exact in binary64, so
  * the FMA adds the exact square with one rounding, as one16's; the
  * relative error's square is added exactly by an FMA too, within the
@@ -150,15 +151,16 @@ static inline __attribute__((always_inline)) __m512i one16f(acc16 *a, const vcon
 	__m512i ux = _mm512_and_si512(_mm512_castps_si512(fv), c->absm);
 	__m512i uy = _mm512_and_si512(_mm512_castps_si512(fy), c->absm);
 	__mmask16 fin = _mm512_test_epi32_mask(ux, ux);
+	__mmask16 yfin = _mm512_cmple_epu32_mask(uy, c->fmax);
 	__mmask16 un = _mm512_mask_testn_epi32_mask(fin, uy, uy);
 	__mmask16 lt = _mm512_mask_cmplt_epu32_mask(fin, uy, c->mn);
 	a->nun += (uint32_t)__builtin_popcount(un);
 	a->nlt += (uint32_t)__builtin_popcount(lt);
+	a->k = _mm512_mask_add_epi32(a->k, yfin, a->k, c->b23);
 	a->mx = _mm512_max_epu32(a->mx, ux);
 	a->mi = _mm512_mask_min_epu32(a->mi, fin, a->mi, ux);
-	a->my = _mm512_max_epu32(a->my, uy);
 	__m512 d = _mm512_castsi512_ps(
-		_mm512_and_si512(_mm512_castps_si512(_mm512_sub_ps(fy, fv)), c->absm));
+		_mm512_maskz_and_epi32(yfin, _mm512_castps_si512(_mm512_sub_ps(fy, fv)), c->absm));
 	__m512 r = _mm512_maskz_div_ps(fin, d, _mm512_castsi512_ps(ux));
 	a->rs = _mm512_add_ps(a->rs, r);
 	a->rq = _mm512_fmadd_ps(r, r, a->rq);
@@ -263,6 +265,87 @@ static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int 
 			t[b] += count_pc(ev, ng, b);
 }
 
+/*
+ * Bins lo..lo+63 of the ng exponent byte vectors at eb into t, by a
+ * positional population count (the Harley-Seal carry-save adder of
+ * population counts, bit-sliced): each byte b becomes the 64-bit word 1
+ * << (b - lo) (vpsllvq gives 0 for a count of 64 or more, so bytes
+ * outside the window add nothing; the caller makes sure there are none
+ * but 0 and 255, which are outside it when lo <= 191), eight such words
+ * to a vector, one per element.  Bit j of lane l of the planes P0, P1,
+ * P2 (ones, twos, fours) and P3..P7 is bit k of a binary counter, so that
+ * the count of bin lo + j among the elements of lane l is sum_k 2^k
+ * Pk[l].j: a carry-save adder (a ^ b ^ c, majority(a, b, c): two ternary
+ * ops) adds three one-bit inputs into a sum and a carry bit of double
+ * weight without losing anything, seven of them fold eight words into
+ * ones, twos, fours and an eights word, which ripples into P3..P7.  The
+ * count of a lane and bin is at most ng * 8 <= 128 < 2^8: no carry
+ * leaves P7.  At the end the planes are read out, a lane's word at a time
+ * as a byte mask of 64 lanes (one per bin): the planes of weight 1..16
+ * into one byte counter (at most 8 * 31 = 248 per byte), those of weight
+ * 32..128 into another (at most 8 * 7, times 32), both added to t.
+ */
+#define CSA(hi, lo, a, b, c)                                            \
+	do {                                                            \
+		__m512i a_ = (a), b_ = (b), c_ = (c);                   \
+		hi = _mm512_ternarylogic_epi64(a_, b_, c_, 0xe8);       \
+		lo = _mm512_ternarylogic_epi64(a_, b_, c_, 0x96);       \
+	} while (0)
+
+static void count_csa(uint64_t *t, const uint8_t *eb, size_t ng, int lo)
+{
+	const __m512i one = _mm512_set1_epi64(1), vlo = _mm512_set1_epi64(lo);
+	__m512i p[8];
+	for (int k = 0; k < 8; k++)
+		p[k] = _mm512_setzero_si512();
+	for (size_t j = 0; j < ng; j++) {
+		const uint8_t *e = eb + GRP * j;
+		__m512i w[8];
+		for (int q = 0; q < 8; q++)
+			w[q] = _mm512_sllv_epi64(one, _mm512_sub_epi64(_mm512_cvtepu8_epi64(
+				_mm_loadl_epi64((const __m128i *)(const void *)(e + 8 * q))), vlo));
+		__m512i ta, tb, fa, fb, eights;
+		CSA(ta, p[0], p[0], w[0], w[1]);
+		CSA(tb, p[0], p[0], w[2], w[3]);
+		CSA(fa, p[1], p[1], ta, tb);
+		CSA(ta, p[0], p[0], w[4], w[5]);
+		CSA(tb, p[0], p[0], w[6], w[7]);
+		CSA(fb, p[1], p[1], ta, tb);
+		CSA(eights, p[2], p[2], fa, fb);
+		for (int k = 3; k < 8; k++) {
+			__m512i c = _mm512_and_si512(p[k], eights);
+			p[k] = _mm512_xor_si512(p[k], eights);
+			eights = c;
+		}
+	}
+	_Alignas(64) uint64_t pw[8][8];
+	for (int k = 0; k < 8; k++)
+		_mm512_store_si512((void *)pw[k], p[k]);
+	__m512i a1 = _mm512_setzero_si512(), a2 = a1;
+	for (int k = 0; k < 5; k++) {
+		const __m512i wk = _mm512_set1_epi8((char)(1 << k));
+		for (int l = 0; l < 8; l++)
+			a1 = _mm512_mask_add_epi8(a1, _cvtu64_mask64(pw[k][l]), a1, wk);
+	}
+	for (int k = 5; k < 8; k++) {
+		const __m512i wk = _mm512_set1_epi8((char)(1 << (k - 5)));
+		for (int l = 0; l < 8; l++)
+			a2 = _mm512_mask_add_epi8(a2, _cvtu64_mask64(pw[k][l]), a2, wk);
+	}
+	_Alignas(64) uint8_t c1[64], c2[64];
+	_mm512_store_si512((void *)c1, a1);
+	_mm512_store_si512((void *)c2, a2);
+	for (int q = 0; q < 8; q++) {
+		__m512i s = _mm512_add_epi64(
+			_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(c1 + 8 * q))),
+			_mm512_slli_epi64(_mm512_cvtepu8_epi64(_mm_loadl_epi64(
+						  (const __m128i *)(const void *)(c2 + 8 * q))),
+					  5));
+		_mm512_storeu_si512((void *)(t + lo + 8 * q),
+				    _mm512_add_epi64(_mm512_loadu_si512((const void *)(t + lo + 8 * q)), s));
+	}
+}
+
 /* The sum over the lanes of the byte at bit sh of each. */
 static uint32_t field(__m512i k, int sh)
 {
@@ -283,7 +366,7 @@ static inline __attribute__((always_inline)) size_t pass(acc16 *a, const vconst 
 							 size_t m, const float *pf, uint8_t *eb,
 							 uint32_t *pad, int fast)
 {
-	a->k = a->mx = a->my = _mm512_setzero_si512();
+	a->k = a->mx = _mm512_setzero_si512();
 	a->nun = a->nlt = 0;
 	a->mi = _mm512_set1_epi32(-1);
 	a->rs = a->rq = a->rmx = a->dmx = _mm512_setzero_ps();
@@ -324,7 +407,7 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 	/* the fast pass, then the full one where v or y had a NaN or an
 	 * infinity (|v| or |y| bits above those of the largest float) */
 	size_t g = pass(&a, c, v, y, m, pf, eb, &pad, 1);
-	int fast = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(a.mx, a.my)) <= 0x7f7fffffu;
+	int fast = (uint32_t)_mm512_reduce_max_epu32(a.mx) <= 0x7f7fffffu;
 	if (!fast)
 		g = pass(&a, c, v, y, m, NULL, eb, &pad, 0);
 	uint32_t bmx = (uint32_t)_mm512_reduce_max_epu32(a.mx);
@@ -337,7 +420,11 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 	int lo = (int)(bmi >> 23), hi = (int)(bmx >> 23);
 	lo = lo < 1 ? 1 : lo;
 	hi = hi > 254 ? 254 : hi;
-	if (bmx && hi - lo >= WIN) {
+	if (bmx && hi - lo >= NARROW && hi - lo < 64 && lo <= 191) {
+		b0 = (uint32_t)count_one(eb, g, 0);
+		cni = fast ? 0 : (uint32_t)count_one(eb, g, 255);
+		count_csa(t[0], eb, g, lo);
+	} else if (bmx && hi - lo >= NARROW) {
 		b0 = cni = 0;
 		for (size_t j = 0; j < g; j++)
 			count_bytes(t, eb + GRP * j);
@@ -357,6 +444,8 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0) + a.nun;
 	uint32_t clt = field(a.k, 8) + a.nlt;
 	uint32_t cov = field(a.k, 16), cbad = field(a.k, 24);
+	if (fast)	/* one16f counted the finite y, pad lanes included */
+		cov = cbad = (uint32_t)(GRP * g) - cov;
 	float amx = _mm512_reduce_max_ps(a.rmx), dm = _mm512_reduce_max_ps(a.dmx);
 	_Alignas(64) float rs[16], rq[16];
 	_mm512_store_ps(rs, a.rs);
@@ -395,6 +484,7 @@ static void consts(vconst *c, const fpl_hist *h)
 	c->b1 = _mm512_set1_epi32(1 << 8);
 	c->b2 = _mm512_set1_epi32(1 << 16);
 	c->b3 = _mm512_set1_epi32(1 << 24);
+	c->b23 = _mm512_set1_epi32((1 << 16) | (1 << 24));
 }
 
 static void finish(fpl_hist *h, hist_f32_acc *acc, uint64_t (*t)[256], size_t n)
