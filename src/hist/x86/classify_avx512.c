@@ -68,6 +68,7 @@
 #include <string.h>
 
 #include <fplab/array.h>
+#include <fplab/ops.h>
 
 #include "hist/hist_internal.h"
 
@@ -89,6 +90,9 @@ typedef struct acc16 {
 					 * the high halves, fast blocks) */
 	uint32_t nun, nlt;		/* fast blocks: the y == 0 and y < min
 					 * normal counts (popcnt of the masks) */
+	__m512i fl;			/* the cast in the lanes (cast16): inexact,
+					 * underflow, overflow of v > 0 and of v <
+					 * 0, a byte each per lane */
 } acc16;
 
 typedef struct vconst {
@@ -368,6 +372,7 @@ static inline __attribute__((always_inline)) size_t pass(acc16 *a, const vconst 
 {
 	a->k = a->mx = _mm512_setzero_si512();
 	a->nun = a->nlt = 0;
+	a->fl = _mm512_setzero_si512();
 	a->mi = _mm512_set1_epi32(-1);
 	a->rs = a->rq = a->rmx = a->dmx = _mm512_setzero_ps();
 	a->ds = a->dq = a->ds2 = a->dq2 = _mm512_setzero_pd();
@@ -398,18 +403,133 @@ static inline __attribute__((always_inline)) size_t pass(acc16 *a, const vconst 
 	return g;
 }
 
-static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
-		  const float *y, size_t m, const float *pf)
+/* ---- the cast in the lanes: hist_add_f32_avx512's own rounding ---- */
+
+/* Constants of cast16 (cast_setup). */
+typedef struct rconst {
+	__m512i absm, one, mask, halfm1, klor, s, minm1, umin, max, sgn, ovp, ovn;
+	__m512 C, scale;
+	fpl_rnd rnd;
+	int zero_special, scaled;
+	uint64_t dpos[FPL_NFLAGS], dneg[FPL_NFLAGS];	/* the events of one overflow */
+} rconst;
+
+/*
+ * The cast of sixteen finite v (the header comment argues it): y in the
+ * lanes, the events in a->fl.  Lanes with a NaN or an infinite v get a
+ * meaningless y; the caller then does the block again through the
+ * engine.
+ */
+static inline __attribute__((always_inline)) __m512 cast16(acc16 *a, const vconst *c,
+							   const rconst *r, __m512 fv)
 {
-	acc16 a;
-	_Alignas(64) uint8_t eb[BLK];
-	uint32_t pad;
-	/* the fast pass, then the full one where v or y had a NaN or an
-	 * infinity (|v| or |y| bits above those of the largest float) */
-	size_t g = pass(&a, c, v, y, m, pf, eb, &pad, 1);
-	int fast = (uint32_t)_mm512_reduce_max_epu32(a.mx) <= 0x7f7fffffu;
-	if (!fast)
-		g = pass(&a, c, v, y, m, NULL, eb, &pad, 0);
+	__m512i u = _mm512_castps_si512(fv);
+	__m512i x = _mm512_and_si512(u, r->absm);
+	__mmask16 neg = _mm512_movepi32_mask(u);
+	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(x, r->one), r->minm1);
+	__m512i rn, tr = _mm512_andnot_si512(r->mask, x);
+	__m512 af = _mm512_castsi512_ps(x), t;
+	if (r->rnd == FPL_RND_NE) {
+		/* (x >> s) & 1 | klor: A & B | C = 0xea */
+		__m512i kl = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(x, r->s), r->one, r->klor,
+						       0xea);
+		rn = _mm512_andnot_si512(r->mask,
+					 _mm512_add_epi32(_mm512_add_epi32(x, kl), r->halfm1));
+		t = _mm512_add_round_ps(af, r->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	} else if (r->rnd == FPL_RND_TZ) {
+		rn = tr;
+		t = _mm512_add_round_ps(af, r->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+	} else {
+		/* tp, tn: the magnitude rounds up in the lanes of one sign */
+		__mmask16 up = r->rnd == FPL_RND_TP ? (__mmask16)~neg : neg;
+		rn = _mm512_mask_mov_epi32(
+			tr, up, _mm512_andnot_si512(r->mask, _mm512_add_epi32(x, r->mask)));
+		t = _mm512_add_round_ps(af, r->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+		t = _mm512_mask_add_round_ps(t, up, af, r->C,
+					     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+	}
+	t = _mm512_sub_ps(t, r->C);
+	__m512i q = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+	__mmask16 ovf = _mm512_cmpgt_epu32_mask(rn, r->max);
+	__mmask16 ix = _mm512_mask_cmpneq_epi32_mask((__mmask16)~ovf, q, x);
+	__mmask16 un = _mm512_mask_cmplt_epu32_mask(ix & tiny, rn, r->umin);
+	__mmask16 op = ovf & (__mmask16)~neg, on = ovf & neg;
+	a->fl = _mm512_mask_add_epi32(a->fl, ix, a->fl, c->one);
+	a->fl = _mm512_mask_add_epi32(a->fl, un, a->fl, c->b1);
+	a->fl = _mm512_mask_add_epi32(a->fl, op, a->fl, c->b2);
+	a->fl = _mm512_mask_add_epi32(a->fl, on, a->fl, c->b3);
+	/* v's sign on the magnitude q: q | (u & sign) (A | (B & C) = 0xf8);
+	 * fnuz: a zero result is +0 */
+	__m512i y;
+	if (r->zero_special)
+		y = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(q, q), q, u, r->sgn, 0xf8);
+	else
+		y = _mm512_ternarylogic_epi32(q, u, r->sgn, 0xf8);
+	y = _mm512_mask_mov_epi32(y, op, r->ovp);
+	y = _mm512_mask_mov_epi32(y, on, r->ovn);
+	return _mm512_castsi512_ps(y);
+}
+
+/* v = x 2^k (exact: f32_ok in hist.c) where the call scales. */
+static inline __attribute__((always_inline)) __m512 scaled(const rconst *r, __m512 fx)
+{
+	return r->scaled ? _mm512_mul_ps(fx, r->scale) : fx;
+}
+
+/* pass() for hist_add_f32_avx512's own cast: v from x (scaled), y cast
+ * in the lanes, one16f on both. */
+static inline __attribute__((always_inline)) size_t pass_cast(acc16 *a, const vconst *c,
+							      const rconst *r, const float *x,
+							      size_t m, uint8_t *eb,
+							      uint32_t *pad)
+{
+	a->k = a->mx = _mm512_setzero_si512();
+	a->nun = a->nlt = 0;
+	a->fl = _mm512_setzero_si512();
+	a->mi = _mm512_set1_epi32(-1);
+	a->rs = a->rq = a->rmx = a->dmx = _mm512_setzero_ps();
+	a->ds = a->dq = a->ds2 = a->dq2 = _mm512_setzero_pd();
+	size_t i = 0, g = 0;
+	for (; i + GRP <= m; i += GRP, g++) {
+		__m512 v0 = scaled(r, _mm512_loadu_ps(x + i));
+		__m512i e0 = one16f(a, c, v0, cast16(a, c, r, v0));
+		__m512 v1 = scaled(r, _mm512_loadu_ps(x + i + 16));
+		__m512i e1 = one16f(a, c, v1, cast16(a, c, r, v1));
+		__m512i p01 = _mm512_packus_epi32(e0, e1);
+		__m512 v2 = scaled(r, _mm512_loadu_ps(x + i + 32));
+		__m512i e2 = one16f(a, c, v2, cast16(a, c, r, v2));
+		__m512 v3 = scaled(r, _mm512_loadu_ps(x + i + 48));
+		__m512i e3 = one16f(a, c, v3, cast16(a, c, r, v3));
+		__m512i p23 = _mm512_packus_epi32(e2, e3);
+		_mm512_storeu_si512((void *)(eb + GRP * g), _mm512_packus_epi16(p01, p23));
+	}
+	*pad = 0;
+	if (i < m) {
+		/* masked loads read +0 beyond m: cast exactly to +0 */
+		int rem = (int)(m - i);
+		__m512 fv[4], fy[4];
+		for (int j = 0; j < 4; j++) {
+			int rr = rem - 16 * j;
+			__mmask16 k = rr >= 16 ? (__mmask16)0xffff
+				      : rr <= 0 ? (__mmask16)0 : (__mmask16)((1u << rr) - 1);
+			fv[j] = scaled(r, _mm512_maskz_loadu_ps(k, x + i + 16 * j));
+			fy[j] = cast16(a, c, r, fv[j]);
+		}
+		one64(a, c, fv, fy, eb + GRP * g, 1);
+		g++;
+		*pad = (uint32_t)(GRP - rem);
+	}
+	return g;
+}
+
+/* The rest of a block after its pass (a, the g groups of exponent bytes
+ * at eb, pad lanes, fast: done by one16f): the bins into t, the rest into
+ * *acc; v: the block's values (read only where one is a binary32
+ * subnormal). */
+static void tally(hist_f32_acc *acc, uint64_t (*t)[256], const acc16 *pa, const uint8_t *eb,
+		  size_t g, uint32_t pad, size_t m, int fast, const float *v)
+{
+	const acc16 a = *pa;
 	uint32_t bmx = (uint32_t)_mm512_reduce_max_epu32(a.mx);
 	uint32_t bmi = (uint32_t)_mm512_reduce_min_epu32(a.mi);
 	/* bins 1..254: every finite nonzero v has its exponent in
@@ -472,6 +592,21 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 	acc->bmin = bmi < acc->bmin ? bmi : acc->bmin;
 }
 
+static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const float *v,
+		  const float *y, size_t m, const float *pf)
+{
+	acc16 a;
+	_Alignas(64) uint8_t eb[BLK];
+	uint32_t pad;
+	/* the fast pass, then the full one where v had a NaN or an infinity
+	 * (|v| bits above those of the largest float) */
+	size_t g = pass(&a, c, v, y, m, pf, eb, &pad, 1);
+	int fast = (uint32_t)_mm512_reduce_max_epu32(a.mx) <= 0x7f7fffffu;
+	if (!fast)
+		g = pass(&a, c, v, y, m, NULL, eb, &pad, 0);
+	tally(acc, t, &a, eb, g, pad, m, fast, v);
+}
+
 static void consts(vconst *c, const fpl_hist *h)
 {
 	const float mnf = (float)h->cfg.fmt.min_normal;
@@ -507,8 +642,135 @@ void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_
 	finish(h, &acc, t, n);
 }
 
+/* Can cast16 do h's casts?  Fills *r when it can (returns 1). */
+static int cast_setup(rconst *r, const fpl_hist *h)
+{
+	const fpl_format *f = &h->cfg.fmt;
+	const fpl_state *st = &h->cfg.st;
+	const fpl_rnd rnd = h->cfg.rnd;
+	if (rnd != FPL_RND_NE && rnd != FPL_RND_TZ && rnd != FPL_RND_TP && rnd != FPL_RND_TN)
+		return 0;
+	if (f->subnormal != FPL_SUB_YES || f->daz || f->specials == FPL_SPEC_E8M0 || !f->explim ||
+	    f->m > 22 || f->emin < -126 || f->emax > 127 || f->emin - f->m < -149 ||
+	    f->emin > f->emax)
+		return 0;
+	if (f->tininess != FPL_TINY_BEFORE && f->emin < -125)
+		return 0;
+	if (st->flip != FPL_FLIP_NONE && st->flip_prob > 0)
+		return 0;
+	const int s32 = 23 - f->m, k = h->scale_log2;
+	const float fmin = (float)f->min_normal, fmax = (float)f->max;
+	uint32_t min32, max32;
+	memcpy(&min32, &fmin, 4);
+	memcpy(&max32, &fmax, 4);
+	r->absm = _mm512_set1_epi32(0x7fffffff);
+	r->one = _mm512_set1_epi32(1);
+	r->mask = _mm512_set1_epi32((int)((1u << s32) - 1));
+	r->halfm1 = _mm512_set1_epi32((int)((1u << (s32 - 1)) - 1));
+	r->klor = _mm512_set1_epi32(s32 == 23);
+	r->s = _mm512_set1_epi32(s32);
+	r->minm1 = _mm512_set1_epi32((int)(min32 - 1));
+	r->umin = _mm512_set1_epi32(f->tininess == FPL_TINY_BEFORE ? -1 : (int)min32);
+	r->max = _mm512_set1_epi32((int)max32);
+	r->sgn = _mm512_set1_epi32((int)0x80000000u);
+	r->C = _mm512_set1_ps(ldexpf(1.0f, f->emin - f->m + 23));
+	r->scale = _mm512_set1_ps(ldexpf(1.0f, k));
+	r->scaled = k != 0;
+	r->rnd = rnd;
+	r->zero_special = f->specials == FPL_SPEC_FNUZ;
+	/* an overflow: its result and events from the scalar engine, on an
+	 * input that overflows in every mode (the result depends only on the
+	 * mode and the sign) */
+	for (int sg = 0; sg < 2; sg++) {
+		fpl_state ps;
+		fpl_state_init(&ps, st->seed);
+		float yo = (float)fpl_round(f, sg ? -2 * f->max : 2 * f->max, rnd, &ps);
+		uint32_t b;
+		memcpy(&b, &yo, 4);
+		if (sg)
+			r->ovn = _mm512_set1_epi32((int)b);
+		else
+			r->ovp = _mm512_set1_epi32((int)b);
+		memcpy(sg ? r->dneg : r->dpos, ps.count, sizeof ps.count);
+	}
+	return 1;
+}
+
+/* v of block x[0..m) into h->xf (scaled, as cast16 saw it). */
+static const float *block_v(fpl_hist *h, const rconst *r, const float *x, size_t m)
+{
+	if (!r->scaled)
+		return x;
+	float s = ldexpf(1.0f, h->scale_log2);
+	for (size_t i = 0; i < m; i++)
+		h->xf[i] = x[i] * s;
+	return h->xf;
+}
+
+/* hist_add_f32_avx512 with cast16: one pass over x per block, the engine
+ * only for blocks with a NaN or infinite v. */
+static int add_cast(fpl_hist *h, const rconst *r, const float *x, size_t n)
+{
+	vconst c;
+	consts(&c, h);
+	hist_f32_acc acc;
+	hist_f32_acc_init(&acc, h);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
+	fpl_state *st = &h->cfg.st;
+	const fpl_state keep = *st;
+	const uint64_t idx0 = st->counter;
+	uint64_t ev[4] = { 0, 0, 0, 0 };	/* inexact, underflow, overflows > 0, < 0 */
+	const unsigned csr = _mm_getcsr();
+	_mm_setcsr(0x1f80);	/* the default: cast16's sums assume no FTZ or DAZ */
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		acc16 a;
+		_Alignas(64) uint8_t eb[BLK];
+		uint32_t pad;
+		size_t g = pass_cast(&a, &c, r, x + i0, m, eb, &pad);
+		if ((uint32_t)_mm512_reduce_max_epu32(a.mx) <= 0x7f7fffffu) {
+			const float *v = x + i0;
+			if ((uint32_t)_mm512_reduce_min_epu32(a.mi) < 0x00800000u)
+				v = block_v(h, r, x + i0, m);	/* binary32 subnormals */
+			tally(&acc, t, &a, eb, g, pad, m, 1, v);
+			for (int q = 0; q < 4; q++)
+				ev[q] += field(a.fl, 8 * q);
+			continue;
+		}
+		/* a NaN or an infinity: the engine casts the block, with element
+		 * j's draw (st->counter = idx0 + j) */
+		const float *v = block_v(h, r, x + i0, m);
+		st->counter = idx0 + i0;
+		int rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, st);
+		if (rc) {
+			*st = keep;	/* nothing added to h */
+			_mm_setcsr(csr);
+			return rc;
+		}
+		block(&acc, t, &c, v, h->yf, m, NULL);
+	}
+	_mm_setcsr(csr);
+	st->counter = idx0 + n;
+	uint64_t add[FPL_NFLAGS];
+	for (int i = 0; i < FPL_NFLAGS; i++)
+		add[i] = ev[2] * r->dpos[i] + ev[3] * r->dneg[i];
+	add[0] += ev[0];
+	add[1] += ev[1];
+	for (int i = 0; i < FPL_NFLAGS; i++) {
+		st->count[i] += add[i];
+		if (add[i])
+			st->flags |= 1u << i;
+	}
+	finish(h, &acc, t, n);
+	return 0;
+}
+
 int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n)
 {
+	rconst r;
+	if (n && cast_setup(&r, h))
+		return add_cast(h, &r, x, n);
 	vconst c;
 	consts(&c, h);
 	hist_f32_acc acc;
