@@ -72,7 +72,7 @@
 
 #include "hist/hist_internal.h"
 
-#define BLK 1024	/* elements per block: binary32 partial sums */
+#define BLK 2048	/* elements per block: binary32 partial sums */
 #define GRP 64		/* elements per group: four vectors */
 #define NARROW 16	/* bins counted by compares below this range */
 #define FCH 16384	/* elements cast per fpl_round_array_f32 call (fused path) */
@@ -296,34 +296,83 @@ static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int 
 		lo = _mm512_ternarylogic_epi64(a_, b_, c_, 0x96);       \
 	} while (0)
 
-static void count_csa(uint64_t *t, const uint8_t *eb, size_t ng, int lo)
+#define NPL 9	/* planes: counts up to 2^9 - 1 >= BLK / 8 per lane and bin */
+_Static_assert(BLK / 8 < (1 << NPL), "the planes hold a block's counts");
+
+/* Add one word to the planes: a ripple of half adders. */
+static inline __attribute__((always_inline)) void csa_add1(__m512i *p, __m512i w, int k0)
 {
-	const __m512i one = _mm512_set1_epi64(1), vlo = _mm512_set1_epi64(lo);
-	__m512i p[8];
-	for (int k = 0; k < 8; k++)
-		p[k] = _mm512_setzero_si512();
-	for (size_t j = 0; j < ng; j++) {
-		const uint8_t *e = eb + GRP * j;
-		__m512i w[8];
-		for (int q = 0; q < 8; q++)
-			w[q] = _mm512_sllv_epi64(one, _mm512_sub_epi64(_mm512_cvtepu8_epi64(
-				_mm_loadl_epi64((const __m128i *)(const void *)(e + 8 * q))), vlo));
-		__m512i ta, tb, fa, fb, eights;
-		CSA(ta, p[0], p[0], w[0], w[1]);
-		CSA(tb, p[0], p[0], w[2], w[3]);
-		CSA(fa, p[1], p[1], ta, tb);
-		CSA(ta, p[0], p[0], w[4], w[5]);
-		CSA(tb, p[0], p[0], w[6], w[7]);
-		CSA(fb, p[1], p[1], ta, tb);
-		CSA(eights, p[2], p[2], fa, fb);
-		for (int k = 3; k < 8; k++) {
-			__m512i c = _mm512_and_si512(p[k], eights);
-			p[k] = _mm512_xor_si512(p[k], eights);
-			eights = c;
-		}
+	for (int k = k0; k < NPL; k++) {
+		__m512i c = _mm512_and_si512(p[k], w);
+		p[k] = _mm512_xor_si512(p[k], w);
+		w = c;
 	}
-	_Alignas(64) uint64_t pw[8][8];
-	for (int k = 0; k < 8; k++)
+}
+
+/* Add sixteen words to the planes (Harley-Seal: fifteen carry-save
+ * adders, the sixteens word rippled into P4 and up). */
+static inline __attribute__((always_inline)) void csa_add16(__m512i *p, const __m512i *w)
+{
+	__m512i ta, tb, fa, fb, ea, eb, sx;
+	CSA(ta, p[0], p[0], w[0], w[1]);
+	CSA(tb, p[0], p[0], w[2], w[3]);
+	CSA(fa, p[1], p[1], ta, tb);
+	CSA(ta, p[0], p[0], w[4], w[5]);
+	CSA(tb, p[0], p[0], w[6], w[7]);
+	CSA(fb, p[1], p[1], ta, tb);
+	CSA(ea, p[2], p[2], fa, fb);
+	CSA(ta, p[0], p[0], w[8], w[9]);
+	CSA(tb, p[0], p[0], w[10], w[11]);
+	CSA(fa, p[1], p[1], ta, tb);
+	CSA(ta, p[0], p[0], w[12], w[13]);
+	CSA(tb, p[0], p[0], w[14], w[15]);
+	CSA(fb, p[1], p[1], ta, tb);
+	CSA(eb, p[2], p[2], fa, fb);
+	CSA(sx, p[3], p[3], ea, eb);
+	csa_add1(p, sx, 4);
+}
+
+/* The words of GPW groups of exponent bytes (already less lo, at jb):
+ * 1 << j in 64-bit lanes (wide: 8 bytes a vector, bins lo..lo+63) or in
+ * 32-bit lanes (16 bytes a vector, bins lo..lo+31). */
+static inline __attribute__((always_inline)) __m512i csa_word(const uint8_t *jb, int q, int wide)
+{
+	if (wide)
+		return _mm512_sllv_epi64(_mm512_set1_epi64(1),
+					 _mm512_cvtepu8_epi64(_mm_loadl_epi64(
+						 (const __m128i *)(const void *)(jb + 8 * q))));
+	return _mm512_sllv_epi32(_mm512_set1_epi32(1),
+				 _mm512_cvtepu8_epi32(_mm_loadu_si128(
+					 (const __m128i *)(const void *)(jb + 16 * q))));
+}
+
+static inline __attribute__((always_inline)) void count_csa_w(uint64_t *t, const uint8_t *eb,
+							      size_t ng, int lo, int wide)
+{
+	const __m512i vlo = _mm512_set1_epi8((char)lo);
+	_Alignas(64) uint8_t jb[BLK];
+	for (size_t j = 0; j < ng; j++)
+		_mm512_store_si512((void *)(jb + GRP * j),
+				   _mm512_sub_epi8(_mm512_load_si512((const void *)(eb + GRP * j)),
+						   vlo));
+	__m512i p[NPL];
+	for (int k = 0; k < NPL; k++)
+		p[k] = _mm512_setzero_si512();
+	/* 16 words: 128 bytes (wide) or 256 */
+	const size_t per = wide ? 128 : 256, nb = ng * GRP;
+	size_t b = 0;
+	for (; b + per <= nb; b += per) {
+		__m512i w[16];
+		for (int q = 0; q < 16; q++)
+			w[q] = csa_word(jb + b, q, wide);
+		csa_add16(p, w);
+	}
+	for (int q = 0; b < nb; b += wide ? 8 : 16, q++)
+		csa_add1(p, csa_word(jb + b, 0, wide), 0);
+	/* read out: each 64-bit word of a plane as a byte mask; with 32-bit
+	 * lanes bytes j and j + 32 are the same bin */
+	_Alignas(64) uint64_t pw[NPL][8];
+	for (int k = 0; k < NPL; k++)
 		_mm512_store_si512((void *)pw[k], p[k]);
 	__m512i a1 = _mm512_setzero_si512(), a2 = a1;
 	for (int k = 0; k < 5; k++) {
@@ -331,7 +380,7 @@ static void count_csa(uint64_t *t, const uint8_t *eb, size_t ng, int lo)
 		for (int l = 0; l < 8; l++)
 			a1 = _mm512_mask_add_epi8(a1, _cvtu64_mask64(pw[k][l]), a1, wk);
 	}
-	for (int k = 5; k < 8; k++) {
+	for (int k = 5; k < NPL; k++) {
 		const __m512i wk = _mm512_set1_epi8((char)(1 << (k - 5)));
 		for (int l = 0; l < 8; l++)
 			a2 = _mm512_mask_add_epi8(a2, _cvtu64_mask64(pw[k][l]), a2, wk);
@@ -339,15 +388,32 @@ static void count_csa(uint64_t *t, const uint8_t *eb, size_t ng, int lo)
 	_Alignas(64) uint8_t c1[64], c2[64];
 	_mm512_store_si512((void *)c1, a1);
 	_mm512_store_si512((void *)c2, a2);
-	for (int q = 0; q < 8; q++) {
+	for (int q = 0; q < (wide ? 8 : 4); q++) {
 		__m512i s = _mm512_add_epi64(
 			_mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(c1 + 8 * q))),
 			_mm512_slli_epi64(_mm512_cvtepu8_epi64(_mm_loadl_epi64(
 						  (const __m128i *)(const void *)(c2 + 8 * q))),
 					  5));
+		if (!wide)
+			s = _mm512_add_epi64(
+				s, _mm512_add_epi64(
+					   _mm512_cvtepu8_epi64(_mm_loadl_epi64(
+						   (const __m128i *)(const void *)(c1 + 32 + 8 * q))),
+					   _mm512_slli_epi64(
+						   _mm512_cvtepu8_epi64(_mm_loadl_epi64(
+							   (const __m128i *)(const void *)(c2 + 32 + 8 * q))),
+						   5)));
 		_mm512_storeu_si512((void *)(t + lo + 8 * q),
 				    _mm512_add_epi64(_mm512_loadu_si512((const void *)(t + lo + 8 * q)), s));
 	}
+}
+
+static void count_csa(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int hi)
+{
+	if (hi - lo < 32)
+		count_csa_w(t, eb, ng, lo, 0);
+	else
+		count_csa_w(t, eb, ng, lo, 1);
 }
 
 /* The sum over the lanes of the byte at bit sh of each. */
@@ -407,31 +473,34 @@ static inline __attribute__((always_inline)) size_t pass(acc16 *a, const vconst 
 
 /* Constants of cast16 (cast_setup). */
 typedef struct rconst {
-	__m512i absm, one, mask, halfm1, klor, s, minm1, umin, max, sgn, ovp, ovn;
+	__m512i mask, halfm1, klor, s, minm1, umin, max, aovp, aovn;	/* aovp, aovn:
+									 * |y| of an overflow */
 	__m512 C, scale;
 	fpl_rnd rnd;
-	int zero_special, scaled;
+	int scaled;
 	uint64_t dpos[FPL_NFLAGS], dneg[FPL_NFLAGS];	/* the events of one overflow */
 } rconst;
 
 /*
- * The cast of sixteen finite v (the header comment argues it): y in the
- * lanes, the events in a->fl.  Lanes with a NaN or an infinite v get a
- * meaningless y; the caller then does the block again through the
- * engine.
+ * The cast of sixteen finite v (the header comment argues it) and one16f
+ * on v and the cast, in one: returns the biased exponents of |v|.  The
+ * classes, errors and extremes read only |v| and |y| (v and y have the
+ * same sign), so y's sign is never made: q = |y| in every lane but the
+ * overflows, whose |y| is |ovp| or |ovn| (with v's sign), handled apart
+ * (rare).  Lanes with a NaN or an infinite v get meaningless figures;
+ * the caller then does the block again through the engine.
  */
-static inline __attribute__((always_inline)) __m512 cast16(acc16 *a, const vconst *c,
-							   const rconst *r, __m512 fv)
+static inline __attribute__((always_inline)) __m512i cast16(acc16 *a, const vconst *c,
+							    const rconst *r, __m512 fv)
 {
-	__m512i u = _mm512_castps_si512(fv);
-	__m512i x = _mm512_and_si512(u, r->absm);
-	__mmask16 neg = _mm512_movepi32_mask(u);
-	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(x, r->one), r->minm1);
+	__m512i x = _mm512_and_si512(_mm512_castps_si512(fv), c->absm);
+	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(x, c->one), r->minm1);
 	__m512i rn, tr = _mm512_andnot_si512(r->mask, x);
 	__m512 af = _mm512_castsi512_ps(x), t;
+	__mmask16 neg = 0;
 	if (r->rnd == FPL_RND_NE) {
 		/* (x >> s) & 1 | klor: A & B | C = 0xea */
-		__m512i kl = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(x, r->s), r->one, r->klor,
+		__m512i kl = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(x, r->s), c->one, r->klor,
 						       0xea);
 		rn = _mm512_andnot_si512(r->mask,
 					 _mm512_add_epi32(_mm512_add_epi32(x, kl), r->halfm1));
@@ -441,6 +510,7 @@ static inline __attribute__((always_inline)) __m512 cast16(acc16 *a, const vcons
 		t = _mm512_add_round_ps(af, r->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 	} else {
 		/* tp, tn: the magnitude rounds up in the lanes of one sign */
+		neg = _mm512_movepi32_mask(_mm512_castps_si512(fv));
 		__mmask16 up = r->rnd == FPL_RND_TP ? (__mmask16)~neg : neg;
 		rn = _mm512_mask_mov_epi32(
 			tr, up, _mm512_andnot_si512(r->mask, _mm512_add_epi32(x, r->mask)));
@@ -451,23 +521,53 @@ static inline __attribute__((always_inline)) __m512 cast16(acc16 *a, const vcons
 	t = _mm512_sub_ps(t, r->C);
 	__m512i q = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
 	__mmask16 ovf = _mm512_cmpgt_epu32_mask(rn, r->max);
-	__mmask16 ix = _mm512_mask_cmpneq_epi32_mask((__mmask16)~ovf, q, x);
+	__mmask16 ix = _mm512_cmpneq_epi32_mask(q, x);
 	__mmask16 un = _mm512_mask_cmplt_epu32_mask(ix & tiny, rn, r->umin);
-	__mmask16 op = ovf & (__mmask16)~neg, on = ovf & neg;
 	a->fl = _mm512_mask_add_epi32(a->fl, ix, a->fl, c->one);
 	a->fl = _mm512_mask_add_epi32(a->fl, un, a->fl, c->b1);
-	a->fl = _mm512_mask_add_epi32(a->fl, op, a->fl, c->b2);
-	a->fl = _mm512_mask_add_epi32(a->fl, on, a->fl, c->b3);
-	/* v's sign on the magnitude q: q | (u & sign) (A | (B & C) = 0xf8);
-	 * fnuz: a zero result is +0 */
-	__m512i y;
-	if (r->zero_special)
-		y = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(q, q), q, u, r->sgn, 0xf8);
-	else
-		y = _mm512_ternarylogic_epi32(q, u, r->sgn, 0xf8);
-	y = _mm512_mask_mov_epi32(y, op, r->ovp);
-	y = _mm512_mask_mov_epi32(y, on, r->ovn);
-	return _mm512_castsi512_ps(y);
+	/* one16f on v and y = +-q: ovf lanes have q = rn > max >= min
+	 * normal, so they are in neither y == 0 nor y < min normal */
+	__mmask16 fin = _mm512_test_epi32_mask(x, x);
+	__mmask16 yz = _mm512_mask_testn_epi32_mask(fin, q, q);
+	__mmask16 lt = _mm512_mask_cmplt_epu32_mask(fin, q, c->mn);
+	a->nun += (uint32_t)__builtin_popcount(yz);
+	a->nlt += (uint32_t)__builtin_popcount(lt);
+	a->mx = _mm512_max_epu32(a->mx, x);
+	a->mi = _mm512_mask_min_epu32(a->mi, fin, a->mi, x);
+	__m512 d = _mm512_castsi512_ps(_mm512_and_si512(
+		_mm512_castps_si512(_mm512_sub_ps(_mm512_castsi512_ps(q), af)), c->absm));
+	if (__builtin_expect(ovf != 0, 0)) {
+		/* overflows: |y| = |ov| of v's sign; inexact counted from them
+		 * (the engine's events of an overflow, r->dpos/dneg); a
+		 * non-finite y has no errors and counts as one (fields 16, 24 of
+		 * a->k, as one16's) */
+		neg = _mm512_movepi32_mask(_mm512_castps_si512(fv));
+		__mmask16 op = ovf & (__mmask16)~neg, on = ovf & neg;
+		a->fl = _mm512_mask_sub_epi32(a->fl, ovf & ix, a->fl, c->one);
+		a->fl = _mm512_mask_add_epi32(a->fl, op, a->fl, c->b2);
+		a->fl = _mm512_mask_add_epi32(a->fl, on, a->fl, c->b3);
+		__m512i ay = _mm512_mask_mov_epi32(r->aovp, on, r->aovn);
+		__mmask16 inf = ovf & _mm512_cmpgt_epu32_mask(ay, c->fmax);
+		a->k = _mm512_mask_add_epi32(a->k, inf, a->k, c->b23);
+		d = _mm512_castsi512_ps(_mm512_mask_mov_epi32(
+			_mm512_castps_si512(d), ovf,
+			_mm512_maskz_and_epi32(
+				(__mmask16)~inf,
+				_mm512_castps_si512(_mm512_sub_ps(_mm512_castsi512_ps(ay), af)), c->absm)));
+	}
+	__m512 rr = _mm512_maskz_div_ps(fin, d, af);
+	a->rs = _mm512_add_ps(a->rs, rr);
+	a->rq = _mm512_fmadd_ps(rr, rr, a->rq);
+	a->rmx = _mm512_max_ps(rr, a->rmx);
+	a->dmx = _mm512_max_ps(d, a->dmx);
+	__m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(d));
+	__m512d hi = _mm512_cvtps_pd(
+		_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1)));
+	a->ds = _mm512_add_pd(a->ds, lo);
+	a->ds2 = _mm512_add_pd(a->ds2, hi);
+	a->dq = _mm512_fmadd_pd(lo, lo, a->dq);
+	a->dq2 = _mm512_fmadd_pd(hi, hi, a->dq2);
+	return _mm512_srli_epi32(x, 23);
 }
 
 /* v = x 2^k (exact: f32_ok in hist.c) where the call scales. */
@@ -491,15 +591,11 @@ static inline __attribute__((always_inline)) size_t pass_cast(acc16 *a, const vc
 	a->ds = a->dq = a->ds2 = a->dq2 = _mm512_setzero_pd();
 	size_t i = 0, g = 0;
 	for (; i + GRP <= m; i += GRP, g++) {
-		__m512 v0 = scaled(r, _mm512_loadu_ps(x + i));
-		__m512i e0 = one16f(a, c, v0, cast16(a, c, r, v0));
-		__m512 v1 = scaled(r, _mm512_loadu_ps(x + i + 16));
-		__m512i e1 = one16f(a, c, v1, cast16(a, c, r, v1));
+		__m512i e0 = cast16(a, c, r, scaled(r, _mm512_loadu_ps(x + i)));
+		__m512i e1 = cast16(a, c, r, scaled(r, _mm512_loadu_ps(x + i + 16)));
 		__m512i p01 = _mm512_packus_epi32(e0, e1);
-		__m512 v2 = scaled(r, _mm512_loadu_ps(x + i + 32));
-		__m512i e2 = one16f(a, c, v2, cast16(a, c, r, v2));
-		__m512 v3 = scaled(r, _mm512_loadu_ps(x + i + 48));
-		__m512i e3 = one16f(a, c, v3, cast16(a, c, r, v3));
+		__m512i e2 = cast16(a, c, r, scaled(r, _mm512_loadu_ps(x + i + 32)));
+		__m512i e3 = cast16(a, c, r, scaled(r, _mm512_loadu_ps(x + i + 48)));
 		__m512i p23 = _mm512_packus_epi32(e2, e3);
 		_mm512_storeu_si512((void *)(eb + GRP * g), _mm512_packus_epi16(p01, p23));
 	}
@@ -507,15 +603,16 @@ static inline __attribute__((always_inline)) size_t pass_cast(acc16 *a, const vc
 	if (i < m) {
 		/* masked loads read +0 beyond m: cast exactly to +0 */
 		int rem = (int)(m - i);
-		__m512 fv[4], fy[4];
+		__m512i e[4];
 		for (int j = 0; j < 4; j++) {
 			int rr = rem - 16 * j;
 			__mmask16 k = rr >= 16 ? (__mmask16)0xffff
 				      : rr <= 0 ? (__mmask16)0 : (__mmask16)((1u << rr) - 1);
-			fv[j] = scaled(r, _mm512_maskz_loadu_ps(k, x + i + 16 * j));
-			fy[j] = cast16(a, c, r, fv[j]);
+			e[j] = cast16(a, c, r, scaled(r, _mm512_maskz_loadu_ps(k, x + i + 16 * j)));
 		}
-		one64(a, c, fv, fy, eb + GRP * g, 1);
+		_mm512_storeu_si512((void *)(eb + GRP * g),
+				    _mm512_packus_epi16(_mm512_packus_epi32(e[0], e[1]),
+							_mm512_packus_epi32(e[2], e[3])));
 		g++;
 		*pad = (uint32_t)(GRP - rem);
 	}
@@ -529,7 +626,7 @@ static inline __attribute__((always_inline)) size_t pass_cast(acc16 *a, const vc
 static void tally(hist_f32_acc *acc, uint64_t (*t)[256], const acc16 *pa, const uint8_t *eb,
 		  size_t g, uint32_t pad, size_t m, int fast, const float *v)
 {
-	const acc16 a = *pa;
+	const acc16 a = *pa;	/* (a copy the compiler keeps in registers) */
 	uint32_t bmx = (uint32_t)_mm512_reduce_max_epu32(a.mx);
 	uint32_t bmi = (uint32_t)_mm512_reduce_min_epu32(a.mi);
 	/* bins 1..254: every finite nonzero v has its exponent in
@@ -543,7 +640,7 @@ static void tally(hist_f32_acc *acc, uint64_t (*t)[256], const acc16 *pa, const 
 	if (bmx && hi - lo >= NARROW && hi - lo < 64 && lo <= 191) {
 		b0 = (uint32_t)count_one(eb, g, 0);
 		cni = fast ? 0 : (uint32_t)count_one(eb, g, 255);
-		count_csa(t[0], eb, g, lo);
+		count_csa(t[0], eb, g, lo, hi);
 	} else if (bmx && hi - lo >= NARROW) {
 		b0 = cni = 0;
 		for (size_t j = 0; j < g; j++)
@@ -564,17 +661,10 @@ static void tally(hist_f32_acc *acc, uint64_t (*t)[256], const acc16 *pa, const 
 	uint32_t cz = b0 - nsub - pad, cun = field(a.k, 0) + a.nun;
 	uint32_t clt = field(a.k, 8) + a.nlt;
 	uint32_t cov = field(a.k, 16), cbad = field(a.k, 24);
-	if (fast)	/* one16f counted the finite y, pad lanes included */
+	if (fast == 1)	/* one16f counted the finite y, pad lanes included */
 		cov = cbad = (uint32_t)(GRP * g) - cov;
 	float amx = _mm512_reduce_max_ps(a.rmx), dm = _mm512_reduce_max_ps(a.dmx);
-	_Alignas(64) float rs[16], rq[16];
-	_mm512_store_ps(rs, a.rs);
-	_mm512_store_ps(rq, a.rq);
-	float acc1 = 0, acc2 = 0;
-	for (int j = 0; j < 16; j++) {
-		acc1 += rs[j];
-		acc2 += rq[j];
-	}
+	float acc1 = _mm512_reduce_add_ps(a.rs), acc2 = _mm512_reduce_add_ps(a.rq);
 	acc->nz += cz;
 	acc->nni += cni;
 	acc->nun += cun;
@@ -663,8 +753,6 @@ static int cast_setup(rconst *r, const fpl_hist *h)
 	uint32_t min32, max32;
 	memcpy(&min32, &fmin, 4);
 	memcpy(&max32, &fmax, 4);
-	r->absm = _mm512_set1_epi32(0x7fffffff);
-	r->one = _mm512_set1_epi32(1);
 	r->mask = _mm512_set1_epi32((int)((1u << s32) - 1));
 	r->halfm1 = _mm512_set1_epi32((int)((1u << (s32 - 1)) - 1));
 	r->klor = _mm512_set1_epi32(s32 == 23);
@@ -672,12 +760,10 @@ static int cast_setup(rconst *r, const fpl_hist *h)
 	r->minm1 = _mm512_set1_epi32((int)(min32 - 1));
 	r->umin = _mm512_set1_epi32(f->tininess == FPL_TINY_BEFORE ? -1 : (int)min32);
 	r->max = _mm512_set1_epi32((int)max32);
-	r->sgn = _mm512_set1_epi32((int)0x80000000u);
 	r->C = _mm512_set1_ps(ldexpf(1.0f, f->emin - f->m + 23));
 	r->scale = _mm512_set1_ps(ldexpf(1.0f, k));
 	r->scaled = k != 0;
 	r->rnd = rnd;
-	r->zero_special = f->specials == FPL_SPEC_FNUZ;
 	/* an overflow: its result and events from the scalar engine, on an
 	 * input that overflows in every mode (the result depends only on the
 	 * mode and the sign) */
@@ -687,10 +773,11 @@ static int cast_setup(rconst *r, const fpl_hist *h)
 		float yo = (float)fpl_round(f, sg ? -2 * f->max : 2 * f->max, rnd, &ps);
 		uint32_t b;
 		memcpy(&b, &yo, 4);
+		b &= 0x7fffffffu;
 		if (sg)
-			r->ovn = _mm512_set1_epi32((int)b);
+			r->aovn = _mm512_set1_epi32((int)b);
 		else
-			r->ovp = _mm512_set1_epi32((int)b);
+			r->aovp = _mm512_set1_epi32((int)b);
 		memcpy(sg ? r->dneg : r->dpos, ps.count, sizeof ps.count);
 	}
 	return 1;
@@ -733,7 +820,7 @@ static int add_cast(fpl_hist *h, const rconst *r, const float *x, size_t n)
 			const float *v = x + i0;
 			if ((uint32_t)_mm512_reduce_min_epu32(a.mi) < 0x00800000u)
 				v = block_v(h, r, x + i0, m);	/* binary32 subnormals */
-			tally(&acc, t, &a, eb, g, pad, m, 1, v);
+			tally(&acc, t, &a, eb, g, pad, m, 2, v);
 			for (int q = 0; q < 4; q++)
 				ev[q] += field(a.fl, 8 * q);
 			continue;
