@@ -35,13 +35,15 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
  * the sums differ by summation order only. */
 void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_t n);
 /* The whole of fpl_hist_add_f32's fast path with it, for x[0..n) where
- * hist.c's f32_ok holds: scale by 2^k into h->xf, cast into h->yf
- * (fpl_round_array_f32 with h's format, mode and state, at most
- * HIST_F32_CHUNK values a call in storage order, so element j still takes
- * draw j) and classify, the
- * exponent tables and accumulators kept over all n and added to h once;
- * returns fpl_round_array_f32's error (then nothing is added to h:
- * FPL_EFORMAT comes at the first call). */
+ * hist.c's f32_ok holds: scale by 2^k, cast with h's format, mode and
+ * state and classify, the exponent tables and accumulators kept over all
+ * n and added to h once.  The cast is done in the lanes where the mode
+ * and format allow (ne, tz, tp, tn, gradual underflow; the file argues
+ * it gives fpl_round_array_f32's values and events bit for bit), else by
+ * fpl_round_array_f32 (at most HIST_F32_CHUNK values a call in storage
+ * order, so element j still takes draw j, through h->xf and h->yf);
+ * returns fpl_round_array_f32's error (then nothing is added to h and
+ * h's state is as before: FPL_EFORMAT comes at the first call). */
 int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n);
 #endif
 

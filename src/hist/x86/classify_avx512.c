@@ -3,39 +3,44 @@
  * classify_avx512.c - hist_classify_f32 with AVX-512 (F, BW, DQ, VL): the
  * per-element classification of binary32 data (classify.c) sixteen lanes
  * at a time, classes, extremes and errors in one pass per element; and
- * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it (scale,
- * cast FCH values into h->yf, classify them while they are in L2 and
- * prefetch the next FCH inputs meanwhile, so that the memory keeps
- * streaming while the core classifies; the exponent tables and
- * accumulators kept over the whole call and added to h once).  Selected
- * at run time by hist.c where the kernel set in use is "avx512" (so the
- * CPU has F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives
- * the AVX2 loop, ref the portable one); only this file is compiled with
- * the AVX-512 flags.
+ * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it.  There,
+ * for the modes ne, tz, tp, tn and formats with gradual underflow
+ * (cast_setup), the cast itself is done in the lanes (cast16) in the same
+ * pass that classifies, one read of x from memory and nothing written but
+ * the exponent bytes of a block (2 KiB, in L1); otherwise x is scaled and
+ * cast by fpl_round_array_f32 in chunks of FCH into h->yf and classified
+ * while in L2.  Either way the exponent tables and accumulators are kept
+ * over the whole call and added to h once.  Selected at run time by
+ * hist.c where the kernel set in use is "avx512" (so the CPU has
+ * F/DQ/BW/VL and FMA; FPLAB_KERNELS=avx2 gives the AVX2 loop, ref the
+ * portable one); only this file is compiled with the AVX-512 flags.
  *
  * Invariant: every per-element value equals the portable loop's, so the
  * counts, bins, extremes and maxima are bit-identical to hist_classify_f32's:
  *  - the classes are the same integer comparisons of |v| and |y| bits
  *    (unsigned compares of values < 2^31, as the portable loop's signed
  *    ones), each counted by a masked add into its own byte of a 32-bit
- *    lane (at most BLK / 16 = 64 per lane and block: no carry between the
- *    bytes), the bytes summed apart per block (the fast pass below counts
- *    its two masks by popcnt instead, on the integer ports);
+ *    lane (at most BLK / 16 = 128 per lane and block: no carry between
+ *    the bytes), the bytes summed apart per block (the fast pass below
+ *    counts its two masks by popcnt instead, on the integer ports);
  *  - a block is first done by the fast pass (one16f), which assumes no v
- *    and no y is NaN or infinite and then drops the masks and counts that
- *    only such lanes can change (its comment); the maxima of the |v| and
- *    |y| bits tell afterwards whether the assumption held, and a block
- *    where it did not is done again from scratch by the full pass
- *    (one16), so every block's figures are one16's;
+ *    is NaN or infinite and then drops the masks and counts that only
+ *    such lanes can change (its comment); the maximum of the |v| bits
+ *    tells afterwards whether the assumption held, and a block where it
+ *    did not is done again from scratch by the full pass (one16), so
+ *    every block's figures are one16's;
  *  - the biased exponents of |v| (bits >> 23) are packed to bytes, a block
- *    (1024) at a time; every finite nonzero v has its exponent between
- *    those of the block's least and greatest |v| (the extremes, exact), so
- *    when that range is narrower than WIN bins each bin is counted by
- *    compares of all the block's bytes with it (popcnt of each compare's
- *    64-lane mask; bins 0 and 255 a byte counter per lane, at most 16
- *    vectors a block: no overflow), else each byte by a scalar
- *    increment into one of four tables; either way every byte is counted
- *    once in its own bin, and no scatter (no lane conflict) is involved;
+ *    at a time; every finite nonzero v has its exponent between those of
+ *    the block's least and greatest |v| (the extremes, exact), bins lo..hi.
+ *    Below NARROW bins each bin is counted by compares of all the block's
+ *    bytes with it (popcnt of each compare's 64-lane mask); up to 64 bins
+ *    (the usual case: the values of a tensor span a few tens of binades)
+ *    by a bit-sliced positional population count (count_csa: each byte
+ *    one bit of a 32- or 64-bit word, words added by carry-save adders);
+ *    wider, each byte by a scalar increment into one of four tables.
+ *    Either way every byte is counted once in its own bin, and no scatter
+ *    (no lane conflict) is involved; bins 0 and 255 are a byte counter
+ *    per lane (at most BLK / GRP = 32 vectors a block: no overflow);
  *  - zeros and NaN/inf inputs are bins 0 and 255: bin 0 less the binary32
  *    subnormal v (counted one by one, only in a block whose least |v| is
  *    one) less the +0 lanes of a short last group (masked loads read +0)
@@ -43,25 +48,75 @@
  *    every sum;
  *  - the relative error is the same IEEE binary32 division d / |v|
  *    (vdivps rounds like divss; lanes that do not count are zeroed by the
- *    mask), |y - v| the same binary32 subtraction; maxima over +0 and
- *    finite values are exact in any order (vmaxps with the accumulator
- *    second, so a NaN lane, impossible here, would be ignored as there);
- *  - the fused path casts with fpl_round_array_f32 on h's state in storage
+ *    mask), |y - v| the same binary32 subtraction (as ||y| - |v||: y has
+ *    v's sign or is zero); maxima over +0 and finite values are exact in
+ *    any order (vmaxps with the accumulator second, so a NaN lane,
+ *    impossible here, would be ignored as there);
+ *  - the engine's casts (fpl_round_array_f32) run on h's state in storage
  *    order, so element j takes draw j as in hist.c's other paths, and
- *    scales by 2^k with a binary32 multiply, which rounds like the
+ *    the scaling by 2^k is a binary32 multiply, which rounds like the
  *    portable path's x * s (the same operation).
+ *
+ * The cast in the lanes (cast16) gives y and the events bit for bit as
+ * fpl_round_array_f32 (whose contract is the scalar fpl_round's), under
+ * cast_setup's conditions: mode ne, tz, tp or tn; gradual underflow, no
+ * DAZ; m <= 22, 2^(emin-m) >= 2^-149 and emax <= 127 (every value of the
+ * format and its least quantum are binary32 numbers); tininess before
+ * rounding or emin >= -125; no bit flips.  For a finite v with x = |v|
+ * (its bits, which order like the values):
+ *  - rn, x rounded to p = m + 1 bits with an unbounded exponent, is an
+ *    integer operation on the bits (as in the array kernels,
+ *    kernels/x86/round_direct.c): with s = 23 - m bits to discard, ne adds
+ *    2^(s-1) - 1 plus the kept lsb (the implicit bit when s = 23) and
+ *    clears them, tz clears them, tp and tn add 2^s - 1 first in the
+ *    lanes whose magnitude rounds up (tp: v > 0, tn: v < 0); a carry
+ *    moves into the next binade, which is right.  A NaN or infinite v
+ *    gives garbage: its block is cast by the engine instead (below).
+ *  - Overflow iff rn > max.  What an overflow gives (round_pack.c's
+ *    overflow(): +-inf, NaN, +-max saturating or toward zero) and the
+ *    events it raises depend only on the mode and the sign, so both are
+ *    taken once from the scalar engine (fpl_round of +-2 max, which
+ *    overflows in every mode): |y| = |ovp| or |ovn| and the events
+ *    dpos/dneg per overflowing lane.
+ *  - 2^emin <= x, no overflow: y = rn, inexact iff rn != x, not tiny.
+ *  - 0 < x < 2^emin (tiny): the quantum is Q = 2^(emin-m), C = 2^23 Q a
+ *    binary32 normal; x + C lies in [C, 2C], where binary32's spacing is
+ *    exactly Q, so one addition with embedded rounding (to nearest even,
+ *    toward zero, or toward +inf in the lanes whose magnitude rounds up)
+ *    rounds x / Q to an integer K as the mode does, and (x + C) - C = K Q
+ *    is exact (Sterbenz): y = K Q <= 2^emin, a value of the format.
+ *    Inexact iff K Q != x; underflow iff inexact and tiny, where tiny is x
+ *    < 2^emin before rounding, and rn < 2^emin after rounding (rn is the
+ *    rounding to p bits with an unbounded exponent when x is a binary32
+ *    normal; below 2^(emin-1) it cannot reach 2^emin, and emin >= -125
+ *    makes every x from 2^(emin-1) a binary32 normal).
+ *  - x = 0: y = x, exact (fnuz's +0 for -0 is a sign, which the
+ *    classification never reads).
+ * No other event can be raised by a finite v (invalid and division by
+ * zero need a NaN or infinite operand; saturation comes only with an
+ * overflow; flushing only with FTZ formats, excluded).  The events are
+ * added to h's state at the end (st->count and the sticky flags, as the
+ * engine does), st->counter moves by n (the modes draw nothing).  A block
+ * with a NaN or infinite v (the fast pass's check) is cast by
+ * fpl_round_array_f32 from its first element's draw and classified by
+ * block(); if that call fails, h's state is restored and nothing is added.
+ * The call runs with the default MXCSR (no FTZ/DAZ: the sums and the
+ * tiny-lane subtraction need it), restored at the end.
+ *
  * Only the four sums differ, within the bounds tests/thist.c states: the
- * relative error and its square are summed in binary32 per block of 1024
- * (per lane, then across the lanes): any summation order of at most 1024
- * terms >= 0 errs by at most 1023 * 2^-24 < 2^-14 of their sum.  The full
+ * relative error and its square are summed in binary32 per block of 2048
+ * (per lane, 128 terms, then across the lanes by halves): any summation
+ * order errs by at most (127 + 4) * 2^-24 < 2^-16 of their sum, the
+ * portable loop's (per block of 1024) by 1023 * 2^-24 < 2^-14.  The full
  * pass adds r * r rounded, as there; the fast pass adds the exact square
  * (one FMA), which moves each term by at most 2^-24 of itself, so the two
- * loops still differ by less than 2 * 2^-14 + 2^-24 < 2^-13 of the sum; the absolute error is summed in binary64 per lane
- * (d * d is exact in binary64, so an FMA adding it rounds like the
- * portable loop's add of the square; the fast pass keeps the low and high
- * eight lanes in two accumulators each, the full pass adds lo * lo + hi *
- * hi, one rounding of a sum of two exact squares: other summation orders
- * of the same terms), at most n * 2^-53 relative on each side.
+ * loops still differ by less than 2^-14 + 2^-16 + 2^-24 < 2^-13 of the
+ * sum; the absolute error is summed in binary64 per lane (d * d is exact
+ * in binary64, so an FMA adding it rounds like the portable loop's add of
+ * the square; the fast pass keeps the low and high eight lanes in two
+ * accumulators each, the full pass adds lo * lo + hi * hi, one rounding
+ * of a sum of two exact squares: other summation orders of the same
+ * terms), at most n * 2^-53 relative on each side.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -242,7 +297,7 @@ static inline __attribute__((always_inline)) uint64_t count_pc(const __m512i *ev
 }
 
 /* One bin alone: a byte per lane counts the equal bytes of the ng <=
- * BLK / GRP = 16 vectors (no overflow), summed by vpsadbw. */
+ * BLK / GRP = 32 vectors (no overflow), summed by vpsadbw. */
 static uint64_t count_one(const uint8_t *eb, size_t ng, int b)
 {
 	const __m512i one = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
@@ -270,24 +325,26 @@ static void count_window(uint64_t *t, const uint8_t *eb, size_t ng, int lo, int 
 }
 
 /*
- * Bins lo..lo+63 of the ng exponent byte vectors at eb into t, by a
- * positional population count (the Harley-Seal carry-save adder of
- * population counts, bit-sliced): each byte b becomes the 64-bit word 1
- * << (b - lo) (vpsllvq gives 0 for a count of 64 or more, so bytes
- * outside the window add nothing; the caller makes sure there are none
- * but 0 and 255, which are outside it when lo <= 191), eight such words
- * to a vector, one per element.  Bit j of lane l of the planes P0, P1,
- * P2 (ones, twos, fours) and P3..P7 is bit k of a binary counter, so that
- * the count of bin lo + j among the elements of lane l is sum_k 2^k
- * Pk[l].j: a carry-save adder (a ^ b ^ c, majority(a, b, c): two ternary
- * ops) adds three one-bit inputs into a sum and a carry bit of double
- * weight without losing anything, seven of them fold eight words into
- * ones, twos, fours and an eights word, which ripples into P3..P7.  The
- * count of a lane and bin is at most ng * 8 <= 128 < 2^8: no carry
- * leaves P7.  At the end the planes are read out, a lane's word at a time
- * as a byte mask of 64 lanes (one per bin): the planes of weight 1..16
- * into one byte counter (at most 8 * 31 = 248 per byte), those of weight
- * 32..128 into another (at most 8 * 7, times 32), both added to t.
+ * Bins lo..hi (hi - lo < 64) of the ng exponent byte vectors at eb into
+ * t, by a positional population count (Harley-Seal's carry-save adders,
+ * bit-sliced): each byte b becomes the word 1 << (b - lo), 64-bit (eight
+ * to a vector) or, when hi - lo < 32, 32-bit (sixteen to a vector);
+ * vpsllv gives 0 for a count of 64 (32) or more, so bytes outside the
+ * window add nothing: the caller makes sure there are none but 0 and
+ * 255, which are outside it when lo <= 191.  Bit j of lane l of the
+ * planes P0..P8 is bit k of a binary counter, so that the count of bin lo
+ * + j among the elements of lane l is sum_k 2^k Pk[l].j: a carry-save
+ * adder (a ^ b ^ c, majority(a, b, c): two ternary ops) adds three
+ * one-bit inputs into a sum and a carry bit of double weight without
+ * losing anything; fifteen of them fold sixteen words into P0..P3 and a
+ * sixteens word, which ripples into P4..P8 (csa_add16); a short block's
+ * last words ripple in one by one.  The count of a lane and bin is at
+ * most the words per lane, BLK / 8 = 256 < 2^NPL: no carry leaves P8.  At
+ * the end the planes are read out, a 64-bit word at a time as a byte mask
+ * of 64 bins (32-bit lanes: two lanes, bytes j and j + 32 the same bin):
+ * the planes of weight 1..16 into one byte counter (at most 8 * 31 = 248
+ * per byte), those of weight 32..256 into another (at most 8 * 15 = 120,
+ * times 32), both added to t.
  */
 #define CSA(hi, lo, a, b, c)                                            \
 	do {                                                            \
