@@ -42,10 +42,26 @@ void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_
  * it gives fpl_round_array_f32's values and events bit for bit), else by
  * fpl_round_array_f32 (at most HIST_F32_CHUNK values a call in storage
  * order, so element j still takes draw j, through h->xf and h->yf);
- * returns fpl_round_array_f32's error (then nothing is added to h and
- * h's state is as before: FPL_EFORMAT comes at the first call). */
+ * returns fpl_round_array_f32's error (then nothing is added to h's
+ * counts: FPL_EFORMAT comes at the first call). */
 int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n);
 #endif
+
+/* What the SIMD loops need to cast h's binary32 values in their lanes
+ * (x86/classify_avx512.c argues the cast), from hist_cast_setup(). */
+typedef struct hist_cast {
+	int s;			/* 23 - m: the bits a normal value loses */
+	uint32_t min, max;	/* bits of 2^emin and of the format's max */
+	uint32_t aovp, aovn;	/* |y| bits of an overflow of v > 0, v < 0 */
+	int tiny_before;	/* tininess before rounding */
+	float C, Q;		/* 2^23 Q, Q = 2^(emin-m) */
+	uint64_t dpos[FPL_NFLAGS], dneg[FPL_NFLAGS];	/* events of an overflow */
+} hist_cast;
+
+/* Can the lanes cast for h (mode ne, tz, tp or tn, gradual underflow, no
+ * DAZ, m <= 22, emin - m >= -149, emax <= 127, tininess before rounding or
+ * emin >= -125, no flips)?  Then fills *hc and returns 1, else 0. */
+int hist_cast_setup(hist_cast *hc, const fpl_hist *h);
 
 /* What a binary32 classification gathers over one call, before
  * hist_f32_commit() adds it to h. */

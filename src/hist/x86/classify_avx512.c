@@ -123,7 +123,6 @@
 #include <string.h>
 
 #include <fplab/array.h>
-#include <fplab/ops.h>
 
 #include "hist/hist_internal.h"
 
@@ -792,51 +791,25 @@ void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_
 /* Can cast16 do h's casts?  Fills *r when it can (returns 1). */
 static int cast_setup(rconst *r, const fpl_hist *h)
 {
-	const fpl_format *f = &h->cfg.fmt;
-	const fpl_state *st = &h->cfg.st;
-	const fpl_rnd rnd = h->cfg.rnd;
-	if (rnd != FPL_RND_NE && rnd != FPL_RND_TZ && rnd != FPL_RND_TP && rnd != FPL_RND_TN)
+	hist_cast hc;
+	if (!hist_cast_setup(&hc, h))
 		return 0;
-	if (f->subnormal != FPL_SUB_YES || f->daz || f->specials == FPL_SPEC_E8M0 || !f->explim ||
-	    f->m > 22 || f->emin < -126 || f->emax > 127 || f->emin - f->m < -149 ||
-	    f->emin > f->emax)
-		return 0;
-	if (f->tininess != FPL_TINY_BEFORE && f->emin < -125)
-		return 0;
-	if (st->flip != FPL_FLIP_NONE && st->flip_prob > 0)
-		return 0;
-	const int s32 = 23 - f->m, k = h->scale_log2;
-	const float fmin = (float)f->min_normal, fmax = (float)f->max;
-	uint32_t min32, max32;
-	memcpy(&min32, &fmin, 4);
-	memcpy(&max32, &fmax, 4);
+	const int s32 = hc.s, k = h->scale_log2;
 	r->mask = _mm512_set1_epi32((int)((1u << s32) - 1));
 	r->halfm1 = _mm512_set1_epi32((int)((1u << (s32 - 1)) - 1));
 	r->klor = _mm512_set1_epi32(s32 == 23);
 	r->s = _mm512_set1_epi32(s32);
-	r->minm1 = _mm512_set1_epi32((int)(min32 - 1));
-	r->umin = _mm512_set1_epi32(f->tininess == FPL_TINY_BEFORE ? -1 : (int)min32);
-	r->max = _mm512_set1_epi32((int)max32);
-	r->C = _mm512_set1_ps(ldexpf(1.0f, f->emin - f->m + 23));
+	r->minm1 = _mm512_set1_epi32((int)(hc.min - 1));
+	r->umin = _mm512_set1_epi32(hc.tiny_before ? -1 : (int)hc.min);
+	r->max = _mm512_set1_epi32((int)hc.max);
+	r->C = _mm512_set1_ps(hc.C);
 	r->scale = _mm512_set1_ps(ldexpf(1.0f, k));
 	r->scaled = k != 0;
-	r->rnd = rnd;
-	/* an overflow: its result and events from the scalar engine, on an
-	 * input that overflows in every mode (the result depends only on the
-	 * mode and the sign) */
-	for (int sg = 0; sg < 2; sg++) {
-		fpl_state ps;
-		fpl_state_init(&ps, st->seed);
-		float yo = (float)fpl_round(f, sg ? -2 * f->max : 2 * f->max, rnd, &ps);
-		uint32_t b;
-		memcpy(&b, &yo, 4);
-		b &= 0x7fffffffu;
-		if (sg)
-			r->aovn = _mm512_set1_epi32((int)b);
-		else
-			r->aovp = _mm512_set1_epi32((int)b);
-		memcpy(sg ? r->dneg : r->dpos, ps.count, sizeof ps.count);
-	}
+	r->rnd = h->cfg.rnd;
+	r->aovp = _mm512_set1_epi32((int)hc.aovp);
+	r->aovn = _mm512_set1_epi32((int)hc.aovn);
+	memcpy(r->dpos, hc.dpos, sizeof hc.dpos);
+	memcpy(r->dneg, hc.dneg, sizeof hc.dneg);
 	return 1;
 }
 
