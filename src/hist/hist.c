@@ -512,6 +512,11 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 			return rc;
 		fast = 0;
 	}
+	if (fast && classify == hist_classify_f32_avx2) {
+		int rc = hist_add_f32_avx2(h, x, n);
+		if (rc != 1)
+			return rc;
+	}
 #endif
 	while (n > 0) {
 		size_t m = n < HIST_CHUNK ? n : HIST_CHUNK;

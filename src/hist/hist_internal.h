@@ -29,6 +29,10 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n);
  * order only (binary32 per block of 1024 for the relative error, binary64
  * for the absolute error, as there). */
 void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t n);
+/* fpl_hist_add_f32's fast path with it where hist_cast_setup allows the
+ * cast in the lanes (x86/classify_avx2.c): as hist_add_f32_avx512 with
+ * that cast; returns 1 (nothing done) where it does not allow it. */
+int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n);
 /* The same with AVX-512 F/BW/DQ/VL (x86/classify_avx512.c): call only
  * when fpl_cpu() has them and ->fma.  Same guarantees as the AVX2 loop:
  * counts, bins, extremes and maxima bit-identical to hist_classify_f32,

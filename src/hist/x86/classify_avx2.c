@@ -29,7 +29,10 @@
  *   2. relative and absolute errors.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
+
+#include <fplab/array.h>
 
 #include "hist/hist_internal.h"
 
@@ -263,4 +266,194 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
 	for (int b = 1; b < 255; b++)
 		acc.bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
 	hist_f32_commit(h, &acc, n);
+}
+
+/* ---- hist_add_f32_avx2: the cast in the lanes, then the loop above ----
+ *
+ * classify_avx512.c's cast16 with eight lanes, block by block into an L1
+ * buffer that block() classifies (the same argument, under the same
+ * conditions, hist_cast_setup).  AVX2 has no embedded rounding: the tiny
+ * lanes add C in the default mode (to nearest even; the call sets the
+ * default MXCSR), K Q = (x + C) - C exact, and the other modes correct it
+ * from the sign of K Q - x (exact too): toward zero K Q - Q where K Q > x,
+ * away from zero K Q + Q where K Q < x; K Q is then that mode's rounding
+ * (a value of the format within one quantum of x on its side).
+ */
+typedef struct rc8 {
+	__m256i absm, one, mask, halfm1, klor, s, min, max, aovp, aovn, tpflip;
+	__m256 C, Q, scale;
+	fpl_rnd rnd;
+	int scaled, tiny_before;
+} rc8;
+
+/* Per-lane event counts of a block (32-bit lanes, minus the counts):
+ * exact lanes (inexact = lanes - exact), underflows, overflows of v > 0
+ * and of v < 0; and the max |v| bits (NaN/inf check). */
+typedef struct ev8 {
+	__m256i eq, un, op, on, mx;
+} ev8;
+
+static inline __attribute__((always_inline)) __m256 cast8(ev8 *e, const rc8 *r, __m256 fv)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i u = _mm256_castps_si256(fv), x = _mm256_and_si256(u, r->absm);
+	__m256 af = _mm256_castsi256_ps(x);
+	__m256i tiny = _mm256_andnot_si256(_mm256_cmpeq_epi32(x, zero), _mm256_cmpgt_epi32(r->min, x));
+	__m256i tr = _mm256_andnot_si256(r->mask, x), rn, up = zero;
+	__m256 t = _mm256_sub_ps(_mm256_add_ps(af, r->C), r->C);
+	if (r->rnd == FPL_RND_NE) {
+		__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srlv_epi32(x, r->s), r->one),
+					     r->klor);
+		rn = _mm256_andnot_si256(r->mask, _mm256_add_epi32(_mm256_add_epi32(x, kl), r->halfm1));
+	} else {
+		/* tz; tp, tn: the magnitude rounds up in the lanes of one sign */
+		rn = tr;
+		__m256 gt = _mm256_cmp_ps(t, af, _CMP_GT_OQ);
+		if (r->rnd != FPL_RND_TZ) {
+			up = _mm256_xor_si256(_mm256_srai_epi32(u, 31), r->tpflip);
+			rn = _mm256_blendv_epi8(
+				tr, _mm256_andnot_si256(r->mask, _mm256_add_epi32(x, r->mask)), up);
+			__m256 lt = _mm256_cmp_ps(t, af, _CMP_LT_OQ);
+			t = _mm256_add_ps(t, _mm256_and_ps(_mm256_and_ps(lt, _mm256_castsi256_ps(up)),
+							   r->Q));
+			gt = _mm256_andnot_ps(_mm256_castsi256_ps(up), gt);
+		}
+		t = _mm256_sub_ps(t, _mm256_and_ps(gt, r->Q));
+	}
+	__m256i q = _mm256_blendv_epi8(rn, _mm256_castps_si256(t), tiny);
+	__m256i ovf = _mm256_cmpgt_epi32(rn, r->max);
+	__m256i eq = _mm256_cmpeq_epi32(q, x);
+	__m256i un = _mm256_andnot_si256(eq, tiny);
+	if (!r->tiny_before)
+		un = _mm256_and_si256(un, _mm256_cmpgt_epi32(r->min, rn));
+	e->eq = _mm256_add_epi32(e->eq, eq);
+	e->un = _mm256_add_epi32(e->un, un);
+	e->mx = _mm256_max_epu32(e->mx, x);
+	if (__builtin_expect(!_mm256_testz_si256(ovf, ovf), 0)) {
+		/* overflows: |y| = |ov| of v's sign, events apart (an inexact
+		 * overflow leaves the inexact count: eq - 1 there) */
+		__m256i neg = _mm256_srai_epi32(u, 31);
+		e->eq = _mm256_add_epi32(e->eq, _mm256_andnot_si256(eq, ovf));
+		e->op = _mm256_add_epi32(e->op, _mm256_andnot_si256(neg, ovf));
+		e->on = _mm256_add_epi32(e->on, _mm256_and_si256(neg, ovf));
+		q = _mm256_blendv_epi8(q, _mm256_blendv_epi8(r->aovp, r->aovn, neg), ovf);
+	}
+	/* v's sign on |y| (block() reads y - v) */
+	return _mm256_castsi256_ps(_mm256_or_si256(q, _mm256_andnot_si256(r->absm, u)));
+}
+
+static uint64_t lanesum(__m256i v)
+{
+	lanes l = { .i = v };
+	uint64_t s = 0;
+	for (int j = 0; j < 8; j++)
+		s += l.u[j];
+	return s;
+}
+
+int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
+{
+	hist_cast hc;
+	if (!n || !hist_cast_setup(&hc, h))
+		return 1;
+	const int s32 = hc.s, k = h->scale_log2;
+	rc8 r;
+	r.absm = _mm256_set1_epi32(0x7fffffff);
+	r.one = _mm256_set1_epi32(1);
+	r.mask = _mm256_set1_epi32((int)((1u << s32) - 1));
+	r.halfm1 = _mm256_set1_epi32((int)((1u << (s32 - 1)) - 1));
+	r.klor = _mm256_set1_epi32(s32 == 23);
+	r.s = _mm256_set1_epi32(s32);
+	r.min = _mm256_set1_epi32((int)hc.min);
+	r.max = _mm256_set1_epi32((int)hc.max);
+	r.aovp = _mm256_set1_epi32((int)hc.aovp);
+	r.aovn = _mm256_set1_epi32((int)hc.aovn);
+	r.tpflip = _mm256_set1_epi32(h->cfg.rnd == FPL_RND_TP ? -1 : 0);
+	r.C = _mm256_set1_ps(hc.C);
+	r.Q = _mm256_set1_ps(hc.Q);
+	r.scale = _mm256_set1_ps(ldexpf(1.0f, k));
+	r.rnd = h->cfg.rnd;
+	r.scaled = k != 0;
+	r.tiny_before = hc.tiny_before;
+
+	const float mnf = (float)h->cfg.fmt.min_normal;
+	uint32_t mn;
+	memcpy(&mn, &mnf, 4);
+	const vconst c = { _mm256_set1_epi32(0x7fffffff), _mm256_set1_epi32(0x7f7fffff),
+			   _mm256_set1_epi32((int)mn) };
+	hist_f32_acc acc;
+	hist_f32_acc_init(&acc, h);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
+	fpl_state *st = &h->cfg.st;
+	const fpl_state keep = *st;
+	const uint64_t idx0 = st->counter;
+	uint64_t ev[4] = { 0, 0, 0, 0 };	/* inexact, underflow, overflows > 0, < 0 */
+	_Alignas(32) float vb[BLK], yb[BLK];
+	const unsigned csr = _mm_getcsr();
+	_mm_setcsr(0x1f80);	/* the default: to nearest, no FTZ or DAZ */
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK, i = 0;
+		const float *xx = x + i0;
+		ev8 e;
+		e.eq = e.un = e.op = e.on = e.mx = _mm256_setzero_si256();
+		for (; i + 8 <= m; i += 8) {
+			__m256 fv = _mm256_loadu_ps(xx + i);
+			if (r.scaled) {
+				fv = _mm256_mul_ps(fv, r.scale);
+				_mm256_store_ps(vb + i, fv);
+			}
+			_mm256_store_ps(yb + i, cast8(&e, &r, fv));
+		}
+		if (i < m) {
+			/* the short end: +0 lanes, exact (no events) */
+			__m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(m - i)),
+							_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+			__m256 fv = _mm256_maskload_ps(xx + i, mk);
+			if (r.scaled)
+				fv = _mm256_mul_ps(fv, r.scale);
+			__m256 fy = cast8(&e, &r, fv);
+			_mm256_maskstore_ps(vb + i, mk, fv);
+			_mm256_maskstore_ps(yb + i, mk, fy);
+			i += 8;	/* the +0 lanes count as exact */
+		}
+		const float *v = r.scaled ? vb : xx;
+		lanes mx = { .i = e.mx };
+		uint32_t bmx = 0;
+		for (int j = 0; j < 8; j++)
+			bmx = mx.u[j] > bmx ? mx.u[j] : bmx;
+		if (bmx > 0x7f7fffffu) {
+			/* a NaN or an infinity: the engine casts the block, from
+			 * its first element's draw */
+			if (!r.scaled) {
+				memcpy(vb, xx, m * sizeof *vb);
+				v = vb;
+			}
+			st->counter = idx0 + i0;
+			int rc = fpl_round_array_f32(&h->cfg.fmt, yb, v, m, h->cfg.rnd, st);
+			if (rc) {
+				*st = keep;
+				_mm_setcsr(csr);
+				return rc;
+			}
+		} else {
+			ev[0] += i - lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.eq));
+			ev[1] += lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.un));
+			ev[2] += lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.op));
+			ev[3] += lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.on));
+		}
+		block(&acc, t, &c, v, yb, m);
+	}
+	_mm_setcsr(csr);
+	st->counter = idx0 + n;
+	for (int j = 0; j < FPL_NFLAGS; j++) {
+		uint64_t a = ev[2] * hc.dpos[j] + ev[3] * hc.dneg[j] + (j < 2 ? ev[j] : 0);
+		st->count[j] += a;
+		if (a)
+			st->flags |= 1u << j;
+	}
+	for (int b = 1; b < 255; b++)
+		acc.bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
+	hist_f32_commit(h, &acc, n);
+	return 0;
 }
