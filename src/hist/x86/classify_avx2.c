@@ -11,7 +11,8 @@
  * like divss; lanes that do not count are masked to +0 after it), and
  * |y - v| the same binary32 subtraction; maxima and extremes are exact
  * whatever the order.  Only the order of the four sums differs: relative
- * error in binary32 per block of 1024 (per lane, then across the lanes),
+ * error in binary32 per block of 1024 (per lane of two sets of accumulators
+ * taking alternate vectors, then across them),
  * absolute error in binary64 per lane (d * d is exact in binary64, so the
  * FMA adding it rounds like the portable loop's add of the square).
  *
@@ -52,7 +53,8 @@ typedef struct cacc {
 typedef struct eacc {
 	__m256 rs, rq, rmx;	/* relative error: sum, sum of squares, max */
 	__m256 dmx;		/* absolute error max */
-	__m256d ds, dq;		/* absolute error: sum, sum of squares */
+	__m256d ds, dq, dq2;	/* absolute error: sum, sum of squares of the
+				 * low and the high four lanes */
 } eacc;
 
 typedef struct vconst {
@@ -126,7 +128,8 @@ static inline __attribute__((always_inline)) void errors8(eacc *a, const vconst 
 	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
 	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
 	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(lo, hi));
-	a->dq = _mm256_fmadd_pd(hi, hi, _mm256_fmadd_pd(lo, lo, a->dq));
+	a->dq = _mm256_fmadd_pd(lo, lo, a->dq);
+	a->dq2 = _mm256_fmadd_pd(hi, hi, a->dq2);
 }
 
 /* Count GRP exponent bytes into the four tables. */
@@ -200,15 +203,27 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 		pad = (uint32_t)(GRP - (m - i));
 	}
 
-	eacc e;
+	/* two sets of accumulators, alternate vectors: shorter chains */
+	eacc e, e1;
 	e.rs = e.rq = e.rmx = e.dmx = _mm256_setzero_ps();
-	e.ds = e.dq = _mm256_setzero_pd();
-	for (i = 0; i + 8 <= m; i += 8)
+	e.ds = e.dq = e.dq2 = _mm256_setzero_pd();
+	e1 = e;
+	for (i = 0; i + 16 <= m; i += 16) {
+		errors8(&e, c, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i));
+		errors8(&e1, c, _mm256_loadu_ps(v + i + 8), _mm256_loadu_ps(y + i + 8));
+	}
+	for (; i + 8 <= m; i += 8)
 		errors8(&e, c, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i));
 	if (i < m) {
 		load_short(fv, fy, v + i, y + i, (int)(m - i));
 		errors8(&e, c, fv[0], fy[0]);
 	}
+	e.rs = _mm256_add_ps(e.rs, e1.rs);
+	e.rq = _mm256_add_ps(e.rq, e1.rq);
+	e.rmx = _mm256_max_ps(e.rmx, e1.rmx);
+	e.dmx = _mm256_max_ps(e.dmx, e1.dmx);
+	e.ds = _mm256_add_pd(e.ds, e1.ds);
+	e.dq = _mm256_add_pd(_mm256_add_pd(e.dq, e1.dq), _mm256_add_pd(e.dq2, e1.dq2));
 
 	uint32_t b0 = 0, cni = 0;
 	for (int k = 0; k < 4; k++) {
