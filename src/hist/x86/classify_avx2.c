@@ -301,27 +301,45 @@ typedef struct rc8 {
 	int scaled, tiny_before;
 } rc8;
 
-/* Per-lane event counts of a block (32-bit lanes, minus the counts):
+/* A block cast and classified in one pass (cc8): the classes as
+ * cacc's k (minus the counts, bytes) but over every lane, zeros and
+ * padding included (block_cast takes them off): |y| == 0, |y| < min
+ * normal, y not finite (twice: also no absolute error); the extremes; the
+ * errors (eacc's, squares in two chains); the events (minus the counts):
  * exact lanes (inexact = lanes - exact), underflows, overflows of v > 0
- * and of v < 0; and the max |v| bits (NaN/inf check). */
-typedef struct ev8 {
-	__m256i eq, un, op, on, mx;
-} ev8;
+ * and of v < 0. */
+typedef struct cacc8 {
+	__m256i k, mx, mi;
+	__m256 rs, rq, rmx, dmx;
+	__m256d ds, dq, dq2;
+	__m256i eq, un, op, on;
+} cacc8;
 
-static inline __attribute__((always_inline)) __m256 cast8(ev8 *e, const rc8 *r, __m256 fv)
+static inline __attribute__((always_inline)) __m256 scaled8(const rc8 *r, __m256 fx)
+{
+	return r->scaled ? _mm256_mul_ps(fx, r->scale) : fx;
+}
+
+/* The cast of eight v (classify_avx512.c's cast16, with a to-nearest add
+ * corrected for tz, tp, tn: the comment above) and classes8 + errors8 on v
+ * and it; returns the biased exponents of |v|.  y's sign is never made
+ * (only |y| is read: y has v's sign or is zero).  NaN and infinite v give
+ * garbage: block_cast then undoes the block. */
+static inline __attribute__((always_inline)) __m256i cc8(cacc8 *a, const vconst *c,
+							 const rc8 *r, __m256 fv)
 {
 	const __m256i zero = _mm256_setzero_si256();
 	__m256i u = _mm256_castps_si256(fv), x = _mm256_and_si256(u, r->absm);
 	__m256 af = _mm256_castsi256_ps(x);
-	__m256i tiny = _mm256_andnot_si256(_mm256_cmpeq_epi32(x, zero), _mm256_cmpgt_epi32(r->min, x));
-	__m256i tr = _mm256_andnot_si256(r->mask, x), rn, up = zero;
+	__m256i z = _mm256_cmpeq_epi32(x, zero);
+	__m256i tiny = _mm256_andnot_si256(z, _mm256_cmpgt_epi32(r->min, x));
+	__m256i tr = _mm256_andnot_si256(r->mask, x), rn, up;
 	__m256 t = _mm256_sub_ps(_mm256_add_ps(af, r->C), r->C);
 	if (r->rnd == FPL_RND_NE) {
 		__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srlv_epi32(x, r->s), r->one),
 					     r->klor);
 		rn = _mm256_andnot_si256(r->mask, _mm256_add_epi32(_mm256_add_epi32(x, kl), r->halfm1));
 	} else {
-		/* tz; tp, tn: the magnitude rounds up in the lanes of one sign */
 		rn = tr;
 		__m256 gt = _mm256_cmp_ps(t, af, _CMP_GT_OQ);
 		if (r->rnd != FPL_RND_TZ) {
@@ -341,20 +359,55 @@ static inline __attribute__((always_inline)) __m256 cast8(ev8 *e, const rc8 *r, 
 	__m256i un = _mm256_andnot_si256(eq, tiny);
 	if (!r->tiny_before)
 		un = _mm256_and_si256(un, _mm256_cmpgt_epi32(r->min, rn));
-	e->eq = _mm256_add_epi32(e->eq, eq);
-	e->un = _mm256_add_epi32(e->un, un);
-	e->mx = _mm256_max_epu32(e->mx, x);
+	a->eq = _mm256_add_epi32(a->eq, eq);
+	a->un = _mm256_add_epi32(a->un, un);
+	a->mx = _mm256_max_epu32(a->mx, x);
+	a->mi = _mm256_min_epu32(a->mi, _mm256_or_si256(x, z));
+	__m256 d;
+	__m256i inf = zero;
 	if (__builtin_expect(!_mm256_testz_si256(ovf, ovf), 0)) {
 		/* overflows: |y| = |ov| of v's sign, events apart (an inexact
-		 * overflow leaves the inexact count: eq - 1 there) */
+		 * overflow leaves the inexact count: eq - 1 there); a non-finite
+		 * y has no errors */
 		__m256i neg = _mm256_srai_epi32(u, 31);
-		e->eq = _mm256_add_epi32(e->eq, _mm256_andnot_si256(eq, ovf));
-		e->op = _mm256_add_epi32(e->op, _mm256_andnot_si256(neg, ovf));
-		e->on = _mm256_add_epi32(e->on, _mm256_and_si256(neg, ovf));
+		a->eq = _mm256_add_epi32(a->eq, _mm256_andnot_si256(eq, ovf));
+		a->op = _mm256_add_epi32(a->op, _mm256_andnot_si256(neg, ovf));
+		a->on = _mm256_add_epi32(a->on, _mm256_and_si256(neg, ovf));
 		q = _mm256_blendv_epi8(q, _mm256_blendv_epi8(r->aovp, r->aovn, neg), ovf);
+		inf = _mm256_and_si256(ovf, _mm256_cmpgt_epi32(q, c->fmax));
+		d = _mm256_andnot_ps(_mm256_castsi256_ps(inf),
+				     _mm256_and_ps(_mm256_sub_ps(_mm256_castsi256_ps(q), af),
+						   _mm256_castsi256_ps(c->absm)));
+	} else {
+		d = _mm256_and_ps(_mm256_sub_ps(_mm256_castsi256_ps(q), af),
+				  _mm256_castsi256_ps(c->absm));
 	}
-	/* v's sign on |y| (block() reads y - v) */
-	return _mm256_castsi256_ps(_mm256_or_si256(q, _mm256_andnot_si256(r->absm, u)));
+	__m256i yz = _mm256_cmpeq_epi32(q, zero), lt = _mm256_cmpgt_epi32(c->mn, q);
+	a->k = _mm256_add_epi8(a->k, _mm256_packs_epi16(_mm256_packs_epi32(yz, lt),
+							_mm256_packs_epi32(inf, inf)));
+	/* zeros: 0 / 0 masked to +0 */
+	__m256 rr = _mm256_andnot_ps(_mm256_castsi256_ps(z), _mm256_div_ps(d, af));
+	a->rs = _mm256_add_ps(a->rs, rr);
+	a->rq = _mm256_fmadd_ps(rr, rr, a->rq);
+	a->rmx = _mm256_max_ps(a->rmx, rr);
+	a->dmx = _mm256_max_ps(a->dmx, d);
+	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
+	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
+	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(lo, hi));
+	a->dq = _mm256_fmadd_pd(lo, lo, a->dq);
+	a->dq2 = _mm256_fmadd_pd(hi, hi, a->dq2);
+	return _mm256_srli_epi32(x, 23);
+}
+
+static inline __attribute__((always_inline)) void cc32(cacc8 *a, const vconst *c, const rc8 *r,
+						       const __m256 fv[4], uint8_t *eb)
+{
+	__m256i e0 = cc8(a, c, r, fv[0]);
+	__m256i e1 = cc8(a, c, r, fv[1]);
+	__m256i p01 = _mm256_packus_epi32(e0, e1);
+	__m256i e2 = cc8(a, c, r, fv[2]);
+	__m256i e3 = cc8(a, c, r, fv[3]);
+	_mm256_storeu_si256((__m256i *)eb, _mm256_packus_epi16(p01, _mm256_packus_epi32(e2, e3)));
 }
 
 static uint64_t lanesum(__m256i v)
@@ -364,6 +417,110 @@ static uint64_t lanesum(__m256i v)
 	for (int j = 0; j < 8; j++)
 		s += l.u[j];
 	return s;
+}
+
+/* One block of m <= BLK values x (scaled into vb where the call scales)
+ * cast and classified in one pass into *acc, t and ev (inexact,
+ * underflow, overflows of v > 0 and v < 0); returns 0, having added
+ * nothing, when a v is NaN or infinite. */
+static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const rc8 *r,
+		      const float *x, size_t m, float *vb, uint64_t ev[4])
+{
+	cacc8 a;
+	a.k = a.mx = a.eq = a.un = a.op = a.on = _mm256_setzero_si256();
+	a.mi = _mm256_set1_epi32(-1);
+	a.rs = a.rq = a.rmx = a.dmx = _mm256_setzero_ps();
+	a.ds = a.dq = a.dq2 = _mm256_setzero_pd();
+	_Alignas(32) uint8_t eb[BLK / GRP][GRP];
+	__m256 fv[4];
+	size_t i = 0, g = 0;
+	for (; i + GRP <= m; i += GRP, g++) {
+		for (int j = 0; j < 4; j++) {
+			fv[j] = scaled8(r, _mm256_loadu_ps(x + i + 8 * j));
+			if (r->scaled)
+				_mm256_store_ps(vb + i + 8 * j, fv[j]);
+		}
+		cc32(&a, c, r, fv, eb[g]);
+		if (g)
+			count_bytes(t, eb[g - 1]);
+	}
+	if (g)
+		count_bytes(t, eb[g - 1]);
+	uint32_t pad = 0;
+	size_t lanes_done = i;
+	if (i < m) {
+		/* the short last group: +0 beyond m, exact, exponent 0 */
+		const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+		int rem = (int)(m - i);
+		for (int j = 0; j < 4; j++) {
+			__m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem - 8 * j), iota);
+			int off = 8 * j < rem ? 8 * j : 0;
+			fv[j] = scaled8(r, _mm256_maskload_ps(x + i + off, mk));
+			if (r->scaled)
+				_mm256_maskstore_ps(vb + i + off, mk, fv[j]);
+		}
+		cc32(&a, c, r, fv, eb[g]);
+		count_bytes(t, eb[g]);
+		g++;
+		pad = (uint32_t)(GRP - rem);
+		lanes_done += GRP;
+	}
+	lanes mx = { .i = a.mx }, mi = { .i = a.mi }, rmx = { .f = a.rmx }, dmx = { .f = a.dmx };
+	lanes rs = { .f = a.rs }, rq = { .f = a.rq }, kc = { .i = a.k };
+	uint32_t bmx = 0, bmi = 0xffffffffu;
+	float acc1 = 0, acc2 = 0, amx = 0, dm = 0;
+	for (int j = 0; j < 8; j++) {
+		bmx = mx.u[j] > bmx ? mx.u[j] : bmx;
+		bmi = mi.u[j] < bmi ? mi.u[j] : bmi;
+		amx = rmx.fl[j] > amx ? rmx.fl[j] : amx;
+		dm = dmx.fl[j] > dm ? dmx.fl[j] : dm;
+		acc1 += rs.fl[j];
+		acc2 += rq.fl[j];
+	}
+	if (bmx > 0x7f7fffffu) {
+		/* a NaN or an infinity: take the block's bytes back out */
+		for (size_t q = 0; q < g; q++)
+			for (int j = 0; j < GRP; j += 4) {
+				t[0][eb[q][j]]--;
+				t[1][eb[q][j + 1]]--;
+				t[2][eb[q][j + 2]]--;
+				t[3][eb[q][j + 3]]--;
+			}
+		return 0;
+	}
+	uint32_t b0 = 0;
+	for (int k = 0; k < 4; k++) {
+		b0 += (uint32_t)t[k][0];
+		t[k][0] = 0;	/* (bin 255 is empty: no NaN/inf v) */
+	}
+	uint32_t cnt[4] = { 0, 0, 0, 0 };
+	for (int j = 0; j < 32; j++)
+		cnt[(j >> 2) & 3] += (uint8_t)(0u - kc.b[j]);
+	const float *v = r->scaled ? vb : x;
+	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
+	/* lanes with v = +-0 (and the padding): b0 less the binary32
+	 * subnormals; their y is +-0, counted in cnt[0] and cnt[1] */
+	uint32_t nzl = b0 - nsub, cz = nzl - pad, cov = cnt[2];
+	acc->nz += cz;
+	acc->nun += cnt[0] - nzl;
+	acc->nsub += cnt[1] - cnt[0];
+	acc->nov += cov;
+	acc->en += (uint32_t)m - cz - cov;
+	acc->an += (uint32_t)m - cnt[3];
+	acc->es += acc1;
+	acc->esq += acc2;
+	acc->as += hsum_pd(a.ds);
+	acc->asq += hsum_pd(_mm256_add_pd(a.dq, a.dq2));
+	acc->emx = amx > acc->emx ? amx : acc->emx;
+	acc->amxa = dm > acc->amxa ? dm : acc->amxa;
+	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
+	acc->bmin = bmi < acc->bmin ? bmi : acc->bmin;
+	const __m256i zero = _mm256_setzero_si256();
+	ev[0] += lanes_done - lanesum(_mm256_sub_epi32(zero, a.eq));
+	ev[1] += lanesum(_mm256_sub_epi32(zero, a.un));
+	ev[2] += lanesum(_mm256_sub_epi32(zero, a.op));
+	ev[3] += lanesum(_mm256_sub_epi32(zero, a.on));
+	return 1;
 }
 
 int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
@@ -408,54 +565,23 @@ int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
 	const unsigned csr = _mm_getcsr();
 	_mm_setcsr(0x1f80);	/* the default: to nearest, no FTZ or DAZ */
 	for (size_t i0 = 0; i0 < n; i0 += BLK) {
-		size_t m = n - i0 < BLK ? n - i0 : BLK, i = 0;
-		const float *xx = x + i0;
-		ev8 e;
-		e.eq = e.un = e.op = e.on = e.mx = _mm256_setzero_si256();
-		for (; i + 8 <= m; i += 8) {
-			__m256 fv = _mm256_loadu_ps(xx + i);
-			if (r.scaled) {
-				fv = _mm256_mul_ps(fv, r.scale);
-				_mm256_store_ps(vb + i, fv);
-			}
-			_mm256_store_ps(yb + i, cast8(&e, &r, fv));
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		if (block_cast(&acc, t, &c, &r, x + i0, m, vb, ev))
+			continue;
+		/* a NaN or an infinity: the engine casts the block, from its
+		 * first element's draw, and the loop above classifies it */
+		const float *v = x + i0;
+		if (r.scaled) {
+			for (size_t i = 0; i < m; i++)
+				vb[i] = x[i0 + i] * ldexpf(1.0f, k);
+			v = vb;
 		}
-		if (i < m) {
-			/* the short end: +0 lanes, exact (no events) */
-			__m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(m - i)),
-							_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-			__m256 fv = _mm256_maskload_ps(xx + i, mk);
-			if (r.scaled)
-				fv = _mm256_mul_ps(fv, r.scale);
-			__m256 fy = cast8(&e, &r, fv);
-			_mm256_maskstore_ps(vb + i, mk, fv);
-			_mm256_maskstore_ps(yb + i, mk, fy);
-			i += 8;	/* the +0 lanes count as exact */
-		}
-		const float *v = r.scaled ? vb : xx;
-		lanes mx = { .i = e.mx };
-		uint32_t bmx = 0;
-		for (int j = 0; j < 8; j++)
-			bmx = mx.u[j] > bmx ? mx.u[j] : bmx;
-		if (bmx > 0x7f7fffffu) {
-			/* a NaN or an infinity: the engine casts the block, from
-			 * its first element's draw */
-			if (!r.scaled) {
-				memcpy(vb, xx, m * sizeof *vb);
-				v = vb;
-			}
-			st->counter = idx0 + i0;
-			int rc = fpl_round_array_f32(&h->cfg.fmt, yb, v, m, h->cfg.rnd, st);
-			if (rc) {
-				*st = keep;
-				_mm_setcsr(csr);
-				return rc;
-			}
-		} else {
-			ev[0] += i - lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.eq));
-			ev[1] += lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.un));
-			ev[2] += lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.op));
-			ev[3] += lanesum(_mm256_sub_epi32(_mm256_setzero_si256(), e.on));
+		st->counter = idx0 + i0;
+		int rc = fpl_round_array_f32(&h->cfg.fmt, yb, v, m, h->cfg.rnd, st);
+		if (rc) {
+			*st = keep;
+			_mm_setcsr(csr);
+			return rc;
 		}
 		block(&acc, t, &c, v, yb, m);
 	}
