@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * classify_avx2.c - hist_classify_f32 with AVX2 and FMA: the per-element
- * classification of binary32 data (classify.c) eight lanes at a time.
- * Selected at run time by hist.c (fpl_cpu()->avx2 and ->fma, and a kernel
- * set other than "ref"); only this file is compiled with -mavx2 -mfma.
+ * classification of binary32 data (classify.c) eight lanes at a time; and
+ * hist_add_f32_avx2, fpl_hist_add_f32's fast path with the cast done in
+ * the lanes in the same pass where hist_cast_setup allows it (the second
+ * half of the file).  Selected at run time by hist.c (fpl_cpu()->avx2 and
+ * ->fma, and a kernel set other than "ref" and "avx512"); only this file
+ * is compiled with -mavx2 -mfma.
  *
  * Invariant: every per-element value equals the portable loop's: the
  * class masks are the same integer comparisons of |v| and |y| bits, the
@@ -14,7 +17,12 @@
  * error in binary32 per block of 1024 (per lane of two sets of accumulators
  * taking alternate vectors, then across them),
  * absolute error in binary64 per lane (d * d is exact in binary64, so the
- * FMA adding it rounds like the portable loop's add of the square).
+ * FMA adding it rounds like the portable loop's add of the square; the
+ * squares of the low and high four lanes in two chains).  The fused pass
+ * (cc8) computes the same values from the same operations on v and the
+ * cast's |y|, and sums r * r by an FMA (the exact square, then one
+ * rounding: each term moved by at most 2^-24 of itself, within the bound
+ * the tests allow, 2^-13 of the sum).
  *
  * Each block of 1024 (8 KiB of v and y, in L1) takes two passes, so that
  * each keeps its accumulators in the 16 registers (one pass spilled them,
@@ -283,16 +291,21 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
 	hist_f32_commit(h, &acc, n);
 }
 
-/* ---- hist_add_f32_avx2: the cast in the lanes, then the loop above ----
+/* ---- hist_add_f32_avx2: the cast in the lanes, in the same pass ----
  *
- * classify_avx512.c's cast16 with eight lanes, block by block into an L1
- * buffer that block() classifies (the same argument, under the same
- * conditions, hist_cast_setup).  AVX2 has no embedded rounding: the tiny
- * lanes add C in the default mode (to nearest even; the call sets the
- * default MXCSR), K Q = (x + C) - C exact, and the other modes correct it
- * from the sign of K Q - x (exact too): toward zero K Q - Q where K Q > x,
- * away from zero K Q + Q where K Q < x; K Q is then that mode's rounding
- * (a value of the format within one quantum of x on its side).
+ * classify_avx512.c's cast16 with eight lanes (the same argument, under
+ * the same conditions, hist_cast_setup), fused with classes8 and errors8
+ * in one pass over each block of x (cc8; the accumulators that do not fit
+ * the sixteen registers stay in L1), the exponent bytes counted into the
+ * four tables one group behind as in block().  AVX2 has no embedded
+ * rounding: the tiny lanes add C in the default mode (to nearest even;
+ * the call sets the default MXCSR), K Q = (x + C) - C exact, and the
+ * other modes correct it from the sign of K Q - x (K Q is within one
+ * quantum of x): toward zero K Q - Q where K Q > x, away from zero K Q +
+ * Q where K Q < x, which is that mode's rounding of x to a multiple of Q.
+ * A block with a NaN or infinite v (the max of the |v| bits) takes its
+ * exponent bytes back out of the tables and goes to the engine
+ * (fpl_round_array_f32, from its first element's draw) and block().
  */
 typedef struct rc8 {
 	__m256i absm, one, mask, halfm1, klor, s, min, max, aovp, aovn, tpflip;
