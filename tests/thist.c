@@ -4,8 +4,10 @@
  * values whose class in fp16, bf16, e5m2 and e4m3fn is derived by hand
  * below (never from the code under test); the same tensor through .npy,
  * .npz (stored, deflated) and .safetensors gives identical results; APS
- * and MX scaling on hand-derived cases; the suggestions; the AVX2
- * binary32 classification against the portable loop.
+ * and MX scaling on hand-derived cases; the suggestions; the AVX2 and
+ * AVX-512 binary32 classification against the portable loop, and
+ * fpl_hist_add_f32 under each kernel set (the casts done in the lanes
+ * included) against FPLAB_KERNELS=ref.
  */
 #include <math.h>
 #include <stdio.h>
@@ -953,10 +955,10 @@ static void public_set(const char *dflt)
 /*
  * fpl_hist_add_f32 under every kernel set against FPLAB_KERNELS=ref (the
  * scalar engine's casts and the portable loop, hist.c's reference path):
- * 13 formats (fp8 OCP, fnuz, fp6, fp4, fp16, bf16 with and without
+ * 15 formats (fp8 OCP, fnuz, fp6, fp4, fp16, bf16 with and without
  * subnormals, e3m4, e4m3b11fnuz, a saturating e5m2, tininess before
- * rounding), every mode, 2^16 values each (13 * 9 * 2^16 > 7 * 10^6 in
- * all): the counts, bins, extremes, maxima and events equal, the sums
+ * rounding, CPFloat's E4M3 with its max below the binade's top), every
+ * mode, 2^16 values each (15 * 9 * 2^16 > 8 * 10^6 in all): the counts, bins, extremes, maxima and events equal, the sums
  * within same_classify's bounds.  The values, by block of 2048 (the
  * AVX-512 loop's), cycle through gradient-like data (log-normal
  * magnitudes 2^-40..2^10, the bench's), N(0, 1), values next to the
@@ -1028,7 +1030,7 @@ static void test_fused_public(void)
 	static const char *const names[] = { "e4m3fn", "e5m2",	    "e4m3fnuz", "e5m2fnuz",
 					     "e3m2",   "e2m3",	    "e2m1",	"fp16",
 					     "bf16",   "bf16+sub",  "e3m4",	"e4m3b11fnuz",
-					     "e5m2sat", "e4m3fn-before" };
+					     "e5m2sat", "e4m3fn-before", "p4:-6:8" };
 	const size_t n = 1u << 16;
 	float *x = malloc(n * sizeof *x);
 	h_rng r;
@@ -1039,7 +1041,13 @@ static void test_fused_public(void)
 				   : !strcmp(names[fi], "e5m2sat")	 ? "e5m2"
 				   : !strcmp(names[fi], "e4m3fn-before") ? "e4m3fn"
 									 : names[fi];
-		if (fpl_format_lookup(&f, base)) {
+		if (!strcmp(names[fi], "p4:-6:8")) {
+			/* CPFloat's E4M3 preset: max 480 below its binade's top */
+			if (fpl_format_params(&f, 4, -6, 8)) {
+				h_fail("fpl_format_params(4, -6, 8)");
+				continue;
+			}
+		} else if (fpl_format_lookup(&f, base)) {
 			h_fail("format %s not found", base);
 			continue;
 		}
