@@ -20,9 +20,11 @@
  * FMA adding it rounds like the portable loop's add of the square; the
  * squares of the low and high four lanes in two chains).  The fused pass
  * (cc8) computes the same values from the same operations on v and the
- * cast's |y|, and sums r * r by an FMA (the exact square, then one
- * rounding: each term moved by at most 2^-24 of itself, within the bound
- * the tests allow, 2^-13 of the sum).
+ * cast's |y|; it sums a group's four vectors by halves before adding
+ * them to the accumulators (cc32: other orders of the same terms) and
+ * sums r * r by FMAs (the exact square, then one rounding: each term
+ * moved by at most 2^-24 of itself, within the bound the tests allow,
+ * 2^-13 of the sum).
  *
  * Each block of 1024 (8 KiB of v and y, in L1) takes two passes, so that
  * each keeps its accumulators in the 16 registers (one pass spilled them,
@@ -324,7 +326,7 @@ typedef struct rc8 {
 typedef struct cacc8 {
 	__m256i k, mx, mi;
 	__m256 rs, rq, rmx, dmx;
-	__m256d ds, dq, dq2;
+	__m256d ds, dq;
 	__m256i eq, un, op, on;
 } cacc8;
 
@@ -339,7 +341,8 @@ static inline __attribute__((always_inline)) __m256 scaled8(const rc8 *r, __m256
  * (only |y| is read: y has v's sign or is zero).  NaN and infinite v give
  * garbage: block_cast then undoes the block. */
 static inline __attribute__((always_inline)) __m256i cc8(cacc8 *a, const vconst *c,
-							 const rc8 *r, __m256 fv)
+							 const rc8 *r, __m256 fv, __m256 *pr,
+							 __m256 *pd)
 {
 	const __m256i zero = _mm256_setzero_si256();
 	__m256i u = _mm256_castps_si256(fv), x = _mm256_and_si256(u, r->absm);
@@ -399,28 +402,46 @@ static inline __attribute__((always_inline)) __m256i cc8(cacc8 *a, const vconst 
 	a->k = _mm256_add_epi8(a->k, _mm256_packs_epi16(_mm256_packs_epi32(yz, lt),
 							_mm256_packs_epi32(inf, inf)));
 	/* zeros: 0 / 0 masked to +0 */
-	__m256 rr = _mm256_andnot_ps(_mm256_castsi256_ps(z), _mm256_div_ps(d, af));
-	a->rs = _mm256_add_ps(a->rs, rr);
-	a->rq = _mm256_fmadd_ps(rr, rr, a->rq);
-	a->rmx = _mm256_max_ps(a->rmx, rr);
-	a->dmx = _mm256_max_ps(a->dmx, d);
-	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
-	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
-	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(lo, hi));
-	a->dq = _mm256_fmadd_pd(lo, lo, a->dq);
-	a->dq2 = _mm256_fmadd_pd(hi, hi, a->dq2);
+	*pr = _mm256_andnot_ps(_mm256_castsi256_ps(z), _mm256_div_ps(d, af));
+	*pd = d;
 	return _mm256_srli_epi32(x, 23);
 }
 
+/* The absolute error's sum and sum of squares of one vector, in binary64
+ * (the squares exact, their sum rounded once). */
+static inline __attribute__((always_inline)) void dsum8(__m256 d, __m256d *s, __m256d *q)
+{
+	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
+	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
+	*s = _mm256_add_pd(lo, hi);
+	*q = _mm256_fmadd_pd(hi, hi, _mm256_mul_pd(lo, lo));
+}
+
+/* Four vectors; the errors of the four summed by halves first, then
+ * added to the accumulators once (short dependency chains, the
+ * accumulators touched once a group). */
 static inline __attribute__((always_inline)) void cc32(cacc8 *a, const vconst *c, const rc8 *r,
 						       const __m256 fv[4], uint8_t *eb)
 {
-	__m256i e0 = cc8(a, c, r, fv[0]);
-	__m256i e1 = cc8(a, c, r, fv[1]);
+	__m256 r0, r1, r2, r3, d0, d1, d2, d3;
+	__m256i e0 = cc8(a, c, r, fv[0], &r0, &d0);
+	__m256i e1 = cc8(a, c, r, fv[1], &r1, &d1);
 	__m256i p01 = _mm256_packus_epi32(e0, e1);
-	__m256i e2 = cc8(a, c, r, fv[2]);
-	__m256i e3 = cc8(a, c, r, fv[3]);
+	__m256i e2 = cc8(a, c, r, fv[2], &r2, &d2);
+	__m256i e3 = cc8(a, c, r, fv[3], &r3, &d3);
 	_mm256_storeu_si256((__m256i *)eb, _mm256_packus_epi16(p01, _mm256_packus_epi32(e2, e3)));
+	a->rs = _mm256_add_ps(a->rs, _mm256_add_ps(_mm256_add_ps(r0, r1), _mm256_add_ps(r2, r3)));
+	a->rq = _mm256_add_ps(a->rq, _mm256_add_ps(_mm256_fmadd_ps(r0, r0, _mm256_mul_ps(r1, r1)),
+						   _mm256_fmadd_ps(r2, r2, _mm256_mul_ps(r3, r3))));
+	a->rmx = _mm256_max_ps(a->rmx, _mm256_max_ps(_mm256_max_ps(r0, r1), _mm256_max_ps(r2, r3)));
+	a->dmx = _mm256_max_ps(a->dmx, _mm256_max_ps(_mm256_max_ps(d0, d1), _mm256_max_ps(d2, d3)));
+	__m256d s0, s1, s2, s3, q0, q1, q2, q3;
+	dsum8(d0, &s0, &q0);
+	dsum8(d1, &s1, &q1);
+	dsum8(d2, &s2, &q2);
+	dsum8(d3, &s3, &q3);
+	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
+	a->dq = _mm256_add_pd(a->dq, _mm256_add_pd(_mm256_add_pd(q0, q1), _mm256_add_pd(q2, q3)));
 }
 
 static uint64_t lanesum(__m256i v)
@@ -443,7 +464,7 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 	a.k = a.mx = a.eq = a.un = a.op = a.on = _mm256_setzero_si256();
 	a.mi = _mm256_set1_epi32(-1);
 	a.rs = a.rq = a.rmx = a.dmx = _mm256_setzero_ps();
-	a.ds = a.dq = a.dq2 = _mm256_setzero_pd();
+	a.ds = a.dq = _mm256_setzero_pd();
 	_Alignas(32) uint8_t eb[BLK / GRP][GRP];
 	__m256 fv[4];
 	size_t i = 0, g = 0;
@@ -523,7 +544,7 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 	acc->es += acc1;
 	acc->esq += acc2;
 	acc->as += hsum_pd(a.ds);
-	acc->asq += hsum_pd(_mm256_add_pd(a.dq, a.dq2));
+	acc->asq += hsum_pd(a.dq);
 	acc->emx = amx > acc->emx ? amx : acc->emx;
 	acc->amxa = dm > acc->amxa ? dm : acc->amxa;
 	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
