@@ -955,10 +955,10 @@ static void public_set(const char *dflt)
 /*
  * fpl_hist_add_f32 under every kernel set against FPLAB_KERNELS=ref (the
  * scalar engine's casts and the portable loop, hist.c's reference path):
- * 15 formats (fp8 OCP, fnuz, fp6, fp4, fp16, bf16 with and without
- * subnormals, e3m4, e4m3b11fnuz, a saturating e5m2, tininess before
- * rounding, CPFloat's E4M3 with its max below the binade's top), every
- * mode, 2^16 values each (15 * 9 * 2^16 > 8 * 10^6 in all): the counts, bins, extremes, maxima and events equal, the sums
+ * 18 formats (fp8 OCP, fnuz, fp6, fp4, fp16, bf16 with and without
+ * subnormals, tf32, e3m4, e4m3b11fnuz, a saturating e5m2, tininess before
+ * rounding, CPFloat's E4M3 with its max below the binade's top, DAZ, FTZ),
+ * every mode, 2^16 values each (18 * 9 * 2^16 > 10^7 in all): the counts, bins, extremes, maxima and events equal, the sums
  * within same_classify's bounds.  The values, by block of 2048 (the
  * AVX-512 loop's), cycle through gradient-like data (log-normal
  * magnitudes 2^-40..2^10, the bench's), N(0, 1), values next to the
@@ -1030,7 +1030,8 @@ static void test_fused_public(void)
 	static const char *const names[] = { "e4m3fn", "e5m2",	    "e4m3fnuz", "e5m2fnuz",
 					     "e3m2",   "e2m3",	    "e2m1",	"fp16",
 					     "bf16",   "bf16+sub",  "e3m4",	"e4m3b11fnuz",
-					     "e5m2sat", "e4m3fn-before", "p4:-6:8" };
+					     "e5m2sat", "e4m3fn-before", "p4:-6:8", "tf32",
+					     "e5m2daz", "e4m3fn-ftz" };
 	const size_t n = 1u << 16;
 	float *x = malloc(n * sizeof *x);
 	h_rng r;
@@ -1039,6 +1040,8 @@ static void test_fused_public(void)
 		fpl_format f;
 		const char *base = !strcmp(names[fi], "bf16+sub")	 ? "bf16"
 				   : !strcmp(names[fi], "e5m2sat")	 ? "e5m2"
+				   : !strcmp(names[fi], "e5m2daz")	 ? "e5m2"
+				   : !strcmp(names[fi], "e4m3fn-ftz")	 ? "e4m3fn"
 				   : !strcmp(names[fi], "e4m3fn-before") ? "e4m3fn"
 									 : names[fi];
 		if (!strcmp(names[fi], "p4:-6:8")) {
@@ -1055,6 +1058,10 @@ static void test_fused_public(void)
 			f.subnormal = FPL_SUB_YES;
 		if (!strcmp(names[fi], "e5m2sat"))
 			f.overflow = FPL_OVF_SATURATE;
+		if (!strcmp(names[fi], "e5m2daz"))
+			f.daz = 1;
+		if (!strcmp(names[fi], "e4m3fn-ftz"))
+			f.subnormal = FPL_SUB_FTZ;
 		if (!strcmp(names[fi], "e4m3fn-before"))
 			f.tininess = FPL_TINY_BEFORE;
 		if (fpl_format_finish(&f)) {

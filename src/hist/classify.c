@@ -191,14 +191,14 @@ int hist_cast_setup(hist_cast *hc, const fpl_hist *h)
 	const fpl_rnd rnd = h->cfg.rnd;
 	if (rnd != FPL_RND_NE && rnd != FPL_RND_TZ && rnd != FPL_RND_TP && rnd != FPL_RND_TN)
 		return 0;
-	if (f->subnormal != FPL_SUB_YES || f->daz || f->specials == FPL_SPEC_E8M0 || !f->explim ||
-	    f->m > 22 || f->emin < -126 || f->emax > 127 || f->emin - f->m < -149 ||
-	    f->emin > f->emax)
-		return 0;
-	if (f->tininess != FPL_TINY_BEFORE && f->emin < -125)
+	if (f->specials == FPL_SPEC_E8M0 || !f->explim || f->m > 22 || f->emin < -126 ||
+	    f->emax > 127 || f->emin > f->emax)
 		return 0;
 	if (st->flip != FPL_FLIP_NONE && st->flip_prob > 0)
 		return 0;
+	/* emin >= -126 and m <= 22: Q = 2^(emin-m) >= 2^-148 is a float */
+	hc->tiny_fb = f->subnormal != FPL_SUB_YES || f->daz ||
+		      (f->tininess != FPL_TINY_BEFORE && f->emin < -125);
 	const float fmin = (float)f->min_normal, fmax = (float)f->max;
 	memcpy(&hc->min, &fmin, 4);
 	memcpy(&hc->max, &fmax, 4);

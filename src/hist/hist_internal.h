@@ -58,13 +58,17 @@ typedef struct hist_cast {
 	uint32_t min, max;	/* bits of 2^emin and of the format's max */
 	uint32_t aovp, aovn;	/* |y| bits of an overflow of v > 0, v < 0 */
 	int tiny_before;	/* tininess before rounding */
+	int tiny_fb;		/* 1: a block with a v below 2^emin (not 0) goes to
+				 * the engine: the lanes do not cast it */
 	float C, Q;		/* 2^23 Q, Q = 2^(emin-m) */
 	uint64_t dpos[FPL_NFLAGS], dneg[FPL_NFLAGS];	/* events of an overflow */
 } hist_cast;
 
-/* Can the lanes cast for h (mode ne, tz, tp or tn, gradual underflow, no
- * DAZ, m <= 22, emin - m >= -149, emax <= 127, tininess before rounding or
- * emin >= -125, no flips)?  Then fills *hc and returns 1, else 0. */
+/* Can the lanes cast for h (mode ne, tz, tp or tn, m <= 22, emin >= -126,
+ * emax <= 127, no flips)?  Then fills *hc and returns 1, else 0.  They
+ * cast the values below 2^emin too where the format has gradual
+ * underflow, no DAZ, and tininess before rounding or emin >= -125; else
+ * tiny_fb is set. */
 int hist_cast_setup(hist_cast *hc, const fpl_hist *h);
 
 /* What a binary32 classification gathers over one call, before

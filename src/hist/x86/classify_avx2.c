@@ -314,6 +314,7 @@ typedef struct rc8 {
 	__m256 C, Q, scale;
 	fpl_rnd rnd;
 	int scaled, tiny_before;
+	uint32_t tiny_lo;	/* blocks with a nonzero |v| below: the engine */
 } rc8;
 
 /* A block cast and classified in one pass (cc8): the classes as
@@ -511,8 +512,9 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 		acc1 += rs.fl[j];
 		acc2 += rq.fl[j];
 	}
-	if (bmx > 0x7f7fffffu) {
-		/* a NaN or an infinity: take the block's bytes back out */
+	if (bmx > 0x7f7fffffu || bmi < r->tiny_lo) {
+		/* a NaN or an infinity, or a tiny v the lanes do not cast:
+		 * take the block's bytes back out */
 		for (size_t q = 0; q < g; q++)
 			for (int j = 0; j < GRP; j += 4) {
 				t[0][eb[q][j]]--;
@@ -581,6 +583,7 @@ int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
 	r.rnd = h->cfg.rnd;
 	r.scaled = k != 0;
 	r.tiny_before = hc.tiny_before;
+	r.tiny_lo = hc.tiny_fb ? hc.min : 0;
 
 	const float mnf = (float)h->cfg.fmt.min_normal;
 	uint32_t mn;

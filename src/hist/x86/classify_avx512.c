@@ -4,8 +4,7 @@
  * per-element classification of binary32 data (classify.c) sixteen lanes
  * at a time, classes, extremes and errors in one pass per element; and
  * hist_add_f32_avx512, fpl_hist_add_f32's whole fast path with it.  There,
- * for the modes ne, tz, tp, tn and formats with gradual underflow
- * (cast_setup), the cast itself is done in the lanes (cast16) in the same
+ * for the modes ne, tz, tp, tn (hist_cast_setup), the cast itself is done in the lanes (cast16) in the same
  * pass that classifies, one read of x from memory and nothing written but
  * the exponent bytes of a block (2 KiB, in L1); otherwise x is scaled and
  * cast by fpl_round_array_f32 in chunks of FCH into h->yf and classified
@@ -59,11 +58,16 @@
  *
  * The cast in the lanes (cast16) gives y and the events bit for bit as
  * fpl_round_array_f32 (whose contract is the scalar fpl_round's), under
- * cast_setup's conditions: mode ne, tz, tp or tn; gradual underflow, no
- * DAZ; m <= 22, 2^(emin-m) >= 2^-149 and emax <= 127 (every value of the
- * format and its least quantum are binary32 numbers); tininess before
- * rounding or emin >= -125; no bit flips.  For a finite v with x = |v|
- * (its bits, which order like the values):
+ * hist_cast_setup's conditions: mode ne, tz, tp or tn; m <= 22, emin >=
+ * -126 and emax <= 127 (every value of the format and its least quantum
+ * are binary32 numbers); no bit flips.  Tiny v (below 2^emin, not 0) are
+ * cast in the lanes only with gradual underflow, no DAZ, and tininess
+ * before rounding or emin >= -125; for the other formats (bf16 and tf32
+ * by default, FTZ, DAZ) a block with a tiny v goes to the engine, like
+ * one with a NaN (below): for the rest nothing differs, as a v >= 2^emin
+ * rounds to at least 2^emin (never tiny, never flushed) and DAZ reads
+ * only tiny operands.  For a finite v with x = |v| (its bits, which order
+ * like the values):
  *  - rn, x rounded to p = m + 1 bits with an unbounded exponent, is an
  *    integer operation on the bits (as in the array kernels,
  *    kernels/x86/round_direct.c): with s = 23 - m bits to discard, ne adds
@@ -97,7 +101,8 @@
  * overflow; flushing only with FTZ formats, excluded).  The events are
  * added to h's state at the end (st->count and the sticky flags, as the
  * engine does), st->counter moves by n (the modes draw nothing).  A block
- * with a NaN or infinite v (the fast pass's check) is cast by
+ * with a NaN or infinite v (the fast pass's check), or a tiny one the
+ * lanes do not cast (the block's least nonzero |v|), is cast by
  * fpl_round_array_f32 from its first element's draw and classified by
  * block(); if that call fails, h's state is restored and nothing is added.
  * The call runs with the default MXCSR (no FTZ/DAZ: the sums and the
@@ -534,6 +539,7 @@ typedef struct rconst {
 	__m512 C, scale;
 	fpl_rnd rnd;
 	int scaled;
+	uint32_t tiny_lo;	/* blocks with a nonzero |v| below: the engine */
 	uint64_t dpos[FPL_NFLAGS], dneg[FPL_NFLAGS];	/* the events of one overflow */
 } rconst;
 
@@ -806,6 +812,7 @@ static int cast_setup(rconst *r, const fpl_hist *h)
 	r->scale = _mm512_set1_ps(ldexpf(1.0f, k));
 	r->scaled = k != 0;
 	r->rnd = h->cfg.rnd;
+	r->tiny_lo = hc.tiny_fb ? hc.min : 0;
 	r->aovp = _mm512_set1_epi32((int)hc.aovp);
 	r->aovn = _mm512_set1_epi32((int)hc.aovn);
 	memcpy(r->dpos, hc.dpos, sizeof hc.dpos);
@@ -846,7 +853,8 @@ static int add_cast(fpl_hist *h, const rconst *r, const float *x, size_t n)
 		_Alignas(64) uint8_t eb[BLK];
 		uint32_t pad;
 		size_t g = pass_cast(&a, &c, r, x + i0, m, eb, &pad);
-		if ((uint32_t)_mm512_reduce_max_epu32(a.mx) <= 0x7f7fffffu) {
+		if ((uint32_t)_mm512_reduce_max_epu32(a.mx) <= 0x7f7fffffu &&
+		    (uint32_t)_mm512_reduce_min_epu32(a.mi) >= r->tiny_lo) {
 			const float *v = x + i0;
 			if ((uint32_t)_mm512_reduce_min_epu32(a.mi) < 0x00800000u)
 				v = block_v(h, r, x + i0, m);	/* binary32 subnormals */
@@ -855,8 +863,9 @@ static int add_cast(fpl_hist *h, const rconst *r, const float *x, size_t n)
 				ev[q] += field(a.fl, 8 * q);
 			continue;
 		}
-		/* a NaN or an infinity: the engine casts the block, with element
-		 * j's draw (st->counter = idx0 + j) */
+		/* a NaN or an infinity (or a tiny v the lanes do not cast): the
+		 * engine casts the block, with element j's draw (st->counter =
+		 * idx0 + j) */
 		const float *v = block_v(h, r, x + i0, m);
 		st->counter = idx0 + i0;
 		int rc = fpl_round_array_f32(&h->cfg.fmt, h->yf, v, m, h->cfg.rnd, st);
