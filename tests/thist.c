@@ -4,8 +4,10 @@
  * values whose class in fp16, bf16, e5m2 and e4m3fn is derived by hand
  * below (never from the code under test); the same tensor through .npy,
  * .npz (stored, deflated) and .safetensors gives identical results; APS
- * and MX scaling on hand-derived cases; the suggestions; the AVX2
- * binary32 classification against the portable loop.
+ * and MX scaling on hand-derived cases; the suggestions; the AVX2 and
+ * AVX-512 binary32 classification against the portable loop, and
+ * fpl_hist_add_f32 under each kernel set (the casts done in the lanes
+ * included) against FPLAB_KERNELS=ref.
  */
 #include <math.h>
 #include <stdio.h>
@@ -949,7 +951,178 @@ static void public_set(const char *dflt)
 	fpl_kernels_select(dflt);
 	free(x);
 }
+
+/*
+ * fpl_hist_add_f32 under every kernel set against FPLAB_KERNELS=ref (the
+ * scalar engine's casts and the portable loop, hist.c's reference path):
+ * 18 formats (fp8 OCP, fnuz, fp6, fp4, fp16, bf16 with and without
+ * subnormals, tf32, e3m4, e4m3b11fnuz, a saturating e5m2, tininess before
+ * rounding, CPFloat's E4M3 with its max below the binade's top, DAZ, FTZ),
+ * every mode, 2^16 values each (18 * 9 * 2^16 > 10^7 in all): the counts, bins, extremes, maxima and events equal, the sums
+ * within same_classify's bounds.  The values, by block of 2048 (the
+ * AVX-512 loop's), cycle through gradient-like data (log-normal
+ * magnitudes 2^-40..2^10, the bench's), N(0, 1), values next to the
+ * format's thresholds (max and the overflow boundary, the least normal
+ * and subnormal and the half of the latter, in binary32 ulps), the mix
+ * with NaN, infinities, zeros and binary32 subnormals, and gradient-like
+ * data with one NaN (the AVX-512 cast's fallback block).  Every third
+ * mode takes APS scaling (k != 0); the tensor goes in three calls.
+ */
+static float near_value(h_rng *r, const fpl_format *f)
+{
+	const double th[] = { f->max,
+			      f->max * (1 + ldexp(1, -f->m - 1)),
+			      f->min_normal,
+			      f->min_normal * (1 - ldexp(1, -f->m - 2)),
+			      f->min_subnormal,
+			      f->min_subnormal / 2,
+			      f->min_subnormal * 1.5,
+			      1.0 + ldexp(1, -f->m - 1) };
+	float v = (float)th[h_rng_below(r, sizeof th / sizeof *th)];
+	int d = (int)h_rng_below(r, 7) - 3;
+	uint32_t b;
+	memcpy(&b, &v, 4);
+	b += (uint32_t)d;
+	memcpy(&v, &b, 4);
+	return h_rng_below(r, 2) ? -v : v;
+}
+
+static float gauss_value(h_rng *r)
+{
+	double u1 = ((double)(h_rng_next(r) >> 11) + 0.5) * 0x1p-53;
+	double u2 = (double)(h_rng_next(r) >> 11) * 0x1p-53;
+	return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static void fill_fused(float *x, size_t n, h_rng *r, const fpl_format *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t b = i / 2048;
+		switch (b % 5) {
+		case 0:
+		case 4:
+			x[i] = (float)(exp2(8.0 * gauss_value(r) - 15)) * (h_rng_below(r, 2) ? -1 : 1);
+			break;
+		case 1:
+			x[i] = gauss_value(r);
+			break;
+		case 2:
+			x[i] = near_value(r, f);
+			break;
+		default:
+			x[i] = mixed_value(r);
+			break;
+		}
+		if (b % 5 == 4 && i % 2048 == 777)
+			x[i] = NAN;
+	}
+}
+
+static void test_fused_public(void)
+{
+	const fpl_cpu_features *cpu = fpl_cpu();
+	const char *dflt = fpl_kernels_selected();
+	if (!cpu->avx2 || !cpu->fma || !strcmp(dflt, "ref"))
+		return;
+	char keep[16];
+	snprintf(keep, sizeof keep, "%s", dflt);
+	const char *sets[2] = { "avx2", has_avx512() ? "avx512" : NULL };
+	static const char *const names[] = { "e4m3fn", "e5m2",	    "e4m3fnuz", "e5m2fnuz",
+					     "e3m2",   "e2m3",	    "e2m1",	"fp16",
+					     "bf16",   "bf16+sub",  "e3m4",	"e4m3b11fnuz",
+					     "e5m2sat", "e4m3fn-before", "p4:-6:8", "tf32",
+					     "e5m2daz", "e4m3fn-ftz" };
+	const size_t n = 1u << 16;
+	float *x = malloc(n * sizeof *x);
+	h_rng r;
+	h_rng_init(&r, 19);
+	for (size_t fi = 0; fi < sizeof names / sizeof *names; fi++) {
+		fpl_format f;
+		const char *base = !strcmp(names[fi], "bf16+sub")	 ? "bf16"
+				   : !strcmp(names[fi], "e5m2sat")	 ? "e5m2"
+				   : !strcmp(names[fi], "e5m2daz")	 ? "e5m2"
+				   : !strcmp(names[fi], "e4m3fn-ftz")	 ? "e4m3fn"
+				   : !strcmp(names[fi], "e4m3fn-before") ? "e4m3fn"
+									 : names[fi];
+		if (!strcmp(names[fi], "p4:-6:8")) {
+			/* CPFloat's E4M3 preset: max 480 below its binade's top */
+			if (fpl_format_params(&f, 4, -6, 8)) {
+				h_fail("fpl_format_params(4, -6, 8)");
+				continue;
+			}
+		} else if (fpl_format_lookup(&f, base)) {
+			h_fail("format %s not found", base);
+			continue;
+		}
+		if (!strcmp(names[fi], "bf16+sub"))
+			f.subnormal = FPL_SUB_YES;
+		if (!strcmp(names[fi], "e5m2sat"))
+			f.overflow = FPL_OVF_SATURATE;
+		if (!strcmp(names[fi], "e5m2daz"))
+			f.daz = 1;
+		if (!strcmp(names[fi], "e4m3fn-ftz"))
+			f.subnormal = FPL_SUB_FTZ;
+		if (!strcmp(names[fi], "e4m3fn-before"))
+			f.tininess = FPL_TINY_BEFORE;
+		if (fpl_format_finish(&f)) {
+			h_fail("format %s", names[fi]);
+			continue;
+		}
+		for (int rm = 0; rm < FPL_RND_COUNT; rm++) {
+			fill_fused(x, n, &r, &f);
+			fpl_hist_config cfg;
+			fpl_hist_config_init(&cfg, &f);
+			cfg.rnd = (fpl_rnd)rm;
+			cfg.st.seed = 1234 + (uint64_t)rm;
+			if (rm % 3 == 1)
+				cfg.scaling = FPL_HSCALE_APS;
+			fpl_hist ref;
+			for (int w = -1; w < 2; w++) {
+				if (w >= 0 && !sets[w])
+					continue;
+				if (fpl_kernels_select(w < 0 ? "ref" : sets[w])) {
+					h_fail("cannot select kernels %s", w < 0 ? "ref" : sets[w]);
+					continue;
+				}
+				fpl_hist hh, *h = w < 0 ? &ref : &hh;
+				fpl_hist_init(h, &cfg);
+				if (fpl_hist_needs_scan(h))
+					fpl_hist_scan_f32(h, x, n);
+				size_t a = n / 3 + 5, b = 2 * n / 3 + 1000;
+				CHECK(fpl_hist_add_f32(h, x, a) == 0 && fpl_hist_add_f32(h, x + a, b - a) == 0 &&
+					      fpl_hist_add_f32(h, x + b, n - b) == 0,
+				      "fused %s: add failed", names[fi]);
+				fpl_hist_finish(h);
+				if (w < 0)
+					continue;
+				char what[96];
+				snprintf(what, sizeof what, "%s %s %s k=%d", sets[w], names[fi],
+					 fpl_rnd_name((fpl_rnd)rm), h->scale_log2);
+				loop_name = sets[w];
+				same_classify(what, &ref, h);
+				CHECK(memcmp(ref.events, h->events, sizeof ref.events) == 0 &&
+					      ref.overflow == h->overflow && ref.normal == h->normal,
+				      "%s: events or overflow differ (inexact %llu/%llu underflow "
+				      "%llu/%llu overflow %llu/%llu)",
+				      what, (unsigned long long)h->events[0],
+				      (unsigned long long)ref.events[0], (unsigned long long)h->events[1],
+				      (unsigned long long)ref.events[1], (unsigned long long)h->events[2],
+				      (unsigned long long)ref.events[2]);
+				CHECK(h->scale_log2 == ref.scale_log2, "%s: scale differs", what);
+				fpl_hist_release(h);
+			}
+			fpl_hist_release(&ref);
+		}
+	}
+	loop_name = "avx2";
+	fpl_kernels_select(keep);
+	free(x);
+}
 #else
+static void test_fused_public(void)
+{
+}
+
 static void test_avx2_classify(void)
 {
 	h_note("skip AVX2 classification: not compiled in (NATIVE=0)");
@@ -981,5 +1154,6 @@ int main(void)
 	test_avx2_classify();
 	test_avx512_classify();
 	test_avx2_public();
+	test_fused_public();
 	return h_done();
 }

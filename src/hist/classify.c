@@ -15,6 +15,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <fplab/ops.h>
+
 #include "hist/hist_internal.h"
 
 void hist_classify_f64(fpl_hist *h, const double *x, const double *v, const double *y,
@@ -180,6 +182,43 @@ void hist_f32_commit(fpl_hist *h, const hist_f32_acc *a, size_t n)
 		h->amin = dmin < h->amin ? dmin : h->amin;
 	}
 	h->count += n;
+}
+
+int hist_cast_setup(hist_cast *hc, const fpl_hist *h)
+{
+	const fpl_format *f = &h->cfg.fmt;
+	const fpl_state *st = &h->cfg.st;
+	const fpl_rnd rnd = h->cfg.rnd;
+	if (rnd != FPL_RND_NE && rnd != FPL_RND_TZ && rnd != FPL_RND_TP && rnd != FPL_RND_TN)
+		return 0;
+	if (f->specials == FPL_SPEC_E8M0 || !f->explim || f->m > 22 || f->emin < -126 ||
+	    f->emax > 127 || f->emin > f->emax)
+		return 0;
+	if (st->flip != FPL_FLIP_NONE && st->flip_prob > 0)
+		return 0;
+	/* emin >= -126 and m <= 22: Q = 2^(emin-m) >= 2^-148 is a float */
+	hc->tiny_fb = f->subnormal != FPL_SUB_YES || f->daz ||
+		      (f->tininess != FPL_TINY_BEFORE && f->emin < -125);
+	const float fmin = (float)f->min_normal, fmax = (float)f->max;
+	memcpy(&hc->min, &fmin, 4);
+	memcpy(&hc->max, &fmax, 4);
+	hc->s = 23 - f->m;
+	hc->tiny_before = f->tininess == FPL_TINY_BEFORE;
+	hc->C = ldexpf(1.0f, f->emin - f->m + 23);
+	hc->Q = ldexpf(1.0f, f->emin - f->m);
+	/* an overflow: its result and events from the scalar engine, on an
+	 * input that overflows in every mode (they depend only on the mode
+	 * and the sign) */
+	for (int sg = 0; sg < 2; sg++) {
+		fpl_state ps;
+		fpl_state_init(&ps, st->seed);
+		float yo = (float)fpl_round(f, sg ? -2 * f->max : 2 * f->max, rnd, &ps);
+		uint32_t b;
+		memcpy(&b, &yo, 4);
+		*(sg ? &hc->aovn : &hc->aovp) = b & 0x7fffffffu;
+		memcpy(sg ? hc->dneg : hc->dpos, ps.count, sizeof ps.count);
+	}
+	return 1;
 }
 
 void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n)

@@ -479,7 +479,8 @@ typedef void (*classify_f32_fn)(fpl_hist *h, const float *v, const float *y, siz
  * where the selected kernel set is "avx512" (the CPU runs it), the AVX2
  * one where it is "avx2" or the CPU lacks AVX-512, the portable one for
  * "ref" (FPLAB_KERNELS or fpl_kernels_select); same results.  Sets *fused
- * when the loop also casts. */
+ * when the loop also casts.  (The AVX2 one casts too where
+ * hist_add_f32_avx2 can do the cast in its lanes; it says when not.) */
 static classify_f32_fn classify_f32_pick(int *fused)
 {
 	*fused = 0;
@@ -511,6 +512,11 @@ FPL_API int fpl_hist_add_f32(fpl_hist *h, const float *x, size_t n)
 		if (rc != FPL_EFORMAT)
 			return rc;
 		fast = 0;
+	}
+	if (fast && classify == hist_classify_f32_avx2) {
+		int rc = hist_add_f32_avx2(h, x, n);
+		if (rc != 1)
+			return rc;
 	}
 #endif
 	while (n > 0) {

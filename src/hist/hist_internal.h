@@ -29,21 +29,47 @@ void hist_classify_f32(fpl_hist *h, const float *v, const float *y, size_t n);
  * order only (binary32 per block of 1024 for the relative error, binary64
  * for the absolute error, as there). */
 void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t n);
+/* fpl_hist_add_f32's fast path with it where hist_cast_setup allows the
+ * cast in the lanes (x86/classify_avx2.c): as hist_add_f32_avx512 with
+ * that cast; returns 1 (nothing done) where it does not allow it. */
+int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n);
 /* The same with AVX-512 F/BW/DQ/VL (x86/classify_avx512.c): call only
  * when fpl_cpu() has them and ->fma.  Same guarantees as the AVX2 loop:
  * counts, bins, extremes and maxima bit-identical to hist_classify_f32,
  * the sums differ by summation order only. */
 void hist_classify_f32_avx512(fpl_hist *h, const float *v, const float *y, size_t n);
 /* The whole of fpl_hist_add_f32's fast path with it, for x[0..n) where
- * hist.c's f32_ok holds: scale by 2^k into h->xf, cast into h->yf
- * (fpl_round_array_f32 with h's format, mode and state, at most
- * HIST_F32_CHUNK values a call in storage order, so element j still takes
- * draw j) and classify, the
- * exponent tables and accumulators kept over all n and added to h once;
- * returns fpl_round_array_f32's error (then nothing is added to h:
- * FPL_EFORMAT comes at the first call). */
+ * hist.c's f32_ok holds: scale by 2^k, cast with h's format, mode and
+ * state and classify, the exponent tables and accumulators kept over all
+ * n and added to h once.  The cast is done in the lanes where the mode
+ * and format allow (ne, tz, tp, tn, gradual underflow; the file argues
+ * it gives fpl_round_array_f32's values and events bit for bit), else by
+ * fpl_round_array_f32 (at most HIST_F32_CHUNK values a call in storage
+ * order, so element j still takes draw j, through h->xf and h->yf);
+ * returns fpl_round_array_f32's error (then nothing is added to h's
+ * counts: FPL_EFORMAT comes at the first call). */
 int hist_add_f32_avx512(fpl_hist *h, const float *x, size_t n);
 #endif
+
+/* What the SIMD loops need to cast h's binary32 values in their lanes
+ * (x86/classify_avx512.c argues the cast), from hist_cast_setup(). */
+typedef struct hist_cast {
+	int s;			/* 23 - m: the bits a normal value loses */
+	uint32_t min, max;	/* bits of 2^emin and of the format's max */
+	uint32_t aovp, aovn;	/* |y| bits of an overflow of v > 0, v < 0 */
+	int tiny_before;	/* tininess before rounding */
+	int tiny_fb;		/* 1: a block with a v below 2^emin (not 0) goes to
+				 * the engine: the lanes do not cast it */
+	float C, Q;		/* 2^23 Q, Q = 2^(emin-m) */
+	uint64_t dpos[FPL_NFLAGS], dneg[FPL_NFLAGS];	/* events of an overflow */
+} hist_cast;
+
+/* Can the lanes cast for h (mode ne, tz, tp or tn, m <= 22, emin >= -126,
+ * emax <= 127, no flips)?  Then fills *hc and returns 1, else 0.  They
+ * cast the values below 2^emin too where the format has gradual
+ * underflow, no DAZ, and tininess before rounding or emin >= -125; else
+ * tiny_fb is set. */
+int hist_cast_setup(hist_cast *hc, const fpl_hist *h);
 
 /* What a binary32 classification gathers over one call, before
  * hist_f32_commit() adds it to h. */

@@ -7,10 +7,14 @@
  * file through the tensor reader.  hist's own work is also timed alone,
  * on data cast beforehand, for the portable loop and (where the CPU runs
  * it) the AVX2 and AVX-512 loops.  One thread.  Prints MB/s (1 MB = 10^6
- * bytes of f32 input) and ratios.  Last, issue 24's floor as bround
- * measures it: hist of N(0, 1) data into e4m3fn at >= 0.5 of memcpy, the
- * two timed in turns (best of each), with the kernel set in use
- * (FPLAB_KERNELS).
+ * bytes of f32 input) and ratios.  Last, issue 24's floor: hist into
+ * e4m3fn, ne, at >= 0.5 of memcpy, on two data sets, each timed in turns
+ * with a memcpy of the same data (best of each): N(0, 1) (as bround
+ * measures it) and the gradient-like data above (the case users have;
+ * it supersedes issue 14's 0.4 target, no longer printed), with the
+ * kernel set in use (FPLAB_KERNELS).  Where the AVX-512 or AVX2 loop
+ * casts itself (ne, tz, tp, tn), hist does not call fpl_round_array_f32:
+ * its line is then the engine alone, for reference.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,11 +86,9 @@ static void run_own(void *c)
 	fpl_hist_release(&h);
 }
 
-/* issue 24's floor: memcpy and hist of g (N(0, 1)) in turns, best of
- * reps each; returns t(memcpy) / t(hist) */
-static float *g;
-
-static double paired_hist(const fpl_hist_config *cfg, int reps)
+/* issue 24's floor: memcpy and hist of g in turns, best of reps each;
+ * returns t(memcpy) / t(hist) */
+static double paired_hist(const fpl_hist_config *cfg, const float *g, int reps)
 {
 	double bc = 1e30, bh = 1e30;
 	for (int k = 0; k < reps; k++) {
@@ -204,12 +206,17 @@ int main(int argc, char **argv)
 	}
 #endif
 	unlink(path);
-	double q24 = 0;
+	/* does fpl_hist_add_f32 cast in its own pass here (hist.c)? */
+	int fused = 0;
+#ifdef FPL_HAVE_X86_KERNELS
+	fused = strcmp(fpl_kernels_selected(), "ref") != 0 && cpu->avx2 && cpu->fma;
+#endif
+	double q24 = 0, q24g = 0;
 	{
 		fpl_format f8;
 		fpl_hist_config c8;
 		double *gd = malloc((size_t)N * sizeof *gd);
-		g = malloc((size_t)N * 4);
+		float *g = malloc((size_t)N * 4);
 		if (!gd || !g || fpl_format_lookup(&f8, "e4m3fn"))
 			return 1;
 		bench_gauss(gd, N, 1.0, 1);
@@ -217,7 +224,9 @@ int main(int argc, char **argv)
 			g[i] = (float)gd[i];
 		free(gd);
 		fpl_hist_config_init(&c8, &f8);
-		q24 = paired_hist(&c8, reps);
+		q24 = paired_hist(&c8, g, reps);
+		q24g = paired_hist(&c8, x, reps);
+		free(g);
 	}
 	printf("bhist: %u f32 values (%.0f MB), format %s, one thread, best of %d, kernels %s\n",
 	       N, mb, fmt_name, reps, fpl_kernels_selected());
@@ -227,10 +236,15 @@ int main(int argc, char **argv)
 	       t_mem / t_cls);
 	printf("  %-34s %8.0f MB/s  (%.2fx reading alone)\n", "read + classify", mb / t_all,
 	       t_read / t_all);
-	printf("  %-34s %8.0f MB/s  (the engine's share of classify)\n",
-	       "  of which fpl_round_array_f32", mb / t_rnd);
-	printf("  %-34s %8.0f MB/s\n", "  hist's own work (classify - round)",
-	       t_cls > t_rnd ? mb / (t_cls - t_rnd) : 0.0);
+	if (fused)
+		printf("  %-34s %8.0f MB/s  (the engine alone: hist casts in its own pass)\n",
+		       "  fpl_round_array_f32", mb / t_rnd);
+	else {
+		printf("  %-34s %8.0f MB/s  (the engine's share of classify)\n",
+		       "  of which fpl_round_array_f32", mb / t_rnd);
+		printf("  %-34s %8.0f MB/s\n", "  hist's own work (classify - round)",
+		       t_cls > t_rnd ? mb / (t_cls - t_rnd) : 0.0);
+	}
 	printf("  %-34s %8.0f MB/s\n", "  hist's own work in L2, portable", mb / t_own_ref);
 	if (t_own_avx2 > 0)
 		printf("  %-34s %8.0f MB/s  (%.2fx portable)\n", "  hist's own work in L2, avx2",
@@ -240,10 +254,11 @@ int main(int argc, char **argv)
 		       mb / t_own_avx512, t_own_ref / t_own_avx512);
 	printf("  target: classification >= 500 MB/s per core: %s\n",
 	       mb / t_cls >= 500 ? "met" : "NOT met");
-	printf("  target: classification >= 0.4 x memcpy per core: %s\n",
-	       t_mem / t_cls >= 0.4 ? "met" : "NOT met");
 	printf("  issue 24: hist of N(0, 1) into e4m3fn, ne, %.2f x memcpy (in turns), floor "
 	       "0.5: %s\n",
 	       q24, q24 >= 0.5 ? "met" : "NOT met");
+	printf("  issue 24: hist of gradient-like data into e4m3fn, ne, %.2f x memcpy (in turns), "
+	       "floor 0.5: %s\n",
+	       q24g, q24g >= 0.5 ? "met" : "NOT met");
 	return sink == 42 ? 2 : 0;
 }

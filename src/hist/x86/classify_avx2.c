@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * classify_avx2.c - hist_classify_f32 with AVX2 and FMA: the per-element
- * classification of binary32 data (classify.c) eight lanes at a time.
- * Selected at run time by hist.c (fpl_cpu()->avx2 and ->fma, and a kernel
- * set other than "ref"); only this file is compiled with -mavx2 -mfma.
+ * classification of binary32 data (classify.c) eight lanes at a time; and
+ * hist_add_f32_avx2, fpl_hist_add_f32's fast path with the cast done in
+ * the lanes in the same pass where hist_cast_setup allows it (the second
+ * half of the file).  Selected at run time by hist.c (fpl_cpu()->avx2 and
+ * ->fma, and a kernel set other than "ref" and "avx512"); only this file
+ * is compiled with -mavx2 -mfma.
  *
  * Invariant: every per-element value equals the portable loop's: the
  * class masks are the same integer comparisons of |v| and |y| bits, the
@@ -11,9 +14,17 @@
  * like divss; lanes that do not count are masked to +0 after it), and
  * |y - v| the same binary32 subtraction; maxima and extremes are exact
  * whatever the order.  Only the order of the four sums differs: relative
- * error in binary32 per block of 1024 (per lane, then across the lanes),
+ * error in binary32 per block of 1024 (per lane of two sets of accumulators
+ * taking alternate vectors, then across them),
  * absolute error in binary64 per lane (d * d is exact in binary64, so the
- * FMA adding it rounds like the portable loop's add of the square).
+ * FMA adding it rounds like the portable loop's add of the square; the
+ * squares of the low and high four lanes in two chains).  The fused pass
+ * (cc8) computes the same values from the same operations on v and the
+ * cast's |y|; it sums a group's four vectors by halves before adding
+ * them to the accumulators (cc32: other orders of the same terms) and
+ * sums r * r by FMAs (the exact square, then one rounding: each term
+ * moved by at most 2^-24 of itself, within the bound the tests allow,
+ * 2^-13 of the sum).
  *
  * Each block of 1024 (8 KiB of v and y, in L1) takes two passes, so that
  * each keeps its accumulators in the 16 registers (one pass spilled them,
@@ -29,7 +40,10 @@
  *   2. relative and absolute errors.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
+
+#include <fplab/array.h>
 
 #include "hist/hist_internal.h"
 
@@ -49,7 +63,8 @@ typedef struct cacc {
 typedef struct eacc {
 	__m256 rs, rq, rmx;	/* relative error: sum, sum of squares, max */
 	__m256 dmx;		/* absolute error max */
-	__m256d ds, dq;		/* absolute error: sum, sum of squares */
+	__m256d ds, dq, dq2;	/* absolute error: sum, sum of squares of the
+				 * low and the high four lanes */
 } eacc;
 
 typedef struct vconst {
@@ -123,7 +138,8 @@ static inline __attribute__((always_inline)) void errors8(eacc *a, const vconst 
 	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
 	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
 	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(lo, hi));
-	a->dq = _mm256_fmadd_pd(hi, hi, _mm256_fmadd_pd(lo, lo, a->dq));
+	a->dq = _mm256_fmadd_pd(lo, lo, a->dq);
+	a->dq2 = _mm256_fmadd_pd(hi, hi, a->dq2);
 }
 
 /* Count GRP exponent bytes into the four tables. */
@@ -197,15 +213,27 @@ static void block(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const 
 		pad = (uint32_t)(GRP - (m - i));
 	}
 
-	eacc e;
+	/* two sets of accumulators, alternate vectors: shorter chains */
+	eacc e, e1;
 	e.rs = e.rq = e.rmx = e.dmx = _mm256_setzero_ps();
-	e.ds = e.dq = _mm256_setzero_pd();
-	for (i = 0; i + 8 <= m; i += 8)
+	e.ds = e.dq = e.dq2 = _mm256_setzero_pd();
+	e1 = e;
+	for (i = 0; i + 16 <= m; i += 16) {
+		errors8(&e, c, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i));
+		errors8(&e1, c, _mm256_loadu_ps(v + i + 8), _mm256_loadu_ps(y + i + 8));
+	}
+	for (; i + 8 <= m; i += 8)
 		errors8(&e, c, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i));
 	if (i < m) {
 		load_short(fv, fy, v + i, y + i, (int)(m - i));
 		errors8(&e, c, fv[0], fy[0]);
 	}
+	e.rs = _mm256_add_ps(e.rs, e1.rs);
+	e.rq = _mm256_add_ps(e.rq, e1.rq);
+	e.rmx = _mm256_max_ps(e.rmx, e1.rmx);
+	e.dmx = _mm256_max_ps(e.dmx, e1.dmx);
+	e.ds = _mm256_add_pd(e.ds, e1.ds);
+	e.dq = _mm256_add_pd(_mm256_add_pd(e.dq, e1.dq), _mm256_add_pd(e.dq2, e1.dq2));
 
 	uint32_t b0 = 0, cni = 0;
 	for (int k = 0; k < 4; k++) {
@@ -263,4 +291,347 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
 	for (int b = 1; b < 255; b++)
 		acc.bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
 	hist_f32_commit(h, &acc, n);
+}
+
+/* ---- hist_add_f32_avx2: the cast in the lanes, in the same pass ----
+ *
+ * classify_avx512.c's cast16 with eight lanes (the same argument, under
+ * the same conditions, hist_cast_setup), fused with classes8 and errors8
+ * in one pass over each block of x (cc8; the accumulators that do not fit
+ * the sixteen registers stay in L1), the exponent bytes counted into the
+ * four tables one group behind as in block().  AVX2 has no embedded
+ * rounding: the tiny lanes add C in the default mode (to nearest even;
+ * the call sets the default MXCSR), K Q = (x + C) - C exact, and the
+ * other modes correct it from the sign of K Q - x (K Q is within one
+ * quantum of x): toward zero K Q - Q where K Q > x, away from zero K Q +
+ * Q where K Q < x, which is that mode's rounding of x to a multiple of Q.
+ * A block with a NaN or infinite v (the max of the |v| bits) takes its
+ * exponent bytes back out of the tables and goes to the engine
+ * (fpl_round_array_f32, from its first element's draw) and block().
+ */
+typedef struct rc8 {
+	__m256i absm, one, mask, halfm1, klor, s, min, max, aovp, aovn, tpflip;
+	__m256 C, Q, scale;
+	fpl_rnd rnd;
+	int scaled, tiny_before;
+	uint32_t tiny_lo;	/* blocks with a nonzero |v| below: the engine */
+} rc8;
+
+/* A block cast and classified in one pass (cc8): the classes as
+ * cacc's k (minus the counts, bytes) but over every lane, zeros and
+ * padding included (block_cast takes them off): |y| == 0, |y| < min
+ * normal, y not finite (twice: also no absolute error); the extremes; the
+ * errors (eacc's, squares in two chains); the events (minus the counts):
+ * exact lanes (inexact = lanes - exact), underflows, overflows of v > 0
+ * and of v < 0. */
+typedef struct cacc8 {
+	__m256i k, mx, mi;
+	__m256 rs, rq, rmx, dmx;
+	__m256d ds, dq;
+	__m256i eq, un, op, on;
+} cacc8;
+
+static inline __attribute__((always_inline)) __m256 scaled8(const rc8 *r, __m256 fx)
+{
+	return r->scaled ? _mm256_mul_ps(fx, r->scale) : fx;
+}
+
+/* The cast of eight v (classify_avx512.c's cast16, with a to-nearest add
+ * corrected for tz, tp, tn: the comment above) and classes8 + errors8 on v
+ * and it; returns the biased exponents of |v|.  y's sign is never made
+ * (only |y| is read: y has v's sign or is zero).  NaN and infinite v give
+ * garbage: block_cast then undoes the block. */
+static inline __attribute__((always_inline)) __m256i cc8(cacc8 *a, const vconst *c,
+							 const rc8 *r, __m256 fv, __m256 *pr,
+							 __m256 *pd)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i u = _mm256_castps_si256(fv), x = _mm256_and_si256(u, r->absm);
+	__m256 af = _mm256_castsi256_ps(x);
+	__m256i z = _mm256_cmpeq_epi32(x, zero);
+	__m256i tiny = _mm256_andnot_si256(z, _mm256_cmpgt_epi32(r->min, x));
+	__m256i tr = _mm256_andnot_si256(r->mask, x), rn, up;
+	__m256 t = _mm256_sub_ps(_mm256_add_ps(af, r->C), r->C);
+	if (r->rnd == FPL_RND_NE) {
+		__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srlv_epi32(x, r->s), r->one),
+					     r->klor);
+		rn = _mm256_andnot_si256(r->mask, _mm256_add_epi32(_mm256_add_epi32(x, kl), r->halfm1));
+	} else {
+		rn = tr;
+		__m256 gt = _mm256_cmp_ps(t, af, _CMP_GT_OQ);
+		if (r->rnd != FPL_RND_TZ) {
+			up = _mm256_xor_si256(_mm256_srai_epi32(u, 31), r->tpflip);
+			rn = _mm256_blendv_epi8(
+				tr, _mm256_andnot_si256(r->mask, _mm256_add_epi32(x, r->mask)), up);
+			__m256 lt = _mm256_cmp_ps(t, af, _CMP_LT_OQ);
+			t = _mm256_add_ps(t, _mm256_and_ps(_mm256_and_ps(lt, _mm256_castsi256_ps(up)),
+							   r->Q));
+			gt = _mm256_andnot_ps(_mm256_castsi256_ps(up), gt);
+		}
+		t = _mm256_sub_ps(t, _mm256_and_ps(gt, r->Q));
+	}
+	__m256i q = _mm256_blendv_epi8(rn, _mm256_castps_si256(t), tiny);
+	__m256i ovf = _mm256_cmpgt_epi32(rn, r->max);
+	__m256i eq = _mm256_cmpeq_epi32(q, x);
+	__m256i un = _mm256_andnot_si256(eq, tiny);
+	if (!r->tiny_before)
+		un = _mm256_and_si256(un, _mm256_cmpgt_epi32(r->min, rn));
+	a->eq = _mm256_add_epi32(a->eq, eq);
+	a->un = _mm256_add_epi32(a->un, un);
+	a->mx = _mm256_max_epu32(a->mx, x);
+	a->mi = _mm256_min_epu32(a->mi, _mm256_or_si256(x, z));
+	__m256 d;
+	__m256i inf = zero;
+	if (__builtin_expect(!_mm256_testz_si256(ovf, ovf), 0)) {
+		/* overflows: |y| = |ov| of v's sign, events apart (an inexact
+		 * overflow leaves the inexact count: eq - 1 there); a non-finite
+		 * y has no errors */
+		__m256i neg = _mm256_srai_epi32(u, 31);
+		a->eq = _mm256_add_epi32(a->eq, _mm256_andnot_si256(eq, ovf));
+		a->op = _mm256_add_epi32(a->op, _mm256_andnot_si256(neg, ovf));
+		a->on = _mm256_add_epi32(a->on, _mm256_and_si256(neg, ovf));
+		q = _mm256_blendv_epi8(q, _mm256_blendv_epi8(r->aovp, r->aovn, neg), ovf);
+		inf = _mm256_and_si256(ovf, _mm256_cmpgt_epi32(q, c->fmax));
+		d = _mm256_andnot_ps(_mm256_castsi256_ps(inf),
+				     _mm256_and_ps(_mm256_sub_ps(_mm256_castsi256_ps(q), af),
+						   _mm256_castsi256_ps(c->absm)));
+	} else {
+		d = _mm256_and_ps(_mm256_sub_ps(_mm256_castsi256_ps(q), af),
+				  _mm256_castsi256_ps(c->absm));
+	}
+	__m256i yz = _mm256_cmpeq_epi32(q, zero), lt = _mm256_cmpgt_epi32(c->mn, q);
+	a->k = _mm256_add_epi8(a->k, _mm256_packs_epi16(_mm256_packs_epi32(yz, lt),
+							_mm256_packs_epi32(inf, inf)));
+	/* zeros: 0 / 0 masked to +0 */
+	*pr = _mm256_andnot_ps(_mm256_castsi256_ps(z), _mm256_div_ps(d, af));
+	*pd = d;
+	return _mm256_srli_epi32(x, 23);
+}
+
+/* The absolute error's sum and sum of squares of one vector, in binary64
+ * (the squares exact, their sum rounded once). */
+static inline __attribute__((always_inline)) void dsum8(__m256 d, __m256d *s, __m256d *q)
+{
+	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
+	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
+	*s = _mm256_add_pd(lo, hi);
+	*q = _mm256_fmadd_pd(hi, hi, _mm256_mul_pd(lo, lo));
+}
+
+/* Four vectors; the errors of the four summed by halves first, then
+ * added to the accumulators once (short dependency chains, the
+ * accumulators touched once a group). */
+static inline __attribute__((always_inline)) void cc32(cacc8 *a, const vconst *c, const rc8 *r,
+						       const __m256 fv[4], uint8_t *eb)
+{
+	__m256 r0, r1, r2, r3, d0, d1, d2, d3;
+	__m256i e0 = cc8(a, c, r, fv[0], &r0, &d0);
+	__m256i e1 = cc8(a, c, r, fv[1], &r1, &d1);
+	__m256i p01 = _mm256_packus_epi32(e0, e1);
+	__m256i e2 = cc8(a, c, r, fv[2], &r2, &d2);
+	__m256i e3 = cc8(a, c, r, fv[3], &r3, &d3);
+	_mm256_storeu_si256((__m256i *)eb, _mm256_packus_epi16(p01, _mm256_packus_epi32(e2, e3)));
+	a->rs = _mm256_add_ps(a->rs, _mm256_add_ps(_mm256_add_ps(r0, r1), _mm256_add_ps(r2, r3)));
+	a->rq = _mm256_add_ps(a->rq, _mm256_add_ps(_mm256_fmadd_ps(r0, r0, _mm256_mul_ps(r1, r1)),
+						   _mm256_fmadd_ps(r2, r2, _mm256_mul_ps(r3, r3))));
+	a->rmx = _mm256_max_ps(a->rmx, _mm256_max_ps(_mm256_max_ps(r0, r1), _mm256_max_ps(r2, r3)));
+	a->dmx = _mm256_max_ps(a->dmx, _mm256_max_ps(_mm256_max_ps(d0, d1), _mm256_max_ps(d2, d3)));
+	__m256d s0, s1, s2, s3, q0, q1, q2, q3;
+	dsum8(d0, &s0, &q0);
+	dsum8(d1, &s1, &q1);
+	dsum8(d2, &s2, &q2);
+	dsum8(d3, &s3, &q3);
+	a->ds = _mm256_add_pd(a->ds, _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
+	a->dq = _mm256_add_pd(a->dq, _mm256_add_pd(_mm256_add_pd(q0, q1), _mm256_add_pd(q2, q3)));
+}
+
+static uint64_t lanesum(__m256i v)
+{
+	lanes l = { .i = v };
+	uint64_t s = 0;
+	for (int j = 0; j < 8; j++)
+		s += l.u[j];
+	return s;
+}
+
+/* One block of m <= BLK values x (scaled into vb where the call scales)
+ * cast and classified in one pass into *acc, t and ev (inexact,
+ * underflow, overflows of v > 0 and v < 0); returns 0, having added
+ * nothing, when a v is NaN or infinite. */
+static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const rc8 *r,
+		      const float *x, size_t m, float *vb, uint64_t ev[4])
+{
+	cacc8 a;
+	a.k = a.mx = a.eq = a.un = a.op = a.on = _mm256_setzero_si256();
+	a.mi = _mm256_set1_epi32(-1);
+	a.rs = a.rq = a.rmx = a.dmx = _mm256_setzero_ps();
+	a.ds = a.dq = _mm256_setzero_pd();
+	_Alignas(32) uint8_t eb[BLK / GRP][GRP];
+	__m256 fv[4];
+	size_t i = 0, g = 0;
+	for (; i + GRP <= m; i += GRP, g++) {
+		for (int j = 0; j < 4; j++) {
+			fv[j] = scaled8(r, _mm256_loadu_ps(x + i + 8 * j));
+			if (r->scaled)
+				_mm256_store_ps(vb + i + 8 * j, fv[j]);
+		}
+		cc32(&a, c, r, fv, eb[g]);
+		if (g)
+			count_bytes(t, eb[g - 1]);
+	}
+	if (g)
+		count_bytes(t, eb[g - 1]);
+	uint32_t pad = 0;
+	size_t lanes_done = i;
+	if (i < m) {
+		/* the short last group: +0 beyond m, exact, exponent 0 */
+		const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+		int rem = (int)(m - i);
+		for (int j = 0; j < 4; j++) {
+			__m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem - 8 * j), iota);
+			int off = 8 * j < rem ? 8 * j : 0;
+			fv[j] = scaled8(r, _mm256_maskload_ps(x + i + off, mk));
+			if (r->scaled)
+				_mm256_maskstore_ps(vb + i + off, mk, fv[j]);
+		}
+		cc32(&a, c, r, fv, eb[g]);
+		count_bytes(t, eb[g]);
+		g++;
+		pad = (uint32_t)(GRP - rem);
+		lanes_done += GRP;
+	}
+	lanes mx = { .i = a.mx }, mi = { .i = a.mi }, rmx = { .f = a.rmx }, dmx = { .f = a.dmx };
+	lanes rs = { .f = a.rs }, rq = { .f = a.rq }, kc = { .i = a.k };
+	uint32_t bmx = 0, bmi = 0xffffffffu;
+	float acc1 = 0, acc2 = 0, amx = 0, dm = 0;
+	for (int j = 0; j < 8; j++) {
+		bmx = mx.u[j] > bmx ? mx.u[j] : bmx;
+		bmi = mi.u[j] < bmi ? mi.u[j] : bmi;
+		amx = rmx.fl[j] > amx ? rmx.fl[j] : amx;
+		dm = dmx.fl[j] > dm ? dmx.fl[j] : dm;
+		acc1 += rs.fl[j];
+		acc2 += rq.fl[j];
+	}
+	if (bmx > 0x7f7fffffu || bmi < r->tiny_lo) {
+		/* a NaN or an infinity, or a tiny v the lanes do not cast:
+		 * take the block's bytes back out */
+		for (size_t q = 0; q < g; q++)
+			for (int j = 0; j < GRP; j += 4) {
+				t[0][eb[q][j]]--;
+				t[1][eb[q][j + 1]]--;
+				t[2][eb[q][j + 2]]--;
+				t[3][eb[q][j + 3]]--;
+			}
+		return 0;
+	}
+	uint32_t b0 = 0;
+	for (int k = 0; k < 4; k++) {
+		b0 += (uint32_t)t[k][0];
+		t[k][0] = 0;	/* (bin 255 is empty: no NaN/inf v) */
+	}
+	uint32_t cnt[4] = { 0, 0, 0, 0 };
+	for (int j = 0; j < 32; j++)
+		cnt[(j >> 2) & 3] += (uint8_t)(0u - kc.b[j]);
+	const float *v = r->scaled ? vb : x;
+	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
+	/* lanes with v = +-0 (and the padding): b0 less the binary32
+	 * subnormals; their y is +-0, counted in cnt[0] and cnt[1] */
+	uint32_t nzl = b0 - nsub, cz = nzl - pad, cov = cnt[2];
+	acc->nz += cz;
+	acc->nun += cnt[0] - nzl;
+	acc->nsub += cnt[1] - cnt[0];
+	acc->nov += cov;
+	acc->en += (uint32_t)m - cz - cov;
+	acc->an += (uint32_t)m - cnt[3];
+	acc->es += acc1;
+	acc->esq += acc2;
+	acc->as += hsum_pd(a.ds);
+	acc->asq += hsum_pd(a.dq);
+	acc->emx = amx > acc->emx ? amx : acc->emx;
+	acc->amxa = dm > acc->amxa ? dm : acc->amxa;
+	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
+	acc->bmin = bmi < acc->bmin ? bmi : acc->bmin;
+	const __m256i zero = _mm256_setzero_si256();
+	ev[0] += lanes_done - lanesum(_mm256_sub_epi32(zero, a.eq));
+	ev[1] += lanesum(_mm256_sub_epi32(zero, a.un));
+	ev[2] += lanesum(_mm256_sub_epi32(zero, a.op));
+	ev[3] += lanesum(_mm256_sub_epi32(zero, a.on));
+	return 1;
+}
+
+int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
+{
+	hist_cast hc;
+	if (!n || !hist_cast_setup(&hc, h))
+		return 1;
+	const int s32 = hc.s, k = h->scale_log2;
+	rc8 r;
+	r.absm = _mm256_set1_epi32(0x7fffffff);
+	r.one = _mm256_set1_epi32(1);
+	r.mask = _mm256_set1_epi32((int)((1u << s32) - 1));
+	r.halfm1 = _mm256_set1_epi32((int)((1u << (s32 - 1)) - 1));
+	r.klor = _mm256_set1_epi32(s32 == 23);
+	r.s = _mm256_set1_epi32(s32);
+	r.min = _mm256_set1_epi32((int)hc.min);
+	r.max = _mm256_set1_epi32((int)hc.max);
+	r.aovp = _mm256_set1_epi32((int)hc.aovp);
+	r.aovn = _mm256_set1_epi32((int)hc.aovn);
+	r.tpflip = _mm256_set1_epi32(h->cfg.rnd == FPL_RND_TP ? -1 : 0);
+	r.C = _mm256_set1_ps(hc.C);
+	r.Q = _mm256_set1_ps(hc.Q);
+	r.scale = _mm256_set1_ps(ldexpf(1.0f, k));
+	r.rnd = h->cfg.rnd;
+	r.scaled = k != 0;
+	r.tiny_before = hc.tiny_before;
+	r.tiny_lo = hc.tiny_fb ? hc.min : 0;
+
+	const float mnf = (float)h->cfg.fmt.min_normal;
+	uint32_t mn;
+	memcpy(&mn, &mnf, 4);
+	const vconst c = { _mm256_set1_epi32(0x7fffffff), _mm256_set1_epi32(0x7f7fffff),
+			   _mm256_set1_epi32((int)mn) };
+	hist_f32_acc acc;
+	hist_f32_acc_init(&acc, h);
+	uint64_t t[4][256];
+	memset(t, 0, sizeof t);
+	fpl_state *st = &h->cfg.st;
+	const fpl_state keep = *st;
+	const uint64_t idx0 = st->counter;
+	uint64_t ev[4] = { 0, 0, 0, 0 };	/* inexact, underflow, overflows > 0, < 0 */
+	_Alignas(32) float vb[BLK], yb[BLK];
+	const unsigned csr = _mm_getcsr();
+	_mm_setcsr(0x1f80);	/* the default: to nearest, no FTZ or DAZ */
+	for (size_t i0 = 0; i0 < n; i0 += BLK) {
+		size_t m = n - i0 < BLK ? n - i0 : BLK;
+		if (block_cast(&acc, t, &c, &r, x + i0, m, vb, ev))
+			continue;
+		/* a NaN or an infinity: the engine casts the block, from its
+		 * first element's draw, and the loop above classifies it */
+		const float *v = x + i0;
+		if (r.scaled) {
+			for (size_t i = 0; i < m; i++)
+				vb[i] = x[i0 + i] * ldexpf(1.0f, k);
+			v = vb;
+		}
+		st->counter = idx0 + i0;
+		int rc = fpl_round_array_f32(&h->cfg.fmt, yb, v, m, h->cfg.rnd, st);
+		if (rc) {
+			*st = keep;
+			_mm_setcsr(csr);
+			return rc;
+		}
+		block(&acc, t, &c, v, yb, m);
+	}
+	_mm_setcsr(csr);
+	st->counter = idx0 + n;
+	for (int j = 0; j < FPL_NFLAGS; j++) {
+		uint64_t a = ev[2] * hc.dpos[j] + ev[3] * hc.dneg[j] + (j < 2 ? ev[j] : 0);
+		st->count[j] += a;
+		if (a)
+			st->flags |= 1u << j;
+	}
+	for (int b = 1; b < 255; b++)
+		acc.bins[b] = t[0][b] + t[1][b] + t[2][b] + t[3][b];
+	hist_f32_commit(h, &acc, n);
+	return 0;
 }
