@@ -923,13 +923,20 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * lanes) or stays normal; the rounding of v to an integer is vroundps
  * with the mode's direction in its immediate (MXCSR not read): trunc for
  * tz, ceil of the signed v for tp (up for positive lanes, toward zero
- * for negative ones), floor for tn; na and nz truncate |v| and decide
- * from the fraction f = |v| - trunc(|v|) (exact: Sterbenz) whether f >=
- * 1/2 (na) or f > 1/2 (nz); od and se truncate and add 1 when f != 0 and
+ * for negative ones), floor for tn; na is floor(|v| + 1/2) and nz is
+ * -floor(1/2 - |v|), with the addition rounded down (MXCSR set so by the
+ * loop, KD_UNI_CSR): rounding down keeps a sum w on the same side of
+ * every integer k (w >= k iff RD(w) >= k, k being a float), so the floor
+ * of the rounded sum is the floor of the exact one, which is |v| rounded
+ * to nearest with ties away from zero (na), and toward zero (nz: K <= 0,
+ * its magnitude taken); od and se truncate and add 1 when f != 0 and
  * K is even (od; K's parity from the exact conversion to int32, K <=
- * 2^24) or when f != 0 and the draw's top bit is set (se).  K q is exact
+ * 2^24) or when f != 0 and the draw's top bit is set (se), f = |v| -
+ * trunc(|v|) (exact; f != 0 as trunc(|v|) != |v|).  K q is exact
  * (K <= 2^(m+1) an integer, q a power of two, K q >= Q normal when
- * nonzero) or overflows to inf; a result above max, a NaN or inf input
+ * nonzero) or overflows (to inf, or under na's and nz's rounding down
+ * to the largest float, which is above max too: m <= 22); a result
+ * above max, a NaN or inf input
  * (v and K q stay inf or NaN) and an fnuz zero (its magnitude 0 wraps in
  * kf_finish's compare) are odd lanes for the slow path.  A carry K =
  * 2^(m+1) is the next binade's 2^(e+1), as the format has it.  Signs:
@@ -957,7 +964,7 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	__m256 inv = _mm256_castsi256_ps(_mm256_sub_epi32(f->uinv, qb));
 	__m256 xf = _mm256_castsi256_ps(u), af = _mm256_castsi256_ps(a);
 	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
-	__m256 v, K, r, reach;
+	__m256 v, K = _mm256_setzero_ps(), r, reach = _mm256_setzero_ps();
 	__m256i rb, rm, eq, o;
 
 	switch (rnd) {
@@ -987,6 +994,18 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 			reach = _mm256_setzero_ps();
 			break;
 		}
+		if (rnd == FPL_RND_NA) {	/* floor(|v| + 1/2), the addition rounded down */
+			K = _mm256_round_ps(_mm256_add_ps(v, f->uhalf),
+					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_cmp_ps(v, f->ureach, _CMP_GE_OQ);
+			break;
+		}
+		if (rnd == FPL_RND_NZ) {	/* -floor(1/2 - |v|), rounded down: K <= 0 */
+			K = _mm256_round_ps(_mm256_sub_ps(f->uhalf, v),
+					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ);
+			break;
+		}
 		kt = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 		if (rnd == FPL_RND_SE) {
 			__m256 up = _mm256_and_ps(_mm256_cmp_ps(kt, v, _CMP_NEQ_UQ),
@@ -996,19 +1015,14 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 					      _mm256_castsi256_ps(_mm256_srai_epi32(dh, 31)));
 			break;
 		}
-		fr = _mm256_sub_ps(v, kt);
-		if (rnd == FPL_RND_NA) {
-			K = _mm256_add_ps(kt, _mm256_and_ps(_mm256_cmp_ps(fr, f->uhalf, _CMP_GE_OQ), f->uone));
-			reach = _mm256_cmp_ps(v, f->ureach, _CMP_GE_OQ);
-		} else {	/* nz */
-			K = _mm256_add_ps(kt, _mm256_and_ps(_mm256_cmp_ps(fr, f->uhalf, _CMP_GT_OQ), f->uone));
-			reach = _mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ);
-		}
 		(void)ix;
+		(void)fr;
 		break;
 	}
 	}
 	r = _mm256_mul_ps(K, q);
+	if (rnd == FPL_RND_NZ)	/* |K q|, K <= 0 */
+		r = _mm256_andnot_ps(sgn, r);
 	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
 		r = _mm256_or_ps(r, _mm256_and_ps(xf, sgn));
 	rb = _mm256_castps_si256(r);
@@ -1040,7 +1054,7 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	__m256d inv = _mm256_castsi256_pd(_mm256_sub_epi64(c->uinv, qb));
 	__m256d xf = _mm256_castsi256_pd(u), af = _mm256_castsi256_pd(a);
 	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
-	__m256d v, K, r, reach;
+	__m256d v, K = _mm256_setzero_pd(), r, reach = _mm256_setzero_pd();
 	__m256i rb, rm, eq, o;
 
 	switch (rnd) {
@@ -1062,6 +1076,18 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	default: {
 		__m256d kt, fr;
 		v = _mm256_mul_pd(af, inv);
+		if (rnd == FPL_RND_NA) {	/* as kf_uni */
+			K = _mm256_round_pd(_mm256_add_pd(v, c->uhalf),
+					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_cmp_pd(v, c->ureach, _CMP_GE_OQ);
+			break;
+		}
+		if (rnd == FPL_RND_NZ) {
+			K = _mm256_round_pd(_mm256_sub_pd(c->uhalf, v),
+					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ);
+			break;
+		}
 		kt = _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 		if (rnd == FPL_RND_OD) {
 			/* 2^52 + K: K's parity is the last bit of its encoding */
@@ -1080,18 +1106,13 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 			reach = _mm256_and_pd(_mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ), db);
 			break;
 		}
-		fr = _mm256_sub_pd(v, kt);
-		if (rnd == FPL_RND_NA) {
-			K = _mm256_add_pd(kt, _mm256_and_pd(_mm256_cmp_pd(fr, c->uhalf, _CMP_GE_OQ), c->uone));
-			reach = _mm256_cmp_pd(v, c->ureach, _CMP_GE_OQ);
-		} else {
-			K = _mm256_add_pd(kt, _mm256_and_pd(_mm256_cmp_pd(fr, c->uhalf, _CMP_GT_OQ), c->uone));
-			reach = _mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ);
-		}
+		(void)fr;
 		break;
 	}
 	}
 	r = _mm256_mul_pd(K, q);
+	if (rnd == FPL_RND_NZ)
+		r = _mm256_andnot_pd(sgn, r);
 	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
 		r = _mm256_or_pd(r, _mm256_and_pd(xf, sgn));
 	rb = _mm256_castpd_si256(r);
@@ -1548,6 +1569,12 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
+/* MXCSR for the uni loops: na and nz add 1/2 rounded down (kf_uni), the
+ * other modes' steps are exact or vroundps with its own direction; the
+ * default 0x1f80 (RNE, exceptions masked, no DAZ or FTZ) is put back for
+ * every call of the other code (odd vectors, heads, tails). */
+#define KD_UNI_CSR(rnd) ((rnd) == FPL_RND_NA || (rnd) == FPL_RND_NZ ? 0x3f80u : 0x1f80u)
+
 /* The modes of kf_uni, binary32 lanes: one branch-free vector per eight
  * elements (draws for se only), kd_wide8o for a vector with an odd
  * lane; exact and underflowing lanes counted in general registers. */
@@ -1555,6 +1582,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 			    const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
 			    kd_acc *acc)
 {
+	const unsigned csr = KD_UNI_CSR(rnd);
 	size_t j = 0, inexact = 0, under = 0;
 
 	if (stream && ((uintptr_t)z & 31)) {
@@ -1564,6 +1592,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 		kd_part32(c, rnd, z, x, 0, h, idx0, acc, slow, ctx);
 		j = h;
 	}
+	_mm_setcsr(csr);
 	while (j + 8 <= n) {
 		__m256i zlo = kd_base(c->key, idx0 + j, f->glo);
 		__m256i zhi = kd_base(c->key, idx0 + j, f->ghi);
@@ -1579,12 +1608,15 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 			kd_st(z + j, r, stream);
 		}
 		if (j + 8 <= n) {
+			_mm_setcsr(0x1f80);
 			kd_st(z + j, _mm256_castps_si256(kd_wide8o(c, rnd, x + j, j, idx0 + j, acc,
 								    slow, ctx)),
 			      stream);
+			_mm_setcsr(csr);
 			j += 8;
 		}
 	}
+	_mm_setcsr(0x1f80);
 	if (j < n)
 		kd_part32(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
 	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
@@ -1595,6 +1627,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
 			    size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
 {
+	const unsigned csr = KD_UNI_CSR(rnd);
 	const int draws = rnd == FPL_RND_SE;
 	size_t j = 0, inexact = 0, under = 0;
 
@@ -1605,6 +1638,7 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 		kd_part64(c, rnd, z, x, 0, h, idx0, acc, slow, ctx);
 		j = h;
 	}
+	_mm_setcsr(csr);
 	while (j + 4 <= n) {
 		__m256i zb = kd_base(c->key, idx0 + j, c->lanes_g);
 		for (; j + 4 <= n; j += 4, zb = _mm256_add_epi64(zb, c->step)) {
@@ -1619,10 +1653,13 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 			kd_st(z + j, r, stream);
 		}
 		if (j + 4 <= n) {
+			_mm_setcsr(0x1f80);
 			kd_st(z + j, kd_odd64(c, rnd, x + j, j, idx0 + j, acc, slow, ctx), stream);
+			_mm_setcsr(csr);
 			j += 4;
 		}
 	}
+	_mm_setcsr(0x1f80);
 	if (j < n)
 		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
 	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
@@ -1640,12 +1677,15 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 
 	/* the uni loops (kf_uni, kd_uni64) where they measured faster than
 	 * the adaptive ones (AMD Zen 5, 2^24 N(0, 1) elements): the directed
-	 * modes always, whose rounding is one vroundps; na, nz, od and se of
-	 * binary32 arrays when the tiny range is wide (emin >= -10: the
+	 * modes always, whose rounding is one vroundps; na, nz, od and se
+	 * when the tiny range is wide: binary32 arrays with emin >= -10 (the
 	 * e4m3 formats, fp6, fp4), where the adaptive loop's branch to the
-	 * tiny-lane code was taken in one vector in ten or more */
+	 * tiny-lane code was taken in one vector in ten or more, binary64
+	 * arrays with emin >= -2 (fp6, fp4), where its branch-free vectors
+	 * (kd_gen64) cost more.  Speed only: the bits are the same. */
 	const int directed = rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ;
 	const int wide_tiny = (int)p->emin_b - 1023 >= -10;
+	const int wide_tiny64 = (int)p->emin_b - 1023 >= -2;
 
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
@@ -1656,7 +1696,7 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32 && f.uni && (directed || wide_tiny))
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
-	else if (!f32 && c.uni && directed)
+	else if (!f32 && c.uni && (directed || wide_tiny64))
 		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
