@@ -929,10 +929,12 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * every integer k (w >= k iff RD(w) >= k, k being a float), so the floor
  * of the rounded sum is the floor of the exact one, which is |v| rounded
  * to nearest with ties away from zero (na), and toward zero (nz: K <= 0,
- * its magnitude taken); od and se truncate and add 1 when f != 0 and
- * K is even (od; K's parity from the exact conversion to int32, K <=
- * 2^24) or when f != 0 and the draw's top bit is set (se), f = |v| -
- * trunc(|v|) (exact; f != 0 as trunc(|v|) != |v|).  K q is exact
+ * its magnitude taken); od is trunc(|v|) with its last bit set when
+ * |v| is not an integer: |v| + 2^23 (2^52 in binary64 lanes) rounded
+ * toward zero is 2^23 + trunc(|v|) (|v| < 2^(m+1) <= 2^23, the sum's
+ * spacing 1), whose encoding ends in K's bits, and taking 2^23 off
+ * again is exact; se adds 1 to trunc(|v|) when |v| is not an integer
+ * and the draw's top bit is set.  K q is exact
  * (K <= 2^(m+1) an integer, q a power of two, K q >= Q normal when
  * nonzero) or overflows (to inf, or under na's and nz's rounding down
  * to the largest float, which is above max too: m <= 22); a result
@@ -988,10 +990,15 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 		__m256i ix;
 		v = _mm256_mul_ps(af, inv);
 		if (rnd == FPL_RND_OD) {
-			__m256i ki = _mm256_cvttps_epi32(v);
-			ix = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(ki), v, _CMP_NEQ_UQ));
-			K = _mm256_cvtepi32_ps(_mm256_or_si256(ki, _mm256_and_si256(ix, f->one)));
+			/* |v| + 2^23 rounded toward zero (MXCSR) is 2^23 +
+			 * trunc(|v|), |v| < 2^23, whose last bit is K's: set
+			 * it when inexact, then take 2^23 off (exact) */
+			const __m256 c23 = _mm256_set1_ps(0x1p23f);
+			__m256 t = _mm256_add_ps(v, c23);
+			__m256 nx = _mm256_cmp_ps(_mm256_sub_ps(t, c23), v, _CMP_NEQ_UQ);
+			K = _mm256_sub_ps(_mm256_or_ps(t, _mm256_and_ps(nx, _mm256_castsi256_ps(f->one))), c23);
 			reach = _mm256_setzero_ps();
+			(void)ix;
 			break;
 		}
 		if (rnd == FPL_RND_NA) {	/* floor(|v| + 1/2), the addition rounded down */
@@ -1076,6 +1083,14 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	default: {
 		__m256d kt, fr;
 		v = _mm256_mul_pd(af, inv);
+		if (rnd == FPL_RND_OD) {	/* as kf_uni, with 2^52 */
+			__m256d t = _mm256_add_pd(v, c->two52);
+			__m256d nx = _mm256_cmp_pd(_mm256_sub_pd(t, c->two52), v, _CMP_NEQ_UQ);
+			K = _mm256_sub_pd(_mm256_or_pd(t, _mm256_and_pd(nx, _mm256_castsi256_pd(c->one))),
+					  c->two52);
+			reach = _mm256_setzero_pd();
+			break;
+		}
 		if (rnd == FPL_RND_NA) {	/* as kf_uni */
 			K = _mm256_round_pd(_mm256_add_pd(v, c->uhalf),
 					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
@@ -1089,16 +1104,6 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 			break;
 		}
 		kt = _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-		if (rnd == FPL_RND_OD) {
-			/* 2^52 + K: K's parity is the last bit of its encoding */
-			__m256i kb = _mm256_castpd_si256(_mm256_add_pd(kt, c->two52));
-			__m256d ix = _mm256_cmp_pd(kt, v, _CMP_NEQ_UQ);
-			__m256d ev = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(kb, c->one),
-									    _mm256_setzero_si256()));
-			K = _mm256_add_pd(kt, _mm256_and_pd(_mm256_and_pd(ix, ev), c->uone));
-			reach = _mm256_setzero_pd();
-			break;
-		}
 		if (rnd == FPL_RND_SE) {
 			__m256d db = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_setzero_si256(), d));
 			__m256d up = _mm256_and_pd(_mm256_cmp_pd(kt, v, _CMP_NEQ_UQ), db);
@@ -1569,11 +1574,13 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
-/* MXCSR for the uni loops: na and nz add 1/2 rounded down (kf_uni), the
- * other modes' steps are exact or vroundps with its own direction; the
+/* MXCSR for the uni loops: na and nz add 1/2 rounded down, od adds 2^23
+ * (2^52) rounded toward zero (kf_uni), the other modes' steps are exact
+ * or vroundps with its own direction; the
  * default 0x1f80 (RNE, exceptions masked, no DAZ or FTZ) is put back for
  * every call of the other code (odd vectors, heads, tails). */
-#define KD_UNI_CSR(rnd) ((rnd) == FPL_RND_NA || (rnd) == FPL_RND_NZ ? 0x3f80u : 0x1f80u)
+#define KD_UNI_CSR(rnd) ((rnd) == FPL_RND_NA || (rnd) == FPL_RND_NZ ? 0x3f80u \
+			 : (rnd) == FPL_RND_OD ? 0x7f80u : 0x1f80u)
 
 /* The modes of kf_uni, binary32 lanes: one branch-free vector per eight
  * elements (draws for se only), kd_wide8o for a vector with an odd
