@@ -1245,8 +1245,8 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	/* kf_uni: gradual underflow, m >= 1, Q a normal float */
 	f->uni = p->sub_fast && m >= 1 && emin - m >= -126 && rnd != FPL_RND_SP && rnd != FPL_RND_NE;
 	f->uexp = _mm256_set1_epi32(0x7f800000);
-	f->um = _mm256_set1_epi32(m << 23);
-	f->uq = _mm256_set1_epi32((emin - m + 127) << 23);
+	f->um = _mm256_set1_epi32((int)((uint32_t)m << 23));
+	f->uq = _mm256_set1_epi32((int)((uint32_t)(emin - m + 127) << 23));	/* used when uni */
 	f->uinv = _mm256_set1_epi32(254 << 23);
 	f->uhalf = _mm256_set1_ps(0.5f);
 	f->uone = _mm256_set1_ps(1.0f);
