@@ -20,6 +20,13 @@
  * the stochastic ones (sp se), 0.5 for hist.  FPLAB_KERNELS picks the
  * kernel set measured; FPLAB_BENCH_CLOCK=thread times by the thread's CPU
  * time (bench.h), for a shared machine, and then measures one thread.
+ *
+ * When the selected set is avx512, the same tables and floor rows are
+ * measured again under the avx2 set (the path of AVX2-only CPUs such as
+ * AMD Zen 3), its floor rows labelled "avx2:", so that `make bench`'s
+ * floors table shows both machine kinds; that pass takes 3 repetitions
+ * (fewer than FPLAB_BENCH_REPS when that is larger) to keep the bench
+ * near two minutes.  FPLAB_BENCH_AVX2=0 leaves it out.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -117,9 +124,10 @@ static void do_hist(void *p)
 	fpl_hist_release(&h);
 }
 
-/* fractions of memcpy: [type][threads][format][mode], 0 when not measured */
+/* fractions of memcpy: [type][threads][format][mode] of the set being
+ * measured, 0 when not measured */
 static double q_round[2][NTH][NFMT][FPL_RND_COUNT];
-static double t_copy[2][NTH];	/* best memcpy over the run, for the MB/s line */
+static double t_copy[2][NTH];	/* best memcpy over the pass, for the MB/s line */
 
 /* Best of reps runs of fn and of memcpy, taken in turns, so that both
  * see the same machine: the fraction t(memcpy) / t(fn). */
@@ -174,17 +182,100 @@ static int floor_row(const char *what, int type, int ti, int f0, int f1, int sto
 	if (wf < 0)
 		return 0;
 	snprintf(where, sizeof where, "%s %s", formats[wf], fpl_rnd_name((fpl_rnd)wr));
-	printf("%-44s %2d %6.2f  %-14s %5.2f  %s\n", what, threads[ti], worst, where, fl,
+	printf("%-50s %2d %6.2f  %-14s %5.2f  %s\n", what, threads[ti], worst, where, fl,
 	       worst >= fl ? "met" : "NOT met");
 	return worst < fl;
 }
 
+static const char *const tname[2] = { "binary64", "binary32" };
+
+/* One pass over every format, mode and type under the selected kernel
+ * set: fills q_round and prints the two tables of fractions. */
+static void measure(ctx *c, int reps, const int nth[NTH])
+{
+	int type, ti, fi, r;
+
+	memset(q_round, 0, sizeof q_round);
+	memset(t_copy, 0, sizeof t_copy);
+	for (type = 0; type < 2; type++) {
+		printf("\n%s arrays, kernels %s: fraction of memcpy (one thread%s)\n", tname[type],
+		       fpl_kernels_selected(), nth[1] > 1 ? "; ne and sp also all threads" : "");
+		printf("%-8s", "format");
+		for (r = 0; r < FPL_RND_COUNT; r++)
+			printf(" %5s", fpl_rnd_name((fpl_rnd)r));
+		if (nth[1] > 1)
+			printf(" %7s %7s", "ne-all", "sp-all");
+		printf("\n");
+		for (fi = 0; fi < NFMT; fi++) {
+			fpl_format f;
+			fpl_format_lookup(&f, formats[fi]);
+			c->f = &f;
+			c->f32 = type;
+			for (ti = 0; ti < (nth[1] > 1 ? NTH : 1); ti++) {
+				c->threads = nth[ti];
+				for (r = 0; r < FPL_RND_COUNT; r++) {
+					if (ti && r != FPL_RND_NE && r != FPL_RND_SP)
+						continue;
+					c->rnd = (fpl_rnd)r;
+					q_round[type][ti][fi][r] = paired(do_round, c, type, ti, reps);
+				}
+			}
+			c->f = NULL;
+		}
+		for (fi = 0; fi < NFMT; fi++) {
+			printf("%-8s", formats[fi]);
+			for (r = 0; r < FPL_RND_COUNT; r++)
+				printf(" %5.2f", ratio(type, 0, fi, r));
+			if (nth[1] > 1)
+				printf(" %7.2f %7.2f", ratio(type, 1, fi, FPL_RND_NE),
+				       ratio(type, 1, fi, FPL_RND_SP));
+			printf("\n");
+		}
+		printf("memcpy: %.0f MB/s one thread", (double)N * (type ? 4 : 8) / t_copy[type][0] / 1e6);
+		if (nth[1] > 1)
+			printf(", %.0f MB/s %d threads",
+			       (double)N * (type ? 4 : 8) / t_copy[type][1] / 1e6, nth[1]);
+		printf("\n");
+	}
+}
+
+/* The floor rows of the pass in q_round, each prefixed by label; returns
+ * the rows NOT met. */
+static int floor_rows(const char *label, const int nth[NTH])
+{
+	int ti, type, misses = 0;
+
+	for (ti = 0; ti < (nth[1] > 1 ? NTH : 1); ti++)
+		for (type = 0; type < 2; type++) {
+			char what[96];
+			snprintf(what, sizeof what, "%sround %s arrays, bf16/fp16/fp8, ne..od", label,
+				 tname[type]);
+			misses += floor_row(what, type, ti, 0, SMALL, 0, 0.8, nth);
+			snprintf(what, sizeof what, "%sround %s arrays, bf16/fp16/fp8, sp se", label,
+				 tname[type]);
+			misses += floor_row(what, type, ti, 0, SMALL, 1, 0.7, nth);
+			snprintf(what, sizeof what, "%sround %s arrays, fp6/fp4, ne..od", label, tname[type]);
+			misses += floor_row(what, type, ti, SMALL, NFMT, 0, 0.8, nth);
+			snprintf(what, sizeof what, "%sround %s arrays, fp6/fp4, sp se", label, tname[type]);
+			misses += floor_row(what, type, ti, SMALL, NFMT, 1, 0.7, nth);
+		}
+	return misses;
+}
+
+/* Whether to measure the avx2 set too: the selected set is avx512 and
+ * FPLAB_BENCH_AVX2 is not 0. */
+static int want_avx2(void)
+{
+	const char *e = getenv("FPLAB_BENCH_AVX2");
+	return !(e && e[0] == '0') && strcmp(fpl_kernels_selected(), "avx512") == 0;
+}
+
 int main(void)
 {
-	const char *tname[2] = { "binary64", "binary32" };
-	int reps = bench_reps(), type, ti, fi, r, nth[NTH], misses = 0;
+	int reps = bench_reps(), nth[NTH], misses = 0, avx2;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	double q_hist;
+	char main_set[32];
 	ctx c = { 0 };
 	size_t i;
 
@@ -203,48 +294,12 @@ int main(void)
 	memset(c.y, 0, N * sizeof *c.y);
 	memset(c.yf, 0, N * sizeof *c.yf);
 
-	printf("bround: 2^24 N(0, 1) elements, kernels %s, best of %d, threads 1 and %d, %s\n",
-	       fpl_kernels_selected(), reps, nth[1],
+	snprintf(main_set, sizeof main_set, "%s", fpl_kernels_selected());
+	avx2 = want_avx2();
+	printf("bround: 2^24 N(0, 1) elements, kernels %s%s, best of %d, threads 1 and %d, %s\n",
+	       main_set, avx2 ? " then avx2" : "", reps, nth[1],
 	       bench_thread_clock() ? "thread CPU time" : "wall clock");
-	for (type = 0; type < 2; type++) {
-		printf("\n%s arrays: fraction of memcpy (one thread%s)\n", tname[type],
-		       nth[1] > 1 ? "; ne and sp also all threads" : "");
-		printf("%-8s", "format");
-		for (r = 0; r < FPL_RND_COUNT; r++)
-			printf(" %5s", fpl_rnd_name((fpl_rnd)r));
-		if (nth[1] > 1)
-			printf(" %7s %7s", "ne-all", "sp-all");
-		printf("\n");
-		for (fi = 0; fi < NFMT; fi++) {
-			fpl_format f;
-			fpl_format_lookup(&f, formats[fi]);
-			c.f = &f;
-			c.f32 = type;
-			for (ti = 0; ti < (nth[1] > 1 ? NTH : 1); ti++) {
-				c.threads = nth[ti];
-				for (r = 0; r < FPL_RND_COUNT; r++) {
-					if (ti && r != FPL_RND_NE && r != FPL_RND_SP)
-						continue;
-					c.rnd = (fpl_rnd)r;
-					q_round[type][ti][fi][r] = paired(do_round, &c, type, ti, reps);
-				}
-			}
-		}
-		for (fi = 0; fi < NFMT; fi++) {
-			printf("%-8s", formats[fi]);
-			for (r = 0; r < FPL_RND_COUNT; r++)
-				printf(" %5.2f", ratio(type, 0, fi, r));
-			if (nth[1] > 1)
-				printf(" %7.2f %7.2f", ratio(type, 1, fi, FPL_RND_NE),
-				       ratio(type, 1, fi, FPL_RND_SP));
-			printf("\n");
-		}
-		printf("memcpy: %.0f MB/s one thread", (double)N * (type ? 4 : 8) / t_copy[type][0] / 1e6);
-		if (nth[1] > 1)
-			printf(", %.0f MB/s %d threads",
-			       (double)N * (type ? 4 : 8) / t_copy[type][1] / 1e6, nth[1]);
-		printf("\n");
-	}
+	measure(&c, reps, nth);
 
 	/* hist: classification into e4m3fn against memcpy of the binary32 bytes */
 	{
@@ -254,26 +309,27 @@ int main(void)
 		c.f32 = 1;
 		c.threads = 1;
 		q_hist = paired(do_hist, &c, 1, 0, reps);
+		c.f = NULL;
 	}
 
 	printf("\nissue 24 floors (worst figure of each row, ratios from this run, kernels %s)\n",
-	       fpl_kernels_selected());
-	printf("%-44s %2s %6s  %-14s %5s\n", "row", "th", "worst", "where", "floor");
-	for (ti = 0; ti < (nth[1] > 1 ? NTH : 1); ti++)
-		for (type = 0; type < 2; type++) {
-			char what[96];
-			snprintf(what, sizeof what, "round %s arrays, bf16/fp16/fp8, ne..od", tname[type]);
-			misses += floor_row(what, type, ti, 0, SMALL, 0, 0.8, nth);
-			snprintf(what, sizeof what, "round %s arrays, bf16/fp16/fp8, sp se", tname[type]);
-			misses += floor_row(what, type, ti, 0, SMALL, 1, 0.7, nth);
-			snprintf(what, sizeof what, "round %s arrays, fp6/fp4, ne..od", tname[type]);
-			misses += floor_row(what, type, ti, SMALL, NFMT, 0, 0.8, nth);
-			snprintf(what, sizeof what, "round %s arrays, fp6/fp4, sp se", tname[type]);
-			misses += floor_row(what, type, ti, SMALL, NFMT, 1, 0.7, nth);
-		}
-	printf("%-44s %2d %6.2f  %-14s %5.2f  %s\n", "hist classification (binary32)", 1, q_hist,
+	       main_set);
+	printf("%-50s %2s %6s  %-14s %5s\n", "row", "th", "worst", "where", "floor");
+	misses += floor_rows("", nth);
+	printf("%-50s %2d %6.2f  %-14s %5.2f  %s\n", "hist classification (binary32)", 1, q_hist,
 	       "e4m3fn ne", 0.5, q_hist >= 0.5 ? "met" : "NOT met");
 	misses += q_hist < 0.5;
+
+	if (avx2 && fpl_kernels_select("avx2") == 0) {
+		int r2 = reps < 3 ? reps : 3;
+		printf("\nthe avx2 set (AVX2-only CPUs), best of %d\n", r2);
+		measure(&c, r2, nth);
+		printf("\nissue 24 floors, kernels avx2 (worst figure of each row, ratios from this "
+		       "run, best of %d)\n", r2);
+		printf("%-50s %2s %6s  %-14s %5s\n", "row", "th", "worst", "where", "floor");
+		misses += floor_rows("avx2: ", nth);
+		fpl_kernels_select(main_set);
+	}
 	printf("bround: %d rows NOT met\n", misses);
 	free(c.x);
 	free(c.y);

@@ -749,8 +749,12 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
 		__m512i u = _mm512_loadu_si512(x + j);
 		__m512i dh = _mm512_setzero_si512();
-		if (rnd == FPL_RND_SP)	/* ~(draw & rmask): ~(A & B) = 0x3f */
-			dh = _mm512_ternarylogic_epi32(kf_dh(f, z0, z1, 0), f->rmask, f->rmask, 0x3f);
+		if (rnd == FPL_RND_SP) {
+			/* ~(draw & rmask) with the draw's last xorshift h ^ (h
+			 * >> 31) in the same ternary op: ~((A ^ B) & C) = 0xd7 */
+			__m512i h = kf_dh(f, z0, z1, 1);
+			dh = _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
+		}
 		else if (draws)	/* se reads the top bit only */
 			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
