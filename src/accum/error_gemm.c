@@ -76,6 +76,9 @@ typedef struct ectx {
 	const fpl__grid_row *ra, *rb;
 	int slack;			/* 0; > 0 only in the tests' mutant */
 	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
+	/* the blocked path (exact_gemm.c): B packed, or NULL */
+	const fpl__exact_gemm *gk;
+	uint64_t *nblock;		/* outputs done by it, or NULL */
 } ectx;
 
 typedef struct eworker {
@@ -231,6 +234,79 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 	return 1;
 }
 
+/* 2^e for -1022 <= e <= 1023. */
+static double pow2(int e)
+{
+	return fpl__from_bits((uint64_t)(e + 1023) << 52);
+}
+
+/* a + b = *s exactly?  (Knuth's TwoSum: its error term is exact for
+ * finite a, b when a + b does not overflow.) */
+static int exact_sum(double a, double b, double *s)
+{
+	double t = a + b, z = t - a;
+
+	*s = t;
+	return isfinite(t) && (a - (t - z)) + (b - z) == 0;
+}
+
+/*
+ * one_output by the blocked path (exact_gemm.c), from the binary64
+ * evaluations te of sum a_k b_k and tg of sum |a_k||b_k|: 1 when the
+ * certificate holds, else 0 (nothing written).  The certificate (see
+ * exact_gemm.c): both rows finite, g = qa + qb in [-1074, 970] and tg <
+ * 2^(g + 53): then te and tg are the exact sums.  With C's entry c, e =
+ * te + c and den = tg + |c| are kept when TwoSum proves them exact.  The
+ * readings are then those of the long accumulator bit for bit: the value
+ * and den are binary64 numbers (their own nearest rounding; e is never
+ * -0: every sum starts from +0 and an exact zero sum rounds to +0); for
+ * a finite y, d = y - e is kept when TwoSum proves it exact, and then
+ * fpl_exact_abserr is |d| and fpl_exact_relerr, formed from d's and e's
+ * windows (exact here: 53-bit numbers in a 128-bit and a 64-bit window)
+ * by a truncated quotient with sticky rounded once to nearest, is the
+ * correctly rounded |d| / |e|: the IEEE division's result.
+ */
+static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j], e = te, den = tg, d, cv;
+	int g, lim;
+	unsigned char cl = 0;
+
+	if (!X->ra[i].fin || !X->rb[j].fin)
+		return 0;
+	g = X->ra[i].t + X->rb[j].t;
+	lim = g + 53 + X->slack;
+	if (g < -1074 || g > 970 || !(tg < pow2(lim > 1023 ? 1023 : lim)))
+		return 0;
+	if (X->c) {
+		cv = X->c[i * X->ldc + j];
+		if (!exact_sum(te, cv, &e) || !exact_sum(tg, fabs(cv), &den))
+			return 0;
+		if (e == 0)
+			e = 0.0;	/* +0, as fpl_exact_value gives it */
+	}
+	if (isfinite(y)) {
+		if (!exact_sum(y, -e, &d))
+			return 0;
+		cl |= C_ABS;
+		X->abserr[o] = fabs(d);
+		X->den[o] = den;
+		X->rel[o] = d == 0 ? 0.0 : e == 0 ? fpl__from_bits(FPL__EXP_MASK) : fabs(d) / fabs(e);
+		if (e != 0) {
+			cl |= C_REL;
+			if (y == 0)
+				cl |= C_ZERO;
+		}
+	} else {
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
+	}
+	X->exact[o] = e;
+	X->cls[o] = cl | result_class(y);
+	return 1;
+}
+
 /* Output (i, j); returns 1 when the grid or the compensated path did it. */
 static int one_output(const ectx *X, size_t i, size_t j)
 {
@@ -263,27 +339,23 @@ static int one_output(const ectx *X, size_t i, size_t j)
 	return 0;
 }
 
-/*
- * The outputs in tiles: a block of up to 16 rows of A against a block of
- * Bt's rows of about 256 KiB, so that each row of Bt is read from cache
- * by the 16 rows (the grid path is bound by those reads otherwise).  The
- * order does not matter: every output is computed on its own.  Progress
- * counts each row's part of a tile when it is done: n*(kk+1) per row in
- * all, as before.
- */
-static void *ework(void *arg)
+/* Rows [i0, i1) output by output (one_output), in tiles: a block of up
+ * to 16 rows of A against a block of Bt's rows of about 256 KiB, so that
+ * each row of Bt is read from cache by the 16 rows (the grid path is
+ * bound by those reads otherwise).  The order does not matter: every
+ * output is computed on its own.  Progress counts each row's part of a
+ * tile when it is done: n*(kk+1) per row in all, as before. */
+static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 {
-	eworker *w = arg;
-	const ectx *X = w->X;
 	size_t jb = X->K ? (size_t)32768 / X->K : X->N, ib, i, j, j0, j1;
 	uint64_t ng = 0;
 
 	if (jb < 1)
 		jb = 1;
-	for (ib = w->i0; ib < w->i1; ib += 16)
+	for (ib = i0; ib < i1; ib += 16)
 		for (j0 = 0; j0 < X->N; j0 = j1) {
 			j1 = X->N - j0 > jb ? j0 + jb : X->N;
-			for (i = ib; i < w->i1 && i < ib + 16; i++) {
+			for (i = ib; i < i1 && i < ib + 16; i++) {
 				for (j = j0; j < j1; j++)
 					ng += (uint64_t)one_output(X, i, j);
 				if (X->progress)
@@ -291,8 +363,73 @@ static void *ework(void *arg)
 							   __ATOMIC_RELAXED);
 			}
 		}
+	return ng;
+}
+
+/*
+ * Rows [w->i0, w->i1) by the blocked path: blocks of up to 48 rows
+ * against chunks of about 2048 columns, E and G of the whole chunk from
+ * exact_gemm.c's kernel, then each output by gemm_output or, where its
+ * certificate fails, one_output.  When fewer than half of a block's
+ * outputs pass, the rest of the range goes output by output (speed only:
+ * every path gives the same bits).  Returns -1 when memory is short
+ * (nothing done).
+ */
+static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint64_t *nb)
+{
+	const fpl__exact_gemm *gk = X->gk;
+	size_t nr = (size_t)gk->nr, qc = 2048 / nr ? 2048 / nr : 1, rc = fpl__exact_gemm_rows(gk);
+	size_t ib, rows = 0, q0, q1, ld, r, c, j;
+	double *E = malloc(2 * rc * qc * nr * sizeof *E);
+	double *ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	uint64_t fast;
+
+	if (!E || !ap) {
+		free(E);
+		free(ap);
+		return -1;
+	}
+	for (ib = i0; ib < i1; ib += rows) {
+		rows = i1 - ib < 48 ? i1 - ib : 48;
+		fast = 0;
+		for (q0 = 0; q0 < gk->np; q0 = q1) {
+			q1 = gk->np - q0 > qc ? q0 + qc : gk->np;
+			ld = (q1 - q0) * nr;
+			fpl__exact_gemm_block(gk, X->A + ib * X->K, rows, q0, q1, E, E + rc * ld, ap);
+			for (r = 0; r < rows; r++)
+				for (c = 0, j = q0 * nr; c < ld && j < X->N; c++, j++) {
+					if (gemm_output(X, ib + r, j, E[r * ld + c], E[rc * ld + r * ld + c]))
+						fast++;
+					else
+						*ng += (uint64_t)one_output(X, ib + r, j);
+				}
+		}
+		*nb += fast;
+		if (X->progress)
+			__atomic_fetch_add(X->progress, (uint64_t)rows * X->N * (X->K + 1),
+					   __ATOMIC_RELAXED);
+		if (2 * fast < rows * X->N) {
+			*ng += rows_each(X, ib + rows, i1);
+			break;
+		}
+	}
+	free(E);
+	free(ap);
+	return 0;
+}
+
+static void *ework(void *arg)
+{
+	eworker *w = arg;
+	const ectx *X = w->X;
+	uint64_t ng = 0, nb = 0;
+
+	if (!X->gk || rows_blocked(X, w->i0, w->i1, &ng, &nb))
+		ng = rows_each(X, w->i0, w->i1);
 	if (X->ngrid)
 		__atomic_fetch_add(X->ngrid, ng, __ATOMIC_RELAXED);
+	if (X->nblock)
+		__atomic_fetch_add(X->nblock, nb, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -513,7 +650,18 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 			      const double *c, size_t ldc, int mode, int threads,
 			      uint64_t *progress, uint64_t *ngrid)
 {
+	return fpl__accum_errors_outputs_ex(exact, rel, abserr, den, cls, r, ldr, m, n, kk, pa,
+					    pbt, c, ldc, mode, 1, threads, progress, ngrid, NULL);
+}
+
+int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
+				 unsigned char *cls, const double *r, size_t ldr, size_t m,
+				 size_t n, size_t kk, const double *pa, const double *pbt,
+				 const double *c, size_t ldc, int mode, int blocked, int threads,
+				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
+{
 	void *mem = NULL;
+	fpl__exact_gemm gk;
 	ectx X;
 
 	memset(&X, 0, sizeof X);
@@ -534,9 +682,18 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 	X.progress = progress;
 	X.slack = mode > 0 ? mode : 0;
 	X.ngrid = ngrid;
+	X.nblock = nblock;
+	gk.bp = NULL;
 	if (mode >= 0)
 		grid_prepare(&X, &mem);
+	/* the blocked path: a GEMM (not sums) of at least 4 x 4 outputs */
+	if (blocked && X.ra && pbt && m >= 4 && n >= 4 && kk) {
+		fpl__exact_gemm_pick(&gk);
+		if (!fpl__exact_gemm_pack_b(&gk, pbt, n, kk))
+			X.gk = &gk;
+	}
 	run_rows(&X, threads);
+	fpl__exact_gemm_release(&gk);
 	free(mem);
 	return 0;
 }
@@ -552,10 +709,12 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	unsigned char *cls = NULL;
 	fpl_accum_errors E;
 	ectx X;
-	int st = 0;
+	int st = 0, mode;
 
 	if (!err || !mod || fpl_accum_check(mod, NULL) || (!b && n != 1))
 		return FPL_EINVAL;
+	if (fpl__exact_gemm_env(&mode))
+		return FPL_ENOTFOUND;
 	if (m && n
 	    && (!r || ldr < n || (c && ldc < n)
 		|| (kk && (!a || (!transa && lda < kk) || (transa && lda < m)))
@@ -584,9 +743,9 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
 	if (b && kk)	/* Bt[j][k] = B[k][j] */
 		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
-	fpl__accum_errors_outputs(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC, cls,
-				  r, ldr, m, n, kk, pa, b ? pb : NULL, c, ldc, 0, threads,
-				  progress, NULL);
+	fpl__accum_errors_outputs_ex(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC,
+				     cls, r, ldr, m, n, kk, pa, b ? pb : NULL, c, ldc,
+				     mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL, NULL);
 	memset(&X, 0, sizeof X);
 	X.rel = buf;
 	X.abserr = buf + nC;

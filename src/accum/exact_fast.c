@@ -98,6 +98,7 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 		row[i].fin = fin;
 		row[i].hmin = hmin;
 		row[i].hmax = hmax;
+		row[i].t = hmax < tmin ? 0 : tmin;	/* exact_gemm.c's qa */
 		if (!fin || (hmax > tmin && hmax - tmin > 62)) {
 			row[i].q = 0;
 			row[i].w = -1;
