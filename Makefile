@@ -228,6 +228,7 @@ TESTS := \
 	tstate \
 	tnumber \
 	texact \
+	texactfast \
 	tgemmref \
 	th100 \
 	taccum \
