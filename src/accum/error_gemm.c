@@ -131,16 +131,15 @@ static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact
 
 /* one_output by the grid path: 1 when its certificate holds (then every
  * number is the long path's, bit for bit: exact_fast.c), else 0. */
-static int grid_output(const ectx *X, size_t i, size_t j)
+static int grid_output(const ectx *X, size_t i, size_t j, const int64_t *xa, const int64_t *xb)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
 	fpl__grid_sum s;
 	unsigned char cl = 0;
 
-	if (!X->ia
-	    || !fpl__exact_grid_dot(&s, X->ia + i * X->K, X->ra + i,
-				    X->ib ? X->ib + j * X->K : NULL, X->ib ? X->rb + j : NULL,
+	if (!xa
+	    || !fpl__exact_grid_dot(&s, xa, X->ra + i, X->Bt ? xb : NULL, X->Bt ? X->rb + j : NULL,
 				    X->A + i * X->K,
 				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
 				    X->slack))
@@ -308,7 +307,7 @@ static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
 }
 
 /* Output (i, j); returns 1 when the grid or the compensated path did it. */
-static int one_output(const ectx *X, size_t i, size_t j)
+static int one_output(const ectx *X, size_t i, size_t j, const int64_t *xa, const int64_t *xb)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
@@ -316,7 +315,7 @@ static int one_output(const ectx *X, size_t i, size_t j)
 	unsigned char cl = 0;
 	int efin;
 
-	if (grid_output(X, i, j) || cert_output(X, i, j))
+	if (grid_output(X, i, j, xa, xb) || cert_output(X, i, j))
 		return 1;
 	efin = exact_pair(X, i, j, &e, &g);
 	X->exact[o] = fpl_exact_value(&e);
@@ -357,7 +356,8 @@ static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 			j1 = X->N - j0 > jb ? j0 + jb : X->N;
 			for (i = ib; i < i1 && i < ib + 16; i++) {
 				for (j = j0; j < j1; j++)
-					ng += (uint64_t)one_output(X, i, j);
+					ng += (uint64_t)one_output(X, i, j, X->ia ? X->ia + i * X->K : NULL,
+								   X->ib ? X->ib + j * X->K : NULL);
 				if (X->progress)
 					__atomic_fetch_add(X->progress, (uint64_t)(j1 - j0) * (X->K + 1),
 							   __ATOMIC_RELAXED);
@@ -366,13 +366,66 @@ static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 	return ng;
 }
 
+/* The grid path's integer rows for the blocked path's rare outputs (not
+ * prepared for all rows then): formed on first use, a block's rows of A
+ * and B's columns, per worker. */
+typedef struct lazy_ints {
+	int64_t *xa, *xb;		/* 48 x K and N x K */
+	unsigned char *da, *db;		/* formed yet? */
+	size_t ib;			/* the block xa holds */
+} lazy_ints;
+
+static void lazy_release(lazy_ints *L)
+{
+	free(L->xa);
+	free(L->xb);
+	free(L->da);
+	free(L->db);
+}
+
+/* one_output with the integer rows from L (none when memory is short:
+ * then the grid path is skipped, the others give the same bits). */
+static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
+{
+	fpl__grid_row t;
+	size_t K = X->K ? X->K : 1;
+
+	if (X->ia)
+		return one_output(X, i, j, X->ia + i * X->K, X->ib ? X->ib + j * X->K : NULL);
+	if (X->ra[i].w < 0 || X->rb[j].w < 0)
+		return one_output(X, i, j, NULL, NULL);
+	if (!L->xa) {
+		L->xa = malloc(48 * K * sizeof *L->xa);
+		L->xb = malloc(X->N * K * sizeof *L->xb);
+		L->da = calloc(48, 1);
+		L->db = calloc(X->N, 1);
+		if (!L->xa || !L->xb || !L->da || !L->db) {
+			lazy_release(L);
+			memset(L, 0, sizeof *L);
+			return one_output(X, i, j, NULL, NULL);
+		}
+		L->ib = i - i % 48;
+	}
+	if (i - L->ib >= 48) {	/* a new block (blocks of 48 from the range's start) */
+		L->ib = i;
+		memset(L->da, 0, 48);
+	}
+	if (!L->da[i - L->ib]) {
+		fpl__exact_grid_rows(L->xa + (i - L->ib) * K, &t, X->A + i * X->K, 1, X->K);
+		L->da[i - L->ib] = 1;
+	}
+	if (!L->db[j]) {
+		fpl__exact_grid_rows(L->xb + j * K, &t, X->Bt + j * X->K, 1, X->K);
+		L->db[j] = 1;
+	}
+	return one_output(X, i, j, L->xa + (i - L->ib) * K, L->xb + j * K);
+}
+
 /*
  * Rows [w->i0, w->i1) by the blocked path: blocks of up to 48 rows
  * against chunks of about 2048 columns, E and G of the whole chunk from
  * exact_gemm.c's kernel, then each output by gemm_output or, where its
- * certificate fails, one_output.  When fewer than half of a block's
- * outputs pass, the rest of the range goes output by output (speed only:
- * every path gives the same bits).  Returns -1 when memory is short
+ * certificate fails, one_output.  Returns -1 when memory is short
  * (nothing done).
  */
 static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint64_t *nb)
@@ -382,8 +435,10 @@ static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint6
 	size_t ib, rows = 0, q0, q1, ld, r, c, j;
 	double *E = malloc(2 * rc * qc * nr * sizeof *E);
 	double *ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	lazy_ints L;
 	uint64_t fast;
 
+	memset(&L, 0, sizeof L);
 	if (!E || !ap) {
 		free(E);
 		free(ap);
@@ -392,6 +447,10 @@ static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint6
 	for (ib = i0; ib < i1; ib += rows) {
 		rows = i1 - ib < 48 ? i1 - ib : 48;
 		fast = 0;
+		if (L.da) {
+			L.ib = ib;
+			memset(L.da, 0, 48);
+		}
 		for (q0 = 0; q0 < gk->np; q0 = q1) {
 			q1 = gk->np - q0 > qc ? q0 + qc : gk->np;
 			ld = (q1 - q0) * nr;
@@ -401,20 +460,17 @@ static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint6
 					if (gemm_output(X, ib + r, j, E[r * ld + c], E[rc * ld + r * ld + c]))
 						fast++;
 					else
-						*ng += (uint64_t)one_output(X, ib + r, j);
+						*ng += (uint64_t)lone_output(X, ib + r, j, &L);
 				}
 		}
 		*nb += fast;
 		if (X->progress)
 			__atomic_fetch_add(X->progress, (uint64_t)rows * X->N * (X->K + 1),
 					   __ATOMIC_RELAXED);
-		if (2 * fast < rows * X->N) {
-			*ng += rows_each(X, ib + rows, i1);
-			break;
-		}
 	}
 	free(E);
 	free(ap);
+	lazy_release(&L);
 	return 0;
 }
 
@@ -431,6 +487,38 @@ static void *ework(void *arg)
 	if (X->nblock)
 		__atomic_fetch_add(X->nblock, nb, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+/*
+ * Is the blocked path worth its cost here?  Its certificate is checked on
+ * a sample, up to 48 rows against up to 256 columns spread over B: yes
+ * when at least half pass (speed only: every path gives the same bits).
+ */
+static int probe(const ectx *X)
+{
+	const fpl__exact_gemm *gk = X->gk;
+	size_t nr = (size_t)gk->nr, rc = fpl__exact_gemm_rows(gk), rows = X->M < 48 ? X->M : 48;
+	size_t qn = 256 / nr ? 256 / nr : 1, step, q, r, c, j, pass = 0, tried = 0;
+	double *E, *ap;
+
+	if (qn > gk->np)
+		qn = gk->np;
+	step = gk->np / qn;
+	E = malloc(2 * rc * nr * sizeof *E);
+	ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	for (q = 0; E && ap && q < qn; q++) {	/* one panel at a time, spread */
+		fpl__exact_gemm_block(gk, X->A, rows, q * step, q * step + 1, E, E + rc * nr, ap);
+		for (r = 0; r < rows; r++)
+			for (c = 0, j = q * step * nr; c < nr && j < X->N; c++, j++) {
+				int g = X->ra[r].t + X->rb[j].t;
+				tried++;
+				pass += X->ra[r].fin && X->rb[j].fin && g >= -1074 && g <= 970
+					&& E[rc * nr + r * nr + c] < pow2(g + 53);
+			}
+	}
+	free(E);
+	free(ap);
+	return 2 * pass >= tried && tried;
 }
 
 /* Rows split into `threads` contiguous ranges; a thread that cannot be
@@ -489,29 +577,106 @@ static double select_kth(double *v, size_t n, size_t k)
 	return v[k];
 }
 
-/* The median of v[0..n), n >= 1; v is reordered.  An even count gives
- * the mean of the two middle values. */
+/*
+ * The k-th smallest of v[0..n) (k < n) when every v[i] is +0, positive
+ * or +inf (sign bit clear, not NaN), by a radix selection on the bits:
+ * for such values the bits, as unsigned integers, are ordered as the
+ * values, so the k-th smallest value is the double of the k-th smallest
+ * key (order statistics are values: the same as select_kth's).  Digits
+ * of 12 bits from the top; each pass keeps the bucket holding rank k
+ * (copied into tmp, n entries).  Returns 0 when a value is not of that
+ * kind or memory is short (the caller takes select_kth), else 1.
+ */
+static int radix_kth(const double *v, size_t n, size_t k, double *out)
+{
+	enum { DIG = 12, NB = 1 << DIG };
+	size_t *cnt = malloc(NB * sizeof *cnt), m = n, i, q, b, below;
+	uint64_t *t = malloc(n * sizeof *t);
+	int shift = 64 - DIG;
+
+	if (!cnt || !t)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		t[i] = fpl__bits(v[i]);
+		if (t[i] > FPL__EXP_MASK)	/* sign set, or NaN */
+			goto fail;
+	}
+	/* invariant: t[0..m) are the values that share the bits above
+	 * shift + DIG with the answer, which is the k-th smallest of them */
+	for (;;) {
+		memset(cnt, 0, NB * sizeof *cnt);
+		for (i = 0; i < m; i++)
+			cnt[(t[i] >> shift) & (NB - 1)]++;
+		for (b = 0, below = 0; below + cnt[b] <= k; b++)
+			below += cnt[b];
+		k -= below;
+		for (i = 0, q = 0; i < m; i++)	/* in place: q <= i */
+			if (((t[i] >> shift) & (NB - 1)) == b)
+				t[q++] = t[i];
+		m = q;
+		if (m == 1 || shift == 0)	/* one left, or all equal */
+			break;
+		shift = shift > DIG ? shift - DIG : 0;
+	}
+	*out = fpl__from_bits(t[0]);
+	free(cnt);
+	free(t);
+	return 1;
+fail:
+	free(cnt);
+	free(t);
+	return 0;
+}
+
+/* The median of v[0..n), n >= 1; v may be reordered.  An even count
+ * gives the mean of the two middle values (ranks n/2 - 1 and n/2). */
 static double median(double *v, size_t n)
 {
 	double a, b, s;
-	size_t i;
+	size_t i, le;
 
-	if (n % 2)
+	if (n % 2) {
+		if (radix_kth(v, n, n / 2, &a))
+			return a;
 		return select_kth(v, n, n / 2);
-	a = select_kth(v, n, n / 2 - 1);
-	b = v[n / 2];
-	for (i = n / 2 + 1; i < n; i++)
-		if (v[i] < b)
-			b = v[i];
+	}
+	if (radix_kth(v, n, n / 2 - 1, &a)) {
+		/* rank n/2: a again when more than n/2 values are <= a, else
+		 * the least value above a */
+		b = INFINITY;
+		for (i = 0, le = 0; i < n; i++) {
+			le += v[i] <= a;
+			if (v[i] > a && v[i] < b)
+				b = v[i];
+		}
+		if (le > n / 2)
+			b = a;
+	} else {
+		a = select_kth(v, n, n / 2 - 1);
+		b = v[n / 2];
+		for (i = n / 2 + 1; i < n; i++)
+			if (v[i] < b)
+				b = v[i];
+	}
 	s = a + b;
 	return isinf(s) && !isinf(a) && !isinf(b) ? a / 2 + b / 2 : s / 2;
+}
+
+/* 2^e as a multiplier: ldexp(x, e) and x * 2^e are both x 2^e rounded
+ * once to nearest (the same bits, subnormal results included) when 2^e
+ * is a binary64, -1022 <= e <= 1023; the scales here have -1023 <= e <=
+ * 1074 (ilogb of a finite positive value, negated), and e > 1023 (a
+ * subnormal largest entry) keeps ldexp: sc = 0 says so. */
+static double scale_of(int e)
+{
+	return e >= -1022 && e <= 1023 ? pow2(e) : 0.0;
 }
 
 /* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
  * *s = inf: an entry is inf), scaled so that no square overflows. */
 static void frobenius(const double *v, const unsigned char *cls, size_t n, double *s, int *ex)
 {
-	double mx = 0, sum = 0, x;
+	double mx = 0, sum = 0, x, sc;
 	size_t o;
 
 	*ex = 0;
@@ -522,9 +687,10 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
 	if (mx == 0 || isinf(mx))
 		return;
 	*ex = ilogb(mx);
+	sc = scale_of(-*ex);
 	for (o = 0; o < n; o++)
 		if (cls[o] & C_ABS) {
-			x = ldexp(v[o], -*ex);	/* exact: a power of two */
+			x = sc != 0 ? v[o] * sc : ldexp(v[o], -*ex);	/* one rounding */
 			sum += x * x;
 		}
 	*s = sqrt(sum);
@@ -534,7 +700,7 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
  * the power of two that brings the largest to [1, 2): +inf when one is. */
 static double rms(const double *v, size_t n)
 {
-	double mx = 0, sum = 0, x;
+	double mx = 0, sum = 0, x, sc;
 	size_t i;
 	int ex;
 
@@ -544,8 +710,9 @@ static double rms(const double *v, size_t n)
 	if (mx == 0 || isinf(mx))
 		return mx;
 	ex = ilogb(mx);
+	sc = scale_of(-ex);
 	for (i = 0; i < n; i++) {
-		x = ldexp(v[i], -ex);	/* exact: a power of two */
+		x = sc != 0 ? v[i] * sc : ldexp(v[i], -ex);	/* one rounding */
 		sum += x * x;
 	}
 	return ldexp(sqrt(sum / (double)n), ex);
@@ -599,11 +766,19 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 static void pack(double *dst, size_t rows, size_t K, const double *src, ptrdiff_t si,
 		 ptrdiff_t sk)
 {
-	size_t i, k;
+	size_t i, k, i0, k0;
 
-	for (i = 0; i < rows; i++)
-		for (k = 0; k < K; k++)
-			dst[i * K + k] = src[(ptrdiff_t)i * si + (ptrdiff_t)k * sk];
+	if (sk == 1) {
+		for (i = 0; i < rows; i++)
+			memcpy(dst + i * K, src + (ptrdiff_t)i * si, K * sizeof *dst);
+		return;
+	}
+	/* a transposition, in 32 x 32 tiles (the strided reads stay in cache) */
+	for (i0 = 0; i0 < rows; i0 += 32)
+		for (k0 = 0; k0 < K; k0 += 32)
+			for (i = i0; i < rows && i < i0 + 32; i++)
+				for (k = k0; k < K && k < k0 + 32; k++)
+					dst[i * K + k] = src[(ptrdiff_t)i * si + (ptrdiff_t)k * sk];
 }
 
 int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
@@ -619,7 +794,7 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 /* The grid form of A's and Bt's rows (exact_fast.c), into X; left NULL
  * (the long path for all) when no row qualifies or memory is short.
  * *mem receives the one allocation to free. */
-static void grid_prepare(ectx *X, void **mem)
+static void grid_prepare(ectx *X, void **mem, int ints)
 {
 	size_t rows = X->M + (X->Bt ? X->N : 0), nv;
 	fpl__grid_row *gr;
@@ -628,17 +803,19 @@ static void grid_prepare(ectx *X, void **mem)
 	*mem = NULL;
 	if (__builtin_mul_overflow(rows, X->K, &nv) || nv > ((size_t)1 << 56))
 		return;
+	if (!ints)
+		nv = 0;
 	v = malloc((nv ? nv : 1) * sizeof *v + rows * sizeof *gr);
 	if (!v)
 		return;
 	gr = (fpl__grid_row *)(v + (nv ? nv : 1));
-	fpl__exact_grid_rows(v, gr, X->A, X->M, X->K);	/* kept: the compensated
-							 * path reads the rows too */
-	X->ia = v;
+	fpl__exact_grid_rows(ints ? v : NULL, gr, X->A, X->M, X->K);	/* kept: the
+						 * compensated path reads the rows too */
+	X->ia = ints ? v : NULL;
 	X->ra = gr;
 	if (X->Bt) {
-		fpl__exact_grid_rows(v + X->M * X->K, gr + X->M, X->Bt, X->N, X->K);
-		X->ib = v + X->M * X->K;
+		fpl__exact_grid_rows(ints ? v + X->M * X->K : NULL, gr + X->M, X->Bt, X->N, X->K);
+		X->ib = ints ? v + X->M * X->K : NULL;
 		X->rb = gr + X->M;
 	}
 	*mem = v;
@@ -684,14 +861,24 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 	X.ngrid = ngrid;
 	X.nblock = nblock;
 	gk.bp = NULL;
-	if (mode >= 0)
-		grid_prepare(&X, &mem);
-	/* the blocked path: a GEMM (not sums) of at least 4 x 4 outputs */
-	if (blocked && X.ra && pbt && m >= 4 && n >= 4 && kk) {
-		fpl__exact_gemm_pick(&gk);
-		if (!fpl__exact_gemm_pack_b(&gk, pbt, n, kk))
-			X.gk = &gk;
+	/* the blocked path: a GEMM (not sums) of at least 4 x 4 outputs,
+	 * where a probe finds it worth its cost */
+	if (mode >= 0 && blocked && pbt && m >= 4 && n >= 4 && kk) {
+		grid_prepare(&X, &mem, 0);
+		if (X.ra) {
+			fpl__exact_gemm_pick(&gk);
+			if (!fpl__exact_gemm_pack_b(&gk, pbt, n, kk))
+				X.gk = &gk;
+			if (X.gk && !probe(&X)) {
+				X.gk = NULL;
+				free(mem);
+				mem = NULL;
+				X.ra = X.rb = NULL;
+			}
+		}
 	}
+	if (mode >= 0 && !X.gk)
+		grid_prepare(&X, &mem, 1);
 	run_rows(&X, threads);
 	fpl__exact_gemm_release(&gk);
 	free(mem);
@@ -731,20 +918,21 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 		*err = E;
 		return 0;
 	}
-	pa = malloc((nA ? nA : 1) * sizeof *pa);
+	/* A as it is when its rows are already packed */
+	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
 	pb = b ? malloc((nB ? nB : 1) * sizeof *pb) : NULL;
 	buf = malloc(4 * nC * sizeof *buf);
 	cls = malloc(nC);
-	if (!pa || (b && !pb) || !buf || !cls) {
+	if ((!pa && (transa || lda != kk)) || (b && !pb) || !buf || !cls) {
 		st = FPL_ENOMEM;
 		goto out;
 	}
-	if (kk)
+	if (kk && pa)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
 	if (b && kk)	/* Bt[j][k] = B[k][j] */
 		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
 	fpl__accum_errors_outputs_ex(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC,
-				     cls, r, ldr, m, n, kk, pa, b ? pb : NULL, c, ldc,
+				     cls, r, ldr, m, n, kk, pa ? pa : a, b ? pb : NULL, c, ldc,
 				     mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL, NULL);
 	memset(&X, 0, sizeof X);
 	X.rel = buf;

@@ -109,7 +109,7 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 		row[i].q = tmin;
 		row[i].w = hmax - tmin;
 		ok = 1;
-		for (k = 0; k < K; k++) {
+		for (k = 0; v && k < K; k++) {
 			uint64_t u = fpl__bits(r[k]), m;
 			unsigned be = (unsigned)(u >> 52) & 0x7ff;
 			int64_t X;

@@ -88,6 +88,7 @@ typedef struct fpl__grid_row {
  * each row either row[i].w = -1 (not eligible: a NaN or infinity, or
  * wider than 62 bits) or v[i*K + k] 2^row[i].q = x[i*K + k] exactly with
  * |v| < 2^row[i].w, w <= 62.  Returns 1 when some row is eligible.
+ * v NULL: the rows' descriptions only.
  */
 int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows, size_t K);
 
