@@ -67,7 +67,7 @@ typedef struct ectx {
 	size_t ldc;
 	const double *r;
 	size_t ldr;
-	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
+	double *exact, *rel, *abserr, *den;	/* per output i*N + j (exact: or NULL) */
 	unsigned char *cls;
 	uint64_t *progress;		/* terms done, or NULL */
 	/* the grid path (exact_fast.c): A's and Bt's rows as integers, their
@@ -144,7 +144,8 @@ static int grid_output(const ectx *X, size_t i, size_t j, const int64_t *xa, con
 				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
 				    X->slack))
 		return 0;
-	X->exact[o] = fpl__grid_value(&s);
+	if (X->exact)
+		X->exact[o] = fpl__grid_value(&s);
 	if (isfinite(y)) {
 		cl |= C_ABS;
 		fpl__grid_errors(&s, y, &X->abserr[o], &X->rel[o]);
@@ -228,7 +229,8 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->exact[o] = v;
+	if (X->exact)
+		X->exact[o] = v;
 	X->cls[o] = cl | result_class(y);
 	return 1;
 }
@@ -301,7 +303,8 @@ static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->exact[o] = e;
+	if (X->exact)
+		X->exact[o] = e;
 	X->cls[o] = cl | result_class(y);
 	return 1;
 }
@@ -318,7 +321,8 @@ static int one_output(const ectx *X, size_t i, size_t j, const int64_t *xa, cons
 	if (grid_output(X, i, j, xa, xb) || cert_output(X, i, j))
 		return 1;
 	efin = exact_pair(X, i, j, &e, &g);
-	X->exact[o] = fpl_exact_value(&e);
+	if (X->exact)
+		X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
 		cl |= C_ABS;
 		X->abserr[o] = fpl_exact_abserr(&e, y);
@@ -921,7 +925,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	/* A as it is when its rows are already packed */
 	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
 	pb = b ? malloc((nB ? nB : 1) * sizeof *pb) : NULL;
-	buf = malloc(4 * nC * sizeof *buf);
+	buf = malloc(3 * nC * sizeof *buf);
 	cls = malloc(nC);
 	if ((!pa && (transa || lda != kk)) || (b && !pb) || !buf || !cls) {
 		st = FPL_ENOMEM;
@@ -931,7 +935,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
 	if (b && kk)	/* Bt[j][k] = B[k][j] */
 		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
-	fpl__accum_errors_outputs_ex(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC,
+	fpl__accum_errors_outputs_ex(exact, buf, buf + nC, buf + 2 * nC,
 				     cls, r, ldr, m, n, kk, pa ? pa : a, b ? pb : NULL, c, ldc,
 				     mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL, NULL);
 	memset(&X, 0, sizeof X);

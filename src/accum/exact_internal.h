@@ -190,7 +190,7 @@ void fpl__grid_to_exact(const fpl__grid_sum *g, fpl_exact *e);
 /*
  * error_gemm.c's per-output reference (fpl_accum_errors_gemm's first
  * half), for the tests: over packed pa (m x kk) and pbt (n x kk, B
- * transposed; NULL for sums), output o = i*n + j gets exact[o], and, as
+ * transposed; NULL for sums), output o = i*n + j gets exact[o] (exact NULL: not kept), and, as
  * its class cls[o] says, rel[o], abserr[o], den[o] (the others are left
  * unwritten).  mode -1: the long accumulator for every output; 0: the
  * grid path where its certificate holds; > 0: the grid path with its
