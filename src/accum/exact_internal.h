@@ -139,8 +139,8 @@ typedef void (*fpl__exact_mk)(size_t kc, const double *ap, const double *bp, dou
 
 #define FPL__EXACT_AVX512_MR 6
 #define FPL__EXACT_AVX512_NR 16
-#define FPL__EXACT_AVX2_MR 5
-#define FPL__EXACT_AVX2_NR 4
+#define FPL__EXACT_AVX2_MR 6
+#define FPL__EXACT_AVX2_NR 8
 void fpl__exact_mk_avx512(size_t kc, const double *ap, const double *bp, double *e, double *g,
 			  size_t ldo);
 void fpl__exact_mk_avx2(size_t kc, const double *ap, const double *bp, double *e, double *g,
