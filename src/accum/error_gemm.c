@@ -14,7 +14,14 @@
  * Exactness.  Each output's readings (its exact value, relative and
  * absolute errors and |A||B| + |C| entry, rounded as fpl_exact_value,
  * fpl_exact_relerr and fpl_exact_abserr round them) come from one of
- * three paths, which give the same bits (tests/tgemmref.c checks it):
+ * four paths, which give the same bits (tests/tgemmref.c and
+ * tests/texactfast.c check it):
+ *   the blocked path (exact_gemm.c, GEMMs of 4 x 4 outputs or more, when
+ *     a probe of 48 rows finds it worth it): E = AB and G = |A||B| in
+ *     binary64 by a GEMM kernel, proven exact output by output when G <
+ *     2^(g + 53) (gemm_output), the readings then one IEEE operation
+ *     each on exact operands; the other outputs go on to the paths below
+ *     (the grid path's integer rows are then formed for them alone);
  *   the grid path (exact_fast.c): rows whose entries lie on a narrow
  *     grid are summed exactly in binary64 or a 128-bit integer, where a
  *     width test proves that nothing rounds or overflows, and read
@@ -29,8 +36,10 @@
  *     of |A||B| + |C| is P + Q, one exact addition per term for both.
  * The relative errors are fpl_exact_relerr's (faithful), the absolute
  * ones fpl_exact_abserr's (correctly rounded).  The outputs are visited
- * in tiles (ework).  The Frobenius norms are sums of squares in
- * binary64 of those binary64 entries, each norm scaled by the power of
+ * in tiles (rows_each, rows_blocked).  FPLAB_EXACT=long forces the long
+ * path for every output, FPLAB_EXACT=nogemm leaves out the blocked one.
+ * The Frobenius norms are sums of squares in binary64 of those binary64
+ * entries, each norm scaled by the power of
  * two that brings its largest entry to [1, 2) (no square overflows, only
  * negligible ones underflow) and the ratio formed from the scaled norms:
  * it carries the rounding errors of the sums, a relative 2^-53 times the
