@@ -71,7 +71,10 @@ static unsigned result_class(double y)
 typedef struct ectx {
 	size_t M, N, K;
 	const double *A;		/* M x K, packed */
-	const double *Bt;		/* N x K (B transposed), packed; NULL for sums */
+	const double *Bt;		/* N x K (B transposed), packed; NULL for sums
+					 * and for the blocked path when B is given */
+	const double *B;		/* or B: (k, j) at B[k*sbk + j*sbj] */
+	ptrdiff_t sbk, sbj;
 	const double *c;		/* C[i][j] = c[i*ldc + j], or NULL */
 	size_t ldc;
 	const double *r;
@@ -93,6 +96,7 @@ typedef struct ectx {
 typedef struct eworker {
 	const ectx *X;
 	size_t i0, i1;
+	double *E, *ap, *one;	/* the blocked path's buffers (run_rows) */
 } eworker;
 
 /*
@@ -104,9 +108,10 @@ typedef struct eworker {
  * -inf when Q is negated; NaNs (inf*0 included) stay NaNs.  g is
  * returned only when e is finite (then P and Q have no special terms).
  */
-static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact *g)
+static int exact_pair(const ectx *X, size_t i, size_t j, const double *b, fpl_exact *e,
+		      fpl_exact *g)
 {
-	const double *a = X->A + i * X->K, *b = X->Bt ? X->Bt + j * X->K : NULL;
+	const double *a = X->A + i * X->K;
 	fpl_exact q, *to[2];
 	size_t k;
 
@@ -140,7 +145,8 @@ static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact
 
 /* one_output by the grid path: 1 when its certificate holds (then every
  * number is the long path's, bit for bit: exact_fast.c), else 0. */
-static int grid_output(const ectx *X, size_t i, size_t j, const int64_t *xa, const int64_t *xb)
+static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, const int64_t *xa,
+		       const int64_t *xb)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
@@ -148,9 +154,8 @@ static int grid_output(const ectx *X, size_t i, size_t j, const int64_t *xa, con
 	unsigned char cl = 0;
 
 	if (!xa
-	    || !fpl__exact_grid_dot(&s, xa, X->ra + i, X->Bt ? xb : NULL, X->Bt ? X->rb + j : NULL,
-				    X->A + i * X->K,
-				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
+	    || !fpl__exact_grid_dot(&s, xa, X->ra + i, bt ? xb : NULL, bt ? X->rb + j : NULL,
+				    X->A + i * X->K, bt, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
 				    X->slack))
 		return 0;
 	if (X->exact)
@@ -189,7 +194,7 @@ static int same(double x, double y)
  * truncation is monotone in |e|: then constant in between), so it is
  * monotone in e too.  Returns 1 when the certificate holds, else 0.
  */
-static int cert_output(const ectx *X, size_t i, size_t j)
+static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j], v, rel, ab;
@@ -199,9 +204,9 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 	int n1, n2, s1, s2, sg;
 	unsigned char cl = 0;
 
-	if (!X->ra || !X->Bt
-	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i,
-				    X->Bt + j * X->K, X->rb + j, X->K,
+	if (!X->ra || !bt
+	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i, bt,
+				    X->rb + j, X->K,
 				    X->c ? X->c[i * X->ldc + j] : 0.0, y, X->slack))
 		return 0;
 	v = fpl_exact_value(&lo);
@@ -318,8 +323,11 @@ static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
 	return 1;
 }
 
-/* Output (i, j); returns 1 when the grid or the compensated path did it. */
-static int one_output(const ectx *X, size_t i, size_t j, const int64_t *xa, const int64_t *xb)
+/* Output (i, j), bt B's column j (K entries; NULL for sums), xa and xb
+ * the grid path's integer rows (NULL: no grid path); returns 1 when the
+ * grid or the compensated path did it. */
+static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const int64_t *xa,
+		      const int64_t *xb)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
@@ -327,9 +335,9 @@ static int one_output(const ectx *X, size_t i, size_t j, const int64_t *xa, cons
 	unsigned char cl = 0;
 	int efin;
 
-	if (grid_output(X, i, j, xa, xb) || cert_output(X, i, j))
+	if (grid_output(X, i, j, bt, xa, xb) || cert_output(X, i, j, bt))
 		return 1;
-	efin = exact_pair(X, i, j, &e, &g);
+	efin = exact_pair(X, i, j, bt, &e, &g);
 	if (X->exact)
 		X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
@@ -369,7 +377,9 @@ static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 			j1 = X->N - j0 > jb ? j0 + jb : X->N;
 			for (i = ib; i < i1 && i < ib + 16; i++) {
 				for (j = j0; j < j1; j++)
-					ng += (uint64_t)one_output(X, i, j, X->ia ? X->ia + i * X->K : NULL,
+					ng += (uint64_t)one_output(X, i, j,
+								   X->Bt ? X->Bt + j * X->K : NULL,
+								   X->ia ? X->ia + i * X->K : NULL,
 								   X->ib ? X->ib + j * X->K : NULL);
 				if (X->progress)
 					__atomic_fetch_add(X->progress, (uint64_t)(j1 - j0) * (X->K + 1),
@@ -386,6 +396,9 @@ typedef struct lazy_ints {
 	int64_t *xa, *xb;		/* 48 x K and N x K */
 	unsigned char *da, *db;		/* formed yet? */
 	size_t ib;			/* the block xa holds */
+	double *bt;			/* B's columns (X->Bt NULL), N x K */
+	unsigned char *dbt;
+	double *one;			/* one column, K (when bt cannot be had) */
 } lazy_ints;
 
 static void lazy_release(lazy_ints *L)
@@ -394,6 +407,40 @@ static void lazy_release(lazy_ints *L)
 	free(L->xb);
 	free(L->da);
 	free(L->db);
+	free(L->bt);
+	free(L->dbt);
+	free(L->one);
+}
+
+/* B's column j as a row of K entries: X->Bt's, or gathered from X->B
+ * into L on first use (into L->one, every time, when memory is short). */
+static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
+{
+	size_t k, K = X->K ? X->K : 1;
+
+	if (X->Bt)
+		return X->Bt + j * X->K;
+	if (!L->bt && !L->dbt) {
+		L->bt = malloc(X->N * K * sizeof *L->bt);
+		L->dbt = calloc(X->N, 1);
+		if (!L->bt || !L->dbt) {
+			free(L->bt);
+			L->bt = NULL;	/* dbt (or its failure) says: tried */
+			if (!L->dbt)
+				L->dbt = malloc(1);
+		}
+	}
+	if (!L->bt) {
+		for (k = 0; k < X->K; k++)
+			L->one[k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
+		return L->one;
+	}
+	if (!L->dbt[j]) {
+		for (k = 0; k < X->K; k++)
+			L->bt[j * K + k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
+		L->dbt[j] = 1;
+	}
+	return L->bt + j * K;
 }
 
 /* one_output with the integer rows from L (none when memory is short:
@@ -402,20 +449,25 @@ static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
 {
 	fpl__grid_row t;
 	size_t K = X->K ? X->K : 1;
+	const double *bt = bt_col(X, j, L);
 
 	if (X->ia)
-		return one_output(X, i, j, X->ia + i * X->K, X->ib ? X->ib + j * X->K : NULL);
+		return one_output(X, i, j, bt, X->ia + i * X->K, X->ib ? X->ib + j * X->K : NULL);
 	if (X->ra[i].w < 0 || X->rb[j].w < 0)
-		return one_output(X, i, j, NULL, NULL);
+		return one_output(X, i, j, bt, NULL, NULL);
 	if (!L->xa) {
 		L->xa = malloc(48 * K * sizeof *L->xa);
 		L->xb = malloc(X->N * K * sizeof *L->xb);
 		L->da = calloc(48, 1);
 		L->db = calloc(X->N, 1);
 		if (!L->xa || !L->xb || !L->da || !L->db) {
-			lazy_release(L);
-			memset(L, 0, sizeof *L);
-			return one_output(X, i, j, NULL, NULL);
+			free(L->xa);
+			free(L->xb);
+			free(L->da);
+			free(L->db);
+			L->xa = L->xb = NULL;
+			L->da = L->db = NULL;
+			return one_output(X, i, j, bt, NULL, NULL);
 		}
 		L->ib = i - i % 48;
 	}
@@ -428,10 +480,10 @@ static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
 		L->da[i - L->ib] = 1;
 	}
 	if (!L->db[j]) {
-		fpl__exact_grid_rows(L->xb + j * K, &t, X->Bt + j * X->K, 1, X->K);
+		fpl__exact_grid_rows(L->xb + j * K, &t, bt, 1, X->K);
 		L->db[j] = 1;
 	}
-	return one_output(X, i, j, L->xa + (i - L->ib) * K, L->xb + j * K);
+	return one_output(X, i, j, bt, L->xa + (i - L->ib) * K, L->xb + j * K);
 }
 
 /*
@@ -441,23 +493,22 @@ static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
  * certificate fails, one_output.  Returns -1 when memory is short
  * (nothing done).
  */
-static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint64_t *nb)
+#define QC_COLS 2048	/* columns per chunk */
+
+static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 {
+	const ectx *X = w->X;
 	const fpl__exact_gemm *gk = X->gk;
-	size_t nr = (size_t)gk->nr, qc = 2048 / nr ? 2048 / nr : 1, rc = fpl__exact_gemm_rows(gk);
+	size_t nr = (size_t)gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
+	size_t rc = fpl__exact_gemm_rows(gk), i1 = w->i1;
 	size_t ib, rows = 0, q0, q1, ld, r, c, j;
-	double *E = malloc(2 * rc * qc * nr * sizeof *E);
-	double *ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	double *E = w->E, *ap = w->ap;
 	lazy_ints L;
 	uint64_t fast;
 
 	memset(&L, 0, sizeof L);
-	if (!E || !ap) {
-		free(E);
-		free(ap);
-		return -1;
-	}
-	for (ib = i0; ib < i1; ib += rows) {
+	L.one = w->one;
+	for (ib = w->i0; ib < i1; ib += rows) {
 		rows = i1 - ib < 48 ? i1 - ib : 48;
 		fast = 0;
 		if (L.da) {
@@ -481,10 +532,8 @@ static int rows_blocked(const ectx *X, size_t i0, size_t i1, uint64_t *ng, uint6
 			__atomic_fetch_add(X->progress, (uint64_t)rows * X->N * (X->K + 1),
 					   __ATOMIC_RELAXED);
 	}
-	free(E);
-	free(ap);
+	L.one = NULL;	/* w's */
 	lazy_release(&L);
-	return 0;
 }
 
 static void *ework(void *arg)
@@ -493,7 +542,9 @@ static void *ework(void *arg)
 	const ectx *X = w->X;
 	uint64_t ng = 0, nb = 0;
 
-	if (!X->gk || rows_blocked(X, w->i0, w->i1, &ng, &nb))
+	if (X->gk)
+		rows_blocked(w, &ng, &nb);
+	else
 		ng = rows_each(X, w->i0, w->i1);
 	if (X->ngrid)
 		__atomic_fetch_add(X->ngrid, ng, __ATOMIC_RELAXED);
@@ -536,18 +587,34 @@ static int probe(const ectx *X)
 
 /* Rows split into `threads` contiguous ranges; a thread that cannot be
  * started has its range run here (the same results, later). */
-static void run_rows(const ectx *X, int threads)
+static int run_rows(const ectx *X, int threads)
 {
 	eworker w[FPL_MAX_THREADS];
-	int t;
+	int t, st = 0;
 
 	threads = fpl__spawn_threads(threads, X->M,
 				     (double)X->M * (double)X->N * ((double)X->K + 1), 16384);
 	for (t = 0; t < threads; t++) {
 		w[t].X = X;
+		w[t].E = w[t].ap = w[t].one = NULL;
 		fpl__spawn_share(X->M, threads, t, &w[t].i0, &w[t].i1);
+		if (X->gk) {	/* the blocked path's buffers, per worker */
+			size_t nr = (size_t)X->gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
+			w[t].E = malloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr * sizeof *w[t].E);
+			w[t].ap = malloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
+			w[t].one = malloc((X->K ? X->K : 1) * sizeof *w[t].one);
+			if (!w[t].E || !w[t].ap || !w[t].one)
+				st = -1;
+		}
 	}
-	fpl__spawn(ework, w, sizeof *w, threads);
+	if (!st)
+		fpl__spawn(ework, w, sizeof *w, threads);
+	for (t = 0; t < threads; t++) {
+		free(w[t].E);
+		free(w[t].ap);
+		free(w[t].one);
+	}
+	return st;
 }
 
 /* ------------------------------------------------------------ statistics */
@@ -809,7 +876,7 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
  * *mem receives the one allocation to free. */
 static void grid_prepare(ectx *X, void **mem, int ints)
 {
-	size_t rows = X->M + (X->Bt ? X->N : 0), nv;
+	size_t rows = X->M + (X->Bt || X->B ? X->N : 0), nv;
 	fpl__grid_row *gr;
 	int64_t *v;
 
@@ -830,6 +897,9 @@ static void grid_prepare(ectx *X, void **mem, int ints)
 		fpl__exact_grid_rows(ints ? v + X->M * X->K : NULL, gr + X->M, X->Bt, X->N, X->K);
 		X->ib = ints ? v + X->M * X->K : NULL;
 		X->rb = gr + X->M;
+	} else if (X->B) {	/* the blocked path: B's columns from its panels */
+		fpl__exact_grid_cols(gr + X->M, X->gk);
+		X->rb = gr + X->M;
 	}
 	*mem = v;
 }
@@ -841,18 +911,22 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 			      uint64_t *progress, uint64_t *ngrid)
 {
 	return fpl__accum_errors_outputs_ex(exact, rel, abserr, den, cls, r, ldr, m, n, kk, pa,
-					    pbt, c, ldc, mode, 1, threads, progress, ngrid, NULL);
+					    pbt, NULL, 0, 0, c, ldc, mode, 1, threads, progress, ngrid,
+					    NULL);
 }
 
 int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
 				 unsigned char *cls, const double *r, size_t ldr, size_t m,
 				 size_t n, size_t kk, const double *pa, const double *pbt,
-				 const double *c, size_t ldc, int mode, int blocked, int threads,
+				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
+				 size_t ldc, int mode, int blocked, int threads,
 				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
 {
 	void *mem = NULL;
+	double *own = NULL;
 	fpl__exact_gemm gk;
 	ectx X;
+	int st = 0;
 
 	memset(&X, 0, sizeof X);
 	X.M = m;
@@ -874,15 +948,20 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 	X.ngrid = ngrid;
 	X.nblock = nblock;
 	gk.bp = NULL;
+	if (!pbt && b) {
+		X.B = b;
+		X.sbk = sbk;
+		X.sbj = sbj;
+	}
 	/* the blocked path: a GEMM (not sums) of at least 4 x 4 outputs,
 	 * where a probe finds it worth its cost */
-	if (mode >= 0 && blocked && pbt && m >= 4 && n >= 4 && kk) {
-		grid_prepare(&X, &mem, 0);
-		if (X.ra) {
-			fpl__exact_gemm_pick(&gk);
-			if (!fpl__exact_gemm_pack_b(&gk, pbt, n, kk))
-				X.gk = &gk;
-			if (X.gk && !probe(&X)) {
+	if (mode >= 0 && blocked && (pbt || X.B) && m >= 4 && n >= 4 && kk) {
+		fpl__exact_gemm_pick(&gk);
+		if (!(pbt ? fpl__exact_gemm_pack_b(&gk, pbt, 1, (ptrdiff_t)kk, n, kk)
+			  : fpl__exact_gemm_pack_b(&gk, b, sbk, sbj, n, kk))) {
+			X.gk = &gk;
+			grid_prepare(&X, &mem, 0);
+			if (!X.ra || !probe(&X)) {
 				X.gk = NULL;
 				free(mem);
 				mem = NULL;
@@ -890,12 +969,27 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 			}
 		}
 	}
+	if (!X.gk && !X.Bt && X.B) {	/* the paths below read B's columns as rows */
+		size_t nb, j, k;
+		if (__builtin_mul_overflow(n, kk, &nb) || !(own = malloc((nb ? nb : 1) * sizeof *own))) {
+			st = FPL_ENOMEM;
+			goto out;
+		}
+		for (j = 0; j < n; j++)
+			for (k = 0; k < kk; k++)
+				own[j * kk + k] = b[(ptrdiff_t)k * sbk + (ptrdiff_t)j * sbj];
+		X.Bt = own;
+		X.B = NULL;
+	}
 	if (mode >= 0 && !X.gk)
 		grid_prepare(&X, &mem, 1);
-	run_rows(&X, threads);
+	if (run_rows(&X, threads))
+		st = FPL_ENOMEM;
+out:
 	fpl__exact_gemm_release(&gk);
 	free(mem);
-	return 0;
+	free(own);
+	return st;
 }
 
 int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
@@ -905,7 +999,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 				   size_t ldc, int threads, uint64_t *progress)
 {
 	size_t nA, nB, nC;
-	double *pa = NULL, *pb = NULL, *buf = NULL;
+	double *pa = NULL, *buf = NULL;
 	unsigned char *cls = NULL;
 	fpl_accum_errors E;
 	ectx X;
@@ -933,20 +1027,21 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	}
 	/* A as it is when its rows are already packed */
 	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
-	pb = b ? malloc((nB ? nB : 1) * sizeof *pb) : NULL;
 	buf = malloc(3 * nC * sizeof *buf);
 	cls = malloc(nC);
-	if ((!pa && (transa || lda != kk)) || (b && !pb) || !buf || !cls) {
+	if ((!pa && (transa || lda != kk)) || !buf || !cls) {
 		st = FPL_ENOMEM;
 		goto out;
 	}
 	if (kk && pa)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
-	if (b && kk)	/* Bt[j][k] = B[k][j] */
-		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
-	fpl__accum_errors_outputs_ex(exact, buf, buf + nC, buf + 2 * nC,
-				     cls, r, ldr, m, n, kk, pa ? pa : a, b ? pb : NULL, c, ldc,
-				     mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL, NULL);
+	st = fpl__accum_errors_outputs_ex(exact, buf, buf + nC, buf + 2 * nC, cls, r, ldr, m, n,
+					  kk, pa ? pa : a, NULL, b,
+					  transb ? 1 : (ptrdiff_t)ldb, transb ? (ptrdiff_t)ldb : 1, c,
+					  ldc, mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL,
+					  NULL);
+	if (st)
+		goto out;
 	memset(&X, 0, sizeof X);
 	X.rel = buf;
 	X.abserr = buf + nC;
@@ -956,7 +1051,6 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	*err = E;
 out:
 	free(pa);
-	free(pb);
 	free(buf);
 	free(cls);
 	return st;

@@ -126,7 +126,8 @@ void fpl__exact_gemm_pick(fpl__exact_gemm *gk)
 #endif
 }
 
-int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *Bt, size_t N, size_t K)
+int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, ptrdiff_t sj,
+			   size_t N, size_t K)
 {
 	size_t nr = (size_t)gk->nr, np = (N + nr - 1) / nr, p, k, c, n;
 
@@ -140,15 +141,11 @@ int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *Bt, size_t N, size
 		return -1;
 	for (p = 0; p < np; p++) {
 		double *d = gk->bp + p * nr * K;
-		for (c = 0; c < nr; c++) {
-			size_t j = p * nr + c;
-			if (j < N)
-				for (k = 0; k < K; k++)
-					d[k * nr + c] = Bt[j * K + k];
-			else
-				for (k = 0; k < K; k++)
-					d[k * nr + c] = 0.0;
-		}
+		for (k = 0; k < K; k++)
+			for (c = 0; c < nr; c++) {
+				size_t j = p * nr + c;
+				d[k * nr + c] = j < N ? B[(ptrdiff_t)k * sk + (ptrdiff_t)j * sj] : 0.0;
+			}
 	}
 	return 0;
 }

@@ -166,8 +166,15 @@ int fpl__exact_gemm_env(int *mode);
  * holds. */
 void fpl__exact_gemm_pick(fpl__exact_gemm *gk);
 
-/* Packs Bt (N x K) into gk->bp (allocated); -1 when memory is short. */
-int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *Bt, size_t N, size_t K);
+/* Packs B (K x N, entry (k, j) at B[k*sk + j*sj]) into gk->bp
+ * (allocated); -1 when memory is short. */
+int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, ptrdiff_t sj,
+			   size_t N, size_t K);
+
+/* fpl__exact_grid_rows(NULL, row, Bt, N, K) from gk's packed panels:
+ * the descriptions of B's N columns, the same values for finite columns
+ * (a NaN or an infinity marks the column not finite either way). */
+void fpl__exact_grid_cols(fpl__grid_row *row, const fpl__exact_gemm *gk);
 void fpl__exact_gemm_release(fpl__exact_gemm *gk);
 
 /* The most rows of a block (a multiple of mr, at least 48), and the
@@ -206,10 +213,13 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 /* The same with the blocked path (exact_gemm.c) allowed when `blocked`
  * is 1 (fpl__accum_errors_outputs allows it); *nblock (when not NULL) is
  * increased by the outputs that path did. */
+/* B may be given as pbt or, pbt NULL, as b with entry (k, j) at b[k*sbk
+ * + j*sbj] (both NULL: sums).  Returns 0, or FPL_ENOMEM. */
 int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
 				 unsigned char *cls, const double *r, size_t ldr, size_t m,
 				 size_t n, size_t kk, const double *pa, const double *pbt,
-				 const double *c, size_t ldc, int mode, int blocked, int threads,
+				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
+				 size_t ldc, int mode, int blocked, int threads,
 				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock);
 
 #endif
