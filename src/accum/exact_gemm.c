@@ -58,7 +58,7 @@
 #include "accum/exact_internal.h"
 
 #define MC 48
-#define KC 256
+#define KC 1024
 
 /* The portable micro kernel: e[r*ldo + c] += sum_k a_k b_k over the
  * micro panel ap (per k: 4 values of a, then their magnitudes) and the
