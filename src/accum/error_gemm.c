@@ -173,7 +173,7 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = cl | result_class(y);
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -245,7 +245,7 @@ static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 	}
 	if (X->exact)
 		X->exact[o] = v;
-	X->cls[o] = cl | result_class(y);
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -319,7 +319,7 @@ static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
 	}
 	if (X->exact)
 		X->exact[o] = e;
-	X->cls[o] = cl | result_class(y);
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -355,7 +355,7 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = cl | result_class(y);
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 0;
 }
 

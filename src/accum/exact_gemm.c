@@ -67,13 +67,12 @@ static void mk_c(size_t kc, const double *ap, const double *bp, double *e, doubl
 		 size_t ldo)
 {
 	double E[4][4], G[4][4];
-	size_t k;
-	int r, c;
+	size_t k, r, c;
 
 	for (r = 0; r < 4; r++)
 		for (c = 0; c < 4; c++) {
-			E[r][c] = e[r * ldo + (size_t)c];
-			G[r][c] = g[r * ldo + (size_t)c];
+			E[r][c] = e[r * ldo + c];
+			G[r][c] = g[r * ldo + c];
 		}
 	for (k = 0; k < kc; k++, ap += 8, bp += 4)
 		for (r = 0; r < 4; r++)
@@ -83,8 +82,8 @@ static void mk_c(size_t kc, const double *ap, const double *bp, double *e, doubl
 			}
 	for (r = 0; r < 4; r++)
 		for (c = 0; c < 4; c++) {
-			e[r * ldo + (size_t)c] = E[r][c];
-			g[r * ldo + (size_t)c] = G[r][c];
+			e[r * ldo + c] = E[r][c];
+			g[r * ldo + c] = G[r][c];
 		}
 }
 
