@@ -126,7 +126,9 @@ X86_SRCS := \
 	src/accum/x86/chain_sp_avx512.c \
 	src/accum/x86/chain_fused_avx512.c \
 	src/accum/x86/chain_blocked_avx2.c \
-	src/accum/x86/chain_blocked_avx512.c
+	src/accum/x86/chain_blocked_avx512.c \
+	src/accum/x86/exact_gemm_avx2.c \
+	src/accum/x86/exact_gemm_avx512.c
 NATIVE_DEFS := -DFPL_HAVE_X86_KERNELS
 else
 X86_SRCS :=
@@ -226,6 +228,7 @@ TESTS := \
 	tstate \
 	tnumber \
 	texact \
+	texactfast \
 	tgemmref \
 	th100 \
 	taccum \
@@ -419,6 +422,7 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 EXTRA_OPT =
 $(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/accum/exact_fast.o: EXTRA_OPT = $(KERNEL_OPT)
+$(BUILD)/src/accum/exact_gemm.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/block/block_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
@@ -446,6 +450,7 @@ $(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/accum/x86/chain_blocked_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/accum/x86/exact_gemm_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 
 $(BUILD)/src/kernels/x86/%.o: src/kernels/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)

@@ -14,7 +14,14 @@
  * Exactness.  Each output's readings (its exact value, relative and
  * absolute errors and |A||B| + |C| entry, rounded as fpl_exact_value,
  * fpl_exact_relerr and fpl_exact_abserr round them) come from one of
- * three paths, which give the same bits (tests/tgemmref.c checks it):
+ * four paths, which give the same bits (tests/tgemmref.c and
+ * tests/texactfast.c check it):
+ *   the blocked path (exact_gemm.c, GEMMs of 4 x 4 outputs or more, when
+ *     a probe of 48 rows finds it worth it): E = AB and G = |A||B| in
+ *     binary64 by a GEMM kernel, proven exact output by output when G <
+ *     2^(g + 53) (gemm_output), the readings then one IEEE operation
+ *     each on exact operands; the other outputs go on to the paths below
+ *     (the grid path's integer rows are then formed for them alone);
  *   the grid path (exact_fast.c): rows whose entries lie on a narrow
  *     grid are summed exactly in binary64 or a 128-bit integer, where a
  *     width test proves that nothing rounds or overflows, and read
@@ -29,8 +36,10 @@
  *     of |A||B| + |C| is P + Q, one exact addition per term for both.
  * The relative errors are fpl_exact_relerr's (faithful), the absolute
  * ones fpl_exact_abserr's (correctly rounded).  The outputs are visited
- * in tiles (ework).  The Frobenius norms are sums of squares in
- * binary64 of those binary64 entries, each norm scaled by the power of
+ * in tiles (rows_each, rows_blocked).  FPLAB_EXACT=long forces the long
+ * path for every output, FPLAB_EXACT=nogemm leaves out the blocked one.
+ * The Frobenius norms are sums of squares in binary64 of those binary64
+ * entries, each norm scaled by the power of
  * two that brings its largest entry to [1, 2) (no square overflows, only
  * negligible ones underflow) and the ratio formed from the scaled norms:
  * it carries the rounding errors of the sums, a relative 2^-53 times the
@@ -62,12 +71,15 @@ static unsigned result_class(double y)
 typedef struct ectx {
 	size_t M, N, K;
 	const double *A;		/* M x K, packed */
-	const double *Bt;		/* N x K (B transposed), packed; NULL for sums */
+	const double *Bt;		/* N x K (B transposed), packed; NULL for sums
+					 * and for the blocked path when B is given */
+	const double *B;		/* or B: (k, j) at B[k*sbk + j*sbj] */
+	ptrdiff_t sbk, sbj;
 	const double *c;		/* C[i][j] = c[i*ldc + j], or NULL */
 	size_t ldc;
 	const double *r;
 	size_t ldr;
-	double *exact, *rel, *abserr, *den;	/* per output i*N + j */
+	double *exact, *rel, *abserr, *den;	/* per output i*N + j (exact: or NULL) */
 	unsigned char *cls;
 	uint64_t *progress;		/* terms done, or NULL */
 	/* the grid path (exact_fast.c): A's and Bt's rows as integers, their
@@ -76,11 +88,15 @@ typedef struct ectx {
 	const fpl__grid_row *ra, *rb;
 	int slack;			/* 0; > 0 only in the tests' mutant */
 	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
+	/* the blocked path (exact_gemm.c): B packed, or NULL */
+	const fpl__exact_gemm *gk;
+	uint64_t *nblock;		/* outputs done by it, or NULL */
 } ectx;
 
 typedef struct eworker {
 	const ectx *X;
 	size_t i0, i1;
+	double *E, *ap, *one;	/* the blocked path's buffers (run_rows) */
 } eworker;
 
 /*
@@ -92,9 +108,10 @@ typedef struct eworker {
  * -inf when Q is negated; NaNs (inf*0 included) stay NaNs.  g is
  * returned only when e is finite (then P and Q have no special terms).
  */
-static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact *g)
+static int exact_pair(const ectx *X, size_t i, size_t j, const double *b, fpl_exact *e,
+		      fpl_exact *g)
 {
-	const double *a = X->A + i * X->K, *b = X->Bt ? X->Bt + j * X->K : NULL;
+	const double *a = X->A + i * X->K;
 	fpl_exact q, *to[2];
 	size_t k;
 
@@ -128,21 +145,21 @@ static int exact_pair(const ectx *X, size_t i, size_t j, fpl_exact *e, fpl_exact
 
 /* one_output by the grid path: 1 when its certificate holds (then every
  * number is the long path's, bit for bit: exact_fast.c), else 0. */
-static int grid_output(const ectx *X, size_t i, size_t j)
+static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, const int64_t *xa,
+		       const int64_t *xb)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
 	fpl__grid_sum s;
 	unsigned char cl = 0;
 
-	if (!X->ia
-	    || !fpl__exact_grid_dot(&s, X->ia + i * X->K, X->ra + i,
-				    X->ib ? X->ib + j * X->K : NULL, X->ib ? X->rb + j : NULL,
-				    X->A + i * X->K,
-				    X->Bt ? X->Bt + j * X->K : NULL, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
+	if (!xa
+	    || !fpl__exact_grid_dot(&s, xa, X->ra + i, bt ? xb : NULL, bt ? X->rb + j : NULL,
+				    X->A + i * X->K, bt, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
 				    X->slack))
 		return 0;
-	X->exact[o] = fpl__grid_value(&s);
+	if (X->exact)
+		X->exact[o] = fpl__grid_value(&s);
 	if (isfinite(y)) {
 		cl |= C_ABS;
 		fpl__grid_errors(&s, y, &X->abserr[o], &X->rel[o]);
@@ -156,7 +173,7 @@ static int grid_output(const ectx *X, size_t i, size_t j)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = cl | result_class(y);
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -177,7 +194,7 @@ static int same(double x, double y)
  * truncation is monotone in |e|: then constant in between), so it is
  * monotone in e too.  Returns 1 when the certificate holds, else 0.
  */
-static int cert_output(const ectx *X, size_t i, size_t j)
+static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j], v, rel, ab;
@@ -187,9 +204,9 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 	int n1, n2, s1, s2, sg;
 	unsigned char cl = 0;
 
-	if (!X->ra || !X->Bt
-	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i,
-				    X->Bt + j * X->K, X->rb + j, X->K,
+	if (!X->ra || !bt
+	    || !fpl__exact_cert_dot(&lo, &hi, &glo, &ghi, X->A + i * X->K, X->ra + i, bt,
+				    X->rb + j, X->K,
 				    X->c ? X->c[i * X->ldc + j] : 0.0, y, X->slack))
 		return 0;
 	v = fpl_exact_value(&lo);
@@ -226,13 +243,91 @@ static int cert_output(const ectx *X, size_t i, size_t j)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->exact[o] = v;
-	X->cls[o] = cl | result_class(y);
+	if (X->exact)
+		X->exact[o] = v;
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
-/* Output (i, j); returns 1 when the grid or the compensated path did it. */
-static int one_output(const ectx *X, size_t i, size_t j)
+/* 2^e for -1022 <= e <= 1023. */
+static double pow2(int e)
+{
+	return fpl__from_bits((uint64_t)(e + 1023) << 52);
+}
+
+/* a + b = *s exactly?  (Knuth's TwoSum: its error term is exact for
+ * finite a, b when a + b does not overflow.) */
+static int exact_sum(double a, double b, double *s)
+{
+	double t = a + b, z = t - a;
+
+	*s = t;
+	return isfinite(t) && (a - (t - z)) + (b - z) == 0;
+}
+
+/*
+ * one_output by the blocked path (exact_gemm.c), from the binary64
+ * evaluations te of sum a_k b_k and tg of sum |a_k||b_k|: 1 when the
+ * certificate holds, else 0 (nothing written).  The certificate (see
+ * exact_gemm.c): both rows finite, g = qa + qb in [-1074, 970] and tg <
+ * 2^(g + 53): then te and tg are the exact sums.  With C's entry c, e =
+ * te + c and den = tg + |c| are kept when TwoSum proves them exact.  The
+ * readings are then those of the long accumulator bit for bit: the value
+ * and den are binary64 numbers (their own nearest rounding; e is never
+ * -0: every sum starts from +0 and an exact zero sum rounds to +0); for
+ * a finite y, d = y - e is kept when TwoSum proves it exact, and then
+ * fpl_exact_abserr is |d| and fpl_exact_relerr, formed from d's and e's
+ * windows (exact here: 53-bit numbers in a 128-bit and a 64-bit window)
+ * by a truncated quotient with sticky rounded once to nearest, is the
+ * correctly rounded |d| / |e|: the IEEE division's result.
+ */
+static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
+{
+	size_t o = i * X->N + j;
+	double y = X->r[i * X->ldr + j], e = te, den = tg, d, cv;
+	int g, lim;
+	unsigned char cl = 0;
+
+	if (!X->ra[i].fin || !X->rb[j].fin)
+		return 0;
+	g = X->ra[i].t + X->rb[j].t;
+	lim = g + 53 + X->slack;
+	if (g < -1074 || g > 970 || !(tg < pow2(lim > 1023 ? 1023 : lim)))
+		return 0;
+	if (X->c) {
+		cv = X->c[i * X->ldc + j];
+		if (!exact_sum(te, cv, &e) || !exact_sum(tg, fabs(cv), &den))
+			return 0;
+		if (e == 0)
+			e = 0.0;	/* +0, as fpl_exact_value gives it */
+	}
+	if (isfinite(y)) {
+		if (!exact_sum(y, -e, &d))
+			return 0;
+		cl |= C_ABS;
+		X->abserr[o] = fabs(d);
+		X->den[o] = den;
+		X->rel[o] = d == 0 ? 0.0 : e == 0 ? fpl__from_bits(FPL__EXP_MASK) : fabs(d) / fabs(e);
+		if (e != 0) {
+			cl |= C_REL;
+			if (y == 0)
+				cl |= C_ZERO;
+		}
+	} else {
+		cl |= C_NONFIN | C_REL;
+		X->rel[o] = INFINITY;
+	}
+	if (X->exact)
+		X->exact[o] = e;
+	X->cls[o] = (unsigned char)(cl | result_class(y));
+	return 1;
+}
+
+/* Output (i, j), bt B's column j (K entries; NULL for sums), xa and xb
+ * the grid path's integer rows (NULL: no grid path); returns 1 when the
+ * grid or the compensated path did it. */
+static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const int64_t *xa,
+		      const int64_t *xb)
 {
 	size_t o = i * X->N + j;
 	double y = X->r[i * X->ldr + j];
@@ -240,10 +335,11 @@ static int one_output(const ectx *X, size_t i, size_t j)
 	unsigned char cl = 0;
 	int efin;
 
-	if (grid_output(X, i, j) || cert_output(X, i, j))
+	if (grid_output(X, i, j, bt, xa, xb) || cert_output(X, i, j, bt))
 		return 1;
-	efin = exact_pair(X, i, j, &e, &g);
-	X->exact[o] = fpl_exact_value(&e);
+	efin = exact_pair(X, i, j, bt, &e, &g);
+	if (X->exact)
+		X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
 		cl |= C_ABS;
 		X->abserr[o] = fpl_exact_abserr(&e, y);
@@ -259,57 +355,266 @@ static int one_output(const ectx *X, size_t i, size_t j)
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = cl | result_class(y);
+	X->cls[o] = (unsigned char)(cl | result_class(y));
 	return 0;
 }
 
-/*
- * The outputs in tiles: a block of up to 16 rows of A against a block of
- * Bt's rows of about 256 KiB, so that each row of Bt is read from cache
- * by the 16 rows (the grid path is bound by those reads otherwise).  The
- * order does not matter: every output is computed on its own.  Progress
- * counts each row's part of a tile when it is done: n*(kk+1) per row in
- * all, as before.
- */
-static void *ework(void *arg)
+/* Rows [i0, i1) output by output (one_output), in tiles: a block of up
+ * to 16 rows of A against a block of Bt's rows of about 256 KiB, so that
+ * each row of Bt is read from cache by the 16 rows (the grid path is
+ * bound by those reads otherwise).  The order does not matter: every
+ * output is computed on its own.  Progress counts each row's part of a
+ * tile when it is done: n*(kk+1) per row in all, as before. */
+static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 {
-	eworker *w = arg;
-	const ectx *X = w->X;
 	size_t jb = X->K ? (size_t)32768 / X->K : X->N, ib, i, j, j0, j1;
 	uint64_t ng = 0;
 
 	if (jb < 1)
 		jb = 1;
-	for (ib = w->i0; ib < w->i1; ib += 16)
+	for (ib = i0; ib < i1; ib += 16)
 		for (j0 = 0; j0 < X->N; j0 = j1) {
 			j1 = X->N - j0 > jb ? j0 + jb : X->N;
-			for (i = ib; i < w->i1 && i < ib + 16; i++) {
+			for (i = ib; i < i1 && i < ib + 16; i++) {
 				for (j = j0; j < j1; j++)
-					ng += (uint64_t)one_output(X, i, j);
+					ng += (uint64_t)one_output(X, i, j,
+								   X->Bt ? X->Bt + j * X->K : NULL,
+								   X->ia ? X->ia + i * X->K : NULL,
+								   X->ib ? X->ib + j * X->K : NULL);
 				if (X->progress)
 					__atomic_fetch_add(X->progress, (uint64_t)(j1 - j0) * (X->K + 1),
 							   __ATOMIC_RELAXED);
 			}
 		}
+	return ng;
+}
+
+/* The grid path's integer rows for the blocked path's rare outputs (not
+ * prepared for all rows then): formed on first use, a block's rows of A
+ * and B's columns, per worker. */
+typedef struct lazy_ints {
+	int64_t *xa, *xb;		/* 48 x K and N x K */
+	unsigned char *da, *db;		/* formed yet? */
+	size_t ib;			/* the block xa holds */
+	double *bt;			/* B's columns (X->Bt NULL), N x K */
+	unsigned char *dbt;
+	double *one;			/* one column, K (when bt cannot be had) */
+} lazy_ints;
+
+static void lazy_release(lazy_ints *L)
+{
+	free(L->xa);
+	free(L->xb);
+	free(L->da);
+	free(L->db);
+	free(L->bt);
+	free(L->dbt);
+	free(L->one);
+}
+
+/* B's column j as a row of K entries: X->Bt's, or gathered from X->B
+ * into L on first use (into L->one, every time, when memory is short). */
+static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
+{
+	size_t k, K = X->K ? X->K : 1;
+
+	if (X->Bt)
+		return X->Bt + j * X->K;
+	if (!L->bt && !L->dbt) {
+		L->bt = malloc(X->N * K * sizeof *L->bt);
+		L->dbt = calloc(X->N, 1);
+		if (!L->bt || !L->dbt) {
+			free(L->bt);
+			L->bt = NULL;	/* dbt (or its failure) says: tried */
+			if (!L->dbt)
+				L->dbt = malloc(1);
+		}
+	}
+	if (!L->bt) {
+		for (k = 0; k < X->K; k++)
+			L->one[k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
+		return L->one;
+	}
+	if (!L->dbt[j]) {
+		for (k = 0; k < X->K; k++)
+			L->bt[j * K + k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
+		L->dbt[j] = 1;
+	}
+	return L->bt + j * K;
+}
+
+/* one_output with the integer rows from L (none when memory is short:
+ * then the grid path is skipped, the others give the same bits). */
+static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
+{
+	fpl__grid_row t;
+	size_t K = X->K ? X->K : 1;
+	const double *bt = bt_col(X, j, L);
+
+	if (X->ia)
+		return one_output(X, i, j, bt, X->ia + i * X->K, X->ib ? X->ib + j * X->K : NULL);
+	if (X->ra[i].w < 0 || X->rb[j].w < 0)
+		return one_output(X, i, j, bt, NULL, NULL);
+	if (!L->xa) {
+		L->xa = malloc(48 * K * sizeof *L->xa);
+		L->xb = malloc(X->N * K * sizeof *L->xb);
+		L->da = calloc(48, 1);
+		L->db = calloc(X->N, 1);
+		if (!L->xa || !L->xb || !L->da || !L->db) {
+			free(L->xa);
+			free(L->xb);
+			free(L->da);
+			free(L->db);
+			L->xa = L->xb = NULL;
+			L->da = L->db = NULL;
+			return one_output(X, i, j, bt, NULL, NULL);
+		}
+		L->ib = i - i % 48;
+	}
+	if (i - L->ib >= 48) {	/* a new block (blocks of 48 from the range's start) */
+		L->ib = i;
+		memset(L->da, 0, 48);
+	}
+	if (!L->da[i - L->ib]) {
+		fpl__exact_grid_rows(L->xa + (i - L->ib) * K, &t, X->A + i * X->K, 1, X->K);
+		L->da[i - L->ib] = 1;
+	}
+	if (!L->db[j]) {
+		fpl__exact_grid_rows(L->xb + j * K, &t, bt, 1, X->K);
+		L->db[j] = 1;
+	}
+	return one_output(X, i, j, bt, L->xa + (i - L->ib) * K, L->xb + j * K);
+}
+
+/*
+ * Rows [w->i0, w->i1) by the blocked path: blocks of up to 48 rows
+ * against chunks of about 2048 columns, E and G of the whole chunk from
+ * exact_gemm.c's kernel, then each output by gemm_output or, where its
+ * certificate fails, one_output.  Returns -1 when memory is short
+ * (nothing done).
+ */
+#define QC_COLS 2048	/* columns per chunk */
+
+static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
+{
+	const ectx *X = w->X;
+	const fpl__exact_gemm *gk = X->gk;
+	size_t nr = (size_t)gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
+	size_t rc = fpl__exact_gemm_rows(gk), i1 = w->i1;
+	size_t ib, rows = 0, q0, q1, ld, r, c, j;
+	double *E = w->E, *ap = w->ap;
+	lazy_ints L;
+	uint64_t fast;
+
+	memset(&L, 0, sizeof L);
+	L.one = w->one;
+	for (ib = w->i0; ib < i1; ib += rows) {
+		rows = i1 - ib < 48 ? i1 - ib : 48;
+		fast = 0;
+		if (L.da) {
+			L.ib = ib;
+			memset(L.da, 0, 48);
+		}
+		for (q0 = 0; q0 < gk->np; q0 = q1) {
+			q1 = gk->np - q0 > qc ? q0 + qc : gk->np;
+			ld = (q1 - q0) * nr;
+			fpl__exact_gemm_block(gk, X->A + ib * X->K, rows, q0, q1, E, E + rc * ld, ap);
+			for (r = 0; r < rows; r++)
+				for (c = 0, j = q0 * nr; c < ld && j < X->N; c++, j++) {
+					if (gemm_output(X, ib + r, j, E[r * ld + c], E[rc * ld + r * ld + c]))
+						fast++;
+					else
+						*ng += (uint64_t)lone_output(X, ib + r, j, &L);
+				}
+		}
+		*nb += fast;
+		if (X->progress)
+			__atomic_fetch_add(X->progress, (uint64_t)rows * X->N * (X->K + 1),
+					   __ATOMIC_RELAXED);
+	}
+	L.one = NULL;	/* w's */
+	lazy_release(&L);
+}
+
+static void *ework(void *arg)
+{
+	eworker *w = arg;
+	const ectx *X = w->X;
+	uint64_t ng = 0, nb = 0;
+
+	if (X->gk)
+		rows_blocked(w, &ng, &nb);
+	else
+		ng = rows_each(X, w->i0, w->i1);
 	if (X->ngrid)
 		__atomic_fetch_add(X->ngrid, ng, __ATOMIC_RELAXED);
+	if (X->nblock)
+		__atomic_fetch_add(X->nblock, nb, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+/*
+ * Is the blocked path worth its cost here?  Its certificate is checked on
+ * a sample, up to 48 rows against up to 256 columns spread over B: yes
+ * when at least half pass (speed only: every path gives the same bits).
+ */
+static int probe(const ectx *X)
+{
+	const fpl__exact_gemm *gk = X->gk;
+	size_t nr = (size_t)gk->nr, rc = fpl__exact_gemm_rows(gk), rows = X->M < 48 ? X->M : 48;
+	size_t qn = 256 / nr ? 256 / nr : 1, step, q, r, c, j, pass = 0, tried = 0;
+	double *E, *ap;
+
+	if (qn > gk->np)
+		qn = gk->np;
+	step = gk->np / qn;
+	E = malloc(2 * rc * nr * sizeof *E);
+	ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	for (q = 0; E && ap && q < qn; q++) {	/* one panel at a time, spread */
+		fpl__exact_gemm_block(gk, X->A, rows, q * step, q * step + 1, E, E + rc * nr, ap);
+		for (r = 0; r < rows; r++)
+			for (c = 0, j = q * step * nr; c < nr && j < X->N; c++, j++) {
+				int g = X->ra[r].t + X->rb[j].t;
+				tried++;
+				pass += X->ra[r].fin && X->rb[j].fin && g >= -1074 && g <= 970
+					&& E[rc * nr + r * nr + c] < pow2(g + 53);
+			}
+	}
+	free(E);
+	free(ap);
+	return 2 * pass >= tried && tried;
 }
 
 /* Rows split into `threads` contiguous ranges; a thread that cannot be
  * started has its range run here (the same results, later). */
-static void run_rows(const ectx *X, int threads)
+static int run_rows(const ectx *X, int threads)
 {
 	eworker w[FPL_MAX_THREADS];
-	int t;
+	int t, st = 0;
 
 	threads = fpl__spawn_threads(threads, X->M,
 				     (double)X->M * (double)X->N * ((double)X->K + 1), 16384);
 	for (t = 0; t < threads; t++) {
 		w[t].X = X;
+		w[t].E = w[t].ap = w[t].one = NULL;
 		fpl__spawn_share(X->M, threads, t, &w[t].i0, &w[t].i1);
+		if (X->gk) {	/* the blocked path's buffers, per worker */
+			size_t nr = (size_t)X->gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
+			w[t].E = malloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr * sizeof *w[t].E);
+			w[t].ap = malloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
+			w[t].one = malloc((X->K ? X->K : 1) * sizeof *w[t].one);
+			if (!w[t].E || !w[t].ap || !w[t].one)
+				st = -1;
+		}
 	}
-	fpl__spawn(ework, w, sizeof *w, threads);
+	if (!st)
+		fpl__spawn(ework, w, sizeof *w, threads);
+	for (t = 0; t < threads; t++) {
+		free(w[t].E);
+		free(w[t].ap);
+		free(w[t].one);
+	}
+	return st;
 }
 
 /* ------------------------------------------------------------ statistics */
@@ -352,29 +657,106 @@ static double select_kth(double *v, size_t n, size_t k)
 	return v[k];
 }
 
-/* The median of v[0..n), n >= 1; v is reordered.  An even count gives
- * the mean of the two middle values. */
+/*
+ * The k-th smallest of v[0..n) (k < n) when every v[i] is +0, positive
+ * or +inf (sign bit clear, not NaN), by a radix selection on the bits:
+ * for such values the bits, as unsigned integers, are ordered as the
+ * values, so the k-th smallest value is the double of the k-th smallest
+ * key (order statistics are values: the same as select_kth's).  Digits
+ * of 12 bits from the top; each pass keeps the bucket holding rank k
+ * (copied into tmp, n entries).  Returns 0 when a value is not of that
+ * kind or memory is short (the caller takes select_kth), else 1.
+ */
+static int radix_kth(const double *v, size_t n, size_t k, double *out)
+{
+	enum { DIG = 12, NB = 1 << DIG };
+	size_t *cnt = malloc(NB * sizeof *cnt), m = n, i, q, b, below;
+	uint64_t *t = malloc(n * sizeof *t);
+	int shift = 64 - DIG;
+
+	if (!cnt || !t)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		t[i] = fpl__bits(v[i]);
+		if (t[i] > FPL__EXP_MASK)	/* sign set, or NaN */
+			goto fail;
+	}
+	/* invariant: t[0..m) are the values that share the bits above
+	 * shift + DIG with the answer, which is the k-th smallest of them */
+	for (;;) {
+		memset(cnt, 0, NB * sizeof *cnt);
+		for (i = 0; i < m; i++)
+			cnt[(t[i] >> shift) & (NB - 1)]++;
+		for (b = 0, below = 0; below + cnt[b] <= k; b++)
+			below += cnt[b];
+		k -= below;
+		for (i = 0, q = 0; i < m; i++)	/* in place: q <= i */
+			if (((t[i] >> shift) & (NB - 1)) == b)
+				t[q++] = t[i];
+		m = q;
+		if (m == 1 || shift == 0)	/* one left, or all equal */
+			break;
+		shift = shift > DIG ? shift - DIG : 0;
+	}
+	*out = fpl__from_bits(t[0]);
+	free(cnt);
+	free(t);
+	return 1;
+fail:
+	free(cnt);
+	free(t);
+	return 0;
+}
+
+/* The median of v[0..n), n >= 1; v may be reordered.  An even count
+ * gives the mean of the two middle values (ranks n/2 - 1 and n/2). */
 static double median(double *v, size_t n)
 {
 	double a, b, s;
-	size_t i;
+	size_t i, le;
 
-	if (n % 2)
+	if (n % 2) {
+		if (radix_kth(v, n, n / 2, &a))
+			return a;
 		return select_kth(v, n, n / 2);
-	a = select_kth(v, n, n / 2 - 1);
-	b = v[n / 2];
-	for (i = n / 2 + 1; i < n; i++)
-		if (v[i] < b)
-			b = v[i];
+	}
+	if (radix_kth(v, n, n / 2 - 1, &a)) {
+		/* rank n/2: a again when more than n/2 values are <= a, else
+		 * the least value above a */
+		b = INFINITY;
+		for (i = 0, le = 0; i < n; i++) {
+			le += v[i] <= a;
+			if (v[i] > a && v[i] < b)
+				b = v[i];
+		}
+		if (le > n / 2)
+			b = a;
+	} else {
+		a = select_kth(v, n, n / 2 - 1);
+		b = v[n / 2];
+		for (i = n / 2 + 1; i < n; i++)
+			if (v[i] < b)
+				b = v[i];
+	}
 	s = a + b;
 	return isinf(s) && !isinf(a) && !isinf(b) ? a / 2 + b / 2 : s / 2;
+}
+
+/* 2^e as a multiplier: ldexp(x, e) and x * 2^e are both x 2^e rounded
+ * once to nearest (the same bits, subnormal results included) when 2^e
+ * is a binary64, -1022 <= e <= 1023; the scales here have -1023 <= e <=
+ * 1074 (ilogb of a finite positive value, negated), and e > 1023 (a
+ * subnormal largest entry) keeps ldexp: sc = 0 says so. */
+static double scale_of(int e)
+{
+	return e >= -1022 && e <= 1023 ? pow2(e) : 0.0;
 }
 
 /* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
  * *s = inf: an entry is inf), scaled so that no square overflows. */
 static void frobenius(const double *v, const unsigned char *cls, size_t n, double *s, int *ex)
 {
-	double mx = 0, sum = 0, x;
+	double mx = 0, sum = 0, x, sc;
 	size_t o;
 
 	*ex = 0;
@@ -385,9 +767,10 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
 	if (mx == 0 || isinf(mx))
 		return;
 	*ex = ilogb(mx);
+	sc = scale_of(-*ex);
 	for (o = 0; o < n; o++)
 		if (cls[o] & C_ABS) {
-			x = ldexp(v[o], -*ex);	/* exact: a power of two */
+			x = sc != 0 ? v[o] * sc : ldexp(v[o], -*ex);	/* one rounding */
 			sum += x * x;
 		}
 	*s = sqrt(sum);
@@ -397,7 +780,7 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
  * the power of two that brings the largest to [1, 2): +inf when one is. */
 static double rms(const double *v, size_t n)
 {
-	double mx = 0, sum = 0, x;
+	double mx = 0, sum = 0, x, sc;
 	size_t i;
 	int ex;
 
@@ -407,8 +790,9 @@ static double rms(const double *v, size_t n)
 	if (mx == 0 || isinf(mx))
 		return mx;
 	ex = ilogb(mx);
+	sc = scale_of(-ex);
 	for (i = 0; i < n; i++) {
-		x = ldexp(v[i], -ex);	/* exact: a power of two */
+		x = sc != 0 ? v[i] * sc : ldexp(v[i], -ex);	/* one rounding */
 		sum += x * x;
 	}
 	return ldexp(sqrt(sum / (double)n), ex);
@@ -462,11 +846,19 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 static void pack(double *dst, size_t rows, size_t K, const double *src, ptrdiff_t si,
 		 ptrdiff_t sk)
 {
-	size_t i, k;
+	size_t i, k, i0, k0;
 
-	for (i = 0; i < rows; i++)
-		for (k = 0; k < K; k++)
-			dst[i * K + k] = src[(ptrdiff_t)i * si + (ptrdiff_t)k * sk];
+	if (sk == 1) {
+		for (i = 0; i < rows; i++)
+			memcpy(dst + i * K, src + (ptrdiff_t)i * si, K * sizeof *dst);
+		return;
+	}
+	/* a transposition, in 32 x 32 tiles (the strided reads stay in cache) */
+	for (i0 = 0; i0 < rows; i0 += 32)
+		for (k0 = 0; k0 < K; k0 += 32)
+			for (i = i0; i < rows && i < i0 + 32; i++)
+				for (k = k0; k < K && k < k0 + 32; k++)
+					dst[i * K + k] = src[(ptrdiff_t)i * si + (ptrdiff_t)k * sk];
 }
 
 int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
@@ -482,26 +874,31 @@ int fpl_accum_errors_gemm(fpl_accum_errors *err, double *exact, const double *r,
 /* The grid form of A's and Bt's rows (exact_fast.c), into X; left NULL
  * (the long path for all) when no row qualifies or memory is short.
  * *mem receives the one allocation to free. */
-static void grid_prepare(ectx *X, void **mem)
+static void grid_prepare(ectx *X, void **mem, int ints)
 {
-	size_t rows = X->M + (X->Bt ? X->N : 0), nv;
+	size_t rows = X->M + (X->Bt || X->B ? X->N : 0), nv;
 	fpl__grid_row *gr;
 	int64_t *v;
 
 	*mem = NULL;
 	if (__builtin_mul_overflow(rows, X->K, &nv) || nv > ((size_t)1 << 56))
 		return;
+	if (!ints)
+		nv = 0;
 	v = malloc((nv ? nv : 1) * sizeof *v + rows * sizeof *gr);
 	if (!v)
 		return;
 	gr = (fpl__grid_row *)(v + (nv ? nv : 1));
-	fpl__exact_grid_rows(v, gr, X->A, X->M, X->K);	/* kept: the compensated
-							 * path reads the rows too */
-	X->ia = v;
+	fpl__exact_grid_rows(ints ? v : NULL, gr, X->A, X->M, X->K);	/* kept: the
+						 * compensated path reads the rows too */
+	X->ia = ints ? v : NULL;
 	X->ra = gr;
 	if (X->Bt) {
-		fpl__exact_grid_rows(v + X->M * X->K, gr + X->M, X->Bt, X->N, X->K);
-		X->ib = v + X->M * X->K;
+		fpl__exact_grid_rows(ints ? v + X->M * X->K : NULL, gr + X->M, X->Bt, X->N, X->K);
+		X->ib = ints ? v + X->M * X->K : NULL;
+		X->rb = gr + X->M;
+	} else if (X->B) {	/* the blocked path: B's columns from its panels */
+		fpl__exact_grid_cols(gr + X->M, X->gk);
 		X->rb = gr + X->M;
 	}
 	*mem = v;
@@ -513,8 +910,23 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 			      const double *c, size_t ldc, int mode, int threads,
 			      uint64_t *progress, uint64_t *ngrid)
 {
+	return fpl__accum_errors_outputs_ex(exact, rel, abserr, den, cls, r, ldr, m, n, kk, pa,
+					    pbt, NULL, 0, 0, c, ldc, mode, 1, threads, progress, ngrid,
+					    NULL);
+}
+
+int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
+				 unsigned char *cls, const double *r, size_t ldr, size_t m,
+				 size_t n, size_t kk, const double *pa, const double *pbt,
+				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
+				 size_t ldc, int mode, int blocked, int threads,
+				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
+{
 	void *mem = NULL;
+	double *own = NULL;
+	fpl__exact_gemm gk;
 	ectx X;
+	int st = 0;
 
 	memset(&X, 0, sizeof X);
 	X.M = m;
@@ -534,11 +946,50 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 	X.progress = progress;
 	X.slack = mode > 0 ? mode : 0;
 	X.ngrid = ngrid;
-	if (mode >= 0)
-		grid_prepare(&X, &mem);
-	run_rows(&X, threads);
+	X.nblock = nblock;
+	gk.bp = NULL;
+	if (!pbt && b) {
+		X.B = b;
+		X.sbk = sbk;
+		X.sbj = sbj;
+	}
+	/* the blocked path: a GEMM (not sums) of at least 4 x 4 outputs,
+	 * where a probe finds it worth its cost */
+	if (mode >= 0 && blocked && (pbt || X.B) && m >= 4 && n >= 4 && kk) {
+		fpl__exact_gemm_pick(&gk);
+		if (!(pbt ? fpl__exact_gemm_pack_b(&gk, pbt, 1, (ptrdiff_t)kk, n, kk)
+			  : fpl__exact_gemm_pack_b(&gk, b, sbk, sbj, n, kk))) {
+			X.gk = &gk;
+			grid_prepare(&X, &mem, 0);
+			if (!X.ra || !probe(&X)) {
+				X.gk = NULL;
+				free(mem);
+				mem = NULL;
+				X.ra = X.rb = NULL;
+			}
+		}
+	}
+	if (!X.gk && !X.Bt && X.B) {	/* the paths below read B's columns as rows */
+		size_t nb, j, k;
+		if (__builtin_mul_overflow(n, kk, &nb) || !(own = malloc((nb ? nb : 1) * sizeof *own))) {
+			st = FPL_ENOMEM;
+			goto out;
+		}
+		for (j = 0; j < n; j++)
+			for (k = 0; k < kk; k++)
+				own[j * kk + k] = b[(ptrdiff_t)k * sbk + (ptrdiff_t)j * sbj];
+		X.Bt = own;
+		X.B = NULL;
+	}
+	if (mode >= 0 && !X.gk)
+		grid_prepare(&X, &mem, 1);
+	if (run_rows(&X, threads))
+		st = FPL_ENOMEM;
+out:
+	fpl__exact_gemm_release(&gk);
 	free(mem);
-	return 0;
+	free(own);
+	return st;
 }
 
 int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
@@ -548,14 +999,16 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 				   size_t ldc, int threads, uint64_t *progress)
 {
 	size_t nA, nB, nC;
-	double *pa = NULL, *pb = NULL, *buf = NULL;
+	double *pa = NULL, *buf = NULL;
 	unsigned char *cls = NULL;
 	fpl_accum_errors E;
 	ectx X;
-	int st = 0;
+	int st = 0, mode;
 
 	if (!err || !mod || fpl_accum_check(mod, NULL) || (!b && n != 1))
 		return FPL_EINVAL;
+	if (fpl__exact_gemm_env(&mode))
+		return FPL_ENOTFOUND;
 	if (m && n
 	    && (!r || ldr < n || (c && ldc < n)
 		|| (kk && (!a || (!transa && lda < kk) || (transa && lda < m)))
@@ -572,21 +1025,23 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 		*err = E;
 		return 0;
 	}
-	pa = malloc((nA ? nA : 1) * sizeof *pa);
-	pb = b ? malloc((nB ? nB : 1) * sizeof *pb) : NULL;
-	buf = malloc(4 * nC * sizeof *buf);
+	/* A as it is when its rows are already packed */
+	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
+	buf = malloc(3 * nC * sizeof *buf);
 	cls = malloc(nC);
-	if (!pa || (b && !pb) || !buf || !cls) {
+	if ((!pa && (transa || lda != kk)) || !buf || !cls) {
 		st = FPL_ENOMEM;
 		goto out;
 	}
-	if (kk)
+	if (kk && pa)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
-	if (b && kk)	/* Bt[j][k] = B[k][j] */
-		pack(pb, n, kk, b, transb ? (ptrdiff_t)ldb : 1, transb ? 1 : (ptrdiff_t)ldb);
-	fpl__accum_errors_outputs(exact ? exact : buf + 3 * nC, buf, buf + nC, buf + 2 * nC, cls,
-				  r, ldr, m, n, kk, pa, b ? pb : NULL, c, ldc, 0, threads,
-				  progress, NULL);
+	st = fpl__accum_errors_outputs_ex(exact, buf, buf + nC, buf + 2 * nC, cls, r, ldr, m, n,
+					  kk, pa ? pa : a, NULL, b,
+					  transb ? 1 : (ptrdiff_t)ldb, transb ? (ptrdiff_t)ldb : 1, c,
+					  ldc, mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL,
+					  NULL);
+	if (st)
+		goto out;
 	memset(&X, 0, sizeof X);
 	X.rel = buf;
 	X.abserr = buf + nC;
@@ -596,7 +1051,6 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	*err = E;
 out:
 	free(pa);
-	free(pb);
 	free(buf);
 	free(cls);
 	return st;

@@ -70,45 +70,79 @@ static inline void grid_of(uint64_t u, int *t, int *h)
 	*h = q + 64 - __builtin_clzll(m);
 }
 
+/* A row's description, gathered entry by entry (grid_add) in any order,
+ * then finished (grid_end). */
+typedef struct grid_acc {
+	int tmin, hmax, hmin, pmax, fin;
+} grid_acc;
+
+static inline void grid_begin(grid_acc *g)
+{
+	g->tmin = 1 << 20;
+	g->hmax = -(1 << 20);
+	g->hmin = 1 << 20;
+	g->pmax = 0;
+	g->fin = 1;
+}
+
+/* 0 when u is a NaN or an infinity (the row is then not finite). */
+static inline int grid_add(grid_acc *g, uint64_t u)
+{
+	int t, h;
+
+	if ((u & FPL__EXP_MASK) == FPL__EXP_MASK) {
+		g->fin = 0;
+		return 0;
+	}
+	if (!(u & ~FPL__SIGN_BIT))
+		return 1;
+	grid_of(u, &t, &h);
+	g->tmin = t < g->tmin ? t : g->tmin;
+	g->hmax = h > g->hmax ? h : g->hmax;
+	g->hmin = h < g->hmin ? h : g->hmin;
+	g->pmax = h - t > g->pmax ? h - t : g->pmax;
+	return 1;
+}
+
+/* The row's description; 1 when it is eligible for the grid path. */
+static int grid_end(const grid_acc *g, fpl__grid_row *row)
+{
+	int tmin = g->tmin, hmax = g->hmax;
+
+	row->p = g->pmax;
+	row->fin = g->fin;
+	row->hmin = g->hmin;
+	row->hmax = hmax;
+	row->t = hmax < tmin ? 0 : tmin;	/* exact_gemm.c's qa */
+	if (!g->fin || (hmax > tmin && hmax - tmin > 62)) {
+		row->q = 0;
+		row->w = -1;
+		return 0;
+	}
+	if (hmax < tmin)	/* a zero row */
+		tmin = hmax = 0;
+	row->q = tmin;
+	row->w = hmax - tmin;
+	return 1;
+}
+
 int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows,
 			 size_t K)
 {
 	size_t i, k;
-	int ok = 0;
+	int ok = 0, t;
 
 	for (i = 0; i < rows; i++) {
 		const double *r = x + i * K;
-		int tmin = 1 << 20, hmax = -(1 << 20), hmin = 1 << 20, pmax = 0, t, h, fin = 1;
+		grid_acc g;
 
-		for (k = 0; k < K; k++) {
-			uint64_t u = fpl__bits(r[k]);
-			if ((u & FPL__EXP_MASK) == FPL__EXP_MASK) {
-				fin = 0;
-				break;
-			}
-			if (!(u & ~FPL__SIGN_BIT))
-				continue;
-			grid_of(u, &t, &h);
-			tmin = t < tmin ? t : tmin;
-			hmax = h > hmax ? h : hmax;
-			hmin = h < hmin ? h : hmin;
-			pmax = h - t > pmax ? h - t : pmax;
-		}
-		row[i].p = pmax;
-		row[i].fin = fin;
-		row[i].hmin = hmin;
-		row[i].hmax = hmax;
-		if (!fin || (hmax > tmin && hmax - tmin > 62)) {
-			row[i].q = 0;
-			row[i].w = -1;
+		grid_begin(&g);
+		for (k = 0; k < K && grid_add(&g, fpl__bits(r[k])); k++)
+			;
+		if (!grid_end(&g, row + i))
 			continue;
-		}
-		if (hmax < tmin)	/* a zero row */
-			tmin = hmax = 0;
-		row[i].q = tmin;
-		row[i].w = hmax - tmin;
 		ok = 1;
-		for (k = 0; k < K; k++) {
+		for (k = 0; v && k < K; k++) {
 			uint64_t u = fpl__bits(r[k]), m;
 			unsigned be = (unsigned)(u >> 52) & 0x7ff;
 			int64_t X;
@@ -120,11 +154,29 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 			m = (u & FPL__FRAC_MASK) | ((uint64_t)(be != 0) << 52);
 			t = (be ? (int)be : 1) - 1075 + __builtin_ctzll(m);
 			m >>= __builtin_ctzll(m);
-			X = (int64_t)(m << (t - tmin));	/* < 2^62 */
+			X = (int64_t)(m << (t - row[i].q));	/* < 2^62 */
 			v[i * K + k] = u >> 63 ? -X : X;
 		}
 	}
 	return ok;
+}
+
+void fpl__exact_grid_cols(fpl__grid_row *row, const fpl__exact_gemm *gk)
+{
+	size_t nr = (size_t)gk->nr, p, k, c;
+	grid_acc g[64];
+
+	for (p = 0; p < gk->np; p++) {
+		const double *d = gk->bp + p * nr * gk->K;
+		size_t n = gk->N - p * nr < nr ? gk->N - p * nr : nr;
+		for (c = 0; c < n; c++)
+			grid_begin(&g[c]);
+		for (k = 0; k < gk->K; k++)
+			for (c = 0; c < n; c++)
+				grid_add(&g[c], fpl__bits(d[k * nr + c]));
+		for (c = 0; c < n; c++)
+			grid_end(&g[c], row + p * nr + c);
+	}
 }
 
 /* Bit length of K: K <= 2^L. */

@@ -80,6 +80,7 @@ typedef struct fpl__grid_sum {
 typedef struct fpl__grid_row {
 	int q, w, p;
 	int fin, hmin, hmax;
+	int t;	/* the least weight of a set bit (0 for a zero row), when fin */
 } fpl__grid_row;
 
 /*
@@ -87,6 +88,7 @@ typedef struct fpl__grid_row {
  * each row either row[i].w = -1 (not eligible: a NaN or infinity, or
  * wider than 62 bits) or v[i*K + k] 2^row[i].q = x[i*K + k] exactly with
  * |v| < 2^row[i].w, w <= 62.  Returns 1 when some row is eligible.
+ * v NULL: the rows' descriptions only.
  */
 int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows, size_t K);
 
@@ -126,13 +128,76 @@ int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exac
 			const double *a, const fpl__grid_row *ra, const double *b,
 			const fpl__grid_row *rb, size_t K, double c, double y, int slack);
 
+/* ------------------------------------------------ exact_gemm.c's blocked path */
+
+/* A micro kernel: for the micro panel ap (per k: mr values of a, then
+ * their magnitudes) and the B panel bp (per k: nr values of b), e[r*ldo
+ * + c] += sum_k a b and g[r*ldo + c] += sum_k |a| |b| over k < kc, in any
+ * order (exact_gemm.c's certificate does not depend on it). */
+typedef void (*fpl__exact_mk)(size_t kc, const double *ap, const double *bp, double *e,
+			      double *g, size_t ldo);
+
+#define FPL__EXACT_AVX512_MR 6
+#define FPL__EXACT_AVX512_NR 16
+#define FPL__EXACT_AVX2_MR 6
+#define FPL__EXACT_AVX2_NR 8
+void fpl__exact_mk_avx512(size_t kc, const double *ap, const double *bp, double *e, double *g,
+			  size_t ldo);
+void fpl__exact_mk_avx2(size_t kc, const double *ap, const double *bp, double *e, double *g,
+			size_t ldo);
+
+/* The blocked path's kernel and B (N x K, transposed) packed in panels
+ * of nr columns (np of them). */
+typedef struct fpl__exact_gemm {
+	int mr, nr;
+	fpl__exact_mk mk;
+	size_t N, K, np;
+	double *bp;
+} fpl__exact_gemm;
+
+/* FPLAB_EXACT: unset or "auto" 0 (every fast path), "long" -1 (the long
+ * accumulator for every output), "nogemm" 1 (not the blocked path);
+ * another value: returns -1. */
+int fpl__exact_gemm_env(int *mode);
+
+/* The kernel for the selected kernel set (fplab/kernels.h): avx512,
+ * avx2 (also when avx512 is selected on a CPU without it), else the
+ * portable one.  Every one gives the same bits where the certificate
+ * holds. */
+void fpl__exact_gemm_pick(fpl__exact_gemm *gk);
+
+/* Packs B (K x N, entry (k, j) at B[k*sk + j*sj]) into gk->bp
+ * (allocated); -1 when memory is short. */
+int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, ptrdiff_t sj,
+			   size_t N, size_t K);
+
+/* fpl__exact_grid_rows(NULL, row, Bt, N, K) from gk's packed panels:
+ * the descriptions of B's N columns, the same values for finite columns
+ * (a NaN or an infinity marks the column not finite either way). */
+void fpl__exact_grid_cols(fpl__grid_row *row, const fpl__exact_gemm *gk);
+void fpl__exact_gemm_release(fpl__exact_gemm *gk);
+
+/* The most rows of a block (a multiple of mr, at least 48), and the
+ * length of the A packing buffer fpl__exact_gemm_block needs. */
+size_t fpl__exact_gemm_rows(const fpl__exact_gemm *gk);
+size_t fpl__exact_gemm_apack_len(const fpl__exact_gemm *gk);
+
+/* For rows A[0..rows) (rows <= 48, each K long) and B's panels q0 <= q <
+ * q1: E[r*ld + c] = the binary64 evaluation of sum_k A[r][k] B[k][q0*nr
+ * + c], G the same of the magnitudes, ld = (q1 - q0) nr; E and G hold
+ * fpl__exact_gemm_rows(gk) x ld entries, apack
+ * fpl__exact_gemm_apack_len(gk).  Exact where exact_gemm.c's
+ * certificate holds.  Returns -1 on bad arguments. */
+int fpl__exact_gemm_block(const fpl__exact_gemm *gk, const double *A, size_t rows, size_t q0,
+			  size_t q1, double *E, double *G, double *apack);
+
 /* e = the sum, as an fpl_exact. */
 void fpl__grid_to_exact(const fpl__grid_sum *g, fpl_exact *e);
 
 /*
  * error_gemm.c's per-output reference (fpl_accum_errors_gemm's first
  * half), for the tests: over packed pa (m x kk) and pbt (n x kk, B
- * transposed; NULL for sums), output o = i*n + j gets exact[o], and, as
+ * transposed; NULL for sums), output o = i*n + j gets exact[o] (exact NULL: not kept), and, as
  * its class cls[o] says, rel[o], abserr[o], den[o] (the others are left
  * unwritten).  mode -1: the long accumulator for every output; 0: the
  * grid path where its certificate holds; > 0: the grid path with its
@@ -144,5 +209,17 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 			      size_t n, size_t kk, const double *pa, const double *pbt,
 			      const double *c, size_t ldc, int mode, int threads,
 			      uint64_t *progress, uint64_t *ngrid);
+
+/* The same with the blocked path (exact_gemm.c) allowed when `blocked`
+ * is 1 (fpl__accum_errors_outputs allows it); *nblock (when not NULL) is
+ * increased by the outputs that path did. */
+/* B may be given as pbt or, pbt NULL, as b with entry (k, j) at b[k*sbk
+ * + j*sbj] (both NULL: sums).  Returns 0, or FPL_ENOMEM. */
+int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
+				 unsigned char *cls, const double *r, size_t ldr, size_t m,
+				 size_t n, size_t kk, const double *pa, const double *pbt,
+				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
+				 size_t ldc, int mode, int blocked, int threads,
+				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock);
 
 #endif

@@ -170,7 +170,7 @@ static int bench_reference(void)
 		{ "bf16 in, fp16 acc", "bf16", "fp16" },
 		{ "fp64 in, fp64 acc", "fp64", "fp64" },
 	};
-	const char *env = getenv("FPLAB_BENCH_REF_DIM");
+	const char *env = getenv("FPLAB_BENCH_REF_DIM"), *only = getenv("FPLAB_BENCH_REF_INPUTS");
 	size_t n = env && atoi(env) > 0 ? (size_t)atoi(env) : REF_DIM, i;
 	double *a = malloc(n * n * sizeof *a), *b = malloc(n * n * sizeof *b);
 	double *al = malloc(n * n * sizeof *al), *bl = malloc(n * n * sizeof *bl);
@@ -186,6 +186,8 @@ static int bench_reference(void)
 	for (i = 0; i < sizeof cases / sizeof *cases; i++) {
 		ref_ctx x;
 		double tg, tr;
+		if (only && !strstr(only, cases[i].in))	/* FPLAB_BENCH_REF_INPUTS="bf16 e4m3fn" */
+			continue;
 		fpl_accum_init(&x.m);
 		if (fpl_accum_parse_spec(cases[i].in, &x.m.a, &x.m.a_rnd, NULL)
 		    || fpl_accum_parse_spec(cases[i].acc, &x.m.acc, &x.m.acc_rnd, NULL))
