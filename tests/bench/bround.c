@@ -316,7 +316,7 @@ int main(void)
 	       main_set);
 	printf("%-50s %2s %6s  %-14s %5s\n", "row", "th", "worst", "where", "floor");
 	misses += floor_rows("", nth);
-	printf("%-50s %2d %6.2f  %-14s %5.2f  %s\n", "hist classification (binary32)", 1, q_hist,
+	printf("%-50s %2d %6.2f  %-14s %5.2f  %s\n", "hist classification (binary32, N(0,1))", 1, q_hist,
 	       "e4m3fn ne", 0.5, q_hist >= 0.5 ? "met" : "NOT met");
 	misses += q_hist < 0.5;
 
