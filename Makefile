@@ -108,6 +108,7 @@ KERNEL_SRCS := \
 # Native kernels: compiled with ISA flags, selected at run time.
 ifeq ($(NATIVE),1)
 X86_SRCS := \
+	src/block/x86/block_f32_avx512.c \
 	src/kernels/x86/round_avx2.c \
 	src/kernels/x86/round_avx512.c \
 	src/kernels/x86/round_direct.c \
@@ -238,6 +239,7 @@ TESTS := \
 	tdataset \
 	ttrain \
 	tblock \
+	tblockfast \
 	tblockgemm \
 
 TEST_SUPPORT := \
@@ -418,6 +420,7 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 EXTRA_OPT =
 $(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/accum/exact_fast.o: EXTRA_OPT = $(KERNEL_OPT)
+$(BUILD)/src/block/block_f32.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/block/block_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
@@ -457,6 +460,11 @@ $(BUILD)/src/native/x86/%.o: src/native/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
 
 $(BUILD)/src/accum/x86/%.o: src/accum/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
+
+$(BUILD)/src/block/x86/%.o: src/block/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@

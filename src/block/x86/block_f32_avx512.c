@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86/block_f32_avx512.c - block quantization of binary32 tensors with
+ * AVX-512, one pass per block in registers: the block's largest
+ * magnitude, its scale, and every element rounded, counted and
+ * dequantized, sixteen binary32 lanes at a time (eight binary64 lanes for
+ * the amax rule's exact quotients).
+ *
+ * Why the bits equal the reference's (block_quant.c on the widened
+ * values, then rounded to binary32).
+ *
+ * Scale.  amax is the largest |x_j| as integer bits (the order of the
+ * magnitudes; NaN and inf on top, so "amax bits >= 0x7f800000" is the
+ * reference's NaN-or-inf test).  A power-of-two rule's exponent is
+ * fpl__bq_kpow2, the amax rule's scale fpl__bq_amax_scale (block_f32.h
+ * proves each equal to the reference's).  A NaN block is all NaN (the
+ * binary32 image of the reference's NaN), takes no flag; a zero block has
+ * scale 1 and gives its signed zeros back, exactly, without flags.
+ *
+ * Element rounding (k_round).  Write |x| = M 2^(e - 23), M its 24-bit
+ * significand (a subnormal is first scaled by 2^64, exactly, to
+ * normalize it), and let the exact quotient be q = x / 2^k, exponent
+ * e_q = e - k.  The element's quantum at q is 2^(e' - m), e' = max(e_q,
+ * emin), so q / quantum = M / 2^sh with sh = 23 - m + (e' - e_q): K = M >>
+ * sh is the truncated result in quanta and F = the sh bits below,
+ * left-aligned in 32 bits (bits further than 32 below the kept lsb are
+ * dropped: only when sh > 32, where F < 2^24 is far from a tie, and sp
+ * reads only the top R <= 32 bits).  This is the reference's
+ * fpl__round_unp on the same exact value: its kept bits are K, its half
+ * bit and rest are F's top bit and the others, its sp T is F's top R
+ * bits.  nearest-even rounds up iff F > 2^31 - (K & 1) (more than half,
+ * or exactly half with K odd); sp iff T + r >= 2^R, that is F + r' >=
+ * 2^32 with r' the draw's top R bits in place, F > ~r' (kf_pick's proof
+ * in kernels/x86/round_direct.c), r' from fpl__draw(key, c0 + j), the
+ * high word of the 64-bit mix.  Inexact: M != K << sh.  The result K +
+ * up quanta, scaled by 2^(e' - m) (vscalefps, exact: a small integer
+ * times a power of two well inside binary32), is compared with max_e:
+ * above it the reference overflows, and the saturating element gives
+ * +-max_e with overflow, inexact and saturated (every mode saturates:
+ * in sp an overflow needs K + up quanta above max_e, and then the
+ * reference's to_inf is true).  Tininess after rounding, as the
+ * reference decides it: e_q < emin - 1, or e_q = emin - 1 and q rounded
+ * at precision m + 1 (quantum 2^(e_q - m): K2 = M >> (23 - m), F2 = the
+ * bits below) stays below 2^emin (does not carry K2 = all ones up),
+ * with the same mode and draw; before rounding: e_q < emin.  Underflow =
+ * tiny and inexact.  The dequantized value r 2^k is exact in binary64 and
+ * vscalefps rounds it once to binary32 (nearest-even, also on overflow
+ * to inf and into binary32's subnormals): the narrowed reference.
+ *
+ * Events: saturated = lanes above max_e (the only source of the engine's
+ * saturated flag here), flushed = nonzero x with K + up = 0, a block's
+ * largest element saturated = a saturated lane whose bits equal the
+ * amax bits, scale_range = the clamp of the scale rule; flags are counted
+ * per lane as the engine counts them per result.
+ *
+ * The amax rule (NVFP4), D = X s.  q32: q = fp32(x) / fp32(D) is a
+ * binary32 division, as the reference's, and q is then rounded as above
+ * with k = 0; y = r D is formed in binary64 (exact: r has 2 bits, D at
+ * most 35) and narrowed once.  Exact quotients: q = x / D in binary64
+ * and its remainder rem = x - q D (exact with an fma, as for any
+ * correctly rounded quotient that does not underflow).  The grids the
+ * rounding reads (the element's values, its midpoints, and sp's R-bit
+ * fractions of a quantum: at most 4 + 32 bits, binary64 numbers) contain
+ * no point strictly between the exact quotient and q (q is the nearest
+ * binary64 number), so the exact quotient lies on the same side of every
+ * grid point as q, unless it lies just below q and q is on a grid point;
+ * then it lies on the same side as q's predecessor.  So the binary64
+ * pipeline (k_round64, the same steps on 52-bit fractions) reads the
+ * bits of q, or of q - 1 ulp when |exact| < |q| (rem of the other sign),
+ * and inexact is also set when rem != 0.  Blocks whose binary32 D is not
+ * a normal number go to fpl__bq_block_scalar (the reference's own
+ * calls).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "block/block_f32.h"
+
+#define KI static inline __attribute__((always_inline))
+#define GOLD 0x9e3779b97f4a7c15ull
+
+typedef struct kc {
+	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
+	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g;
+	__m512 two64, maxe, nan;
+	int sp, tiny_before;
+	uint64_t key, c0;
+} kc;
+
+typedef struct kr {
+	__m512 mag;
+	__mmask16 inex, unf, sat, zero;
+} kr;
+
+KI __m512i mix2(__m512i z)
+{
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
+	z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+	return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+}
+
+/* ~(r') for elements idx .. idx + 15: r' = the top R bits of the high
+ * word of fpl__draw(key, idx + i), in place. */
+KI __m512i draws16(const kc *c, uint64_t idx)
+{
+	__m512i z0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
+				      c->lanes_g);
+	__m512i z1 = _mm512_add_epi64(z0, _mm512_set1_epi64((long long)(8 * GOLD)));
+	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
+
+	h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
+	return _mm512_ternarylogic_epi32(h, c->rmask, c->rmask, 0x3f);	/* ~(A & B) */
+}
+
+/* Round the magnitudes a (binary32 bits) divided by 2^k into the element
+ * format; dh: draws16 (sp). */
+KI kr k_round(const kc *c, __m512i a, __m512i kv, __m512i dh)
+{
+	kr r;
+	__mmask16 sub = _mm512_cmplt_epu32_mask(a, c->minnorm);
+	__mmask16 nz = _mm512_test_epi32_mask(a, a);
+	__m512 af = _mm512_castsi512_ps(a);
+	__m512i an = _mm512_castps_si512(_mm512_mask_mul_ps(af, sub, af, c->two64));
+	__m512i be = _mm512_srli_epi32(an, 23);
+	__m512i M = _mm512_maskz_or_epi32(nz, _mm512_and_si512(an, c->fracm), c->impl);
+	__m512i eq = _mm512_sub_epi32(_mm512_mask_sub_epi32(be, sub, be, c->c64),
+				      _mm512_add_epi32(kv, c->bias));
+	__m512i d = _mm512_max_epi32(_mm512_sub_epi32(c->emin, eq), c->zero);
+	__m512i sh = _mm512_add_epi32(c->sh0, d);
+	__m512i K = _mm512_srlv_epi32(M, sh);
+	__m512i F = _mm512_or_si512(_mm512_sllv_epi32(M, _mm512_sub_epi32(c->c32, sh)),
+				    _mm512_srlv_epi32(M, _mm512_sub_epi32(sh, c->c32)));
+	__mmask16 inex = _mm512_cmpneq_epi32_mask(M, _mm512_sllv_epi32(K, sh));
+	__m512i thr = c->sp ? dh : _mm512_sub_epi32(c->half, _mm512_and_si512(K, c->one));
+	__mmask16 up = _mm512_cmpgt_epu32_mask(F, thr);
+	__m512i Rk = _mm512_mask_add_epi32(K, up, K, c->one);
+	__m512i ee = _mm512_add_epi32(eq, d);
+	__m512 mag = _mm512_scalef_ps(_mm512_cvtepi32_ps(Rk),
+				      _mm512_cvtepi32_ps(_mm512_sub_epi32(ee, c->mv)));
+	__mmask16 sat = _mm512_cmp_ps_mask(mag, c->maxe, _CMP_GT_OQ), tiny;
+
+	if (c->tiny_before) {
+		tiny = _mm512_cmplt_epi32_mask(eq, c->emin);
+	} else {
+		__m512i K2 = _mm512_srlv_epi32(M, c->sh0);
+		__m512i F2 = _mm512_sllv_epi32(M, c->sht);
+		__m512i t2 = c->sp ? dh : _mm512_sub_epi32(c->half, _mm512_and_si512(K2, c->one));
+		__mmask16 reach = _mm512_cmpgt_epu32_mask(F2, t2) & _mm512_cmpeq_epi32_mask(K2, c->ones);
+
+		tiny = _mm512_cmplt_epi32_mask(eq, c->emin1)
+		       | (_mm512_cmpeq_epi32_mask(eq, c->emin1) & (__mmask16)~reach);
+	}
+	r.mag = _mm512_mask_mov_ps(mag, sat, c->maxe);
+	r.sat = sat;
+	r.unf = tiny & inex;
+	r.inex = inex | sat;
+	r.zero = nz & _mm512_cmpeq_epi32_mask(Rk, c->zero);
+	return r;
+}
+
+static void kc_init(kc *c, const fpl__bq *p)
+{
+	int w[16], i;
+
+	c->one = _mm512_set1_epi32(1);
+	c->zero = _mm512_setzero_si512();
+	c->c32 = _mm512_set1_epi32(32);
+	c->absm = _mm512_set1_epi32(0x7fffffff);
+	c->sgn = _mm512_set1_epi32((int)0x80000000u);
+	c->minnorm = _mm512_set1_epi32(0x800000);
+	c->fracm = _mm512_set1_epi32(0x7fffff);
+	c->impl = _mm512_set1_epi32(0x800000);
+	c->bias = _mm512_set1_epi32(127);
+	c->c64 = _mm512_set1_epi32(64);
+	c->emin = _mm512_set1_epi32(p->emin);
+	c->emin1 = _mm512_set1_epi32(p->emin - 1);
+	c->sh0 = _mm512_set1_epi32(23 - p->m);
+	c->sht = _mm512_set1_epi32(9 + p->m);
+	c->half = _mm512_set1_epi32((int)0x80000000u);
+	c->ones = _mm512_set1_epi32((2 << p->m) - 1);
+	c->mv = _mm512_set1_epi32(p->m);
+	c->rmask = _mm512_set1_epi32((int)p->rmask);
+	for (i = 0; i < 16; i++)
+		w[i] = 2 * i + 1;
+	c->odd = _mm512_loadu_si512(w);
+	c->lanes_g = _mm512_set_epi64((long long)(7 * GOLD), (long long)(6 * GOLD),
+				      (long long)(5 * GOLD), (long long)(4 * GOLD),
+				      (long long)(3 * GOLD), (long long)(2 * GOLD),
+				      (long long)GOLD, 0);
+	c->two64 = _mm512_set1_ps(0x1p64f);
+	c->maxe = _mm512_set1_ps(p->maxe);
+	c->nan = _mm512_set1_ps(NAN);
+	c->sp = p->sp;
+	c->tiny_before = p->tiny_before;
+	c->key = p->key;
+	c->c0 = p->c0;
+}
+
+KI void count(fpl__bq_acc *a, const kr *r)
+{
+	uint64_t ns = (uint64_t)__builtin_popcount(r->sat);
+
+	a->count[0] += (uint64_t)__builtin_popcount(r->inex);	/* inexact */
+	a->count[1] += (uint64_t)__builtin_popcount(r->unf);	/* underflow */
+	a->count[2] += ns;					/* overflow */
+	a->count[5] += ns;					/* saturated */
+	a->s.saturated += ns;
+	a->s.flushed += (uint64_t)__builtin_popcount(r->zero);
+}
+
+KI __mmask16 tailmask(size_t left)
+{
+	return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+/* The block's largest magnitude bits. */
+KI uint32_t block_umax(const kc *c, const float *x, size_t lo, size_t hi)
+{
+	__m512i um = c->zero;
+	size_t j;
+
+	for (j = lo; j < hi; j += 16) {
+		__m512i u = _mm512_maskz_loadu_epi32(tailmask(hi - j), x + j);
+		um = _mm512_max_epu32(um, _mm512_and_si512(u, c->absm));
+	}
+	return (uint32_t)_mm512_reduce_max_epu32(um);
+}
+
+static void nan_block(const kc *c, float *y, size_t lo, size_t hi)
+{
+	size_t j;
+
+	for (j = lo; j < hi; j += 16)
+		_mm512_mask_storeu_ps(y + j, tailmask(hi - j), c->nan);
+}
+
+/* Power-of-two rules. */
+static void run_pow2(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		     size_t id1, fpl__bq_acc *a)
+{
+	size_t id;
+
+	for (id = id0; id < id1; id++) {
+		size_t lo, hi, j;
+		uint32_t um;
+		int k = 0, clamped = 0;
+		__mmask16 asat = 0;
+		__m512i kv, umv;
+		__m512 kf;
+
+		fpl__bq_range(p, id, &lo, &hi);
+		um = block_umax(c, x, lo, hi);
+		a->s.blocks++;
+		a->s.elements += hi - lo;
+		if (um >= 0x7f800000u) {
+			a->s.nan_blocks++;
+			nan_block(c, y, lo, hi);
+			continue;
+		}
+		if (um == 0)
+			a->s.zero_blocks++;
+		else
+			k = fpl__bq_kpow2(p, um, &clamped);
+		a->s.scale_range += (uint64_t)clamped;
+		kv = _mm512_set1_epi32(k);
+		kf = _mm512_set1_ps((float)k);
+		umv = _mm512_set1_epi32((int)um);
+		for (j = lo; j < hi; j += 16) {
+			__mmask16 t = tailmask(hi - j);
+			__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+			__m512i av = _mm512_and_si512(u, c->absm);
+			__m512i dh = c->sp ? draws16(c, c->c0 + j) : c->zero;
+			kr r = k_round(c, av, kv, dh);
+			__m512 yv = _mm512_scalef_round_ps(r.mag, kf,
+							   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+
+			yv = _mm512_castsi512_ps(
+				_mm512_or_si512(_mm512_castps_si512(yv), _mm512_and_si512(u, c->sgn)));
+			_mm512_mask_storeu_ps(y + j, t, yv);
+			count(a, &r);
+			asat |= r.sat & _mm512_cmpeq_epi32_mask(av, umv);
+		}
+		a->s.amax_saturated += asat != 0;
+	}
+}
+
+/* The binary64 pipeline for the amax rule's exact quotients: k_round's
+ * steps on 8 lanes of 52-bit fractions (the comment at the top). */
+typedef struct kr8 {
+	__m512d mag;
+	__mmask8 inex, unf, sat, zero;
+} kr8;
+
+KI kr8 k_round64(const kc *c, const fpl__bq *p, __m512i a, __mmask8 sticky, __mmask8 nz,
+		 __m512i dh)
+{
+	const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+	const __m512i c64 = _mm512_set1_epi64(64);
+	__m512i M = _mm512_maskz_or_epi64(nz, _mm512_and_si512(a, _mm512_set1_epi64(0xfffffffffffffll)),
+					  _mm512_set1_epi64(1ll << 52));
+	__m512i eq = _mm512_sub_epi64(_mm512_srli_epi64(a, 52), _mm512_set1_epi64(1023));
+	__m512i d = _mm512_max_epi64(_mm512_sub_epi64(_mm512_set1_epi64(p->emin), eq), zero);
+	__m512i sh0 = _mm512_set1_epi64(52 - p->m);
+	__m512i sh = _mm512_add_epi64(sh0, d);
+	__m512i K = _mm512_srlv_epi64(M, sh);
+	__m512i F = _mm512_or_si512(_mm512_sllv_epi64(M, _mm512_sub_epi64(c64, sh)),
+				    _mm512_srlv_epi64(M, _mm512_sub_epi64(sh, c64)));
+	__mmask8 inex = _mm512_cmpneq_epi64_mask(M, _mm512_sllv_epi64(K, sh)) | sticky;
+	__m512i half = _mm512_set1_epi64((long long)0x8000000000000000ull);
+	__m512i thr = c->sp ? dh : _mm512_sub_epi64(half, _mm512_and_si512(K, one));
+	__mmask8 up = _mm512_cmpgt_epu64_mask(F, thr);
+	__m512i Rk = _mm512_mask_add_epi64(K, up, K, one);
+	__m512i ee = _mm512_add_epi64(eq, d);
+	__m512d mag = _mm512_scalef_pd(_mm512_cvtepi64_pd(Rk),
+				       _mm512_cvtepi64_pd(_mm512_sub_epi64(ee, _mm512_set1_epi64(p->m))));
+	__m512d maxe = _mm512_set1_pd((double)p->maxe);
+	__mmask8 sat = _mm512_cmp_pd_mask(mag, maxe, _CMP_GT_OQ), tiny;
+	kr8 r;
+
+	if (c->tiny_before) {
+		tiny = _mm512_cmplt_epi64_mask(eq, _mm512_set1_epi64(p->emin));
+	} else {
+		__m512i K2 = _mm512_srlv_epi64(M, sh0);
+		__m512i F2 = _mm512_sllv_epi64(M, _mm512_set1_epi64(12 + p->m));
+		__m512i t2 = c->sp ? dh : _mm512_sub_epi64(half, _mm512_and_si512(K2, one));
+		__mmask8 reach = _mm512_cmpgt_epu64_mask(F2, t2)
+				 & _mm512_cmpeq_epi64_mask(K2, _mm512_set1_epi64((2 << p->m) - 1));
+		__m512i e1 = _mm512_set1_epi64(p->emin - 1);
+
+		tiny = _mm512_cmplt_epi64_mask(eq, e1) | (_mm512_cmpeq_epi64_mask(eq, e1) & (__mmask8)~reach);
+	}
+	r.mag = _mm512_mask_mov_pd(mag, sat, maxe);
+	r.sat = sat;
+	r.unf = tiny & inex;
+	r.inex = inex | sat;
+	r.zero = nz & _mm512_cmpeq_epi64_mask(Rk, zero);
+	return r;
+}
+
+/* ~(r') for 8 lanes as 64-bit words: the top R bits of the draw in
+ * place, the low 32 bits then all ones in the complement. */
+KI __m512i draws8(const kc *c, uint64_t idx)
+{
+	__m512i z = mix2(_mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
+					  c->lanes_g));
+	__m512i rm = _mm512_slli_epi64(_mm512_and_si512(c->rmask, _mm512_set1_epi64(0xffffffffll)), 32);
+
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+	return _mm512_ternarylogic_epi64(z, rm, rm, 0x3f);
+}
+
+KI void count8(fpl__bq_acc *a, const kr8 *r)
+{
+	uint64_t ns = (uint64_t)__builtin_popcount(r->sat);
+
+	a->count[0] += (uint64_t)__builtin_popcount(r->inex);
+	a->count[1] += (uint64_t)__builtin_popcount(r->unf);
+	a->count[2] += ns;
+	a->count[5] += ns;
+	a->s.saturated += ns;
+	a->s.flushed += (uint64_t)__builtin_popcount(r->zero);
+}
+
+/* Eight elements x[j..] (mask t) with the exact quotient by D. */
+KI __mmask8 exact8(const kc *c, const fpl__bq *p, float *y, const float *x, size_t j,
+		   __mmask8 t, __m512d Dv, uint32_t um, fpl__bq_acc *a)
+{
+	__m256i u = _mm256_maskz_loadu_epi32(t, x + j);
+	__m512d xd = _mm512_cvtps_pd(_mm256_castsi256_ps(u));
+	__m512d q = _mm512_div_pd(xd, Dv);
+	__m512d rem = _mm512_fnmadd_pd(q, Dv, xd);
+	__m512i qb = _mm512_castpd_si512(q), rb = _mm512_castpd_si512(rem);
+	const __m512i absm = _mm512_set1_epi64(0x7fffffffffffffffll);
+	__mmask8 nz = _mm512_test_epi64_mask(qb, absm);
+	__mmask8 sticky = _mm512_test_epi64_mask(rb, absm);
+	/* |exact| < |q|: rem nonzero with the sign opposite to q's */
+	__mmask8 below = sticky & _mm512_test_epi64_mask(_mm512_xor_si512(qb, rb),
+							 _mm512_set1_epi64((long long)0x8000000000000000ull));
+	__m512i aq = _mm512_and_si512(qb, absm);
+	__m512i dh = c->sp ? draws8(c, c->c0 + j) : _mm512_setzero_si512();
+	kr8 r;
+	__m512d yd;
+	__m256i yv;
+
+	aq = _mm512_mask_sub_epi64(aq, below, aq, _mm512_set1_epi64(1));
+	r = k_round64(c, p, aq, sticky, nz, dh);
+	/* x != 0 with q = 0 cannot happen: |q| >= 2^-149 / D is a normal
+	 * binary64 number */
+	yd = _mm512_mul_pd(r.mag, Dv);
+	yv = _mm256_castps_si256(_mm512_cvtpd_ps(yd));
+	yv = _mm256_or_si256(yv, _mm256_and_si256(u, _mm256_set1_epi32((int)0x80000000u)));
+	_mm256_mask_storeu_epi32(y + j, t, yv);
+	count8(a, &r);
+	return r.sat & _mm256_cmpeq_epi32_mask(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+					       _mm256_set1_epi32((int)um));
+}
+
+/* The amax rule. */
+static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		     size_t id1, fpl__bq_acc *a)
+{
+	size_t id;
+
+	for (id = id0; id < id1; id++) {
+		size_t lo, hi, j;
+		uint32_t um;
+		int clamped = 0, asat = 0;
+		float amax;
+		double X = 1, D;
+
+		fpl__bq_range(p, id, &lo, &hi);
+		um = block_umax(c, x, lo, hi);
+		a->s.blocks++;
+		a->s.elements += hi - lo;
+		if (um >= 0x7f800000u) {
+			a->s.nan_blocks++;
+			nan_block(c, y, lo, hi);
+			continue;
+		}
+		memcpy(&amax, &um, 4);
+		if (um == 0)
+			a->s.zero_blocks++;
+		else
+			X = fpl__bq_amax_scale(p, amax, &clamped);
+		a->s.scale_range += (uint64_t)clamped;
+		D = X * p->s;
+		if (p->q32) {
+			float Df = (float)D;
+			__m512 Dfv = _mm512_set1_ps(Df);
+			__m512d Dv = _mm512_set1_pd(D);
+			__m512i umv = _mm512_set1_epi32((int)um);
+
+			if (!(Df >= 0x1p-126f) || (double)amax / Df > 0x1p100) {
+				fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+				continue;
+			}
+			for (j = lo; j < hi; j += 16) {
+				__mmask16 t = tailmask(hi - j);
+				__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+				__m512i av = _mm512_and_si512(u, c->absm);
+				__m512 q = _mm512_div_ps(_mm512_castsi512_ps(av), Dfv);
+				__m512i dh = c->sp ? draws16(c, c->c0 + j) : c->zero;
+				kr r = k_round(c, _mm512_castps_si512(q), c->zero, dh);
+				__m512d lo8 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(r.mag)), Dv);
+				__m512d hi8 = _mm512_mul_pd(
+					_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
+						_mm512_castps_pd(r.mag), 1))),
+					Dv);
+				__m512 yv = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo8)),
+							       _mm512_cvtpd_ps(hi8), 1);
+
+				/* flushed counts nonzero x, not nonzero q */
+				r.zero = _mm512_test_epi32_mask(av, av)
+					 & _mm512_cmpeq_ps_mask(r.mag, _mm512_setzero_ps());
+				yv = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(yv),
+									 _mm512_and_si512(u, c->sgn)));
+				_mm512_mask_storeu_ps(y + j, t, yv);
+				count(a, &r);
+				asat |= (r.sat & _mm512_cmpeq_epi32_mask(av, umv)) != 0;
+			}
+		} else {
+			__m512d Dv = _mm512_set1_pd(D);
+
+			for (j = lo; j < hi; j += 8) {
+				size_t left = hi - j;
+				__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+
+				asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
+			}
+		}
+		a->s.amax_saturated += (uint64_t)asat;
+	}
+}
+
+void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
+		    fpl__bq_acc *a)
+{
+	/* the floating-point steps assume RNE without DAZ or FTZ: the
+	 * default MXCSR, the caller's restored on return */
+	const unsigned csr = _mm_getcsr();
+	kc c;
+
+	_mm_setcsr(0x1f80);
+	kc_init(&c, p);
+	if (p->amax)
+		run_amax(&c, p, y, x, id0, id1, a);
+	else
+		run_pow2(&c, p, y, x, id0, id1, a);
+	_mm_setcsr(csr);
+}
