@@ -137,10 +137,13 @@ static inline double fpl__bq_round_scale(const fpl__bq *p, double v, int *sat)
 	union { double d; uint64_t u; } c = { v };
 	int e = (int)(c.u >> 52) - 1023, q = (e > p->semin ? e : p->semin) - p->sm;
 	/* v 2^-q < 2^(sm+1) <= 2^51: adding 2^52 rounds it to an integer
-	 * (nearest-even, the default mode), subtracting is exact */
-	double t = __builtin_ldexp(v, -q), r = (t + 0x1p52) - 0x1p52;
+	 * (nearest-even, the default mode), subtracting is exact; |q| is far
+	 * below 1022 (v from a binary32 quotient, the scale format's range
+	 * within 2^+-200, block_f32.c) */
+	union { uint64_t u; double d; } dn = { (uint64_t)(1023 - q) << 52 }, up = { (uint64_t)(1023 + q) << 52 };
+	double t = v * dn.d, r = (t + 0x1p52) - 0x1p52;	/* powers of two: exact */
 
-	r = __builtin_ldexp(r, q);
+	r *= up.d;
 	if (r > p->smaxv) {
 		*sat = 1;
 		r = p->smaxv;

@@ -83,7 +83,7 @@
 
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
-	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g;
+	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, c23, hm_tab;
 	__m512 two64, maxe, nan;
 	int sp, tiny_before;
 	uint64_t key, c0;
@@ -183,6 +183,12 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->ones = _mm512_set1_epi32((2 << p->m) - 1);
 	c->mv = _mm512_set1_epi32(p->m);
 	c->rmask = _mm512_set1_epi32((int)p->rmask);
+	c->c23 = _mm512_set1_epi32(23);
+	for (i = 0; i < 16; i++)	/* (1 << (sh - 1)) - 1 at sh & 15, sh = 23 - m .. 23 */
+		w[i] = 0;
+	for (i = 23 - p->m; i <= 23; i++)
+		w[i & 15] = (1 << (i - 1)) - 1;
+	c->hm_tab = _mm512_loadu_si512(w);
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
 	c->odd = _mm512_loadu_si512(w);
@@ -237,54 +243,280 @@ static void nan_block(const kc *c, float *y, size_t lo, size_t hi)
 		_mm512_mask_storeu_ps(y + j, tailmask(hi - j), c->nan);
 }
 
-/* Power-of-two rules. */
-static void run_pow2(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
-		     size_t id1, fpl__bq_acc *a)
-{
-	size_t id;
+/* The per-block constants of fast_vec (bits of binary32 values): with
+ * kk = emin + k + 127 the biased exponent of 2^(emin + k), the element's
+ * smallest normal in x's units, and j = emin + k - m its quantum there. */
+typedef struct kb {
+	__m512i kk, Q, halfQ, minb, reach, ones, maxb, um;
+	__m512 scq;
+} kb;
 
+/* Per-lane event counters (32-bit lanes, flushed before they can wrap). */
+typedef struct vcnt {
+	__m512i inex, unf, sat, fl;
+} vcnt;
+
+static inline uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* Whether block scale 2^k takes fast_vec, and its constants: needs kk >=
+ * m + 2, so that every binary32 subnormal and every lane whose quotient
+ * lies below the element's smallest quantum is a "big" lane (below), and
+ * Q / 2 = 2^(j - 1) a binary32 number. */
+static inline uint32_t pow2bits(int j)	/* binary32 2^j, -149 <= j <= 127 */
+{
+	return j >= -126 ? (uint32_t)(j + 127) << 23 : 1u << (j + 149);
+}
+
+static inline int kb_init(kb *B, const fpl__bq *p, int k, uint32_t um)
+{
+	int kk = p->emin + k + 127, j = p->emin + k - p->m;
+	union { uint64_t u; double d; } t = { (uint64_t)(1023 + k) << 52 };
+	double mx = (double)p->maxe * t.d;	/* exact: |k| <= 1022 */
+
+	if (kk < p->m + 2 || kk > 254 || j > 126 || k > 1000 || k < -1000)
+		return 0;
+	B->kk = _mm512_set1_epi32(kk);
+	B->Q = _mm512_set1_epi32((int)pow2bits(j));
+	B->halfQ = _mm512_set1_epi32((int)pow2bits(j - 1));
+	B->minb = _mm512_set1_epi32(kk << 23);
+	B->reach = _mm512_set1_epi32((kk << 23) - (1 << (22 - p->m)));
+	B->ones = _mm512_set1_epi32((kk << 23) - (1 << (23 - p->m)));
+	B->maxb = _mm512_set1_epi32(mx >= 0x1p128 ? 0x7f800000 : (int)f2u((float)mx));
+	B->um = _mm512_set1_epi32((int)um);
+	B->scq = _mm512_set1_ps((float)(32 - j));
+	return 1;
+}
+
+/*
+ * Sixteen elements u (binary32 bits) of a block with scale 2^k, straight
+ * on x's bits: the element's grid scaled by 2^k is x's grid for the
+ * dequantized value, so rounding x to it gives r 2^k directly.  With be =
+ * x's biased exponent, d = max(kk - be, 0) and sh = 23 - m + d, the grid
+ * has quantum 2^sh in units of x's last bit wherever sh <= 23: rounding
+ * adds the mode's increment below bit sh and clears those bits, a carry
+ * moving into the exponent (kb_round_lane's argument, kernel_body.h);
+ * the kept lsb is bit sh of a, or the implicit bit when sh = 23 (OR-ed in:
+ * such lanes are normal, see kb_init).  sh > 23 ("big" lanes, |x| <
+ * 2^j = Q, binary32 subnormals included) round to 0 or Q: nearest-even
+ * up iff |x| > Q / 2, sp from F = floor(|x| 2^(32 - j)) (vscalefps is
+ * exact there, or below 2^-126 where the floor is 0 anyway).  The other
+ * lanes' sp fraction F is a << (32 - sh).  These are exactly k_round's K,
+ * F and decisions (the header), read on x's bits.  Tininess after
+ * rounding in nearest-even: x in the binade below 2^(emin+k) reaches it
+ * iff its significand is at least 2^24 - 2^(22-m), so tiny iff a < reach;
+ * in sp iff its top m + 1 bits are all ones (a >= ones) and the draw
+ * carries F2 = a << (9 + m).  Saturation: the rounded bits above those
+ * of max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
+ * leaves inf, the narrowed 2^128, alone).
+ */
+KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mmask16 t,
+		 int sp, int tb, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i minus1 = _mm512_set1_epi32(-1);
+	__m512i a = _mm512_and_si512(u, c->absm);
+	__m512i be = _mm512_srli_epi32(a, 23);
+	__m512i d = _mm512_max_epi32(_mm512_sub_epi32(B->kk, be), c->zero);
+	__m512i sh = _mm512_add_epi32(d, c->sh0);
+	__mmask16 big = _mm512_cmpgt_epi32_mask(sh, c->c23), tiny, upb, inex, sat;
+	__m512i nl = _mm512_maskz_sllv_epi32((__mmask16)~big, minus1, sh), yb;
+
+	if (!sp) {
+		__m512i kl = _mm512_and_si512(_mm512_srlv_epi32(_mm512_or_si512(a, c->impl), sh), c->one);
+		__m512i hm = _mm512_permutexvar_epi32(sh, c->hm_tab);
+
+		yb = _mm512_and_si512(_mm512_add_epi32(a, _mm512_add_epi32(hm, kl)), nl);
+		upb = _mm512_cmpgt_epu32_mask(a, B->halfQ);
+		tiny = _mm512_cmplt_epu32_mask(a, tb ? B->minb : B->reach);
+	} else {
+		__m512i F = _mm512_sllv_epi32(a, _mm512_sub_epi32(c->c32, sh));
+		__m512i lo = _mm512_and_si512(a, nl);
+
+		F = _mm512_mask_cvttps_epu32(F, big, _mm512_scalef_ps(_mm512_castsi512_ps(a), B->scq));
+		upb = _mm512_cmpgt_epu32_mask(F, dh);
+		yb = _mm512_mask_add_epi32(lo, upb, lo, _mm512_sllv_epi32(c->one, sh));
+		if (tb)
+			tiny = _mm512_cmplt_epu32_mask(a, B->minb);
+		else
+			tiny = _mm512_cmplt_epu32_mask(a, B->ones)
+			       | (_mm512_cmplt_epu32_mask(a, B->minb)
+				  & _mm512_cmple_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh));
+	}
+	yb = _mm512_mask_mov_epi32(yb, big, _mm512_maskz_mov_epi32(upb, B->Q));
+	inex = _mm512_cmpneq_epi32_mask(_mm512_and_si512(a, nl), a);
+	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
+	yb = _mm512_min_epu32(yb, B->maxb);
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, inex & _mm512_testn_epi32_mask(yb, yb), vc->fl, minus1);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, inex & tiny, vc->unf, minus1);
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex | sat, vc->inex, minus1);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	*asat |= sat & _mm512_cmpeq_epi32_mask(a, B->um);
+	yb = _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8);	/* A | (B & C) */
+	if (t == 0xffff)
+		_mm512_storeu_si512(y, yb);
+	else
+		_mm512_mask_storeu_epi32(y, t, yb);
+}
+
+static void vc_flush(vcnt *vc, fpl__bq_acc *a)
+{
+	uint64_t ns = (uint64_t)_mm512_reduce_add_epi64(
+		_mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(vc->sat)),
+				 _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(vc->sat, 1))));
+#define VSUM(v) (uint64_t)_mm512_reduce_add_epi64(                                          \
+	_mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(v)),                  \
+			 _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1))))
+	a->count[0] += VSUM(vc->inex);
+	a->count[1] += VSUM(vc->unf);
+	a->count[2] += ns;
+	a->count[5] += ns;
+	a->s.saturated += ns;
+	a->s.flushed += VSUM(vc->fl);
+#undef VSUM
+	vc->inex = vc->unf = vc->sat = vc->fl = _mm512_setzero_si512();
+}
+
+/* A block by k_round (the blocks kb_init declines). */
+static void slow_block(const kc *c, float *y, const float *x, size_t lo, size_t hi, int k,
+		       uint32_t um, fpl__bq_acc *a)
+{
+	__m512i kv = _mm512_set1_epi32(k), umv = _mm512_set1_epi32((int)um);
+	__m512 kf = _mm512_set1_ps((float)k);
+	__mmask16 asat = 0;
+	size_t j;
+
+	for (j = lo; j < hi; j += 16) {
+		__mmask16 t = tailmask(hi - j);
+		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+		__m512i av = _mm512_and_si512(u, c->absm);
+		__m512i dh = c->sp ? draws16(c, c->c0 + j) : c->zero;
+		kr r = k_round(c, av, kv, dh);
+		__m512 yv = _mm512_scalef_round_ps(r.mag, kf, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+
+		yv = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(yv), _mm512_and_si512(u, c->sgn)));
+		_mm512_mask_storeu_ps(y + j, t, yv);
+		count(a, &r);
+		asat |= r.sat & _mm512_cmpeq_epi32_mask(av, umv);
+	}
+	a->s.amax_saturated += asat != 0;
+}
+
+/* Power-of-two rules: blocks [id0, id1), row by row. */
+KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		  size_t id1, fpl__bq_acc *a, int sp, int tb)
+{
+	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	vcnt vc;
+
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
 	for (id = id0; id < id1; id++) {
-		size_t lo, hi, j;
+		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
 		uint32_t um;
 		int k = 0, clamped = 0;
 		__mmask16 asat = 0;
-		__m512i kv, umv;
-		__m512 kf;
+		kb B;
 
-		fpl__bq_range(p, id, &lo, &hi);
-		um = block_umax(c, x, lo, hi);
-		a->s.blocks++;
-		a->s.elements += hi - lo;
-		if (um >= 0x7f800000u) {
-			a->s.nan_blocks++;
-			nan_block(c, y, lo, hi);
-			continue;
+		len = len < p->tr ? len : p->tr;
+		hi = lo + len;
+		if (++br == p->nbr) {
+			br = 0;
+			row++;
 		}
-		if (um == 0)
-			a->s.zero_blocks++;
-		else
-			k = fpl__bq_kpow2(p, um, &clamped);
-		a->s.scale_range += (uint64_t)clamped;
-		kv = _mm512_set1_epi32(k);
-		kf = _mm512_set1_ps((float)k);
-		umv = _mm512_set1_epi32((int)um);
-		for (j = lo; j < hi; j += 16) {
-			__mmask16 t = tailmask(hi - j);
-			__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
-			__m512i av = _mm512_and_si512(u, c->absm);
-			__m512i dh = c->sp ? draws16(c, c->c0 + j) : c->zero;
-			kr r = k_round(c, av, kv, dh);
-			__m512 yv = _mm512_scalef_round_ps(r.mag, kf,
-							   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		a->s.blocks++;
+		a->s.elements += len;
+		if (len == 32) {
+			__m512i u0 = _mm512_loadu_si512(x + lo), u1 = _mm512_loadu_si512(x + lo + 16);
 
-			yv = _mm512_castsi512_ps(
-				_mm512_or_si512(_mm512_castps_si512(yv), _mm512_and_si512(u, c->sgn)));
-			_mm512_mask_storeu_ps(y + j, t, yv);
-			count(a, &r);
-			asat |= r.sat & _mm512_cmpeq_epi32_mask(av, umv);
+			um = (uint32_t)_mm512_reduce_max_epu32(_mm512_and_si512(_mm512_max_epu32(
+				_mm512_and_si512(u0, c->absm), _mm512_and_si512(u1, c->absm)), c->absm));
+			if (um >= 0x7f800000u) {
+				a->s.nan_blocks++;
+				nan_block(c, y, lo, hi);
+				continue;
+			}
+			if (um == 0)
+				a->s.zero_blocks++;
+			else
+				k = fpl__bq_kpow2(p, um, &clamped);
+			a->s.scale_range += (uint64_t)clamped;
+			if (!kb_init(&B, p, k, um)) {
+				slow_block(c, y, x, lo, hi, k, um, a);
+				continue;
+			}
+			fast_vec(c, &B, u0, sp ? draws16(c, c->c0 + lo) : c->zero, y + lo, 0xffff, sp,
+				 tb, &vc, &asat);
+			fast_vec(c, &B, u1, sp ? draws16(c, c->c0 + lo + 16) : c->zero, y + lo + 16,
+				 0xffff, sp, tb, &vc, &asat);
+		} else {
+			um = block_umax(c, x, lo, hi);
+			if (um >= 0x7f800000u) {
+				a->s.nan_blocks++;
+				nan_block(c, y, lo, hi);
+				continue;
+			}
+			if (um == 0)
+				a->s.zero_blocks++;
+			else
+				k = fpl__bq_kpow2(p, um, &clamped);
+			a->s.scale_range += (uint64_t)clamped;
+			if (!kb_init(&B, p, k, um)) {
+				slow_block(c, y, x, lo, hi, k, um, a);
+				continue;
+			}
+			for (j = lo; j < hi; j += 16) {
+				__mmask16 t = tailmask(hi - j);
+				__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+
+				fast_vec(c, &B, u, sp ? draws16(c, c->c0 + j) : c->zero, y + j, t, sp, tb,
+					 &vc, &asat);
+			}
 		}
 		a->s.amax_saturated += asat != 0;
+		since += len;
+		if (since >= (1u << 30)) {
+			vc_flush(&vc, a);
+			since = 0;
+		}
 	}
+	vc_flush(&vc, a);
+}
+
+static void pow2_ne(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		    size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 0, 0);
+}
+
+static void pow2_ne_tb(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		       size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 0, 1);
+}
+
+static void pow2_sp(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		    size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 1, 0);
+}
+
+static void pow2_sp_tb(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		       size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 1, 1);
+}
+
+static void run_pow2(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		     size_t id1, fpl__bq_acc *a)
+{
+	if (c->sp)
+		(c->tiny_before ? pow2_sp_tb : pow2_sp)(c, p, y, x, id0, id1, a);
+	else
+		(c->tiny_before ? pow2_ne_tb : pow2_ne)(c, p, y, x, id0, id1, a);
 }
 
 /* The binary64 pipeline for the amax rule's exact quotients: k_round's
