@@ -83,7 +83,7 @@
 
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
-	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, c23, hm_tab;
+	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
 	__m512 two64, maxe, nan;
 	int sp, tiny_before;
 	uint64_t key, c0;
@@ -183,12 +183,10 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->ones = _mm512_set1_epi32((2 << p->m) - 1);
 	c->mv = _mm512_set1_epi32(p->m);
 	c->rmask = _mm512_set1_epi32((int)p->rmask);
-	c->c23 = _mm512_set1_epi32(23);
-	for (i = 0; i < 16; i++)	/* (1 << (sh - 1)) - 1 at sh & 15, sh = 23 - m .. 23 */
-		w[i] = 0;
-	for (i = 23 - p->m; i <= 23; i++)
-		w[i & 15] = (1 << (i - 1)) - 1;
-	c->hm_tab = _mm512_loadu_si512(w);
+	c->cexp = _mm512_set1_epi32(23 - p->m);		/* C = 2^(e' + 23 - m) */
+	c->fexp = _mm512_set1_epi32(127 + p->m + 32);	/* 32 - log2 Q = 159 + m - be' */
+	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
+	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
 	c->odd = _mm512_loadu_si512(w);
@@ -245,10 +243,9 @@ static void nan_block(const kc *c, float *y, size_t lo, size_t hi)
 
 /* The per-block constants of fast_vec (bits of binary32 values): with
  * kk = emin + k + 127 the biased exponent of 2^(emin + k), the element's
- * smallest normal in x's units, and j = emin + k - m its quantum there. */
+ * smallest normal in x's units. */
 typedef struct kb {
-	__m512i kk, Q, halfQ, minb, reach, ones, maxb, um;
-	__m512 scq;
+	__m512i kk, minb, reach, ones, maxb, um;
 } kb;
 
 /* Per-lane event counters (32-bit lanes, flushed before they can wrap). */
@@ -264,55 +261,48 @@ static inline uint32_t f2u(float f)
 	return u;
 }
 
-/* Whether block scale 2^k takes fast_vec, and its constants: needs kk >=
- * m + 2, so that every binary32 subnormal and every lane whose quotient
- * lies below the element's smallest quantum is a "big" lane (below), and
- * Q / 2 = 2^(j - 1) a binary32 number. */
-static inline uint32_t pow2bits(int j)	/* binary32 2^j, -149 <= j <= 127 */
+/* Whether block scale 2^k (largest magnitude bits um) takes fast_vec, and
+ * its constants: kk >= m + 2 keeps every quantum 2^(max(be, kk) - 127 - m)
+ * a normal binary32 number (and subnormal x far below the smallest
+ * element quantum), and max(be, kk) + 23 - m <= 254 keeps the magic
+ * constant C below (2^(max(be, kk) - 127 + 23 - m)) finite. */
+static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t um)
 {
-	return j >= -126 ? (uint32_t)(j + 127) << 23 : 1u << (j + 149);
-}
+	int kk = p->emin + k + 127, bm = (int)(um >> 23);
+	union { uint64_t u; double d; } t = { (uint64_t)(1023 + (k > -1000 && k < 1000 ? k : 0)) << 52 };
+	double mx = (double)p->maxe * t.d;	/* exact */
 
-static inline int kb_init(kb *B, const fpl__bq *p, int k, uint32_t um)
-{
-	int kk = p->emin + k + 127, j = p->emin + k - p->m;
-	union { uint64_t u; double d; } t = { (uint64_t)(1023 + k) << 52 };
-	double mx = (double)p->maxe * t.d;	/* exact: |k| <= 1022 */
-
-	if (kk < p->m + 2 || kk > 254 || j > 126 || k > 1000 || k < -1000)
+	if (kk < p->m + 2 || kk + 23 - p->m > 254 || bm + 23 - p->m > 254 || k > 200 || k < -200)
 		return 0;
 	B->kk = _mm512_set1_epi32(kk);
-	B->Q = _mm512_set1_epi32((int)pow2bits(j));
-	B->halfQ = _mm512_set1_epi32((int)pow2bits(j - 1));
-	B->minb = _mm512_set1_epi32(kk << 23);
-	B->reach = _mm512_set1_epi32((kk << 23) - (1 << (22 - p->m)));
-	B->ones = _mm512_set1_epi32((kk << 23) - (1 << (23 - p->m)));
+	B->minb = _mm512_slli_epi32(B->kk, 23);
+	B->reach = _mm512_sub_epi32(B->minb, c->dreach);
+	B->ones = _mm512_sub_epi32(B->minb, c->dones);
 	B->maxb = _mm512_set1_epi32(mx >= 0x1p128 ? 0x7f800000 : (int)f2u((float)mx));
-	B->um = _mm512_set1_epi32((int)um);
-	B->scq = _mm512_set1_ps((float)(32 - j));
 	return 1;
 }
 
 /*
- * Sixteen elements u (binary32 bits) of a block with scale 2^k, straight
- * on x's bits: the element's grid scaled by 2^k is x's grid for the
- * dequantized value, so rounding x to it gives r 2^k directly.  With be =
- * x's biased exponent, d = max(kk - be, 0) and sh = 23 - m + d, the grid
- * has quantum 2^sh in units of x's last bit wherever sh <= 23: rounding
- * adds the mode's increment below bit sh and clears those bits, a carry
- * moving into the exponent (kb_round_lane's argument, kernel_body.h);
- * the kept lsb is bit sh of a, or the implicit bit when sh = 23 (OR-ed in:
- * such lanes are normal, see kb_init).  sh > 23 ("big" lanes, |x| <
- * 2^j = Q, binary32 subnormals included) round to 0 or Q: nearest-even
- * up iff |x| > Q / 2, sp from F = floor(|x| 2^(32 - j)) (vscalefps is
- * exact there, or below 2^-126 where the floor is 0 anyway).  The other
- * lanes' sp fraction F is a << (32 - sh).  These are exactly k_round's K,
- * F and decisions (the header), read on x's bits.  Tininess after
- * rounding in nearest-even: x in the binade below 2^(emin+k) reaches it
- * iff its significand is at least 2^24 - 2^(22-m), so tiny iff a < reach;
- * in sp iff its top m + 1 bits are all ones (a >= ones) and the draw
- * carries F2 = a << (9 + m).  Saturation: the rounded bits above those
- * of max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
+ * Sixteen elements u (binary32 bits) of a block with scale 2^k, on x's
+ * own scale: the element's grid times 2^k is the grid of the dequantized
+ * value, so rounding |x| to it gives |r| 2^k directly.  At |x| (biased
+ * exponent be) the grid's quantum is Q = 2^(e' - m), e' = max(be, kk) -
+ * 127, k_round's quantum times 2^k.  With C = 2^(e' + 23 - m) (a
+ * binary32, kb_init), |x| < 2^(e'+1) <= C / 2^(22-m), so |x| + C lies in
+ * [C, 2C), where binary32's spacing is exactly Q: the addition rounds
+ * |x| to a multiple of Q as the mode says (nearest-even: C / Q = 2^23 is
+ * even, so the parity of the sum's last bit is that of the kept count K),
+ * and subtracting C is exact.  sp truncates (toward zero, embedded
+ * rounding), rem = |x| - t is exact (|x| and t multiples of ulp(|x|),
+ * or t = 0), F = floor(rem 2^(32 - log2 Q)) (vscalefps exact, or below
+ * 2^-126 where the floor is 0 anyway) is k_round's F, the fraction of a
+ * quantum in 32 bits, and it rounds up iff F > ~r'.  Inexact: the result
+ * differs from |x|.  Tininess after rounding in nearest-even: x in the
+ * binade below 2^(emin+k) reaches it iff its significand is at least
+ * 2^24 - 2^(22-m), so tiny iff a < reach; in sp iff its top m + 1 bits
+ * are all ones (a >= ones) and the draw carries F2 = a << (9 + m) (the
+ * fraction at precision m + 1).  Saturation: rounded bits above those of
+ * max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
  * leaves inf, the narrowed 2^128, alone).
  */
 KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mmask16 t,
@@ -320,26 +310,29 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 {
 	const __m512i minus1 = _mm512_set1_epi32(-1);
 	__m512i a = _mm512_and_si512(u, c->absm);
-	__m512i be = _mm512_srli_epi32(a, 23);
-	__m512i d = _mm512_max_epi32(_mm512_sub_epi32(B->kk, be), c->zero);
-	__m512i sh = _mm512_add_epi32(d, c->sh0);
-	__mmask16 big = _mm512_cmpgt_epi32_mask(sh, c->c23), tiny, upb, inex, sat;
-	__m512i nl = _mm512_maskz_sllv_epi32((__mmask16)~big, minus1, sh), yb;
+	__m512i e = _mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk);
+	__m512 af = _mm512_castsi512_ps(a);
+	__m512 C = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(e, c->cexp), 23));
+	__mmask16 tiny, inex, sat;
+	__m512i yb;
 
 	if (!sp) {
-		__m512i kl = _mm512_and_si512(_mm512_srlv_epi32(_mm512_or_si512(a, c->impl), sh), c->one);
-		__m512i hm = _mm512_permutexvar_epi32(sh, c->hm_tab);
+		__m512 r = _mm512_sub_ps(_mm512_add_ps(af, C), C);
 
-		yb = _mm512_and_si512(_mm512_add_epi32(a, _mm512_add_epi32(hm, kl)), nl);
-		upb = _mm512_cmpgt_epu32_mask(a, B->halfQ);
+		yb = _mm512_castps_si512(r);
+		inex = _mm512_cmpneq_epi32_mask(yb, a);
 		tiny = _mm512_cmplt_epu32_mask(a, tb ? B->minb : B->reach);
 	} else {
-		__m512i F = _mm512_sllv_epi32(a, _mm512_sub_epi32(c->c32, sh));
-		__m512i lo = _mm512_and_si512(a, nl);
+		__m512 tr = _mm512_sub_ps(
+			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
+		__m512 rem = _mm512_sub_ps(af, tr);
+		__m512 sc = _mm512_cvtepi32_ps(_mm512_sub_epi32(c->fexp, e));
+		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_scalef_ps(rem, sc), _MM_FROUND_NO_EXC);
+		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
+		__m512 Q = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(e, c->mv), 23));
 
-		F = _mm512_mask_cvttps_epu32(F, big, _mm512_scalef_ps(_mm512_castsi512_ps(a), B->scq));
-		upb = _mm512_cmpgt_epu32_mask(F, dh);
-		yb = _mm512_mask_add_epi32(lo, upb, lo, _mm512_sllv_epi32(c->one, sh));
+		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
+		inex = _mm512_cmpneq_epi32_mask(yb, a);
 		if (tb)
 			tiny = _mm512_cmplt_epu32_mask(a, B->minb);
 		else
@@ -347,8 +340,6 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 			       | (_mm512_cmplt_epu32_mask(a, B->minb)
 				  & _mm512_cmple_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh));
 	}
-	yb = _mm512_mask_mov_epi32(yb, big, _mm512_maskz_mov_epi32(upb, B->Q));
-	inex = _mm512_cmpneq_epi32_mask(_mm512_and_si512(a, nl), a);
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
 	yb = _mm512_min_epu32(yb, B->maxb);
 	vc->fl = _mm512_mask_sub_epi32(vc->fl, inex & _mm512_testn_epi32_mask(yb, yb), vc->fl, minus1);
@@ -444,7 +435,8 @@ KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 			else
 				k = fpl__bq_kpow2(p, um, &clamped);
 			a->s.scale_range += (uint64_t)clamped;
-			if (!kb_init(&B, p, k, um)) {
+			B.um = _mm512_set1_epi32((int)um);
+			if (!kb_init(c, &B, p, k, um)) {
 				slow_block(c, y, x, lo, hi, k, um, a);
 				continue;
 			}
@@ -464,7 +456,8 @@ KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 			else
 				k = fpl__bq_kpow2(p, um, &clamped);
 			a->s.scale_range += (uint64_t)clamped;
-			if (!kb_init(&B, p, k, um)) {
+			B.um = _mm512_set1_epi32((int)um);
+			if (!kb_init(c, &B, p, k, um)) {
 				slow_block(c, y, x, lo, hi, k, um, a);
 				continue;
 			}
