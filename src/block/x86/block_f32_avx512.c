@@ -80,10 +80,12 @@
 
 #define KI static inline __attribute__((always_inline))
 #define GOLD 0x9e3779b97f4a7c15ull
+#define PF_AHEAD 1024	/* elements: software prefetch distance of group16 */
 
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
 	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
+	__m512i infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
 	int sp, tiny_before;
 	uint64_t key, c0;
@@ -161,6 +163,14 @@ KI kr k_round(const kc *c, __m512i a, __m512i kv, __m512i dh)
 	return r;
 }
 
+static inline uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
 static void kc_init(kc *c, const fpl__bq *p)
 {
 	int w[16], i;
@@ -184,9 +194,26 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->mv = _mm512_set1_epi32(p->m);
 	c->rmask = _mm512_set1_epi32((int)p->rmask);
 	c->cexp = _mm512_set1_epi32(23 - p->m);		/* C = 2^(e' + 23 - m) */
-	c->fexp = _mm512_set1_epi32(127 + p->m + 32);	/* 32 - log2 Q = 159 + m - be' */
+	c->fexp = _mm512_set1_epi32(127 + 127 + p->m + 32);	/* 2^(32 - log2 Q), log2 Q = be' - 127 - m */
 	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
 	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
+	/* group16's vector fpl__bq_kpow2 and kb_init */
+	c->infb = _mm512_set1_epi32(0x7f800000);
+	c->ebias = _mm512_set1_epi32(127 + p->emax);
+	c->kthr = _mm512_set1_epi32(
+		p->rule == FPL_BRULE_CEIL    ? (int)(0x800000u - (1u << (23 - p->m)))
+		: p->rule == FPL_BRULE_EVEN  ? (int)(0x800000u - (1u << (22 - p->m)) - 1)
+		: p->rule == FPL_BRULE_RCEIL ? (int)(p->smax & 0x7fffffu)
+					     : -1);
+	c->kminv = _mm512_set1_epi32(p->kmin);
+	c->kmaxv = _mm512_set1_epi32(p->kmax);
+	c->kkoff = _mm512_set1_epi32(p->emin + 127);
+	c->kklo = _mm512_set1_epi32(p->m + 34);
+	c->kkhi = _mm512_set1_epi32(254 - 23 + p->m);
+	c->maxeb = _mm512_set1_epi32((int)f2u(p->maxe));
+	for (i = 0; i < 16; i++)
+		w[i] = 4 * (i % 4) + i / 4;
+	c->blk_order = _mm512_loadu_si512(w);
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
 	c->odd = _mm512_loadu_si512(w);
@@ -253,14 +280,6 @@ typedef struct vcnt {
 	__m512i inex, unf, sat, fl;
 } vcnt;
 
-static inline uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /* Whether block scale 2^k (largest magnitude bits um) takes fast_vec, and
  * its constants: kk >= m + 2 keeps every quantum 2^(max(be, kk) - 127 - m)
  * a normal binary32 number (and subnormal x far below the smallest
@@ -272,7 +291,7 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
 	union { uint64_t u; double d; } t = { (uint64_t)(1023 + (k > -1000 && k < 1000 ? k : 0)) << 52 };
 	double mx = (double)p->maxe * t.d;	/* exact */
 
-	if (kk < p->m + 2 || kk + 23 - p->m > 254 || bm + 23 - p->m > 254 || k > 200 || k < -200)
+	if (kk < p->m + 34 || kk + 23 - p->m > 254 || bm + 23 - p->m > 254 || k > 200 || k < -200)
 		return 0;
 	B->kk = _mm512_set1_epi32(kk);
 	B->minb = _mm512_slli_epi32(B->kk, 23);
@@ -326,8 +345,8 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 		__m512 tr = _mm512_sub_ps(
 			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
 		__m512 rem = _mm512_sub_ps(af, tr);
-		__m512 sc = _mm512_cvtepi32_ps(_mm512_sub_epi32(c->fexp, e));
-		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_scalef_ps(rem, sc), _MM_FROUND_NO_EXC);
+		__m512 sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(c->fexp, e), 23));
+		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, sc), _MM_FROUND_NO_EXC);
 		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
 		__m512 Q = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(e, c->mv), 23));
 
@@ -397,79 +416,173 @@ static void slow_block(const kc *c, float *y, const float *x, size_t lo, size_t 
 	a->s.amax_saturated += asat != 0;
 }
 
-/* Power-of-two rules: blocks [id0, id1), row by row. */
-KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
-		  size_t id1, fpl__bq_acc *a, int sp, int tb)
+/* Block [lo, hi) alone: scale by fpl__bq_kpow2, then fast_vec or
+ * slow_block; all its events. */
+KI void one_block(const kc *c, const fpl__bq *p, float *y, const float *x, size_t lo, size_t hi,
+		  fpl__bq_acc *a, vcnt *vc, int sp, int tb)
 {
-	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
-	vcnt vc;
+	uint32_t um = block_umax(c, x, lo, hi);
+	int k = 0, clamped = 0;
+	__mmask16 asat = 0;
+	size_t j;
+	kb B;
 
-	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
-	for (id = id0; id < id1; id++) {
-		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
-		uint32_t um;
-		int k = 0, clamped = 0;
+	a->s.blocks++;
+	a->s.elements += hi - lo;
+	if (um >= 0x7f800000u) {
+		a->s.nan_blocks++;
+		nan_block(c, y, lo, hi);
+		return;
+	}
+	if (um == 0)
+		a->s.zero_blocks++;
+	else
+		k = fpl__bq_kpow2(p, um, &clamped);
+	a->s.scale_range += (uint64_t)clamped;
+	B.um = _mm512_set1_epi32((int)um);
+	if (!kb_init(c, &B, p, k, um)) {
+		slow_block(c, y, x, lo, hi, k, um, a);
+		return;
+	}
+	for (j = lo; j < hi; j += 16) {
+		__mmask16 t = tailmask(hi - j);
+		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+
+		fast_vec(c, &B, u, sp ? draws16(c, c->c0 + j) : c->zero, y + j, t, sp, tb, vc, &asat);
+	}
+	a->s.amax_saturated += asat != 0;
+}
+
+/* The largest magnitude bits of 16 blocks of 32 at x, lane b for block b:
+ * a max of the two vectors of each block, then a transposing tree of
+ * maxima (each level halves the partials per block and doubles the
+ * blocks per vector), the lanes put in block order at the end. */
+KI __m512i umax16(const kc *c, const float *x)
+{
+	__m512i l1[8], l2[4], l3[2], v;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		const float *q = x + 64 * i;
+		__m512i m0 = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(q), c->absm),
+					      _mm512_and_si512(_mm512_loadu_si512(q + 16), c->absm));
+		__m512i m1 = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(q + 32), c->absm),
+					      _mm512_and_si512(_mm512_loadu_si512(q + 48), c->absm));
+
+		l1[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(m0, m1, 0x44),
+					 _mm512_shuffle_i32x4(m0, m1, 0xee));
+	}
+	for (i = 0; i < 4; i++)	/* chunks: blocks 4i .. 4i+3 */
+		l2[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(l1[2 * i], l1[2 * i + 1], 0x88),
+					 _mm512_shuffle_i32x4(l1[2 * i], l1[2 * i + 1], 0xdd));
+	for (i = 0; i < 2; i++) {	/* chunk j: blocks 8i+j, 8i+4+j, two each */
+		__m512 A = _mm512_castsi512_ps(l2[2 * i]), B = _mm512_castsi512_ps(l2[2 * i + 1]);
+
+		l3[i] = _mm512_max_epu32(_mm512_castps_si512(_mm512_shuffle_ps(A, B, 0x88)),
+					 _mm512_castps_si512(_mm512_shuffle_ps(A, B, 0xdd)));
+	}
+	{	/* lane 4j + p: block j + 4p */
+		__m512 A = _mm512_castsi512_ps(l3[0]), B = _mm512_castsi512_ps(l3[1]);
+
+		v = _mm512_max_epu32(_mm512_castps_si512(_mm512_shuffle_ps(A, B, 0x88)),
+				     _mm512_castps_si512(_mm512_shuffle_ps(A, B, 0xdd)));
+	}
+	return _mm512_permutexvar_epi32(c->blk_order, v);
+}
+
+/* Sixteen full blocks of 32 at x + lo: the scales of all sixteen at once
+ * in the lanes (fpl__bq_kpow2 on vectors: k = E - emax_e + (the fraction
+ * of amax above the rule's threshold), kc_init), then each block by
+ * fast_vec; the blocks kb_init would decline (NaN or inf, subnormal amax,
+ * tiny or huge scales) by one_block. */
+KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t lo,
+		fpl__bq_acc *a, vcnt *vc, int sp, int tb)
+{
+	__m512i umv = umax16(c, x + lo);
+	__mmask16 zerom = _mm512_testn_epi32_mask(umv, umv);
+	__mmask16 slowm = _mm512_cmpge_epu32_mask(umv, c->infb)
+			  | (_mm512_cmplt_epu32_mask(umv, c->minnorm) & (__mmask16)~zerom);
+	__m512i be = _mm512_srli_epi32(umv, 23);
+	__m512i k = _mm512_sub_epi32(be, c->ebias);
+	__m512i kcl, kk, maxb;
+	__mmask16 clm;
+	int b, nasat = 0;
+
+	k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(_mm512_and_si512(umv, c->fracm), c->kthr),
+				  k, c->one);
+	k = _mm512_maskz_mov_epi32((__mmask16)~zerom, k);
+	kcl = _mm512_min_epi32(_mm512_max_epi32(k, c->kminv), c->kmaxv);
+	clm = _mm512_cmpneq_epi32_mask(k, kcl);
+	kk = _mm512_add_epi32(kcl, c->kkoff);
+	slowm |= _mm512_cmplt_epi32_mask(kk, c->kklo) | _mm512_cmpgt_epi32_mask(kk, c->kkhi)
+		 | _mm512_cmpgt_epi32_mask(be, c->kkhi);
+	maxb = _mm512_min_epu32(_mm512_add_epi32(c->maxeb, _mm512_slli_epi32(kcl, 23)), c->infb);
+	{
+		int nf = __builtin_popcount((__mmask16)~slowm);
+
+		a->s.blocks += (uint64_t)nf;
+		a->s.elements += 32 * (uint64_t)nf;
+		a->s.zero_blocks += (uint64_t)__builtin_popcount(zerom & (__mmask16)~slowm);
+		a->s.scale_range += (uint64_t)__builtin_popcount(clm & (__mmask16)~slowm);
+	}
+	for (b = 0; b < 16; b++) {
+		size_t l = lo + 32 * (size_t)b;
+		__m512i bi = _mm512_set1_epi32(b);
 		__mmask16 asat = 0;
 		kb B;
 
-		len = len < p->tr ? len : p->tr;
-		hi = lo + len;
-		if (++br == p->nbr) {
+		/* the memory two groups ahead: x to read, y's lines to own */
+		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
+		_m_prefetchw(y + l + PF_AHEAD);
+		_m_prefetchw(y + l + PF_AHEAD + 16);
+		if ((slowm >> b) & 1) {
+			one_block(c, p, y, x, l, l + 32, a, vc, sp, tb);
+			continue;
+		}
+		B.kk = _mm512_permutexvar_epi32(bi, kk);
+		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
+		B.um = _mm512_permutexvar_epi32(bi, umv);
+		B.minb = _mm512_slli_epi32(B.kk, 23);
+		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
+		B.ones = _mm512_sub_epi32(B.minb, c->dones);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16(c, c->c0 + l) : c->zero, y + l,
+			 0xffff, sp, tb, vc, &asat);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16), sp ? draws16(c, c->c0 + l + 16) : c->zero,
+			 y + l + 16, 0xffff, sp, tb, vc, &asat);
+		nasat += asat != 0;
+	}
+	a->s.amax_saturated += (uint64_t)nasat;
+}
+
+/* Power-of-two rules: blocks [id0, id1), row by row; runs of sixteen
+ * full blocks of 32 by group16. */
+KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		  size_t id1, fpl__bq_acc *a, int sp, int tb)
+{
+	size_t id = id0, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	const size_t nfull = p->tr == 32 ? p->R / 32 : 0;	/* full blocks per row */
+	vcnt vc;
+
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	while (id < id1) {
+		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, step;
+
+		if (br + 16 <= nfull && id + 16 <= id1) {
+			group16(c, p, y, x, lo, a, &vc, sp, tb);
+			step = 16;
+			len = 512;
+		} else {
+			len = len < p->tr ? len : p->tr;
+			one_block(c, p, y, x, lo, lo + len, a, &vc, sp, tb);
+			step = 1;
+		}
+		id += step;
+		br += step;
+		if (br == p->nbr) {
 			br = 0;
 			row++;
 		}
-		a->s.blocks++;
-		a->s.elements += len;
-		if (len == 32) {
-			__m512i u0 = _mm512_loadu_si512(x + lo), u1 = _mm512_loadu_si512(x + lo + 16);
-
-			um = (uint32_t)_mm512_reduce_max_epu32(_mm512_and_si512(_mm512_max_epu32(
-				_mm512_and_si512(u0, c->absm), _mm512_and_si512(u1, c->absm)), c->absm));
-			if (um >= 0x7f800000u) {
-				a->s.nan_blocks++;
-				nan_block(c, y, lo, hi);
-				continue;
-			}
-			if (um == 0)
-				a->s.zero_blocks++;
-			else
-				k = fpl__bq_kpow2(p, um, &clamped);
-			a->s.scale_range += (uint64_t)clamped;
-			B.um = _mm512_set1_epi32((int)um);
-			if (!kb_init(c, &B, p, k, um)) {
-				slow_block(c, y, x, lo, hi, k, um, a);
-				continue;
-			}
-			fast_vec(c, &B, u0, sp ? draws16(c, c->c0 + lo) : c->zero, y + lo, 0xffff, sp,
-				 tb, &vc, &asat);
-			fast_vec(c, &B, u1, sp ? draws16(c, c->c0 + lo + 16) : c->zero, y + lo + 16,
-				 0xffff, sp, tb, &vc, &asat);
-		} else {
-			um = block_umax(c, x, lo, hi);
-			if (um >= 0x7f800000u) {
-				a->s.nan_blocks++;
-				nan_block(c, y, lo, hi);
-				continue;
-			}
-			if (um == 0)
-				a->s.zero_blocks++;
-			else
-				k = fpl__bq_kpow2(p, um, &clamped);
-			a->s.scale_range += (uint64_t)clamped;
-			B.um = _mm512_set1_epi32((int)um);
-			if (!kb_init(c, &B, p, k, um)) {
-				slow_block(c, y, x, lo, hi, k, um, a);
-				continue;
-			}
-			for (j = lo; j < hi; j += 16) {
-				__mmask16 t = tailmask(hi - j);
-				__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
-
-				fast_vec(c, &B, u, sp ? draws16(c, c->c0 + j) : c->zero, y + j, t, sp, tb,
-					 &vc, &asat);
-			}
-		}
-		a->s.amax_saturated += asat != 0;
 		since += len;
 		if (since >= (1u << 30)) {
 			vc_flush(&vc, a);
