@@ -108,6 +108,7 @@ KERNEL_SRCS := \
 # Native kernels: compiled with ISA flags, selected at run time.
 ifeq ($(NATIVE),1)
 X86_SRCS := \
+	src/block/x86/block_f32_avx2.c \
 	src/block/x86/block_f32_avx512.c \
 	src/kernels/x86/round_avx2.c \
 	src/kernels/x86/round_avx512.c \
@@ -445,6 +446,7 @@ $(BUILD)/src/native/x86/gemm_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)
 $(BUILD)/src/native/x86/arith_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
+$(BUILD)/src/block/x86/block_f32_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/accum/x86/chain_blocked_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)

@@ -49,6 +49,8 @@ static fpl__bq_kernel pick_kernel(void)
 
 	if (k && !strcmp(k->name, "avx512"))
 		return fpl__bq_avx512;
+	if (k && !strcmp(k->name, "avx2"))
+		return fpl__bq_avx2;
 #endif
 	return NULL;
 }
@@ -279,6 +281,10 @@ int fpl_block_round_f32(const fpl_block_format *b, float *y, const float *x, con
 		stats = &local;
 	}
 	kern = pick_kernel();
+#ifdef FPL_HAVE_X86_KERNELS
+	if (kern == fpl__bq_avx2 && b->rule == FPL_BRULE_AMAX)	/* no AVX2 kernel for it */
+		kern = NULL;
+#endif
 	if (kern && applicable(b, &v, rnd, st))
 		return fast(b, y, x, &v, rnd, st, stats, kern);
 	return fpl__block_round_f32_ref(b, y, x, dims, ndims, rnd, st, stats);

@@ -85,7 +85,7 @@
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
 	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
-	__m512i infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
+	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
 	int sp, tiny_before;
 	uint64_t key, c0;
@@ -113,8 +113,8 @@ KI __m512i draws16(const kc *c, uint64_t idx)
 	__m512i z1 = _mm512_add_epi64(z0, _mm512_set1_epi64((long long)(8 * GOLD)));
 	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
 
-	h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
-	return _mm512_ternarylogic_epi32(h, c->rmask, c->rmask, 0x3f);	/* ~(A & B) */
+	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
+	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
 }
 
 /* Round the magnitudes a (binary32 bits) divided by 2^k into the element
@@ -192,9 +192,10 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->half = _mm512_set1_epi32((int)0x80000000u);
 	c->ones = _mm512_set1_epi32((2 << p->m) - 1);
 	c->mv = _mm512_set1_epi32(p->m);
+	c->m23 = _mm512_set1_epi32(p->m << 23);
 	c->rmask = _mm512_set1_epi32((int)p->rmask);
-	c->cexp = _mm512_set1_epi32(23 - p->m);		/* C = 2^(e' + 23 - m) */
-	c->fexp = _mm512_set1_epi32(127 + 127 + p->m + 32);	/* 2^(32 - log2 Q), log2 Q = be' - 127 - m */
+	c->cexp = _mm512_set1_epi32((23 - p->m) << 23);	/* C = 2^(e' + 23 - m) */
+	c->fexp = _mm512_set1_epi32((127 + 127 + p->m + 32) << 23);	/* 2^(32 - log2 Q) */
 	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
 	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
 	/* group16's vector fpl__bq_kpow2 and kb_init */
@@ -329,9 +330,10 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 {
 	const __m512i minus1 = _mm512_set1_epi32(-1);
 	__m512i a = _mm512_and_si512(u, c->absm);
-	__m512i e = _mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk);
+	/* e' << 23: the exponent field of the quantum's binade */
+	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
 	__m512 af = _mm512_castsi512_ps(a);
-	__m512 C = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(e, c->cexp), 23));
+	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
 	__mmask16 tiny, inex, sat;
 	__m512i yb;
 
@@ -340,32 +342,35 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 
 		yb = _mm512_castps_si512(r);
 		inex = _mm512_cmpneq_epi32_mask(yb, a);
-		tiny = _mm512_cmplt_epu32_mask(a, tb ? B->minb : B->reach);
+		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
 	} else {
 		__m512 tr = _mm512_sub_ps(
 			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
 		__m512 rem = _mm512_sub_ps(af, tr);
-		__m512 sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(c->fexp, e), 23));
-		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, sc), _MM_FROUND_NO_EXC);
+		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
+		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
 		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
-		__m512 Q = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(e, c->mv), 23));
+		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
 
 		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
-		inex = _mm512_cmpneq_epi32_mask(yb, a);
+		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
 		if (tb)
-			tiny = _mm512_cmplt_epu32_mask(a, B->minb);
+			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
 		else
-			tiny = _mm512_cmplt_epu32_mask(a, B->ones)
-			       | (_mm512_cmplt_epu32_mask(a, B->minb)
+			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->ones)
+			       | (_mm512_mask_cmplt_epu32_mask(inex, a, B->minb)
 				  & _mm512_cmple_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh));
 	}
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
-	yb = _mm512_min_epu32(yb, B->maxb);
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, inex & _mm512_testn_epi32_mask(yb, yb), vc->fl, minus1);
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, inex & tiny, vc->unf, minus1);
-	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex | sat, vc->inex, minus1);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
-	*asat |= sat & _mm512_cmpeq_epi32_mask(a, B->um);
+	if (__builtin_expect(sat != 0, 0)) {	/* rare: saturated lanes */
+		yb = _mm512_min_epu32(yb, B->maxb);
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+		*asat |= _mm512_mask_cmpeq_epi32_mask(sat, a, B->um);
+		inex |= sat;
+	}
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
 	yb = _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8);	/* A | (B & C) */
 	if (t == 0xffff)
 		_mm512_storeu_si512(y, yb);
