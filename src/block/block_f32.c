@@ -75,7 +75,7 @@ static int applicable(const fpl_block_format *b, const fpl__blk_view *v, fpl_rnd
 /* The tensor scale s, as block_quant.c's tensor_scale on the widened
  * values: amax over the finite elements / (max_scale * max_e). */
 static double tensor_scale(const fpl_block_format *b, const float *x, size_t n,
-			   fpl_block_stats *stats)
+			   fpl_block_stats *stats, fpl__bq_kernel kern)
 {
 	fpl_format fp32;
 	fpl_state z;
@@ -84,13 +84,19 @@ static double tensor_scale(const fpl_block_format *b, const float *x, size_t n,
 	double t;
 	size_t j;
 
-	for (j = 0; j < n; j++) {
-		uint32_t u;
+#ifdef FPL_HAVE_X86_KERNELS
+	if (kern == fpl__bq_avx512)
+		umax = fpl__bq_finite_umax_avx512(x, n);
+	else
+#endif
+		for (j = 0; j < n; j++) {
+			uint32_t u;
 
-		memcpy(&u, x + j, 4);
-		u &= 0x7fffffffu;
-		umax = u < 0x7f800000u && u > umax ? u : umax;
-	}
+			memcpy(&u, x + j, 4);
+			u &= 0x7fffffffu;
+			umax = u < 0x7f800000u && u > umax ? u : umax;
+		}
+	(void)kern;
 	if (umax == 0)
 		return 1;
 	if (fpl_format_lookup(&fp32, "fp32"))
@@ -191,7 +197,7 @@ static int fast(const fpl_block_format *b, float *y, const float *x, const fpl__
 	p.kmax = b->scale.emax;
 	p.amax = b->rule == FPL_BRULE_AMAX;
 	p.q32 = b->quot == FPL_BQUOT_FP32;
-	p.s = b->tensor_scale ? tensor_scale(b, x, v->n, stats) : 1.0;
+	p.s = b->tensor_scale ? tensor_scale(b, x, v->n, stats, kern) : 1.0;
 	p.dv = mx * p.s;
 	p.sm = b->scale.m;
 	p.semin = b->scale.emin;

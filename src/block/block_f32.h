@@ -56,6 +56,8 @@ typedef void (*fpl__bq_kernel)(const fpl__bq *p, float *y, const float *x, size_
 #ifdef FPL_HAVE_X86_KERNELS
 void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
 		    fpl__bq_acc *a);
+/* max |x_j| bits over the finite x_j (0 if none), for the tensor scale */
+uint32_t fpl__bq_finite_umax_avx512(const float *x, size_t n);
 void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
 		  fpl__bq_acc *a);
 #endif

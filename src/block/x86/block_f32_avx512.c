@@ -378,6 +378,68 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 		_mm512_mask_storeu_epi32(y, t, yb);
 }
 
+/* The amax rule's q32 quotients: q = fp32(|x|) / fp32(D) (the
+ * reference's binary32 division, nearest-even), rounded as fast_vec
+ * rounds on x's bits with k = 0 (B for scale 1, kk = emin + 127), then
+ * y = (r X) s in binary32: r X is exact (2 + 4 bits of e2m1 and e4m3,
+ * well inside binary32's normal range), so the one rounding of the
+ * product by s is that of the exact r X s, the reference's narrowed
+ * binary64 r D.  flushed counts nonzero x whose element is 0 (q itself
+ * may be 0); a block's largest element is the lane with x's bits um. */
+KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m512 sf,
+		__m512i dh, float *y, __mmask16 t, int sp, int tb, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i minus1 = _mm512_set1_epi32(-1);
+	__m512i ax = _mm512_and_si512(u, c->absm);
+	__m512 af = _mm512_div_ps(_mm512_castsi512_ps(ax), Dfv);
+	__m512i a = _mm512_castps_si512(af);
+	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
+	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
+	__mmask16 tiny, inex, sat;
+	__m512i yb;
+	__m512 yv;
+
+	if (!sp) {
+		yb = _mm512_castps_si512(_mm512_sub_ps(_mm512_add_ps(af, C), C));
+		inex = _mm512_cmpneq_epi32_mask(yb, a);
+		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
+	} else {
+		__m512 tr = _mm512_sub_ps(
+			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
+		__m512 rem = _mm512_sub_ps(af, tr);
+		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
+		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
+		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
+		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+
+		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
+		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
+		if (tb)
+			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
+		else
+			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->ones)
+			       | (_mm512_mask_cmplt_epu32_mask(inex, a, B->minb)
+				  & _mm512_cmple_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh));
+	}
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
+	if (__builtin_expect(sat != 0, 0)) {
+		yb = _mm512_min_epu32(yb, B->maxb);
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+		*asat |= _mm512_mask_cmpeq_epi32_mask(sat, ax, B->um);
+		inex |= sat;
+	}
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb),
+				       vc->fl, minus1);
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	yv = _mm512_mul_ps(_mm512_mul_ps(_mm512_castsi512_ps(yb), Xf), sf);
+	yb = _mm512_ternarylogic_epi32(_mm512_castps_si512(yv), u, c->sgn, 0xf8);
+	if (t == 0xffff)
+		_mm512_storeu_si512(y, yb);
+	else
+		_mm512_mask_storeu_epi32(y, t, yb);
+}
+
 static void vc_flush(vcnt *vc, fpl__bq_acc *a)
 {
 	uint64_t ns = (uint64_t)_mm512_reduce_add_epi64(
@@ -745,8 +807,15 @@ KI __mmask8 exact8(const kc *c, const fpl__bq *p, float *y, const float *x, size
 static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
 		     size_t id1, fpl__bq_acc *a)
 {
-	size_t id;
+	size_t id, since = 0;
+	vcnt vc;
+	kb B0 = { c->zero, c->zero, c->zero, c->zero, c->zero, c->zero };
+	/* q32: the rounding constants of scale 1, for every block; s and
+	 * its binary32 image (one value) away from binary32's edges */
+	const int kb_ok = kb_init(c, &B0, p, 0, 0) && p->s >= 0x1p-60 && p->s <= 0x1p60;
+	const __m512 sf = _mm512_set1_ps((float)p->s);
 
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
 	for (id = id0; id < id1; id++) {
 		size_t lo, hi, j;
 		uint32_t um;
@@ -772,37 +841,29 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 		D = X * p->s;
 		if (p->q32) {
 			float Df = (float)D;
-			__m512 Dfv = _mm512_set1_ps(Df);
-			__m512d Dv = _mm512_set1_pd(D);
-			__m512i umv = _mm512_set1_epi32((int)um);
+			kb B;
 
-			if (!(Df >= 0x1p-126f) || (double)amax / Df > 0x1p100) {
+			if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
 				fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
 				continue;
 			}
-			for (j = lo; j < hi; j += 16) {
-				__mmask16 t = tailmask(hi - j);
-				__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
-				__m512i av = _mm512_and_si512(u, c->absm);
-				__m512 q = _mm512_div_ps(_mm512_castsi512_ps(av), Dfv);
-				__m512i dh = c->sp ? draws16(c, c->c0 + j) : c->zero;
-				kr r = k_round(c, _mm512_castps_si512(q), c->zero, dh);
-				__m512d lo8 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(r.mag)), Dv);
-				__m512d hi8 = _mm512_mul_pd(
-					_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
-						_mm512_castps_pd(r.mag), 1))),
-					Dv);
-				__m512 yv = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo8)),
-							       _mm512_cvtpd_ps(hi8), 1);
+			B = B0;
+			B.um = _mm512_set1_epi32((int)um);
+			{
+				__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
+				__mmask16 am = 0;
 
-				/* flushed counts nonzero x, not nonzero q */
-				r.zero = _mm512_test_epi32_mask(av, av)
-					 & _mm512_cmpeq_ps_mask(r.mag, _mm512_setzero_ps());
-				yv = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(yv),
-									 _mm512_and_si512(u, c->sgn)));
-				_mm512_mask_storeu_ps(y + j, t, yv);
-				count(a, &r);
-				asat |= (r.sat & _mm512_cmpeq_epi32_mask(av, umv)) != 0;
+				_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+				_m_prefetchw(y + lo + PF_AHEAD);
+				for (j = lo; j < hi; j += 16) {
+					__mmask16 t = tailmask(hi - j);
+					__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
+								: _mm512_maskz_loadu_epi32(t, x + j);
+
+					q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
+						y + j, t, c->sp, c->tiny_before, &vc, &am);
+				}
+				asat = am != 0;
 			}
 		} else {
 			__m512d Dv = _mm512_set1_pd(D);
@@ -815,7 +876,13 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 			}
 		}
 		a->s.amax_saturated += (uint64_t)asat;
+		since += hi - lo;
+		if (since >= (1u << 30)) {
+			vc_flush(&vc, a);
+			since = 0;
+		}
 	}
+	vc_flush(&vc, a);
 }
 
 void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
@@ -833,4 +900,26 @@ void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size
 	else
 		run_pow2(&c, p, y, x, id0, id1, a);
 	_mm_setcsr(csr);
+}
+
+uint32_t fpl__bq_finite_umax_avx512(const float *x, size_t n)
+{
+	const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+	__m512i m0 = _mm512_setzero_si512(), m1 = m0;
+	size_t j = 0;
+
+	for (; j + 32 <= n; j += 32) {
+		__m512i a = _mm512_and_si512(_mm512_loadu_si512(x + j), absm);
+		__m512i b = _mm512_and_si512(_mm512_loadu_si512(x + j + 16), absm);
+
+		m0 = _mm512_mask_max_epu32(m0, _mm512_cmplt_epu32_mask(a, inf), m0, a);
+		m1 = _mm512_mask_max_epu32(m1, _mm512_cmplt_epu32_mask(b, inf), m1, b);
+	}
+	for (; j < n; j += 16) {
+		__mmask16 t = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
+		__m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(t, x + j), absm);
+
+		m0 = _mm512_mask_max_epu32(m0, _mm512_cmplt_epu32_mask(a, inf), m0, a);
+	}
+	return (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
 }
