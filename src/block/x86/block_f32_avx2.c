@@ -325,7 +325,7 @@ void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t
 	c.one = _mm256_set1_epi32(1);
 	c.zero = _mm256_setzero_si256();
 	c.cexp = _mm256_set1_epi32((23 - p->m) << 23);
-	c.fexp = _mm256_set1_epi32((127 + 127 + p->m + 32) << 23);
+	c.fexp = _mm256_set1_epi32((int)((127u + 127u + (unsigned)p->m + 32u) << 23));
 	c.m23 = _mm256_set1_epi32(p->m << 23);
 	c.dreach = _mm256_set1_epi32(1 << (22 - p->m));
 	c.dones = _mm256_set1_epi32(1 << (23 - p->m));

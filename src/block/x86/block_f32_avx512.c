@@ -195,7 +195,7 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->m23 = _mm512_set1_epi32(p->m << 23);
 	c->rmask = _mm512_set1_epi32((int)p->rmask);
 	c->cexp = _mm512_set1_epi32((23 - p->m) << 23);	/* C = 2^(e' + 23 - m) */
-	c->fexp = _mm512_set1_epi32((127 + 127 + p->m + 32) << 23);	/* 2^(32 - log2 Q) */
+	c->fexp = _mm512_set1_epi32((int)((127u + 127u + (unsigned)p->m + 32u) << 23));	/* 2^(32 - log2 Q) */
 	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
 	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
 	/* group16's vector fpl__bq_kpow2 and kb_init */
