@@ -151,13 +151,11 @@ KI int vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256
 	sat = _mm256_cmpgt_epi32(yb, B->maxb);
 	if (!full)
 		sat = _mm256_and_si256(sat, tm);
-	any = 0;
-	if (__builtin_expect(!_mm256_testz_si256(sat, sat), 0)) {
-		yb = _mm256_min_epi32(yb, B->maxb);
-		vc->sat = _mm256_sub_epi32(vc->sat, sat);
-		any = !_mm256_testz_si256(sat, _mm256_cmpeq_epi32(a, B->um));
-		inex = _mm256_or_si256(inex, sat);
-	}
+	/* saturated lanes, branch-free (frequent under floor) */
+	yb = _mm256_min_epi32(yb, B->maxb);
+	vc->sat = _mm256_sub_epi32(vc->sat, sat);
+	any = !_mm256_testz_si256(sat, _mm256_cmpeq_epi32(a, B->um));
+	inex = _mm256_or_si256(inex, sat);
 	vc->inex = _mm256_sub_epi32(vc->inex, inex);
 	yb = _mm256_or_si256(yb, _mm256_and_si256(u, c->sgn));
 	if (full)

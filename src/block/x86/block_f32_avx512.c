@@ -363,13 +363,13 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 	}
 	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
 	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	/* saturated lanes: frequent enough under floor (mxfp4: a block's
+	 * amax in (6, 8) quanta) that a branch would cost more than this */
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
-	if (__builtin_expect(sat != 0, 0)) {	/* rare: saturated lanes */
-		yb = _mm512_min_epu32(yb, B->maxb);
-		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
-		*asat |= _mm512_mask_cmpeq_epi32_mask(sat, a, B->um);
-		inex |= sat;
-	}
+	yb = _mm512_min_epu32(yb, B->maxb);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, a, B->um);
+	inex |= sat;
 	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
 	yb = _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8);	/* A | (B & C) */
 	if (t == 0xffff)
@@ -423,12 +423,10 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 	}
 	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
-	if (__builtin_expect(sat != 0, 0)) {
-		yb = _mm512_min_epu32(yb, B->maxb);
-		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
-		*asat |= _mm512_mask_cmpeq_epi32_mask(sat, ax, B->um);
-		inex |= sat;
-	}
+	yb = _mm512_min_epu32(yb, B->maxb);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, ax, B->um);
+	inex |= sat;
 	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb),
 				       vc->fl, minus1);
 	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
