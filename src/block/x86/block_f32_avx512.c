@@ -321,7 +321,12 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
  * binade below 2^(emin+k) reaches it iff its significand is at least
  * 2^24 - 2^(22-m), so tiny iff a < reach; in sp iff its top m + 1 bits
  * are all ones (a >= ones) and the draw carries F2 = a << (9 + m) (the
- * fraction at precision m + 1).  Saturation: rounded bits above those of
+ * fraction at precision m + 1): F2 + r' >= 2^32 iff L + (r' >> (9+m)) >=
+ * 2^(23-m), L = a's low 23 - m bits (kf_pick's argument), so with the
+ * top bits all ones iff a + (r' >> (9+m)) >= 2^(emin+k) (lower binades
+ * stay below it); r' >> (9+m) = 2^(23-m) - 1 - (~r' >> (9+m)), so tiny
+ * iff a - (dh >> (9+m)) <= ones (signed: a < 2^31, dh >> (9+m) <
+ * 2^(23-m)).  Saturation: rounded bits above those of
  * max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
  * leaves inf, the narrowed 2^128, alone).
  */
@@ -357,9 +362,8 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 		if (tb)
 			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
 		else
-			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->ones)
-			       | (_mm512_mask_cmplt_epu32_mask(inex, a, B->minb)
-				  & _mm512_cmple_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh));
+			tiny = _mm512_mask_cmple_epi32_mask(
+				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
 	}
 	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
 	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
@@ -417,9 +421,8 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 		if (tb)
 			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
 		else
-			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->ones)
-			       | (_mm512_mask_cmplt_epu32_mask(inex, a, B->minb)
-				  & _mm512_cmple_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh));
+			tiny = _mm512_mask_cmple_epi32_mask(
+				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
 	}
 	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
