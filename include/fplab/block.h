@@ -283,10 +283,12 @@ FPL_API int fpl_block_round(const fpl_block_format *b, double *y, const double *
  * product (e_j X_b) s, e_j X_b being exact).  y may alias x exactly.
  *
  * Speed: 1-D blocks along the last axis (or per row) in nearest-even or
- * sp element rounding, power-of-two rules with exact quotients or the
- * amax rule (exact or q32, with or without ts), run in one vector pass
- * per block (AVX-512; fplab-formats(5) gives the figures); anything else
- * widens to binary64 and takes fpl_block_round.  Same returns as
+ * sp element rounding, with a power-of-two rule and exact quotients or
+ * the amax rule (exact or q32, with or without ts), run in one vector
+ * pass per block with the avx512 kernel set (the avx2 set: the
+ * power-of-two rules; fplab-formats(5) gives the figures); anything else
+ * widens to binary64 and takes fpl_block_round.  The kernel and the
+ * binary64 route give the same bits, flags and stats.  Same returns as
  * fpl_block_round.
  */
 FPL_API int fpl_block_round_f32(const fpl_block_format *b, float *y, const float *x,

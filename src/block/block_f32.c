@@ -18,7 +18,9 @@
  * and no fnuz or e8m0 specials (every named element format), and either a
  * power-of-two rule with exact quotients, or the amax rule (with or
  * without a tensor scale, exact or q32) into a scale format of at most 10
- * mantissa bits with subnormals (NVFP4's e4m3fn).
+ * mantissa bits with subnormals (NVFP4's e4m3fn; AVX-512 only).  The
+ * kernel is picked by the kernel set in use (FPLAB_KERNELS): avx512,
+ * avx2, or none (ref).
  */
 #include <float.h>
 #include <math.h>

@@ -6,18 +6,33 @@
  * dequantized, sixteen binary32 lanes at a time (eight binary64 lanes for
  * the amax rule's exact quotients).
  *
+ * The routes.  Power-of-two rules: runs of sixteen full blocks of 32
+ * (group16: the sixteen amax in the lanes of one vector by a transposing
+ * tree of maxima, the sixteen scales computed there at once, memory
+ * prefetched two groups ahead), each block then rounded by fast_vec on
+ * x's own bits; other blocks one at a time (one_block), also by
+ * fast_vec; the rare blocks whose scale leaves fast_vec's binary32
+ * constants (tiny or huge amax, subnormal amax) by k_round.  The amax
+ * rule: q32 by q32_vec (fast_vec's steps on the binary32 quotient),
+ * exact quotients by exact8 (binary64 lanes); blocks whose binary32 D is
+ * not a normal number by fpl__bq_block_scalar (the reference's calls).
+ *
  * Why the bits equal the reference's (block_quant.c on the widened
  * values, then rounded to binary32).
  *
  * Scale.  amax is the largest |x_j| as integer bits (the order of the
  * magnitudes; NaN and inf on top, so "amax bits >= 0x7f800000" is the
  * reference's NaN-or-inf test).  A power-of-two rule's exponent is
- * fpl__bq_kpow2, the amax rule's scale fpl__bq_amax_scale (block_f32.h
- * proves each equal to the reference's).  A NaN block is all NaN (the
- * binary32 image of the reference's NaN), takes no flag; a zero block has
- * scale 1 and gives its signed zeros back, exactly, without flags.
+ * fpl__bq_kpow2 (group16 computes the same on vectors: E - emax_e plus
+ * one where the fraction bits of amax exceed the rule's threshold, which
+ * is kpow2's test rewritten), the amax rule's scale fpl__bq_amax_scale
+ * (block_f32.h proves each equal to the reference's).  A NaN block is
+ * all NaN (the binary32 image of the reference's NaN), takes no flag; a
+ * zero block has scale 1 and gives its signed zeros back, exactly,
+ * without flags.
  *
- * Element rounding (k_round).  Write |x| = M 2^(e - 23), M its 24-bit
+ * Element rounding, general form (k_round; fast_vec and q32_vec make
+ * the same decisions on the same bits, their comments say how).  Write |x| = M 2^(e - 23), M its 24-bit
  * significand (a subnormal is first scaled by 2^64, exactly, to
  * normalize it), and let the exact quotient be q = x / 2^k, exponent
  * e_q = e - k.  The element's quantum at q is 2^(e' - m), e' = max(e_q,
