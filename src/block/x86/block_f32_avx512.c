@@ -100,6 +100,7 @@
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
 	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
+	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
 	int sp, tiny_before;
@@ -121,11 +122,21 @@ KI __m512i mix2(__m512i z)
 
 /* ~(r') for elements idx .. idx + 15: r' = the top R bits of the high
  * word of fpl__draw(key, idx + i), in place. */
+/* The same from z0, the mix arguments of idx .. idx + 7 (kd_base). */
+KI __m512i draws16z(const kc *c, __m512i z0)
+{
+	__m512i z1 = _mm512_add_epi64(z0, c->g8);
+	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
+
+	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
+	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
+}
+
 KI __m512i draws16(const kc *c, uint64_t idx)
 {
 	__m512i z0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
 				      c->lanes_g);
-	__m512i z1 = _mm512_add_epi64(z0, _mm512_set1_epi64((long long)(8 * GOLD)));
+	__m512i z1 = _mm512_add_epi64(z0, c->g8);
 	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
 
 	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
@@ -215,6 +226,9 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
 	/* group16's vector fpl__bq_kpow2 and kb_init */
 	c->infb = _mm512_set1_epi32(0x7f800000);
+	c->g8 = _mm512_set1_epi64((long long)(8 * GOLD));
+	c->g16 = _mm512_set1_epi64((long long)(16 * GOLD));
+	c->g32 = _mm512_set1_epi64((long long)(32 * GOLD));
 	c->ebias = _mm512_set1_epi32(127 + p->emax);
 	c->kthr = _mm512_set1_epi32(
 		p->rule == FPL_BRULE_CEIL    ? (int)(0x800000u - (1u << (23 - p->m)))
@@ -608,7 +622,12 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 		a->s.zero_blocks += (uint64_t)__builtin_popcount(zerom & (__mmask16)~slowm);
 		a->s.scale_range += (uint64_t)__builtin_popcount(clm & (__mmask16)~slowm);
 	}
-	for (b = 0; b < 16; b++) {
+	/* the mix arguments of the draws of x[lo..]: kd_base, then + 32 golden per block */
+	__m512i zb = sp ? _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (c->c0 + lo + 1) * GOLD)),
+					   c->lanes_g)
+			: c->zero;
+
+	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
 		size_t l = lo + 32 * (size_t)b;
 		__m512i bi = _mm512_set1_epi32(b);
 		__mmask16 asat = 0;
@@ -629,9 +648,10 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 		B.minb = _mm512_slli_epi32(B.kk, 23);
 		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
 		B.ones = _mm512_sub_epi32(B.minb, c->dones);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16(c, c->c0 + l) : c->zero, y + l,
+		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16z(c, zb) : c->zero, y + l,
 			 0xffff, sp, tb, vc, &asat);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16), sp ? draws16(c, c->c0 + l + 16) : c->zero,
+		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
+			 sp ? draws16z(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
 			 y + l + 16, 0xffff, sp, tb, vc, &asat);
 		nasat += asat != 0;
 	}
