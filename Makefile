@@ -108,6 +108,8 @@ KERNEL_SRCS := \
 # Native kernels: compiled with ISA flags, selected at run time.
 ifeq ($(NATIVE),1)
 X86_SRCS := \
+	src/block/x86/block_f32_avx2.c \
+	src/block/x86/block_f32_avx512.c \
 	src/kernels/x86/round_avx2.c \
 	src/kernels/x86/round_avx512.c \
 	src/kernels/x86/round_direct.c \
@@ -241,6 +243,7 @@ TESTS := \
 	tdataset \
 	ttrain \
 	tblock \
+	tblockfast \
 	tblockgemm \
 	thadamard \
 
@@ -423,6 +426,7 @@ EXTRA_OPT =
 $(BUILD)/src/accum/chain_%.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/accum/exact_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/accum/exact_gemm.o: EXTRA_OPT = $(KERNEL_OPT)
+$(BUILD)/src/block/block_f32.o: EXTRA_OPT = $(KERNEL_OPT)
 $(BUILD)/src/block/block_fast.o: EXTRA_OPT = $(KERNEL_OPT)
 
 $(BUILD)/src/engine/%.o: src/engine/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
@@ -447,6 +451,7 @@ $(BUILD)/src/native/x86/gemm_avx512bf16.o: X86_ISA = $(X86_BF16_FLAGS)
 $(BUILD)/src/native/x86/gemm_amx.o: X86_ISA = $(X86_AMX_FLAGS)
 $(BUILD)/src/native/x86/arith_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
 $(BUILD)/src/native/x86/gemm_avx512fp16.o: X86_ISA = $(X86_FP16_FLAGS)
+$(BUILD)/src/block/x86/block_f32_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/hist/x86/classify_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/accum/x86/chain_blocked_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
@@ -463,6 +468,11 @@ $(BUILD)/src/native/x86/%.o: src/native/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
 
 $(BUILD)/src/accum/x86/%.o: src/accum/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@
+
+$(BUILD)/src/block/x86/%.o: src/block/x86/%.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(KERNEL_OPT) $(X86_ISA) -c $< -o $@

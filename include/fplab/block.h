@@ -270,6 +270,31 @@ FPL_API int fpl_block_round(const fpl_block_format *b, double *y, const double *
 			    const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
 			    fpl_block_stats *stats);
 
+/*
+ * The binary32 load path: fpl_block_round on the (exact) binary64 images
+ * of the binary32 x, each dequantized value then rounded once to binary32
+ * (nearest-even): y_j = (float)y64_j, with fpl_block_round's flags,
+ * draws (element j uses st->counter + j) and stats, so the results do not
+ * depend on the thread count.  For every named format with a power-of-two
+ * scale the dequantized values are binary32 numbers and y is exact, except
+ * that under ceil, even and rceil an element within its last ulp of
+ * FLT_MAX can dequantize to 2^128, which becomes +-inf; with NVFP4's
+ * tensor scale, y is e_j * X_b * s rounded once (as a GPU kernel's fp32
+ * product (e_j X_b) s, e_j X_b being exact).  y may alias x exactly.
+ *
+ * Speed: 1-D blocks along the last axis (or per row) in nearest-even or
+ * sp element rounding, with a power-of-two rule and exact quotients or
+ * the amax rule (exact or q32, with or without ts), run in one vector
+ * pass per block with the avx512 kernel set (the avx2 set: the
+ * power-of-two rules; fplab-formats(5) gives the figures); anything else
+ * widens to binary64 and takes fpl_block_round.  The kernel and the
+ * binary64 route give the same bits, flags and stats.  Same returns as
+ * fpl_block_round.
+ */
+FPL_API int fpl_block_round_f32(const fpl_block_format *b, float *y, const float *x,
+				const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
+				fpl_block_stats *stats);
+
 /* The scale values (decoded: NaN for a NaN block) of x's blocks, without
  * rounding any element: scales[nblocks], *tscale as quantize.  For hist's
  * block view.  Returns as fpl_block_quantize; st is not touched. */

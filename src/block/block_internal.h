@@ -47,6 +47,14 @@ int fpl__block_round_ref(const fpl_block_format *b, double *y, const double *x,
 			 const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
 			 fpl_block_stats *stats);
 
+/* fpl_block_round_f32 by the binary64 path only (widen, round, narrow). */
+int fpl__block_round_f32_ref(const fpl_block_format *b, float *y, const float *x,
+			     const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
+			     fpl_block_stats *stats);
+
+/* Calls of fpl_block_round_f32 that took a vector kernel (for the tests). */
+extern uint64_t fpl__bq_fast_runs;
+
 /* Calls of fpl_block_round that took the fast path (for the tests). */
 extern uint64_t fpl__blk_fast_runs;
 

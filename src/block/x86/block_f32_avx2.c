@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86/block_f32_avx2.c - block quantization of binary32 tensors with
+ * AVX2 (the avx2 kernel set), eight lanes at a time: the power-of-two
+ * rules (floor, ceil, even, rceil), nearest-even and sp.  The amax rule
+ * has no AVX2 kernel (block_f32.c widens those to binary64).
+ *
+ * Why the bits, flags and events equal the reference's: the steps are
+ * those of block_f32_avx512.c (its header and fast_vec's comment), with
+ * what AVX2 lacks done otherwise, each exact:
+ *  - the scale of each block is fpl__bq_kpow2 (block_f32.h) of its
+ *    largest magnitude bits, as in one_block;
+ *  - rounding to the quantum Q = 2^(e' - 127 - m) by the magic constant C
+ *    = 2^(e' - 127 + 23 - m): (|x| + C) - C in nearest-even (MXCSR set to
+ *    the default for the call); sp truncates by that result less Q where
+ *    it exceeds |x| (a nearest rounding is at most one quantum above the
+ *    truncation), then adds Q where the draw carries;
+ *  - sp's fraction F of a quantum, in 32 bits, from x's significand M
+ *    (with the implicit bit for a normal x): |x| / Q = M / 2^sh, sh = e'
+ *    - max(be, 1) + 23 - m, so F = M << (32 - sh) | M >> (sh - 32) (AVX2's
+ *    variable shifts give 0 for counts of 32 and more, and a negative
+ *    count is such a count), exactly k_round's F;
+ *  - unsigned comparisons F > ~r' as signed ones of both biased by 2^31;
+ *    magnitudes (below 2^31) compare signed directly;
+ *  - the draws' high words by 32-bit products (kd_mix_hi8 of
+ *    kernels/x86/round_direct_avx2.c, copied: x * k mod 2^64 from
+ *    vpmuludq and vpmulld).
+ * Blocks whose scale leaves the binary32 constants' range (kb_init's
+ * conditions) and NaN blocks go to fpl__bq_block_scalar / NaN, as there.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "block/block_f32.h"
+
+#define KI static inline __attribute__((always_inline))
+#define GOLD 0x9e3779b97f4a7c15ull
+#define PF_AHEAD 1024
+
+typedef struct kc2 {
+	__m256i absm, sgn, fracm, impl, one, zero, cexp, fexp, m23, dreach, dones, rmask, bias;
+	__m256i c9m, sht, glo, ghi, x7f;
+	int sp, tb, m;
+	uint64_t key, c0;
+} kc2;
+
+/* kd_mul64, kd_mix1, kd_mix_hi8 of round_direct_avx2.c */
+KI __m256i mul64(__m256i x, __m256i kl, __m256i ks)
+{
+	__m256i t = _mm256_mullo_epi32(x, ks);
+	__m256i hi = _mm256_add_epi64(_mm256_slli_epi64(t, 32),
+				      _mm256_and_si256(t, _mm256_set1_epi64x((long long)0xffffffff00000000ull)));
+	return _mm256_add_epi64(_mm256_mul_epu32(x, kl), hi);
+}
+
+KI __m256i mix1(__m256i z)
+{
+	z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
+	z = mul64(z, _mm256_set1_epi64x(0x1ce4e5b9), _mm256_set1_epi64x(0x1ce4e5b9bf58476dll));
+	return _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
+}
+
+/* The high words of fpl__draw(key, idx + i), i = 0..7, in lane order, then
+ * biased for the signed comparison: (~(h & rmask)) ^ 2^31. */
+KI __m256i draws8(const kc2 *c, uint64_t idx)
+{
+	const __m256i kl = _mm256_set1_epi64x(0x133111eb), ks = _mm256_set1_epi64x(0x133111eb94d049bbll);
+	__m256i base = _mm256_set1_epi64x((long long)(c->key + (idx + 1) * GOLD));
+	__m256i a = mix1(_mm256_add_epi64(base, c->glo)), b = mix1(_mm256_add_epi64(base, c->ghi));
+	__m256i ta = _mm256_mullo_epi32(a, ks), tb = _mm256_mullo_epi32(b, ks);
+	__m256i va = _mm256_add_epi32(_mm256_mul_epu32(a, kl), ta);
+	__m256i vb = _mm256_add_epi32(_mm256_mul_epu32(b, kl), tb);
+	__m256i h = _mm256_add_epi32(
+		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(va), _mm256_castsi256_ps(vb),
+						      _MM_SHUFFLE(3, 1, 3, 1))),
+		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ta), _mm256_castsi256_ps(tb),
+						      _MM_SHUFFLE(2, 0, 2, 0))));
+
+	h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 31));
+	/* ~(h & rmask) ^ 2^31 = (h & rmask) ^ 0x7fffffff */
+	return _mm256_xor_si256(_mm256_and_si256(h, c->rmask), c->x7f);
+}
+
+typedef struct kb2 {
+	__m256i kk, minb, reach, ones, maxb, um;
+} kb2;
+
+typedef struct vc2 {
+	__m256i inex, unf, sat, fl;
+} vc2;
+
+KI __m256i tailv(size_t left)
+{
+	const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	int l = left >= 8 ? 8 : (int)left;
+
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), idx);
+}
+
+KI int vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256i tm, int full,
+	    int sp, int tb, vc2 *vc)
+{
+	__m256i a = _mm256_and_si256(u, c->absm);
+	__m256i be = _mm256_srli_epi32(a, 23);
+	__m256i e = _mm256_max_epi32(be, B->kk);
+	__m256i e23 = _mm256_slli_epi32(e, 23);
+	__m256 af = _mm256_castsi256_ps(a);
+	__m256 C = _mm256_castsi256_ps(_mm256_add_epi32(e23, c->cexp));
+	__m256i yb, inex, tiny, sat;
+	int any;
+
+	if (!sp) {
+		yb = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(af, C), C));
+		inex = _mm256_xor_si256(_mm256_cmpeq_epi32(yb, a), _mm256_set1_epi32(-1));
+		tiny = _mm256_and_si256(_mm256_cmpgt_epi32(tb ? B->minb : B->reach, a), inex);
+	} else {
+		__m256 Q = _mm256_castsi256_ps(_mm256_sub_epi32(e23, c->m23));
+		__m256 t1 = _mm256_sub_ps(_mm256_add_ps(af, C), C);
+		__m256 tr = _mm256_sub_ps(t1, _mm256_and_ps(_mm256_cmp_ps(t1, af, _CMP_GT_OQ), Q));
+		__m256 rem = _mm256_sub_ps(af, tr);
+		__m256i bp = _mm256_max_epi32(be, c->one);
+		__m256i M = _mm256_or_si256(_mm256_and_si256(a, c->fracm),
+					    _mm256_and_si256(_mm256_cmpgt_epi32(be, c->zero), c->impl));
+		__m256i cnt = _mm256_add_epi32(_mm256_sub_epi32(bp, e), c->c9m);	/* 32 - sh */
+		__m256i F = _mm256_or_si256(_mm256_sllv_epi32(M, cnt),
+					    _mm256_srlv_epi32(M, _mm256_sub_epi32(c->zero, cnt)));
+		__m256i up = _mm256_cmpgt_epi32(_mm256_xor_si256(F, c->bias), dhb);
+
+		yb = _mm256_castps_si256(_mm256_add_ps(tr, _mm256_and_ps(_mm256_castsi256_ps(up), Q)));
+		inex = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_castps_si256(rem), c->zero),
+					_mm256_set1_epi32(-1));
+		if (tb) {
+			tiny = _mm256_cmpgt_epi32(B->minb, a);
+		} else {
+			__m256i F2 = _mm256_xor_si256(_mm256_sllv_epi32(a, c->sht), c->bias);
+			__m256i noreach = _mm256_xor_si256(_mm256_cmpgt_epi32(F2, dhb), _mm256_set1_epi32(-1));
+
+			tiny = _mm256_or_si256(_mm256_cmpgt_epi32(B->ones, a),
+					       _mm256_and_si256(_mm256_cmpgt_epi32(B->minb, a), noreach));
+		}
+		tiny = _mm256_and_si256(tiny, inex);
+	}
+	if (!full) {
+		inex = _mm256_and_si256(inex, tm);
+		tiny = _mm256_and_si256(tiny, tm);
+	}
+	vc->fl = _mm256_sub_epi32(vc->fl, _mm256_and_si256(inex, _mm256_cmpeq_epi32(yb, c->zero)));
+	vc->unf = _mm256_sub_epi32(vc->unf, tiny);
+	sat = _mm256_cmpgt_epi32(yb, B->maxb);
+	if (!full)
+		sat = _mm256_and_si256(sat, tm);
+	/* saturated lanes, branch-free (frequent under floor) */
+	yb = _mm256_min_epi32(yb, B->maxb);
+	vc->sat = _mm256_sub_epi32(vc->sat, sat);
+	any = !_mm256_testz_si256(sat, _mm256_cmpeq_epi32(a, B->um));
+	inex = _mm256_or_si256(inex, sat);
+	vc->inex = _mm256_sub_epi32(vc->inex, inex);
+	yb = _mm256_or_si256(yb, _mm256_and_si256(u, c->sgn));
+	if (full)
+		_mm256_storeu_si256((__m256i *)y, yb);
+	else
+		_mm256_maskstore_epi32((int *)y, tm, yb);
+	return any;
+}
+
+static uint64_t vsum(__m256i v)
+{
+	uint32_t w[8];
+	uint64_t s = 0;
+	int i;
+
+	_mm256_storeu_si256((__m256i *)w, v);
+	for (i = 0; i < 8; i++)
+		s += w[i];
+	return s;
+}
+
+static void flush(vc2 *vc, fpl__bq_acc *a)
+{
+	uint64_t ns = vsum(vc->sat);
+
+	a->count[0] += vsum(vc->inex);
+	a->count[1] += vsum(vc->unf);
+	a->count[2] += ns;
+	a->count[5] += ns;
+	a->s.saturated += ns;
+	a->s.flushed += vsum(vc->fl);
+	vc->inex = vc->unf = vc->sat = vc->fl = _mm256_setzero_si256();
+}
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+KI void body(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
+	     fpl__bq_acc *a, int sp, int tb)
+{
+	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	vc2 vc;
+
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	for (id = id0; id < id1; id++) {
+		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
+		__m256i mx = c->zero, m;
+		uint32_t um;
+		int k = 0, clamped = 0, kk, asat = 0;
+		kb2 B;
+
+		len = len < p->tr ? len : p->tr;
+		hi = lo + len;
+		if (++br == p->nbr) {
+			br = 0;
+			row++;
+		}
+		_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + lo + PF_AHEAD + 16), _MM_HINT_T0);
+		_m_prefetchw(y + lo + PF_AHEAD);
+		_m_prefetchw(y + lo + PF_AHEAD + 16);
+		for (j = lo; j + 8 <= hi; j += 8)
+			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
+								   c->absm));
+		if (j < hi)
+			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
+											 tailv(hi - j)),
+								   c->absm));
+		m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
+		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
+		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
+		um = (uint32_t)_mm256_cvtsi256_si32(m);
+		a->s.blocks++;
+		a->s.elements += len;
+		if (um >= 0x7f800000u) {
+			a->s.nan_blocks++;
+			for (j = lo; j < hi; j++)
+				y[j] = NAN;
+			continue;
+		}
+		if (um == 0)
+			a->s.zero_blocks++;
+		else
+			k = fpl__bq_kpow2(p, um, &clamped);
+		a->s.scale_range += (uint64_t)clamped;
+		kk = p->emin + k + 127;
+		if (kk < p->m + 34 || kk + 23 - p->m > 254 || (int)(um >> 23) + 23 - p->m > 254
+		    || k > 200 || k < -200) {
+			float amax;
+
+			memcpy(&amax, &um, 4);
+			fpl__bq_block_scalar(p, y, x, lo, hi, ldexp(1.0, k), amax, a);
+			continue;
+		}
+		{
+			union { uint64_t u; double d; } t = { (uint64_t)(1023 + k) << 52 };
+			double mxv = (double)p->maxe * t.d;
+
+			B.kk = _mm256_set1_epi32(kk);
+			B.minb = _mm256_set1_epi32(kk << 23);
+			B.reach = _mm256_sub_epi32(B.minb, c->dreach);
+			B.ones = _mm256_sub_epi32(B.minb, c->dones);
+			B.maxb = _mm256_set1_epi32(mxv >= 0x1p128 ? 0x7f800000 : (int)f2u((float)mxv));
+			B.um = _mm256_set1_epi32((int)um);
+		}
+		for (j = lo; j + 8 <= hi; j += 8)
+			asat |= vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + j)),
+				     sp ? draws8(c, c->c0 + j) : c->zero, y + j, c->zero, 1, sp, tb, &vc);
+		if (j < hi) {
+			__m256i tm = tailv(hi - j);
+
+			asat |= vec8(c, &B, _mm256_maskload_epi32((const int *)(x + j), tm),
+				     sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, sp, tb, &vc);
+		}
+		a->s.amax_saturated += (uint64_t)asat;
+		since += len;
+		if (since >= (1u << 30)) {
+			flush(&vc, a);
+			since = 0;
+		}
+	}
+	flush(&vc, a);
+}
+
+static void run_ne(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		   size_t id1, fpl__bq_acc *a)
+{
+	body(c, p, y, x, id0, id1, a, 0, 0);
+}
+
+static void run_ne_tb(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		      size_t id1, fpl__bq_acc *a)
+{
+	body(c, p, y, x, id0, id1, a, 0, 1);
+}
+
+static void run_sp(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		   size_t id1, fpl__bq_acc *a)
+{
+	body(c, p, y, x, id0, id1, a, 1, 0);
+}
+
+static void run_sp_tb(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		      size_t id1, fpl__bq_acc *a)
+{
+	body(c, p, y, x, id0, id1, a, 1, 1);
+}
+
+void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
+		  fpl__bq_acc *a)
+{
+	const unsigned csr = _mm_getcsr();
+	kc2 c;
+
+	_mm_setcsr(0x1f80);
+	c.absm = _mm256_set1_epi32(0x7fffffff);
+	c.sgn = _mm256_set1_epi32((int)0x80000000u);
+	c.fracm = _mm256_set1_epi32(0x7fffff);
+	c.impl = _mm256_set1_epi32(0x800000);
+	c.one = _mm256_set1_epi32(1);
+	c.zero = _mm256_setzero_si256();
+	c.cexp = _mm256_set1_epi32((23 - p->m) << 23);
+	c.fexp = _mm256_set1_epi32((int)((127u + 127u + (unsigned)p->m + 32u) << 23));
+	c.m23 = _mm256_set1_epi32(p->m << 23);
+	c.dreach = _mm256_set1_epi32(1 << (22 - p->m));
+	c.dones = _mm256_set1_epi32(1 << (23 - p->m));
+	c.rmask = _mm256_set1_epi32((int)p->rmask);
+	c.bias = _mm256_set1_epi32((int)0x80000000u);
+	c.x7f = _mm256_set1_epi32(0x7fffffff);
+	c.c9m = _mm256_set1_epi32(9 + p->m);
+	c.sht = _mm256_set1_epi32(9 + p->m);
+	c.glo = _mm256_setr_epi64x(0, (long long)GOLD, (long long)(4 * GOLD), (long long)(5 * GOLD));
+	c.ghi = _mm256_setr_epi64x((long long)(2 * GOLD), (long long)(3 * GOLD), (long long)(6 * GOLD),
+				   (long long)(7 * GOLD));
+	c.sp = p->sp;
+	c.tb = p->tiny_before;
+	c.m = p->m;
+	c.key = p->key;
+	c.c0 = p->c0;
+	if (c.sp) {	/* (the amax rule never comes here: block_f32.c) */
+		(c.tb ? run_sp_tb : run_sp)(&c, p, y, x, id0, id1, a);
+	} else {
+		(c.tb ? run_ne_tb : run_ne)(&c, p, y, x, id0, id1, a);
+	}
+	_mm_setcsr(csr);
+}

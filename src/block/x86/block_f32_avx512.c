@@ -1,0 +1,961 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86/block_f32_avx512.c - block quantization of binary32 tensors with
+ * AVX-512, one pass per block in registers: the block's largest
+ * magnitude, its scale, and every element rounded, counted and
+ * dequantized, sixteen binary32 lanes at a time (eight binary64 lanes for
+ * the amax rule's exact quotients).
+ *
+ * The routes.  Power-of-two rules: runs of sixteen full blocks of 32
+ * (group16: the sixteen amax in the lanes of one vector by a transposing
+ * tree of maxima, the sixteen scales computed there at once, memory
+ * prefetched two groups ahead), each block then rounded by fast_vec on
+ * x's own bits; other blocks one at a time (one_block), also by
+ * fast_vec; the rare blocks whose scale leaves fast_vec's binary32
+ * constants (tiny or huge amax, subnormal amax) by k_round.  The amax
+ * rule: q32 by q32_vec (fast_vec's steps on the binary32 quotient),
+ * exact quotients by exact8 (binary64 lanes); blocks whose binary32 D is
+ * not a normal number by fpl__bq_block_scalar (the reference's calls).
+ *
+ * Why the bits equal the reference's (block_quant.c on the widened
+ * values, then rounded to binary32).
+ *
+ * Scale.  amax is the largest |x_j| as integer bits (the order of the
+ * magnitudes; NaN and inf on top, so "amax bits >= 0x7f800000" is the
+ * reference's NaN-or-inf test).  A power-of-two rule's exponent is
+ * fpl__bq_kpow2 (group16 computes the same on vectors: E - emax_e plus
+ * one where the fraction bits of amax exceed the rule's threshold, which
+ * is kpow2's test rewritten), the amax rule's scale fpl__bq_amax_scale
+ * (block_f32.h proves each equal to the reference's).  A NaN block is
+ * all NaN (the binary32 image of the reference's NaN), takes no flag; a
+ * zero block has scale 1 and gives its signed zeros back, exactly,
+ * without flags.
+ *
+ * Element rounding, general form (k_round; fast_vec and q32_vec make
+ * the same decisions on the same bits, their comments say how).  Write |x| = M 2^(e - 23), M its 24-bit
+ * significand (a subnormal is first scaled by 2^64, exactly, to
+ * normalize it), and let the exact quotient be q = x / 2^k, exponent
+ * e_q = e - k.  The element's quantum at q is 2^(e' - m), e' = max(e_q,
+ * emin), so q / quantum = M / 2^sh with sh = 23 - m + (e' - e_q): K = M >>
+ * sh is the truncated result in quanta and F = the sh bits below,
+ * left-aligned in 32 bits (bits further than 32 below the kept lsb are
+ * dropped: only when sh > 32, where F < 2^24 is far from a tie, and sp
+ * reads only the top R <= 32 bits).  This is the reference's
+ * fpl__round_unp on the same exact value: its kept bits are K, its half
+ * bit and rest are F's top bit and the others, its sp T is F's top R
+ * bits.  nearest-even rounds up iff F > 2^31 - (K & 1) (more than half,
+ * or exactly half with K odd); sp iff T + r >= 2^R, that is F + r' >=
+ * 2^32 with r' the draw's top R bits in place, F > ~r' (kf_pick's proof
+ * in kernels/x86/round_direct.c), r' from fpl__draw(key, c0 + j), the
+ * high word of the 64-bit mix.  Inexact: M != K << sh.  The result K +
+ * up quanta, scaled by 2^(e' - m) (vscalefps, exact: a small integer
+ * times a power of two well inside binary32), is compared with max_e:
+ * above it the reference overflows, and the saturating element gives
+ * +-max_e with overflow, inexact and saturated (every mode saturates:
+ * in sp an overflow needs K + up quanta above max_e, and then the
+ * reference's to_inf is true).  Tininess after rounding, as the
+ * reference decides it: e_q < emin - 1, or e_q = emin - 1 and q rounded
+ * at precision m + 1 (quantum 2^(e_q - m): K2 = M >> (23 - m), F2 = the
+ * bits below) stays below 2^emin (does not carry K2 = all ones up),
+ * with the same mode and draw; before rounding: e_q < emin.  Underflow =
+ * tiny and inexact.  The dequantized value r 2^k is exact in binary64 and
+ * vscalefps rounds it once to binary32 (nearest-even, also on overflow
+ * to inf and into binary32's subnormals): the narrowed reference.
+ *
+ * Events: saturated = lanes above max_e (the only source of the engine's
+ * saturated flag here), flushed = nonzero x with K + up = 0, a block's
+ * largest element saturated = a saturated lane whose bits equal the
+ * amax bits, scale_range = the clamp of the scale rule; flags are counted
+ * per lane as the engine counts them per result.
+ *
+ * The amax rule (NVFP4), D = X s.  q32: q = fp32(x) / fp32(D) is a
+ * binary32 division, as the reference's, and q is then rounded as above
+ * with k = 0; y = r D is formed in binary64 (exact: r has 2 bits, D at
+ * most 35) and narrowed once.  Exact quotients: q = x / D in binary64
+ * and its remainder rem = x - q D (exact with an fma, as for any
+ * correctly rounded quotient that does not underflow).  The grids the
+ * rounding reads (the element's values, its midpoints, and sp's R-bit
+ * fractions of a quantum: at most 4 + 32 bits, binary64 numbers) contain
+ * no point strictly between the exact quotient and q (q is the nearest
+ * binary64 number), so the exact quotient lies on the same side of every
+ * grid point as q, unless it lies just below q and q is on a grid point;
+ * then it lies on the same side as q's predecessor.  So the binary64
+ * pipeline (k_round64, the same steps on 52-bit fractions) reads the
+ * bits of q, or of q - 1 ulp when |exact| < |q| (rem of the other sign),
+ * and inexact is also set when rem != 0.  Blocks whose binary32 D is not
+ * a normal number go to fpl__bq_block_scalar (the reference's own
+ * calls).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "block/block_f32.h"
+
+#define KI static inline __attribute__((always_inline))
+#define GOLD 0x9e3779b97f4a7c15ull
+#define PF_AHEAD 1024	/* elements: software prefetch distance of group16 */
+
+typedef struct kc {
+	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
+	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
+	__m512i g8, g16, g32;
+	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
+	__m512 two64, maxe, nan;
+	int sp, tiny_before;
+	uint64_t key, c0;
+} kc;
+
+typedef struct kr {
+	__m512 mag;
+	__mmask16 inex, unf, sat, zero;
+} kr;
+
+KI __m512i mix2(__m512i z)
+{
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
+	z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+	return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+}
+
+/* ~(r') for elements idx .. idx + 15: r' = the top R bits of the high
+ * word of fpl__draw(key, idx + i), in place. */
+/* The same from z0, the mix arguments of idx .. idx + 7 (kd_base). */
+KI __m512i draws16z(const kc *c, __m512i z0)
+{
+	__m512i z1 = _mm512_add_epi64(z0, c->g8);
+	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
+
+	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
+	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
+}
+
+KI __m512i draws16(const kc *c, uint64_t idx)
+{
+	__m512i z0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
+				      c->lanes_g);
+	__m512i z1 = _mm512_add_epi64(z0, c->g8);
+	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
+
+	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
+	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
+}
+
+/* Round the magnitudes a (binary32 bits) divided by 2^k into the element
+ * format; dh: draws16 (sp). */
+KI kr k_round(const kc *c, __m512i a, __m512i kv, __m512i dh)
+{
+	kr r;
+	__mmask16 sub = _mm512_cmplt_epu32_mask(a, c->minnorm);
+	__mmask16 nz = _mm512_test_epi32_mask(a, a);
+	__m512 af = _mm512_castsi512_ps(a);
+	__m512i an = _mm512_castps_si512(_mm512_mask_mul_ps(af, sub, af, c->two64));
+	__m512i be = _mm512_srli_epi32(an, 23);
+	__m512i M = _mm512_maskz_or_epi32(nz, _mm512_and_si512(an, c->fracm), c->impl);
+	__m512i eq = _mm512_sub_epi32(_mm512_mask_sub_epi32(be, sub, be, c->c64),
+				      _mm512_add_epi32(kv, c->bias));
+	__m512i d = _mm512_max_epi32(_mm512_sub_epi32(c->emin, eq), c->zero);
+	__m512i sh = _mm512_add_epi32(c->sh0, d);
+	__m512i K = _mm512_srlv_epi32(M, sh);
+	__m512i F = _mm512_or_si512(_mm512_sllv_epi32(M, _mm512_sub_epi32(c->c32, sh)),
+				    _mm512_srlv_epi32(M, _mm512_sub_epi32(sh, c->c32)));
+	__mmask16 inex = _mm512_cmpneq_epi32_mask(M, _mm512_sllv_epi32(K, sh));
+	__m512i thr = c->sp ? dh : _mm512_sub_epi32(c->half, _mm512_and_si512(K, c->one));
+	__mmask16 up = _mm512_cmpgt_epu32_mask(F, thr);
+	__m512i Rk = _mm512_mask_add_epi32(K, up, K, c->one);
+	__m512i ee = _mm512_add_epi32(eq, d);
+	__m512 mag = _mm512_scalef_ps(_mm512_cvtepi32_ps(Rk),
+				      _mm512_cvtepi32_ps(_mm512_sub_epi32(ee, c->mv)));
+	__mmask16 sat = _mm512_cmp_ps_mask(mag, c->maxe, _CMP_GT_OQ), tiny;
+
+	if (c->tiny_before) {
+		tiny = _mm512_cmplt_epi32_mask(eq, c->emin);
+	} else {
+		__m512i K2 = _mm512_srlv_epi32(M, c->sh0);
+		__m512i F2 = _mm512_sllv_epi32(M, c->sht);
+		__m512i t2 = c->sp ? dh : _mm512_sub_epi32(c->half, _mm512_and_si512(K2, c->one));
+		__mmask16 reach = _mm512_cmpgt_epu32_mask(F2, t2) & _mm512_cmpeq_epi32_mask(K2, c->ones);
+
+		tiny = _mm512_cmplt_epi32_mask(eq, c->emin1)
+		       | (_mm512_cmpeq_epi32_mask(eq, c->emin1) & (__mmask16)~reach);
+	}
+	r.mag = _mm512_mask_mov_ps(mag, sat, c->maxe);
+	r.sat = sat;
+	r.unf = tiny & inex;
+	r.inex = inex | sat;
+	r.zero = nz & _mm512_cmpeq_epi32_mask(Rk, c->zero);
+	return r;
+}
+
+static inline uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static void kc_init(kc *c, const fpl__bq *p)
+{
+	int w[16], i;
+
+	c->one = _mm512_set1_epi32(1);
+	c->zero = _mm512_setzero_si512();
+	c->c32 = _mm512_set1_epi32(32);
+	c->absm = _mm512_set1_epi32(0x7fffffff);
+	c->sgn = _mm512_set1_epi32((int)0x80000000u);
+	c->minnorm = _mm512_set1_epi32(0x800000);
+	c->fracm = _mm512_set1_epi32(0x7fffff);
+	c->impl = _mm512_set1_epi32(0x800000);
+	c->bias = _mm512_set1_epi32(127);
+	c->c64 = _mm512_set1_epi32(64);
+	c->emin = _mm512_set1_epi32(p->emin);
+	c->emin1 = _mm512_set1_epi32(p->emin - 1);
+	c->sh0 = _mm512_set1_epi32(23 - p->m);
+	c->sht = _mm512_set1_epi32(9 + p->m);
+	c->half = _mm512_set1_epi32((int)0x80000000u);
+	c->ones = _mm512_set1_epi32((2 << p->m) - 1);
+	c->mv = _mm512_set1_epi32(p->m);
+	c->m23 = _mm512_set1_epi32(p->m << 23);
+	c->rmask = _mm512_set1_epi32((int)p->rmask);
+	c->cexp = _mm512_set1_epi32((23 - p->m) << 23);	/* C = 2^(e' + 23 - m) */
+	c->fexp = _mm512_set1_epi32((int)((127u + 127u + (unsigned)p->m + 32u) << 23));	/* 2^(32 - log2 Q) */
+	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
+	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
+	/* group16's vector fpl__bq_kpow2 and kb_init */
+	c->infb = _mm512_set1_epi32(0x7f800000);
+	c->g8 = _mm512_set1_epi64((long long)(8 * GOLD));
+	c->g16 = _mm512_set1_epi64((long long)(16 * GOLD));
+	c->g32 = _mm512_set1_epi64((long long)(32 * GOLD));
+	c->ebias = _mm512_set1_epi32(127 + p->emax);
+	c->kthr = _mm512_set1_epi32(
+		p->rule == FPL_BRULE_CEIL    ? (int)(0x800000u - (1u << (23 - p->m)))
+		: p->rule == FPL_BRULE_EVEN  ? (int)(0x800000u - (1u << (22 - p->m)) - 1)
+		: p->rule == FPL_BRULE_RCEIL ? (int)(p->smax & 0x7fffffu)
+					     : -1);
+	c->kminv = _mm512_set1_epi32(p->kmin);
+	c->kmaxv = _mm512_set1_epi32(p->kmax);
+	c->kkoff = _mm512_set1_epi32(p->emin + 127);
+	c->kklo = _mm512_set1_epi32(p->m + 34);
+	c->kkhi = _mm512_set1_epi32(254 - 23 + p->m);
+	c->maxeb = _mm512_set1_epi32((int)f2u(p->maxe));
+	for (i = 0; i < 16; i++)
+		w[i] = 4 * (i % 4) + i / 4;
+	c->blk_order = _mm512_loadu_si512(w);
+	for (i = 0; i < 16; i++)
+		w[i] = 2 * i + 1;
+	c->odd = _mm512_loadu_si512(w);
+	c->lanes_g = _mm512_set_epi64((long long)(7 * GOLD), (long long)(6 * GOLD),
+				      (long long)(5 * GOLD), (long long)(4 * GOLD),
+				      (long long)(3 * GOLD), (long long)(2 * GOLD),
+				      (long long)GOLD, 0);
+	c->two64 = _mm512_set1_ps(0x1p64f);
+	c->maxe = _mm512_set1_ps(p->maxe);
+	c->nan = _mm512_set1_ps(NAN);
+	c->sp = p->sp;
+	c->tiny_before = p->tiny_before;
+	c->key = p->key;
+	c->c0 = p->c0;
+}
+
+KI void count(fpl__bq_acc *a, const kr *r)
+{
+	uint64_t ns = (uint64_t)__builtin_popcount(r->sat);
+
+	a->count[0] += (uint64_t)__builtin_popcount(r->inex);	/* inexact */
+	a->count[1] += (uint64_t)__builtin_popcount(r->unf);	/* underflow */
+	a->count[2] += ns;					/* overflow */
+	a->count[5] += ns;					/* saturated */
+	a->s.saturated += ns;
+	a->s.flushed += (uint64_t)__builtin_popcount(r->zero);
+}
+
+KI __mmask16 tailmask(size_t left)
+{
+	return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+/* The block's largest magnitude bits. */
+KI uint32_t block_umax(const kc *c, const float *x, size_t lo, size_t hi)
+{
+	__m512i um = c->zero;
+	size_t j;
+
+	for (j = lo; j < hi; j += 16) {
+		__m512i u = _mm512_maskz_loadu_epi32(tailmask(hi - j), x + j);
+		um = _mm512_max_epu32(um, _mm512_and_si512(u, c->absm));
+	}
+	return (uint32_t)_mm512_reduce_max_epu32(um);
+}
+
+static void nan_block(const kc *c, float *y, size_t lo, size_t hi)
+{
+	size_t j;
+
+	for (j = lo; j < hi; j += 16)
+		_mm512_mask_storeu_ps(y + j, tailmask(hi - j), c->nan);
+}
+
+/* The per-block constants of fast_vec (bits of binary32 values): with
+ * kk = emin + k + 127 the biased exponent of 2^(emin + k), the element's
+ * smallest normal in x's units. */
+typedef struct kb {
+	__m512i kk, minb, reach, ones, maxb, um;
+} kb;
+
+/* Per-lane event counters (32-bit lanes, flushed before they can wrap). */
+typedef struct vcnt {
+	__m512i inex, unf, sat, fl;
+} vcnt;
+
+/* Whether block scale 2^k (largest magnitude bits um) takes fast_vec, and
+ * its constants: kk >= m + 2 keeps every quantum 2^(max(be, kk) - 127 - m)
+ * a normal binary32 number (and subnormal x far below the smallest
+ * element quantum), and max(be, kk) + 23 - m <= 254 keeps the magic
+ * constant C below (2^(max(be, kk) - 127 + 23 - m)) finite. */
+static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t um)
+{
+	int kk = p->emin + k + 127, bm = (int)(um >> 23);
+	union { uint64_t u; double d; } t = { (uint64_t)(1023 + (k > -1000 && k < 1000 ? k : 0)) << 52 };
+	double mx = (double)p->maxe * t.d;	/* exact */
+
+	if (kk < p->m + 34 || kk + 23 - p->m > 254 || bm + 23 - p->m > 254 || k > 200 || k < -200)
+		return 0;
+	B->kk = _mm512_set1_epi32(kk);
+	B->minb = _mm512_slli_epi32(B->kk, 23);
+	B->reach = _mm512_sub_epi32(B->minb, c->dreach);
+	B->ones = _mm512_sub_epi32(B->minb, c->dones);
+	B->maxb = _mm512_set1_epi32(mx >= 0x1p128 ? 0x7f800000 : (int)f2u((float)mx));
+	return 1;
+}
+
+/*
+ * Sixteen elements u (binary32 bits) of a block with scale 2^k, on x's
+ * own scale: the element's grid times 2^k is the grid of the dequantized
+ * value, so rounding |x| to it gives |r| 2^k directly.  At |x| (biased
+ * exponent be) the grid's quantum is Q = 2^(e' - m), e' = max(be, kk) -
+ * 127, k_round's quantum times 2^k.  With C = 2^(e' + 23 - m) (a
+ * binary32, kb_init), |x| < 2^(e'+1) <= C / 2^(22-m), so |x| + C lies in
+ * [C, 2C), where binary32's spacing is exactly Q: the addition rounds
+ * |x| to a multiple of Q as the mode says (nearest-even: C / Q = 2^23 is
+ * even, so the parity of the sum's last bit is that of the kept count K),
+ * and subtracting C is exact.  sp truncates (toward zero, embedded
+ * rounding), rem = |x| - t is exact (|x| and t multiples of ulp(|x|),
+ * or t = 0), F = floor(rem 2^(32 - log2 Q)) (vscalefps exact, or below
+ * 2^-126 where the floor is 0 anyway) is k_round's F, the fraction of a
+ * quantum in 32 bits, and it rounds up iff F > ~r'.  Inexact: the result
+ * differs from |x|.  Tininess after rounding in nearest-even: x in the
+ * binade below 2^(emin+k) reaches it iff its significand is at least
+ * 2^24 - 2^(22-m), so tiny iff a < reach; in sp iff its top m + 1 bits
+ * are all ones (a >= ones) and the draw carries F2 = a << (9 + m) (the
+ * fraction at precision m + 1): F2 + r' >= 2^32 iff L + (r' >> (9+m)) >=
+ * 2^(23-m), L = a's low 23 - m bits (kf_pick's argument), so with the
+ * top bits all ones iff a + (r' >> (9+m)) >= 2^(emin+k) (lower binades
+ * stay below it); r' >> (9+m) = 2^(23-m) - 1 - (~r' >> (9+m)), so tiny
+ * iff a - (dh >> (9+m)) <= ones (signed: a < 2^31, dh >> (9+m) <
+ * 2^(23-m)).  Saturation: rounded bits above those of
+ * max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
+ * leaves inf, the narrowed 2^128, alone).
+ */
+KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mmask16 t,
+		 int sp, int tb, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i minus1 = _mm512_set1_epi32(-1);
+	__m512i a = _mm512_and_si512(u, c->absm);
+	/* e' << 23: the exponent field of the quantum's binade */
+	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
+	__m512 af = _mm512_castsi512_ps(a);
+	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
+	__mmask16 tiny, inex, sat;
+	__m512i yb;
+
+	if (!sp) {
+		__m512 r = _mm512_sub_ps(_mm512_add_ps(af, C), C);
+
+		yb = _mm512_castps_si512(r);
+		inex = _mm512_cmpneq_epi32_mask(yb, a);
+		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
+	} else {
+		__m512 tr = _mm512_sub_ps(
+			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
+		__m512 rem = _mm512_sub_ps(af, tr);
+		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
+		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
+		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
+		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+
+		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
+		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
+		if (tb)
+			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
+		else
+			tiny = _mm512_mask_cmple_epi32_mask(
+				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+	}
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	/* saturated lanes: frequent enough under floor (mxfp4: a block's
+	 * amax in (6, 8) quanta) that a branch would cost more than this */
+	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
+	yb = _mm512_min_epu32(yb, B->maxb);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, a, B->um);
+	inex |= sat;
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	yb = _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8);	/* A | (B & C) */
+	if (t == 0xffff)
+		_mm512_storeu_si512(y, yb);
+	else
+		_mm512_mask_storeu_epi32(y, t, yb);
+}
+
+/* The amax rule's q32 quotients: q = fp32(|x|) / fp32(D) (the
+ * reference's binary32 division, nearest-even), rounded as fast_vec
+ * rounds on x's bits with k = 0 (B for scale 1, kk = emin + 127), then
+ * y = (r X) s in binary32: r X is exact (2 + 4 bits of e2m1 and e4m3,
+ * well inside binary32's normal range), so the one rounding of the
+ * product by s is that of the exact r X s, the reference's narrowed
+ * binary64 r D.  flushed counts nonzero x whose element is 0 (q itself
+ * may be 0); a block's largest element is the lane with x's bits um. */
+KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m512 sf,
+		__m512i dh, float *y, __mmask16 t, int sp, int tb, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i minus1 = _mm512_set1_epi32(-1);
+	__m512i ax = _mm512_and_si512(u, c->absm);
+	__m512 af = _mm512_div_ps(_mm512_castsi512_ps(ax), Dfv);
+	__m512i a = _mm512_castps_si512(af);
+	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
+	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
+	__mmask16 tiny, inex, sat;
+	__m512i yb;
+	__m512 yv;
+
+	if (!sp) {
+		yb = _mm512_castps_si512(_mm512_sub_ps(_mm512_add_ps(af, C), C));
+		inex = _mm512_cmpneq_epi32_mask(yb, a);
+		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
+	} else {
+		__m512 tr = _mm512_sub_ps(
+			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
+		__m512 rem = _mm512_sub_ps(af, tr);
+		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
+		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
+		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
+		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+
+		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
+		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
+		if (tb)
+			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
+		else
+			tiny = _mm512_mask_cmple_epi32_mask(
+				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+	}
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
+	yb = _mm512_min_epu32(yb, B->maxb);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, ax, B->um);
+	inex |= sat;
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb),
+				       vc->fl, minus1);
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	yv = _mm512_mul_ps(_mm512_mul_ps(_mm512_castsi512_ps(yb), Xf), sf);
+	yb = _mm512_ternarylogic_epi32(_mm512_castps_si512(yv), u, c->sgn, 0xf8);
+	if (t == 0xffff)
+		_mm512_storeu_si512(y, yb);
+	else
+		_mm512_mask_storeu_epi32(y, t, yb);
+}
+
+static void vc_flush(vcnt *vc, fpl__bq_acc *a)
+{
+	uint64_t ns = (uint64_t)_mm512_reduce_add_epi64(
+		_mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(vc->sat)),
+				 _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(vc->sat, 1))));
+#define VSUM(v) (uint64_t)_mm512_reduce_add_epi64(                                          \
+	_mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(v)),                  \
+			 _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1))))
+	a->count[0] += VSUM(vc->inex);
+	a->count[1] += VSUM(vc->unf);
+	a->count[2] += ns;
+	a->count[5] += ns;
+	a->s.saturated += ns;
+	a->s.flushed += VSUM(vc->fl);
+#undef VSUM
+	vc->inex = vc->unf = vc->sat = vc->fl = _mm512_setzero_si512();
+}
+
+/* A block by k_round (the blocks kb_init declines). */
+static void slow_block(const kc *c, float *y, const float *x, size_t lo, size_t hi, int k,
+		       uint32_t um, fpl__bq_acc *a)
+{
+	__m512i kv = _mm512_set1_epi32(k), umv = _mm512_set1_epi32((int)um);
+	__m512 kf = _mm512_set1_ps((float)k);
+	__mmask16 asat = 0;
+	size_t j;
+
+	for (j = lo; j < hi; j += 16) {
+		__mmask16 t = tailmask(hi - j);
+		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+		__m512i av = _mm512_and_si512(u, c->absm);
+		__m512i dh = c->sp ? draws16(c, c->c0 + j) : c->zero;
+		kr r = k_round(c, av, kv, dh);
+		__m512 yv = _mm512_scalef_round_ps(r.mag, kf, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+
+		yv = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(yv), _mm512_and_si512(u, c->sgn)));
+		_mm512_mask_storeu_ps(y + j, t, yv);
+		count(a, &r);
+		asat |= r.sat & _mm512_cmpeq_epi32_mask(av, umv);
+	}
+	a->s.amax_saturated += asat != 0;
+}
+
+/* Block [lo, hi) alone: scale by fpl__bq_kpow2, then fast_vec or
+ * slow_block; all its events. */
+KI void one_block(const kc *c, const fpl__bq *p, float *y, const float *x, size_t lo, size_t hi,
+		  fpl__bq_acc *a, vcnt *vc, int sp, int tb)
+{
+	uint32_t um = block_umax(c, x, lo, hi);
+	int k = 0, clamped = 0;
+	__mmask16 asat = 0;
+	size_t j;
+	kb B;
+
+	a->s.blocks++;
+	a->s.elements += hi - lo;
+	if (um >= 0x7f800000u) {
+		a->s.nan_blocks++;
+		nan_block(c, y, lo, hi);
+		return;
+	}
+	if (um == 0)
+		a->s.zero_blocks++;
+	else
+		k = fpl__bq_kpow2(p, um, &clamped);
+	a->s.scale_range += (uint64_t)clamped;
+	B.um = _mm512_set1_epi32((int)um);
+	if (!kb_init(c, &B, p, k, um)) {
+		slow_block(c, y, x, lo, hi, k, um, a);
+		return;
+	}
+	for (j = lo; j < hi; j += 16) {
+		__mmask16 t = tailmask(hi - j);
+		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+
+		fast_vec(c, &B, u, sp ? draws16(c, c->c0 + j) : c->zero, y + j, t, sp, tb, vc, &asat);
+	}
+	a->s.amax_saturated += asat != 0;
+}
+
+/* The largest magnitude bits of 16 blocks of 32 at x, lane b for block b:
+ * a max of the two vectors of each block, then a transposing tree of
+ * maxima (each level halves the partials per block and doubles the
+ * blocks per vector), the lanes put in block order at the end. */
+KI __m512i umax16(const kc *c, const float *x)
+{
+	__m512i l1[8], l2[4], l3[2], v;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		const float *q = x + 64 * i;
+		__m512i m0 = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(q), c->absm),
+					      _mm512_and_si512(_mm512_loadu_si512(q + 16), c->absm));
+		__m512i m1 = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(q + 32), c->absm),
+					      _mm512_and_si512(_mm512_loadu_si512(q + 48), c->absm));
+
+		l1[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(m0, m1, 0x44),
+					 _mm512_shuffle_i32x4(m0, m1, 0xee));
+	}
+	for (i = 0; i < 4; i++)	/* chunks: blocks 4i .. 4i+3 */
+		l2[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(l1[2 * i], l1[2 * i + 1], 0x88),
+					 _mm512_shuffle_i32x4(l1[2 * i], l1[2 * i + 1], 0xdd));
+	for (i = 0; i < 2; i++) {	/* chunk j: blocks 8i+j, 8i+4+j, two each */
+		__m512 A = _mm512_castsi512_ps(l2[2 * i]), B = _mm512_castsi512_ps(l2[2 * i + 1]);
+
+		l3[i] = _mm512_max_epu32(_mm512_castps_si512(_mm512_shuffle_ps(A, B, 0x88)),
+					 _mm512_castps_si512(_mm512_shuffle_ps(A, B, 0xdd)));
+	}
+	{	/* lane 4j + p: block j + 4p */
+		__m512 A = _mm512_castsi512_ps(l3[0]), B = _mm512_castsi512_ps(l3[1]);
+
+		v = _mm512_max_epu32(_mm512_castps_si512(_mm512_shuffle_ps(A, B, 0x88)),
+				     _mm512_castps_si512(_mm512_shuffle_ps(A, B, 0xdd)));
+	}
+	return _mm512_permutexvar_epi32(c->blk_order, v);
+}
+
+/* Sixteen full blocks of 32 at x + lo: the scales of all sixteen at once
+ * in the lanes (fpl__bq_kpow2 on vectors: k = E - emax_e + (the fraction
+ * of amax above the rule's threshold), kc_init), then each block by
+ * fast_vec; the blocks kb_init would decline (NaN or inf, subnormal amax,
+ * tiny or huge scales) by one_block. */
+KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t lo,
+		fpl__bq_acc *a, vcnt *vc, int sp, int tb)
+{
+	__m512i umv = umax16(c, x + lo);
+	__mmask16 zerom = _mm512_testn_epi32_mask(umv, umv);
+	__mmask16 slowm = _mm512_cmpge_epu32_mask(umv, c->infb)
+			  | (_mm512_cmplt_epu32_mask(umv, c->minnorm) & (__mmask16)~zerom);
+	__m512i be = _mm512_srli_epi32(umv, 23);
+	__m512i k = _mm512_sub_epi32(be, c->ebias);
+	__m512i kcl, kk, maxb;
+	__mmask16 clm;
+	int b, nasat = 0;
+
+	k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(_mm512_and_si512(umv, c->fracm), c->kthr),
+				  k, c->one);
+	k = _mm512_maskz_mov_epi32((__mmask16)~zerom, k);
+	kcl = _mm512_min_epi32(_mm512_max_epi32(k, c->kminv), c->kmaxv);
+	clm = _mm512_cmpneq_epi32_mask(k, kcl);
+	kk = _mm512_add_epi32(kcl, c->kkoff);
+	slowm |= _mm512_cmplt_epi32_mask(kk, c->kklo) | _mm512_cmpgt_epi32_mask(kk, c->kkhi)
+		 | _mm512_cmpgt_epi32_mask(be, c->kkhi);
+	maxb = _mm512_min_epu32(_mm512_add_epi32(c->maxeb, _mm512_slli_epi32(kcl, 23)), c->infb);
+	{
+		int nf = __builtin_popcount((__mmask16)~slowm);
+
+		a->s.blocks += (uint64_t)nf;
+		a->s.elements += 32 * (uint64_t)nf;
+		a->s.zero_blocks += (uint64_t)__builtin_popcount(zerom & (__mmask16)~slowm);
+		a->s.scale_range += (uint64_t)__builtin_popcount(clm & (__mmask16)~slowm);
+	}
+	/* the mix arguments of the draws of x[lo..]: kd_base, then + 32 golden per block */
+	__m512i zb = sp ? _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (c->c0 + lo + 1) * GOLD)),
+					   c->lanes_g)
+			: c->zero;
+
+	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
+		size_t l = lo + 32 * (size_t)b;
+		__m512i bi = _mm512_set1_epi32(b);
+		__mmask16 asat = 0;
+		kb B;
+
+		/* the memory two groups ahead: x to read, y's lines to own */
+		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
+		_m_prefetchw(y + l + PF_AHEAD);
+		_m_prefetchw(y + l + PF_AHEAD + 16);
+		if ((slowm >> b) & 1) {
+			one_block(c, p, y, x, l, l + 32, a, vc, sp, tb);
+			continue;
+		}
+		B.kk = _mm512_permutexvar_epi32(bi, kk);
+		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
+		B.um = _mm512_permutexvar_epi32(bi, umv);
+		B.minb = _mm512_slli_epi32(B.kk, 23);
+		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
+		B.ones = _mm512_sub_epi32(B.minb, c->dones);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16z(c, zb) : c->zero, y + l,
+			 0xffff, sp, tb, vc, &asat);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
+			 sp ? draws16z(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
+			 y + l + 16, 0xffff, sp, tb, vc, &asat);
+		nasat += asat != 0;
+	}
+	a->s.amax_saturated += (uint64_t)nasat;
+}
+
+/* Power-of-two rules: blocks [id0, id1), row by row; runs of sixteen
+ * full blocks of 32 by group16. */
+KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		  size_t id1, fpl__bq_acc *a, int sp, int tb)
+{
+	size_t id = id0, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	const size_t nfull = p->tr == 32 ? p->R / 32 : 0;	/* full blocks per row */
+	vcnt vc;
+
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	while (id < id1) {
+		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, step;
+
+		if (br + 16 <= nfull && id + 16 <= id1) {
+			group16(c, p, y, x, lo, a, &vc, sp, tb);
+			step = 16;
+			len = 512;
+		} else {
+			len = len < p->tr ? len : p->tr;
+			one_block(c, p, y, x, lo, lo + len, a, &vc, sp, tb);
+			step = 1;
+		}
+		id += step;
+		br += step;
+		if (br == p->nbr) {
+			br = 0;
+			row++;
+		}
+		since += len;
+		if (since >= (1u << 30)) {
+			vc_flush(&vc, a);
+			since = 0;
+		}
+	}
+	vc_flush(&vc, a);
+}
+
+static void pow2_ne(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		    size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 0, 0);
+}
+
+static void pow2_ne_tb(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		       size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 0, 1);
+}
+
+static void pow2_sp(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		    size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 1, 0);
+}
+
+static void pow2_sp_tb(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		       size_t id1, fpl__bq_acc *a)
+{
+	pow2_body(c, p, y, x, id0, id1, a, 1, 1);
+}
+
+static void run_pow2(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		     size_t id1, fpl__bq_acc *a)
+{
+	if (c->sp)
+		(c->tiny_before ? pow2_sp_tb : pow2_sp)(c, p, y, x, id0, id1, a);
+	else
+		(c->tiny_before ? pow2_ne_tb : pow2_ne)(c, p, y, x, id0, id1, a);
+}
+
+/* The binary64 pipeline for the amax rule's exact quotients: k_round's
+ * steps on 8 lanes of 52-bit fractions (the comment at the top). */
+typedef struct kr8 {
+	__m512d mag;
+	__mmask8 inex, unf, sat, zero;
+} kr8;
+
+KI kr8 k_round64(const kc *c, const fpl__bq *p, __m512i a, __mmask8 sticky, __mmask8 nz,
+		 __m512i dh)
+{
+	const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+	const __m512i c64 = _mm512_set1_epi64(64);
+	__m512i M = _mm512_maskz_or_epi64(nz, _mm512_and_si512(a, _mm512_set1_epi64(0xfffffffffffffll)),
+					  _mm512_set1_epi64(1ll << 52));
+	__m512i eq = _mm512_sub_epi64(_mm512_srli_epi64(a, 52), _mm512_set1_epi64(1023));
+	__m512i d = _mm512_max_epi64(_mm512_sub_epi64(_mm512_set1_epi64(p->emin), eq), zero);
+	__m512i sh0 = _mm512_set1_epi64(52 - p->m);
+	__m512i sh = _mm512_add_epi64(sh0, d);
+	__m512i K = _mm512_srlv_epi64(M, sh);
+	__m512i F = _mm512_or_si512(_mm512_sllv_epi64(M, _mm512_sub_epi64(c64, sh)),
+				    _mm512_srlv_epi64(M, _mm512_sub_epi64(sh, c64)));
+	__mmask8 inex = _mm512_cmpneq_epi64_mask(M, _mm512_sllv_epi64(K, sh)) | sticky;
+	__m512i half = _mm512_set1_epi64((long long)0x8000000000000000ull);
+	__m512i thr = c->sp ? dh : _mm512_sub_epi64(half, _mm512_and_si512(K, one));
+	__mmask8 up = _mm512_cmpgt_epu64_mask(F, thr);
+	__m512i Rk = _mm512_mask_add_epi64(K, up, K, one);
+	__m512i ee = _mm512_add_epi64(eq, d);
+	__m512d mag = _mm512_scalef_pd(_mm512_cvtepi64_pd(Rk),
+				       _mm512_cvtepi64_pd(_mm512_sub_epi64(ee, _mm512_set1_epi64(p->m))));
+	__m512d maxe = _mm512_set1_pd((double)p->maxe);
+	__mmask8 sat = _mm512_cmp_pd_mask(mag, maxe, _CMP_GT_OQ), tiny;
+	kr8 r;
+
+	if (c->tiny_before) {
+		tiny = _mm512_cmplt_epi64_mask(eq, _mm512_set1_epi64(p->emin));
+	} else {
+		__m512i K2 = _mm512_srlv_epi64(M, sh0);
+		__m512i F2 = _mm512_sllv_epi64(M, _mm512_set1_epi64(12 + p->m));
+		__m512i t2 = c->sp ? dh : _mm512_sub_epi64(half, _mm512_and_si512(K2, one));
+		__mmask8 reach = _mm512_cmpgt_epu64_mask(F2, t2)
+				 & _mm512_cmpeq_epi64_mask(K2, _mm512_set1_epi64((2 << p->m) - 1));
+		__m512i e1 = _mm512_set1_epi64(p->emin - 1);
+
+		tiny = _mm512_cmplt_epi64_mask(eq, e1) | (_mm512_cmpeq_epi64_mask(eq, e1) & (__mmask8)~reach);
+	}
+	r.mag = _mm512_mask_mov_pd(mag, sat, maxe);
+	r.sat = sat;
+	r.unf = tiny & inex;
+	r.inex = inex | sat;
+	r.zero = nz & _mm512_cmpeq_epi64_mask(Rk, zero);
+	return r;
+}
+
+/* ~(r') for 8 lanes as 64-bit words: the top R bits of the draw in
+ * place, the low 32 bits then all ones in the complement. */
+KI __m512i draws8(const kc *c, uint64_t idx)
+{
+	__m512i z = mix2(_mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
+					  c->lanes_g));
+	__m512i rm = _mm512_slli_epi64(_mm512_and_si512(c->rmask, _mm512_set1_epi64(0xffffffffll)), 32);
+
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+	return _mm512_ternarylogic_epi64(z, rm, rm, 0x3f);
+}
+
+KI void count8(fpl__bq_acc *a, const kr8 *r)
+{
+	uint64_t ns = (uint64_t)__builtin_popcount(r->sat);
+
+	a->count[0] += (uint64_t)__builtin_popcount(r->inex);
+	a->count[1] += (uint64_t)__builtin_popcount(r->unf);
+	a->count[2] += ns;
+	a->count[5] += ns;
+	a->s.saturated += ns;
+	a->s.flushed += (uint64_t)__builtin_popcount(r->zero);
+}
+
+/* Eight elements x[j..] (mask t) with the exact quotient by D. */
+KI __mmask8 exact8(const kc *c, const fpl__bq *p, float *y, const float *x, size_t j,
+		   __mmask8 t, __m512d Dv, uint32_t um, fpl__bq_acc *a)
+{
+	__m256i u = _mm256_maskz_loadu_epi32(t, x + j);
+	__m512d xd = _mm512_cvtps_pd(_mm256_castsi256_ps(u));
+	__m512d q = _mm512_div_pd(xd, Dv);
+	__m512d rem = _mm512_fnmadd_pd(q, Dv, xd);
+	__m512i qb = _mm512_castpd_si512(q), rb = _mm512_castpd_si512(rem);
+	const __m512i absm = _mm512_set1_epi64(0x7fffffffffffffffll);
+	__mmask8 nz = _mm512_test_epi64_mask(qb, absm);
+	__mmask8 sticky = _mm512_test_epi64_mask(rb, absm);
+	/* |exact| < |q|: rem nonzero with the sign opposite to q's */
+	__mmask8 below = sticky & _mm512_test_epi64_mask(_mm512_xor_si512(qb, rb),
+							 _mm512_set1_epi64((long long)0x8000000000000000ull));
+	__m512i aq = _mm512_and_si512(qb, absm);
+	__m512i dh = c->sp ? draws8(c, c->c0 + j) : _mm512_setzero_si512();
+	kr8 r;
+	__m512d yd;
+	__m256i yv;
+
+	aq = _mm512_mask_sub_epi64(aq, below, aq, _mm512_set1_epi64(1));
+	r = k_round64(c, p, aq, sticky, nz, dh);
+	/* x != 0 with q = 0 cannot happen: |q| >= 2^-149 / D is a normal
+	 * binary64 number */
+	yd = _mm512_mul_pd(r.mag, Dv);
+	yv = _mm256_castps_si256(_mm512_cvtpd_ps(yd));
+	yv = _mm256_or_si256(yv, _mm256_and_si256(u, _mm256_set1_epi32((int)0x80000000u)));
+	_mm256_mask_storeu_epi32(y + j, t, yv);
+	count8(a, &r);
+	return r.sat & _mm256_cmpeq_epi32_mask(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+					       _mm256_set1_epi32((int)um));
+}
+
+/* The amax rule. */
+static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		     size_t id1, fpl__bq_acc *a)
+{
+	size_t id, since = 0;
+	vcnt vc;
+	kb B0 = { c->zero, c->zero, c->zero, c->zero, c->zero, c->zero };
+	/* q32: the rounding constants of scale 1, for every block; s and
+	 * its binary32 image (one value) away from binary32's edges */
+	const int kb_ok = kb_init(c, &B0, p, 0, 0) && p->s >= 0x1p-60 && p->s <= 0x1p60;
+	const __m512 sf = _mm512_set1_ps((float)p->s);
+
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	for (id = id0; id < id1; id++) {
+		size_t lo, hi, j;
+		uint32_t um;
+		int clamped = 0, asat = 0;
+		float amax;
+		double X = 1, D;
+
+		fpl__bq_range(p, id, &lo, &hi);
+		um = block_umax(c, x, lo, hi);
+		a->s.blocks++;
+		a->s.elements += hi - lo;
+		if (um >= 0x7f800000u) {
+			a->s.nan_blocks++;
+			nan_block(c, y, lo, hi);
+			continue;
+		}
+		memcpy(&amax, &um, 4);
+		if (um == 0)
+			a->s.zero_blocks++;
+		else
+			X = fpl__bq_amax_scale(p, amax, &clamped);
+		a->s.scale_range += (uint64_t)clamped;
+		D = X * p->s;
+		if (p->q32) {
+			float Df = (float)D;
+			kb B;
+
+			if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
+				fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+				continue;
+			}
+			B = B0;
+			B.um = _mm512_set1_epi32((int)um);
+			{
+				__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
+				__mmask16 am = 0;
+
+				_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+				_m_prefetchw(y + lo + PF_AHEAD);
+				for (j = lo; j < hi; j += 16) {
+					__mmask16 t = tailmask(hi - j);
+					__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
+								: _mm512_maskz_loadu_epi32(t, x + j);
+
+					q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
+						y + j, t, c->sp, c->tiny_before, &vc, &am);
+				}
+				asat = am != 0;
+			}
+		} else {
+			__m512d Dv = _mm512_set1_pd(D);
+
+			for (j = lo; j < hi; j += 8) {
+				size_t left = hi - j;
+				__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+
+				asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
+			}
+		}
+		a->s.amax_saturated += (uint64_t)asat;
+		since += hi - lo;
+		if (since >= (1u << 30)) {
+			vc_flush(&vc, a);
+			since = 0;
+		}
+	}
+	vc_flush(&vc, a);
+}
+
+void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
+		    fpl__bq_acc *a)
+{
+	/* the floating-point steps assume RNE without DAZ or FTZ: the
+	 * default MXCSR, the caller's restored on return */
+	const unsigned csr = _mm_getcsr();
+	kc c;
+
+	_mm_setcsr(0x1f80);
+	kc_init(&c, p);
+	if (p->amax)
+		run_amax(&c, p, y, x, id0, id1, a);
+	else
+		run_pow2(&c, p, y, x, id0, id1, a);
+	_mm_setcsr(csr);
+}
+
+uint32_t fpl__bq_finite_umax_avx512(const float *x, size_t n)
+{
+	const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+	__m512i m0 = _mm512_setzero_si512(), m1 = m0;
+	size_t j = 0;
+
+	for (; j + 32 <= n; j += 32) {
+		__m512i a = _mm512_and_si512(_mm512_loadu_si512(x + j), absm);
+		__m512i b = _mm512_and_si512(_mm512_loadu_si512(x + j + 16), absm);
+
+		m0 = _mm512_mask_max_epu32(m0, _mm512_cmplt_epu32_mask(a, inf), m0, a);
+		m1 = _mm512_mask_max_epu32(m1, _mm512_cmplt_epu32_mask(b, inf), m1, b);
+	}
+	for (; j < n; j += 16) {
+		__mmask16 t = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
+		__m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(t, x + j), absm);
+
+		m0 = _mm512_mask_max_epu32(m0, _mm512_cmplt_epu32_mask(a, inf), m0, a);
+	}
+	return (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
+}
