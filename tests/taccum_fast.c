@@ -463,7 +463,9 @@ static void test_ne64_million(void)
  * inputs whose sums are not exact in binary64 (the bf16 row of bgemm),
  * e4m3fn and e5m2 into fp16 blocked:32:fp32 (the promo additions in
  * binary32), a saturating and a flush-to-zero accumulator, an e4m3fn
- * accumulator (no inf), pairs:B (blocked with keep_first, no C).
+ * accumulator (no inf), pairs:B (blocked with keep_first, no C), and
+ * lean tiles (e4m3fn, e2m3, e5m2 inputs: x86/chain_ro32_avx512.c's (5);
+ * e5m2's infinities times the +0 that pads a short tile's panel).
  */
 static void test_ro32_million(void)
 {
@@ -480,6 +482,14 @@ static void test_ro32_million(void)
 		{ "e4m3fn", "fp16+ftz", "blocked:8", 30, 1 },
 		{ "bf16", "e4m3fn", "sequential", 19, 1 },
 		{ "bf16", "fp16", "pairs:6", 30, 0 },
+		/* lean tiles: every sum a multiple of acc's smallest quantum;
+		 * -0 in C sends a sequential tile to the checked kernel */
+		{ "e4m3fn", "bf16", "sequential", 33, 1 },
+		{ "e2m3", "fp16", "blocked:4:fp32", 21, 1 },
+		{ "e4m3fn", "fp16", "pairs:6", 30, 0 },
+		/* inputs with inf (inf * the panel's +0 pads of a short tile) */
+		{ "e5m2", "bf16", "sequential", 26, 1 },
+		{ "e5m2", "bf16", "blocked:8:fp32", 26, 1 },
 	};
 	uint64_t runs0 = fpl__acc_ro32_runs;
 	size_t i;

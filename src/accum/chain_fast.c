@@ -67,6 +67,11 @@
  * per range of steps) keep every lane; chain_ne.c argues them.  Evenodd
  * with a binary32 accumulator runs whole tiles in binary32 on AVX-512 or
  * AVX2 (eo32_ok; x86/chain_ne_avx512.c and chain_ne.c argue them).
+ * Sequential and blocked:B:fp32 in mode ne with inputs and accumulator
+ * inside binary32 (bf16, fp16, e4m3fn, e5m2 into fp16 or bf16) run whole
+ * tiles in binary32 on AVX-512 (ro32_ok; x86/chain_ro32_avx512.c argues
+ * them: a round to odd from two fma with embedded rounding, then one
+ * rounding into acc, the 2p+2 double-rounding argument with 24 >= m+3).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -353,7 +358,10 @@ static int lean_ok(const fpl__acc_job *J)
  * some binade between 2^emin and 2^top (top = min(emax, 104 + m)), no
  * DAZ; blocked adds in IEEE binary32 without DAZ; fewer than 2^30 steps
  * per output (32-bit counts).  Sequential jobs that the lean kernels
- * take (chain_ne.c: e4m3fn into fp16) stay there: they run faster. */
+ * take (chain_ne.c: e4m3fn into fp16) stay there: they run faster.  2
+ * (lean tiles, x86/chain_ro32_avx512.c's (5)) when acc has subnormals
+ * and a signed zero and every product is a multiple of acc's smallest
+ * quantum (q_a * q_b >= q_acc), else 1. */
 static int ro32_ok(const fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -368,10 +376,13 @@ static int ro32_ok(const fpl__acc_job *J)
 	    || c->emin - c->m < -147 || c->max < ldexp(1.0, c->emax) || top <= c->emin + 1)
 		return 0;
 	/* sequential chains that the lean kernels may run are faster there */
-	if (m->order == FPL_ORDER_SEQUENTIAL)
-		return !lean_ok(J);
-	return (p->m == 23 && p->emin == -126 && p->max == 0x1.fffffep127 && !p->daz
-		   && p->explim);
+	if (m->order == FPL_ORDER_SEQUENTIAL ? lean_ok(J)
+	    : !(p->m == 23 && p->emin == -126 && p->max == 0x1.fffffep127 && !p->daz
+		&& p->explim))
+		return 0;
+	/* 2: lean tiles (every sum a multiple of acc's smallest quantum) */
+	return c->subnormal == FPL_SUB_YES && c->specials != FPL_SPEC_FNUZ
+			       && qlog(&m->a) + qlog(&m->b) >= qlog(c) ? 2 : 1;
 }
 
 #ifdef FPL_HAVE_X86_KERNELS

@@ -2,8 +2,8 @@
 /*
  * accum/x86/chain_ro32_avx512.c - sequential and blocked tiles in mode ne
  * whose inputs and accumulator live inside binary32 (J->ro32,
- * chain_fast.c's ro32_ok: bf16, fp16, e4m3fn, e5m2 inputs into an fp16
- * or e4m3fn-like accumulator, blocked sums promoted to IEEE fp32), in
+ * chain_fast.c's ro32_ok: bf16, fp16, e4m3fn, e5m2 inputs into an fp16,
+ * bf16 or e4m3fn-like accumulator, blocked sums promoted to IEEE fp32), in
  * binary32 registers: sixteen outputs a register, the 64 chains of a tile
  * in four registers for all of K, each step two fma with embedded
  * rounding, a round-to-odd from them and one add-and-subtract rounding
@@ -23,8 +23,8 @@
  *   encodings of one sign, one of them with an odd significand.  ro =
  *   rd when rd's last bit is 1, else ru: that is x itself or the odd
  *   neighbour, i.e. RO(x), x rounded to odd at 24 bits.  RO is monotone
- *   and fixes every binary32 number.  (x = 0 exactly: ro is +0 or -0,
- *   a lane left to the reference, (3).)
+ *   and fixes every binary32 number.  (x = 0 exactly: ro is +0 or -0, a
+ *   lane left to the reference, (3), or kept in a lean tile, (5).)
  * (2) RN_acc(RO(x)) = RN_acc(x), with acc's m <= 21.  At |x| >= 2^emin
  *   (the lanes kept, (3)) let 2^e <= |x| < 2^(e+1); acc's values and
  *   the midpoints between them near x are multiples of 2^(e-m-1), hence
@@ -63,6 +63,22 @@
  *   are 0, so y != ro iff ro has one of those bits set: the count tests
  *   ro's bits (every lane; a bad lane's count is taken back before its
  *   fixup).
+ * (5) Lean tiles (J->ro32 == 2: acc with subnormals and a signed zero,
+ *   no DAZ, q_a * q_b >= q_acc, chain_fast.c's ro32_ok) keep every lane
+ *   with |rd| < 2^top, the low end included.  Every product and every
+ *   value of acc is then a multiple of q_acc = 2^(emin-m), so is x, and
+ *   an x with |x| < 2^(emin+1) has at most m+1 significant bits above
+ *   q_acc: it is a value of acc (a subnormal, 0, or in the lowest
+ *   binade), a binary32 number (|x| >= 2^-147 or 0), so rd = ru = ro =
+ *   x, y = (x + C) - C = x (rounding at m+1 bits of x's own binade
+ *   changes nothing; x = 0 gives +0), and the reference returns x with
+ *   no flag (underflow needs an inexact result), the count adding
+ *   nothing (ro's low bits are 0).  The zero's sign: x = 0 is +0 in ne
+ *   unless s and a*b are both -0, and a running sum is -0 only after
+ *   such a step (a nonzero x never rounds to 0 here, and the fixed lanes
+ *   of the top binades give no zero), so a chain that starts at +0 (every
+ *   blocked chain, a sequential one without -0 in C: the tile checks it)
+ *   never meets -0.
  * Lanes past the tile's end (B's panel is padded with +0) are never kept
  * nor fixed; their values are discarded.
  *
@@ -146,8 +162,10 @@ __attribute__((noinline)) static __m512 fix_add(fpl__acc_tile *T, uint64_t sn, s
 		const __m512 c_ = _mm512_castsi512_ps(_mm512_add_epi32(ex_, P->cadd));         \
 		(ro) = _mm512_mask_blend_ps(                                                   \
 			_mm512_test_epi32_mask(_mm512_castps_si512(rd_), P->one), ru_, rd_);   \
-		(bad) = _mm512_mask_cmpge_epu32_mask((valid), _mm512_sub_epi32(ex_, P->eminf), \
-						     P->span);                                 \
+		(bad) = LEAN ? _mm512_mask_cmpge_epu32_mask((valid), ex_, P->span)              \
+			     : _mm512_mask_cmpge_epu32_mask((valid),                            \
+							    _mm512_sub_epi32(ex_, P->eminf),    \
+							    P->span);                           \
 		(y) = _mm512_sub_round_ps(_mm512_add_round_ps((ro), c_, RN_), c_, RN_);         \
 		(cv) = _mm512_mask_sub_epi32(                                                  \
 			(cv), _mm512_test_epi32_mask(_mm512_castps_si512(ro), P->low), (cv),   \
@@ -179,7 +197,7 @@ static inline __m512 promo_add(fpl__acc_tile *T, const ro_par *P, __m512 x, __m5
  * (every lane valid) known at compile time. */
 static inline __attribute__((always_inline)) void
 chains(fpl__acc_tile *T, const ro_par *P, const float *bp, size_t k0, size_t k1, __m512 *s,
-       const __mmask16 *vm, __m512i *cnt, const int FULL)
+       const __mmask16 *vm, __m512i *cnt, const int FULL, const int LEAN)
 {
 	const double *arow = T->J->A + T->i * T->J->K;
 	const __mmask16 v0 = FULL ? 0xffff : vm[0], v1 = FULL ? 0xffff : vm[1];
@@ -243,6 +261,7 @@ int fpl__acc_ro32_avx512(fpl__acc_tile *T, double *res)
 	const int blocked = m->order == FPL_ORDER_BLOCKED;
 	const size_t B = blocked ? m->block : K;
 	const int top = f->emax < 104 + f->m ? f->emax : 104 + f->m;
+	int lean = J->ro32 == 2;
 	__m512 S[4], R[4];
 	__m512i cnt[4];
 	__mmask16 valid[4];
@@ -255,6 +274,8 @@ int fpl__acc_ro32_avx512(fpl__acc_tile *T, double *res)
 		in[jj] = (float)res[jj];
 		if (fpl__bits((double)in[jj]) != fpl__bits(res[jj]))
 			return 0;
+		if (fpl__bits(res[jj]) == FPL__SIGN_BIT && !blocked)
+			lean = 0;	/* a chain from -0 */
 	}
 	for (; jj < NT; jj++)
 		in[jj] = 0.0f;
@@ -263,6 +284,8 @@ int fpl__acc_ro32_avx512(fpl__acc_tile *T, double *res)
 	P.eminf = _mm512_set1_epi32((f->emin + 128) << 23);
 	P.span = _mm512_set1_epi32((top - f->emin - 1) << 23);
 	P.low = _mm512_set1_epi32((1 << (23 - f->m)) - 1);
+	if (lean)	/* kept: rd's exponent field below top */
+		P.span = _mm512_set1_epi32((top + 127) << 23);
 	P.cadd = _mm512_set1_epi32(((23 - f->m) << 23) | 0x00400000);
 	P.one = _mm512_set1_epi32(1);
 	P.m1 = _mm512_set1_epi32(-1);
@@ -280,10 +303,14 @@ int fpl__acc_ro32_avx512(fpl__acc_tile *T, double *res)
 		if (blocked)
 			for (r = 0; r < 4; r++)
 				S[r] = _mm512_setzero_ps();
-		if (nj == NT)
-			chains(T, &P, bp, k0, k1, S, valid, cnt, 1);
+		if (lean && nj == NT)
+			chains(T, &P, bp, k0, k1, S, valid, cnt, 1, 1);
+		else if (lean)
+			chains(T, &P, bp, k0, k1, S, valid, cnt, 0, 1);
+		else if (nj == NT)
+			chains(T, &P, bp, k0, k1, S, valid, cnt, 1, 0);
 		else
-			chains(T, &P, bp, k0, k1, S, valid, cnt, 0);
+			chains(T, &P, bp, k0, k1, S, valid, cnt, 0, 0);
 		if (!blocked)
 			break;
 		if (!k0 && !J->C && J->keep_first) {
