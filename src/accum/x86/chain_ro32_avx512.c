@@ -99,6 +99,7 @@
 #include "accum/accum_internal.h"
 
 #define NT FPL__ACC_TILE
+_Static_assert(FPL__ACC_TILE == 64, "a tile is four registers of sixteen lanes");
 #define RN_ (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define RD_ (_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
 #define RU_ (_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
