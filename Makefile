@@ -125,6 +125,7 @@ X86_SRCS := \
 	src/hist/x86/classify_avx2.c \
 	src/hist/x86/classify_avx512.c \
 	src/accum/x86/chain_ne_avx512.c \
+	src/accum/x86/chain_ro32_avx512.c \
 	src/accum/x86/chain_sp_avx512.c \
 	src/accum/x86/chain_fused_avx512.c \
 	src/accum/x86/chain_blocked_avx2.c \

@@ -38,6 +38,8 @@ extern uint64_t fpl__acc_sp64_avx512_runs;
  * binary32 evenodd kernel. */
 extern uint64_t fpl__acc_ne64_lean_runs;
 extern uint64_t fpl__acc_eo32_runs;
+/* x86/chain_ro32_avx512.c: sequential and blocked tiles run in binary32. */
+extern uint64_t fpl__acc_ro32_runs;
 
 /* The states' sr_bits in run_env (test_sp64_million varies it). */
 static int sr_bits = 32;
@@ -460,6 +462,68 @@ static void test_ne64_million(void)
 }
 
 /*
+ * The binary32 tiles (x86/chain_ro32_avx512.c: round to odd from two
+ * fma, one rounding into acc) against the reference, every env mode and
+ * 1 or 2 threads, 10^6 outputs per model (N = 500: a tile of 52 lanes
+ * in every row), data with tiny, huge (overflow to inf, saturation),
+ * subnormal, zero, inf and NaN values, C too (beta 1): bf16 and fp16
+ * inputs whose sums are not exact in binary64 (the bf16 row of bgemm),
+ * e4m3fn and e5m2 into fp16 blocked:32:fp32 (the promo additions in
+ * binary32), a saturating and a flush-to-zero accumulator, an e4m3fn
+ * accumulator (no inf), pairs:B (blocked with keep_first, no C), and
+ * lean tiles (e4m3fn, e2m3, e5m2 inputs: x86/chain_ro32_avx512.c's (5);
+ * e5m2's infinities times the +0 that pads a short tile's panel).
+ */
+static void test_ro32_million(void)
+{
+	static const struct {
+		const char *in, *acc, *ord;
+		size_t K;
+		int beta;
+	} c[] = {
+		{ "bf16", "fp16", "sequential", 40, 1 },
+		{ "bf16", "fp16", "blocked:32:fp32", 70, 1 },
+		{ "e4m3fn", "fp16", "blocked:32:fp32", 70, 1 },
+		{ "fp16", "fp16", "sequential", 37, 1 },
+		{ "e5m2", "fp16+sat", "blocked:5", 23, 1 },
+		{ "e4m3fn", "fp16+ftz", "blocked:8", 30, 1 },
+		{ "bf16", "e4m3fn", "sequential", 19, 1 },
+		{ "bf16", "fp16", "pairs:6", 30, 0 },
+		/* lean tiles: every sum a multiple of acc's smallest quantum;
+		 * -0 in C sends a sequential tile to the checked kernel */
+		{ "e4m3fn", "bf16", "sequential", 33, 1 },
+		{ "e2m3", "fp16", "blocked:4:fp32", 21, 1 },
+		{ "e4m3fn", "fp16", "pairs:6", 30, 0 },
+		/* inputs with inf (inf * the panel's +0 pads of a short tile) */
+		{ "e5m2", "bf16", "sequential", 26, 1 },
+		{ "e5m2", "bf16", "blocked:8:fp32", 26, 1 },
+	};
+	uint64_t runs0 = fpl__acc_ro32_runs;
+	size_t i;
+	h_rng g;
+
+	if (h_sanitized())
+		return;
+	h_rng_init(&g, 23);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[96];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		fpl_accum_parse_order(&m, c[i].ord);
+		snprintf(what, sizeof what, "%s/%s ne %s (binary32 tiles), 10^6 outputs", c[i].in,
+			 c[i].acc, c[i].ord);
+		check_case(&m, what, 2000, 500, c[i].K, D_MIX, c[i].beta, &g);
+	}
+	if (avx512_kernels() && !h_check(fpl__acc_ro32_runs > runs0))
+		h_fail("ro32 million: the binary32 tiles never ran on an AVX-512 CPU");
+	h_note("ro32: 10^6 outputs per model, tiles %llu",
+	       (unsigned long long)(fpl__acc_ro32_runs - runs0));
+}
+
+/*
  * The lean NE64 kernels (chain_ne.c, x86/chain_ne_avx512.c) against the
  * reference, every env mode (AVX-512, FPLAB_ACCUM=avx2: the AVX2 one,
  * nosimd) and 1 or 2 threads.  Models whose tiny sums are exact: e4m3fn
@@ -768,6 +832,7 @@ int main(void)
 	test_untracked();
 	test_paths();
 	test_ne64_million();
+	test_ro32_million();
 	test_lean_million();
 	test_sp64_million();
 	test_fused64_million();

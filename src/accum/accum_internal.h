@@ -87,6 +87,10 @@ typedef struct fpl__acc_job {
 				 * AVX-512 (x86/chain_ne_avx512.c), 2 on AVX2
 				 * (chain_ne.c); Bf then holds B packed as Bp, in
 				 * binary32 */
+	int ro32;		/* sequential or blocked tiles in binary32 on
+				 * AVX-512 (chain_fast.c's ro32_ok,
+				 * x86/chain_ro32_avx512.c); Bf then holds B
+				 * packed as for eo32 */
 	/* the block order (dot.c): A's block scales As[i*nb + j], B's
 	 * Bs[j*N + col] (nb = ceil(K/B), NaN for a NaN block) and the tensor
 	 * scales (1 without ts) */
@@ -222,6 +226,14 @@ extern uint64_t fpl__acc_eo32_runs;
 void fpl__acc_sp64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
 			  uint64_t *cnt);
 extern uint64_t fpl__acc_sp64_avx512_runs;
+
+/* x86/chain_ro32_avx512.c (J->ro32): the whole sequential or blocked
+ * tile, res[] holding the initial values in and the results out (before
+ * the output rounding), flags and counts noted in T: 1, or 0 (nothing
+ * touched) when an initial value is not a binary32 value bit for bit. */
+int fpl__acc_ro32_avx512(fpl__acc_tile *T, double *res);
+/* Tiles run by it (tests; atomic). */
+extern uint64_t fpl__acc_ro32_runs;
 
 /* chain_fused.c: can the job run the FUSED64 path (exact fused groups,
  * exact binary64 products, no partial sum overflowing: the static part;

@@ -67,6 +67,11 @@
  * per range of steps) keep every lane; chain_ne.c argues them.  Evenodd
  * with a binary32 accumulator runs whole tiles in binary32 on AVX-512 or
  * AVX2 (eo32_ok; x86/chain_ne_avx512.c and chain_ne.c argue them).
+ * Sequential and blocked:B:fp32 in mode ne with inputs and accumulator
+ * inside binary32 (bf16, fp16, e4m3fn, e5m2 into fp16 or bf16) run whole
+ * tiles in binary32 on AVX-512 (ro32_ok; x86/chain_ro32_avx512.c argues
+ * them: a round to odd from two fma with embedded rounding, then one
+ * rounding into acc, the 2p+2 double-rounding argument with 24 >= m+3).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -346,6 +351,40 @@ static int lean_ok(const fpl__acc_job *J)
 	       && c->specials != FPL_SPEC_E8M0 && qlog(a) + qlog(b) >= qlog(c) && c->m <= 50;
 }
 
+/* The binary32 tiles' condition (x86/chain_ro32_avx512.c argues them):
+ * AVX-512, sequential or blocked in mode ne on a fast path, A's and B's
+ * values binary32 values (fits32), acc's too with m <= 21 (two spare
+ * bits for the round to odd), its quanta at least 2^-147, max >= 2^emax,
+ * some binade between 2^emin and 2^top (top = min(emax, 104 + m)), no
+ * DAZ; blocked adds in IEEE binary32 without DAZ; fewer than 2^30 steps
+ * per output (32-bit counts).  Sequential jobs that the lean kernels
+ * take (chain_ne.c: e4m3fn into fp16) stay there: they run faster.  2
+ * (lean tiles, x86/chain_ro32_avx512.c's (5)) when acc has subnormals
+ * and a signed zero and every product is a multiple of acc's smallest
+ * quantum (q_a * q_b >= q_acc), else 1. */
+static int ro32_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *c = &m->acc, *p = &m->promo;
+	const int top = c->emax < 104 + c->m ? c->emax : 104 + c->m;
+
+	if (J->simd < 2 || J->path == FPL__ACC_REF || m->acc_rnd != FPL_RND_NE || J->sum
+	    || J->K >= (1u << 30)
+	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED))
+		return 0;
+	if (!fits32(&m->a) || !fits32(&m->b) || !fits32(c) || c->m > 21 || c->daz
+	    || c->emin - c->m < -147 || c->max < ldexp(1.0, c->emax) || top <= c->emin + 1)
+		return 0;
+	/* sequential chains that the lean kernels may run are faster there */
+	if (m->order == FPL_ORDER_SEQUENTIAL ? lean_ok(J)
+	    : !(p->m == 23 && p->emin == -126 && p->max == 0x1.fffffep127 && !p->daz
+		&& p->explim))
+		return 0;
+	/* 2: lean tiles (every sum a multiple of acc's smallest quantum) */
+	return c->subnormal == FPL_SUB_YES && c->specials != FPL_SPEC_FNUZ
+			       && qlog(&m->a) + qlog(&m->b) >= qlog(c) ? 2 : 1;
+}
+
 #ifdef FPL_HAVE_X86_KERNELS
 /* May the AVX-512 kernels run: the CPU has them and the kernel set in
  * use is avx512 (FPLAB_KERNELS=avx2 or ref caps them, as it caps the
@@ -425,8 +464,8 @@ static int plan(fpl__acc_job *J)
 	}
 	J->tz_trunc = (J->path == FPL__ACC_EXACT64 || J->path == FPL__ACC_ODD64) && !J->verify
 			      ? fpl__acc_tz_ok(J) : 0;
-	/* evenodd in binary32 reads Bf, never Bp */
-	if ((J->eo32 = eo32_ok(J)))
+	/* evenodd in binary32 and the binary32 tiles read Bf, never Bp */
+	if ((J->eo32 = eo32_ok(J)) || (J->ro32 = ro32_ok(J)))
 		return pack_bf(J);
 	J->lean = lean_ok(J);
 	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
@@ -785,6 +824,12 @@ int fpl__acc_fast_tile(fpl__acc_tile *T, double *res)
 		return fpl__acc_fused64_tile(T, res);
 	for (jj = 0; jj < T->nj; jj++)
 		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
+#ifdef FPL_HAVE_X86_KERNELS
+	if (J->ro32 && fpl__acc_ro32_avx512(T, res)) {
+		fpl__acc_tile_out(T, res);
+		return 1;
+	}
+#endif
 	if (m->order == FPL_ORDER_SEQUENTIAL)
 		chain_range(T, 0, J->K, res, &w);
 	else if (m->order == FPL_ORDER_EVENODD)
