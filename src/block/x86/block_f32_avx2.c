@@ -220,8 +220,8 @@ KI void body(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id
 		}
 		_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
 		_mm_prefetch((const char *)(x + lo + PF_AHEAD + 16), _MM_HINT_T0);
-		_m_prefetchw(y + lo + PF_AHEAD);
-		_m_prefetchw(y + lo + PF_AHEAD + 16);
+		__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
+		__builtin_prefetch(y + lo + PF_AHEAD + 16, 1, 3);
 		for (j = lo; j + 8 <= hi; j += 8)
 			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
 								   c->absm));

@@ -636,8 +636,8 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 		/* the memory two groups ahead: x to read, y's lines to own */
 		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
 		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
-		_m_prefetchw(y + l + PF_AHEAD);
-		_m_prefetchw(y + l + PF_AHEAD + 16);
+		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
+		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
 		if ((slowm >> b) & 1) {
 			one_block(c, p, y, x, l, l + 32, a, vc, sp, tb);
 			continue;
@@ -890,7 +890,7 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 				__mmask16 am = 0;
 
 				_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
-				_m_prefetchw(y + lo + PF_AHEAD);
+				__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
 				for (j = lo; j < hi; j += 16) {
 					__mmask16 t = tailmask(hi - j);
 					__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
