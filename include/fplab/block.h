@@ -188,6 +188,9 @@ typedef struct fpl_block_stats {
 } fpl_block_stats;
 
 FPL_API void fpl_block_stats_init(fpl_block_stats *s);
+/* Every count of part added into total (the runs of two tensors, threads,
+ * ...). */
+FPL_API void fpl_block_stats_add(fpl_block_stats *total, const fpl_block_stats *part);
 
 /*
  * Parse a spec (grammar above) into b.  Returns 0; FPL_ENOTFOUND when s is

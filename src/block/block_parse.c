@@ -49,6 +49,18 @@ void fpl_block_stats_init(fpl_block_stats *s)
 	memset(s, 0, sizeof *s);
 }
 
+void fpl_block_stats_add(fpl_block_stats *total, const fpl_block_stats *part)
+{
+	total->blocks += part->blocks;
+	total->elements += part->elements;
+	total->saturated += part->saturated;
+	total->flushed += part->flushed;
+	total->amax_saturated += part->amax_saturated;
+	total->scale_range += part->scale_range;
+	total->nan_blocks += part->nan_blocks;
+	total->zero_blocks += part->zero_blocks;
+}
+
 static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *err, size_t errlen, const char *fmt, ...)
 {

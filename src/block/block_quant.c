@@ -337,14 +337,7 @@ static int drive(ctx *c, fpl_state *st, fpl_block_stats *stats, double *tscale)
 	for (t = 0; t < threads; t++) {
 		const acc *a = &jobs[t].a;
 
-		stats->blocks += a->s.blocks;
-		stats->elements += a->s.elements;
-		stats->saturated += a->s.saturated;
-		stats->flushed += a->s.flushed;
-		stats->amax_saturated += a->s.amax_saturated;
-		stats->scale_range += a->s.scale_range;
-		stats->nan_blocks += a->s.nan_blocks;
-		stats->zero_blocks += a->s.zero_blocks;
+		fpl_block_stats_add(stats, &a->s);
 		if (st && (c->codes || c->y)) {
 			st->flags |= a->flags;
 			for (i = 0; i < FPL_NFLAGS; i++)

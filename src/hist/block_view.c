@@ -370,14 +370,7 @@ FPL_API void fpl_hist_block_merge(fpl_hist_block *t, const fpl_hist_block *p)
 {
 	int i;
 
-	t->s.blocks += p->s.blocks;
-	t->s.elements += p->s.elements;
-	t->s.saturated += p->s.saturated;
-	t->s.flushed += p->s.flushed;
-	t->s.amax_saturated += p->s.amax_saturated;
-	t->s.scale_range += p->s.scale_range;
-	t->s.nan_blocks += p->s.nan_blocks;
-	t->s.zero_blocks += p->s.zero_blocks;
+	fpl_block_stats_add(&t->s, &p->s);
 	if (p->tensors && (p->tscale_varies || (t->tensors && p->tscale != t->tscale)))
 		t->tscale_varies = 1;
 	if (p->tensors)
