@@ -103,7 +103,7 @@ typedef struct kc {
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
-	int sp, tiny_before;
+	int sp, tiny_before, isp;
 	uint64_t key, c0;
 } kc;
 
@@ -255,6 +255,10 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->maxe = _mm512_set1_ps(p->maxe);
 	c->nan = _mm512_set1_ps(NAN);
 	c->sp = p->sp;
+	/* fast_vec's integer sp steps: worth their test only where lanes
+	 * below the element's smallest normal are rare (e4m3, e5m2 under
+	 * N(0, 1) data; e2m1's and e2m3's blocks have them in most vectors) */
+	c->isp = p->emax - p->emin >= 8;
 	c->tiny_before = p->tiny_before;
 	c->key = p->key;
 	c->c0 = p->c0;
@@ -377,6 +381,23 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 		yb = _mm512_castps_si512(r);
 		inex = _mm512_cmpneq_epi32_mask(yb, a);
 		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
+	} else if (c->isp && !_mm512_mask_cmplt_epu32_mask(_mm512_test_epi32_mask(a, a), a,
+							     B->minb)) {
+		/* (formats with a wide exponent range, kc_init, where such
+		 * vectors are the rule) no lane in (0, 2^(emin+k)): the quantum is 2^(23-m) in a's
+		 * bits (e' = be), so kf_pick's integer steps: T = a << (9+m)
+		 * is F (sign, exponent and kept bits fall off), up iff T >
+		 * ~r', the kept bits plus one quantum (a carry into the
+		 * exponent is the next binade's value, as the addition of Q
+		 * gives); inexact iff bits below the quantum; none tiny (a >=
+		 * 2^(emin+k), and with ne's a - (dh >> (9+m)) > ones). */
+		__m512i qm = _mm512_sub_epi32(c->dones, c->one);
+		__mmask16 up = _mm512_cmpgt_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh);
+		__m512i tr = _mm512_andnot_si512(qm, a);
+
+		yb = _mm512_mask_add_epi32(tr, up, tr, c->dones);
+		inex = _mm512_test_epi32_mask(a, qm);
+		tiny = 0;
 	} else {
 		__m512 tr = _mm512_sub_ps(
 			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
