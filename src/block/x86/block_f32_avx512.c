@@ -14,7 +14,9 @@
  * fast_vec; the rare blocks whose scale leaves fast_vec's binary32
  * constants (tiny or huge amax, subnormal amax) by k_round.  The amax
  * rule: q32 by q32_vec (fast_vec's steps on the binary32 quotient),
- * exact quotients by exact8 (binary64 lanes); blocks whose binary32 D is
+ * exact quotients of e2m1 elements in nearest-even by e2m1_block
+ * (thresholds, no division), other exact quotients by exact8 (binary64
+ * lanes); blocks whose binary32 D is
  * not a normal number by fpl__bq_block_scalar (the reference's calls).
  *
  * Why the bits equal the reference's (block_quant.c on the widened
@@ -103,7 +105,7 @@ typedef struct kc {
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
-	int sp, tiny_before, isp;
+	int sp, tiny_before, isp, e2m1;
 	uint64_t key, c0;
 } kc;
 
@@ -259,6 +261,8 @@ static void kc_init(kc *c, const fpl__bq *p)
 	 * below the element's smallest normal are rare (e4m3, e5m2 under
 	 * N(0, 1) data; e2m1's and e2m3's blocks have them in most vectors) */
 	c->isp = p->emax - p->emin >= 8;
+	/* e2m1 elements in nearest-even: e2m1_block */
+	c->e2m1 = !p->sp && p->m == 1 && p->emin == 0 && p->emax == 2 && p->maxe == 6.0f;
 	c->tiny_before = p->tiny_before;
 	c->key = p->key;
 	c->c0 = p->c0;
@@ -860,6 +864,114 @@ KI __mmask8 exact8(const kc *c, const fpl__bq *p, float *y, const float *x, size
 					       _mm256_set1_epi32((int)um));
 }
 
+
+/*
+ * The amax rule's exact quotients for e2m1 elements in nearest-even
+ * (NVFP4), without a division.  The element of q = |x| / D is decided by
+ * where |x| lies among the thresholds t_i D, t = 0.25, 0.75, 1.25, 1.75,
+ * 2.5, 3.5, 5 (the midpoints of 0, 0.5, 1, 1.5, 2, 3, 4, 6) and 7 (the
+ * midpoint of 6 and 8, the overflow threshold: 8 is the next value of
+ * the grid with an unbounded exponent).  t_i D is exact in binary64 (t
+ * has <= 3 significant bits, D = X s at most 11 + 24).  For a binary32 a
+ * and a real T, a > T iff a > RD(T), RD rounding T down to binary32
+ * (no binary32 lies strictly between RD(T) and T), and a >= T iff a >
+ * RD(T) - 1 ulp when T is a binary32 (RD(T) = T), else iff a > RD(T);
+ * with nonnegative binary32 numbers ordered as their bits, each test is
+ * one unsigned compare of a's bits with th_i = bits(RD(t_i D)), less one
+ * where a tie goes up.  A tie (q on a threshold) goes to the even code of
+ * its two neighbours, nearest-even's rule: the upper one for i = 1, 3,
+ * 5, 7 (1, 2, 4 and 8), the lower one for i even.  code = the number of
+ * thresholds a passes (th is nondecreasing: T_i < T_{i+1}, and where a
+ * tie lowers th_{i+1} by one, RD(T_{i+1}) = T_{i+1} > T_i >= RD(T_i)),
+ * found by a binary search over the lanes of th; code 8 is the
+ * overflow: the element saturates to 6 with overflow, inexact and
+ * saturated, as the reference's saturating overflow does.  The result is
+ * v_code D (v = 0, 0.5, 1, 1.5, 2, 3, 4, 6), exact in binary64 and
+ * narrowed once to binary32 (ytab, the reference's narrowed r D);
+ * inexact iff a differs from v_code D, that is, unless v_code D is a
+ * binary32 (ebits) with a's bits.  Tininess (element emin = 0): after
+ * rounding, the reference rounds q at precision 2 with an unbounded
+ * exponent, and q < 1 stays below 1 iff q < 0.875 (0.875 is the midpoint
+ * of 0.75 and 1, a tie going to 1, the even one): tiny iff not a >=
+ * 0.875 D; before rounding iff not a >= D.  Underflow = tiny and
+ * inexact; flushed = x != 0 with code 0.
+ */
+KI __m512i ge_th(__m512d T, __m256i up)
+{
+	__m256 r = _mm512_cvt_roundpd_ps(T, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__mmask8 ex = _mm512_cmpeq_pd_mask(_mm512_cvtps_pd(r), T);
+
+	return _mm512_castsi256_si512(_mm256_mask_sub_epi32(_mm256_castps_si256(r), ex & (__mmask8)_mm256_movepi32_mask(up),
+							    _mm256_castps_si256(r), _mm256_set1_epi32(1)));
+}
+
+static int e2m1_block(const kc *c, float *y, const float *x, size_t lo, size_t hi, double D,
+		      uint32_t um, fpl__bq_acc *a)
+{
+	const __m512d tv = _mm512_set_pd(7, 5, 3.5, 2.5, 1.75, 1.25, 0.75, 0.25);
+	const __m512d vv = _mm512_set_pd(6, 4, 3, 2, 1.5, 1, 0.5, 0);
+	const __m256i odd = _mm256_set_epi32(-1, 0, -1, 0, -1, 0, -1, 0);
+	const __m512i lo8 = _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 7, 6, 5, 4, 3, 2, 1, 0);
+	__m512i th, ytab, ebits, tt, code;
+	__m512d Dv = _mm512_set1_pd(D), yd;
+	__m256 y8;
+	__mmask16 asat = 0;
+	size_t j;
+
+	if (!(D >= 0x1p-100 && D <= 0x1p100))
+		return 0;
+	/* th_i, lanes 8.. never passed */
+	th = _mm512_inserti64x4(ge_th(_mm512_mul_pd(tv, Dv), odd), _mm256_set1_epi32(-1), 1);
+	/* the tininess threshold, >= 0.875 D or >= D */
+	tt = _mm512_permutexvar_epi32(_mm512_setzero_si512(),
+				      ge_th(_mm512_set1_pd(c->tiny_before ? D : 0.875 * D), _mm256_set1_epi32(-1)));
+	yd = _mm512_mul_pd(vv, Dv);
+	y8 = _mm512_cvtpd_ps(yd);
+	ytab = _mm512_permutexvar_epi32(lo8, _mm512_castsi256_si512(_mm256_castps_si256(y8)));
+	ebits = _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_mask_mov_epi32(
+			_mm256_set1_epi32(-1), _mm512_cmpeq_pd_mask(_mm512_cvtps_pd(y8), yd),
+			_mm256_castps_si256(y8))),
+		_mm256_set1_epi32(-1), 1);
+	for (j = lo; j < hi; j += 16) {
+		__mmask16 t = tailmask(hi - j), nz, inex, sat, tiny, fl;
+		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+		__m512i av = _mm512_and_si512(u, c->absm), yb, p;
+
+		/* code = #{i : a > th_i}: steps 8, 4, 2, 1 */
+		code = _mm512_maskz_mov_epi32(_mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(_mm512_set1_epi32(7), th)),
+					      _mm512_set1_epi32(8));
+		p = _mm512_add_epi32(code, _mm512_set1_epi32(3));
+		code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(p, th)), code,
+					     _mm512_set1_epi32(4));
+		p = _mm512_add_epi32(code, c->one);
+		code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(p, th)), code,
+					     _mm512_set1_epi32(2));
+		code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(code, th)),
+					     code, c->one);
+		nz = _mm512_test_epi32_mask(av, av);
+		sat = _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(8));
+		inex = _mm512_cmpneq_epi32_mask(av, _mm512_permutexvar_epi32(code, ebits)) & t;
+		tiny = _mm512_mask_cmple_epu32_mask(inex, av, tt);
+		fl = nz & _mm512_testn_epi32_mask(code, code);
+		yb = _mm512_ternarylogic_epi32(_mm512_permutexvar_epi32(code, ytab), u, c->sgn, 0xf8);
+		_mm512_mask_storeu_epi32(y + j, t, yb);
+		{
+			uint64_t ns = (uint64_t)__builtin_popcount(sat & t);
+
+			a->count[0] += (uint64_t)__builtin_popcount(inex);
+			a->count[1] += (uint64_t)__builtin_popcount(tiny);
+			a->count[2] += ns;
+			a->count[5] += ns;
+			a->s.saturated += ns;
+			a->s.flushed += (uint64_t)__builtin_popcount(fl & t);
+		}
+		asat |= sat & t & _mm512_cmpeq_epi32_mask(av, _mm512_set1_epi32((int)um));
+	}
+	a->s.amax_saturated += asat != 0;
+	return 1;
+}
+
 /* The amax rule. */
 static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
 		     size_t id1, fpl__bq_acc *a)
@@ -922,6 +1034,8 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 				}
 				asat = am != 0;
 			}
+		} else if (c->e2m1 && e2m1_block(c, y, x, lo, hi, D, um, a)) {
+			;
 		} else {
 			__m512d Dv = _mm512_set1_pd(D);
 
