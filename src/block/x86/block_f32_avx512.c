@@ -906,8 +906,9 @@ KI __m512i ge_th(__m512d T, __m256i up)
 }
 
 static int e2m1_block(const kc *c, float *y, const float *x, size_t lo, size_t hi, double D,
-		      uint32_t um, fpl__bq_acc *a)
+		      uint32_t um, fpl__bq_acc *a, vcnt *vc)
 {
+	const __m512i m1 = _mm512_set1_epi32(-1);
 	const __m512d tv = _mm512_set_pd(7, 5, 3.5, 2.5, 1.75, 1.25, 0.75, 0.25);
 	const __m512d vv = _mm512_set_pd(6, 4, 3, 2, 1.5, 1, 0.5, 0);
 	const __m256i odd = _mm256_set_epi32(-1, 0, -1, 0, -1, 0, -1, 0);
@@ -956,27 +957,23 @@ static int e2m1_block(const kc *c, float *y, const float *x, size_t lo, size_t h
 		fl = nz & _mm512_testn_epi32_mask(code, code);
 		yb = _mm512_ternarylogic_epi32(_mm512_permutexvar_epi32(code, ytab), u, c->sgn, 0xf8);
 		_mm512_mask_storeu_epi32(y + j, t, yb);
-		{
-			uint64_t ns = (uint64_t)__builtin_popcount(sat & t);
-
-			a->count[0] += (uint64_t)__builtin_popcount(inex);
-			a->count[1] += (uint64_t)__builtin_popcount(tiny);
-			a->count[2] += ns;
-			a->count[5] += ns;
-			a->s.saturated += ns;
-			a->s.flushed += (uint64_t)__builtin_popcount(fl & t);
-		}
+		vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
+		vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat & t, vc->sat, m1);
+		vc->fl = _mm512_mask_sub_epi32(vc->fl, fl & t, vc->fl, m1);
 		asat |= sat & t & _mm512_cmpeq_epi32_mask(av, _mm512_set1_epi32((int)um));
 	}
 	a->s.amax_saturated += asat != 0;
 	return 1;
 }
 
+#define AMAX_BATCH 8
+
 /* The amax rule. */
 static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
 		     size_t id1, fpl__bq_acc *a)
 {
-	size_t id, since = 0;
+	size_t id, nb, since = 0, row = id0 / p->nbr, br = id0 % p->nbr;
 	vcnt vc;
 	kb B0 = { c->zero, c->zero, c->zero, c->zero, c->zero, c->zero };
 	/* q32: the rounding constants of scale 1, for every block; s and
@@ -985,72 +982,103 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 	const __m512 sf = _mm512_set1_ps((float)p->s);
 
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
-	for (id = id0; id < id1; id++) {
-		size_t lo, hi, j;
-		uint32_t um;
-		int clamped = 0, asat = 0;
-		float amax;
-		double X = 1, D;
+	/* batches of AMAX_BATCH blocks: first every block's amax and scale
+	 * (chains of dependent steps, independent across the blocks, which
+	 * the CPU then overlaps), then the elements */
+	for (id = id0; id < id1; id += nb) {
+		size_t blo[AMAX_BATCH], bhi[AMAX_BATCH], ib;
+		uint32_t bum[AMAX_BATCH];
+		double bX[AMAX_BATCH];
 
-		fpl__bq_range(p, id, &lo, &hi);
-		um = block_umax(c, x, lo, hi);
-		a->s.blocks++;
-		a->s.elements += hi - lo;
-		if (um >= 0x7f800000u) {
-			a->s.nan_blocks++;
-			nan_block(c, y, lo, hi);
-			continue;
-		}
-		memcpy(&amax, &um, 4);
-		if (um == 0)
-			a->s.zero_blocks++;
-		else
-			X = fpl__bq_amax_scale(p, amax, &clamped);
-		a->s.scale_range += (uint64_t)clamped;
-		D = X * p->s;
-		if (p->q32) {
-			float Df = (float)D;
-			kb B;
+		nb = id1 - id < AMAX_BATCH ? id1 - id : AMAX_BATCH;
+		for (ib = 0; ib < nb; ib++) {
+			size_t lo, hi;
+			uint32_t um;
+			int clamped = 0;
+			float amax;
+			double X = 1;
 
-			if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
-				fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+			/* fpl__bq_range's block, stepped without its division */
+			lo = row * p->R + br * p->tr;
+			hi = lo + (p->R - br * p->tr < p->tr ? p->R - br * p->tr : p->tr);
+			if (++br == p->nbr) {
+				br = 0;
+				row++;
+			}
+			blo[ib] = lo;
+			bhi[ib] = hi;
+			bum[ib] = um = block_umax(c, x, lo, hi);
+			a->s.blocks++;
+			a->s.elements += hi - lo;
+			if (um >= 0x7f800000u) {
+				a->s.nan_blocks++;
+				nan_block(c, y, lo, hi);
 				continue;
 			}
-			B = B0;
-			B.um = _mm512_set1_epi32((int)um);
-			{
-				__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
-				__mmask16 am = 0;
-
-				_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
-				_m_prefetchw(y + lo + PF_AHEAD);
-				for (j = lo; j < hi; j += 16) {
-					__mmask16 t = tailmask(hi - j);
-					__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
-								: _mm512_maskz_loadu_epi32(t, x + j);
-
-					q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
-						y + j, t, c->sp, c->tiny_before, &vc, &am);
-				}
-				asat = am != 0;
-			}
-		} else if (c->e2m1 && e2m1_block(c, y, x, lo, hi, D, um, a)) {
-			;
-		} else {
-			__m512d Dv = _mm512_set1_pd(D);
-
-			for (j = lo; j < hi; j += 8) {
-				size_t left = hi - j;
-				__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
-
-				asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
-			}
+			memcpy(&amax, &um, 4);
+			if (um == 0)
+				a->s.zero_blocks++;
+			else
+				X = fpl__bq_amax_scale(p, amax, &clamped);
+			a->s.scale_range += (uint64_t)clamped;
+			bX[ib] = X;
 		}
-		a->s.amax_saturated += (uint64_t)asat;
-		since += hi - lo;
-		if (since >= (1u << 30)) {
-			vc_flush(&vc, a);
-			since = 0;
+		for (ib = 0; ib < nb; ib++) {
+			size_t lo = blo[ib], hi = bhi[ib], j;
+			uint32_t um = bum[ib];
+			int asat = 0;
+			float amax;
+			double X, D;
+
+			if (um >= 0x7f800000u)
+				continue;
+			memcpy(&amax, &um, 4);
+			X = bX[ib];
+			D = X * p->s;
+			if (p->q32) {
+				float Df = (float)D;
+				kb B;
+
+				if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
+					fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+					continue;
+				}
+				B = B0;
+				B.um = _mm512_set1_epi32((int)um);
+				{
+					__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
+					__mmask16 am = 0;
+
+					_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+					_m_prefetchw(y + lo + PF_AHEAD);
+					for (j = lo; j < hi; j += 16) {
+						__mmask16 t = tailmask(hi - j);
+						__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
+									: _mm512_maskz_loadu_epi32(t, x + j);
+
+						q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
+							y + j, t, c->sp, c->tiny_before, &vc, &am);
+					}
+					asat = am != 0;
+				}
+			} else if (c->e2m1 && e2m1_block(c, y, x, lo, hi, D, um, a, &vc)) {
+				;
+			} else {
+				__m512d Dv = _mm512_set1_pd(D);
+
+				for (j = lo; j < hi; j += 8) {
+					size_t left = hi - j;
+					__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+
+					asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
+				}
+			}
+			a->s.amax_saturated += (uint64_t)asat;
+			since += hi - lo;
+			if (since >= (1u << 30)) {
+				vc_flush(&vc, a);
+				since = 0;
+			}
 		}
 	}
 	vc_flush(&vc, a);
