@@ -99,6 +99,13 @@ static void fill_block(float *x, size_t len, double maxe)
 		for (i = 0; i < len; i++)
 			x[i] = (float)ldexp(gauss(), -130);
 		break;
+	case 9:	/* amax = max_e 2^j, elements on the quarters of 2^j: with a
+		 * power-of-two block scale, e2m1's midpoints and its overflow
+		 * threshold 7 exactly (ties) */
+		for (i = 0; i < len; i++)
+			x[i] = (float)ldexp((double)(rnd64() % 33) * 0.25 * (rnd64() & 1 ? 1 : -1), e / 4);
+		x[rnd64() % len] = (float)ldexp(maxe, e / 4);
+		break;
 	default:
 		break;
 	}

@@ -224,14 +224,7 @@ static int fast(const fpl_block_format *b, float *y, const float *x, const fpl__
 	for (t = 0; t < threads; t++) {
 		const fpl__bq_acc *a = &jobs[t].a;
 
-		stats->blocks += a->s.blocks;
-		stats->elements += a->s.elements;
-		stats->saturated += a->s.saturated;
-		stats->flushed += a->s.flushed;
-		stats->amax_saturated += a->s.amax_saturated;
-		stats->scale_range += a->s.scale_range;
-		stats->nan_blocks += a->s.nan_blocks;
-		stats->zero_blocks += a->s.zero_blocks;
+		fpl_block_stats_add(stats, &a->s);
 		for (i = 0; i < FPL_NFLAGS; i++) {
 			st->count[i] += a->count[i];
 			if (a->count[i])

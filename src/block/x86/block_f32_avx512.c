@@ -14,7 +14,9 @@
  * fast_vec; the rare blocks whose scale leaves fast_vec's binary32
  * constants (tiny or huge amax, subnormal amax) by k_round.  The amax
  * rule: q32 by q32_vec (fast_vec's steps on the binary32 quotient),
- * exact quotients by exact8 (binary64 lanes); blocks whose binary32 D is
+ * exact quotients of e2m1 elements in nearest-even by e2m1_block
+ * (thresholds, no division), other exact quotients by exact8 (binary64
+ * lanes); blocks whose binary32 D is
  * not a normal number by fpl__bq_block_scalar (the reference's calls).
  *
  * Why the bits equal the reference's (block_quant.c on the widened
@@ -103,7 +105,7 @@ typedef struct kc {
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
-	int sp, tiny_before;
+	int sp, tiny_before, isp, e2m1;
 	uint64_t key, c0;
 } kc;
 
@@ -255,6 +257,12 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->maxe = _mm512_set1_ps(p->maxe);
 	c->nan = _mm512_set1_ps(NAN);
 	c->sp = p->sp;
+	/* fast_vec's integer sp steps: worth their test only where lanes
+	 * below the element's smallest normal are rare (e4m3, e5m2 under
+	 * N(0, 1) data; e2m1's and e2m3's blocks have them in most vectors) */
+	c->isp = p->emax - p->emin >= 8;
+	/* e2m1 elements in nearest-even: e2m1_block */
+	c->e2m1 = !p->sp && p->m == 1 && p->emin == 0 && p->emax == 2 && p->maxe == 6.0f;
 	c->tiny_before = p->tiny_before;
 	c->key = p->key;
 	c->c0 = p->c0;
@@ -377,6 +385,23 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 		yb = _mm512_castps_si512(r);
 		inex = _mm512_cmpneq_epi32_mask(yb, a);
 		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
+	} else if (c->isp && !_mm512_mask_cmplt_epu32_mask(_mm512_test_epi32_mask(a, a), a,
+							     B->minb)) {
+		/* (formats with a wide exponent range, kc_init, where such
+		 * vectors are the rule) no lane in (0, 2^(emin+k)): the quantum is 2^(23-m) in a's
+		 * bits (e' = be), so kf_pick's integer steps: T = a << (9+m)
+		 * is F (sign, exponent and kept bits fall off), up iff T >
+		 * ~r', the kept bits plus one quantum (a carry into the
+		 * exponent is the next binade's value, as the addition of Q
+		 * gives); inexact iff bits below the quantum; none tiny (a >=
+		 * 2^(emin+k), and with ne's a - (dh >> (9+m)) > ones). */
+		__m512i qm = _mm512_sub_epi32(c->dones, c->one);
+		__mmask16 up = _mm512_cmpgt_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh);
+		__m512i tr = _mm512_andnot_si512(qm, a);
+
+		yb = _mm512_mask_add_epi32(tr, up, tr, c->dones);
+		inex = _mm512_test_epi32_mask(a, qm);
+		tiny = 0;
 	} else {
 		__m512 tr = _mm512_sub_ps(
 			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
@@ -839,11 +864,116 @@ KI __mmask8 exact8(const kc *c, const fpl__bq *p, float *y, const float *x, size
 					       _mm256_set1_epi32((int)um));
 }
 
+
+/*
+ * The amax rule's exact quotients for e2m1 elements in nearest-even
+ * (NVFP4), without a division.  The element of q = |x| / D is decided by
+ * where |x| lies among the thresholds t_i D, t = 0.25, 0.75, 1.25, 1.75,
+ * 2.5, 3.5, 5 (the midpoints of 0, 0.5, 1, 1.5, 2, 3, 4, 6) and 7 (the
+ * midpoint of 6 and 8, the overflow threshold: 8 is the next value of
+ * the grid with an unbounded exponent).  t_i D is exact in binary64 (t
+ * has <= 3 significant bits, D = X s at most 11 + 24).  For a binary32 a
+ * and a real T, a > T iff a > RD(T), RD rounding T down to binary32
+ * (no binary32 lies strictly between RD(T) and T), and a >= T iff a >
+ * RD(T) - 1 ulp when T is a binary32 (RD(T) = T), else iff a > RD(T);
+ * with nonnegative binary32 numbers ordered as their bits, each test is
+ * one unsigned compare of a's bits with th_i = bits(RD(t_i D)), less one
+ * where a tie goes up.  A tie (q on a threshold) goes to the even code of
+ * its two neighbours, nearest-even's rule: the upper one for i = 1, 3,
+ * 5, 7 (1, 2, 4 and 8), the lower one for i even.  code = the number of
+ * thresholds a passes (th is nondecreasing: T_i < T_{i+1}, and where a
+ * tie lowers th_{i+1} by one, RD(T_{i+1}) = T_{i+1} > T_i >= RD(T_i)),
+ * found by a binary search over the lanes of th; code 8 is the
+ * overflow: the element saturates to 6 with overflow, inexact and
+ * saturated, as the reference's saturating overflow does.  The result is
+ * v_code D (v = 0, 0.5, 1, 1.5, 2, 3, 4, 6), exact in binary64 and
+ * narrowed once to binary32 (ytab, the reference's narrowed r D);
+ * inexact iff a differs from v_code D, that is, unless v_code D is a
+ * binary32 (ebits) with a's bits.  Tininess (element emin = 0): after
+ * rounding, the reference rounds q at precision 2 with an unbounded
+ * exponent, and q < 1 stays below 1 iff q < 0.875 (0.875 is the midpoint
+ * of 0.75 and 1, a tie going to 1, the even one): tiny iff not a >=
+ * 0.875 D; before rounding iff not a >= D.  Underflow = tiny and
+ * inexact; flushed = x != 0 with code 0.
+ */
+KI __m512i ge_th(__m512d T, __m256i up)
+{
+	__m256 r = _mm512_cvt_roundpd_ps(T, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__mmask8 ex = _mm512_cmpeq_pd_mask(_mm512_cvtps_pd(r), T);
+
+	return _mm512_castsi256_si512(_mm256_mask_sub_epi32(_mm256_castps_si256(r), ex & (__mmask8)_mm256_movepi32_mask(up),
+							    _mm256_castps_si256(r), _mm256_set1_epi32(1)));
+}
+
+static int e2m1_block(const kc *c, float *y, const float *x, size_t lo, size_t hi, double D,
+		      uint32_t um, fpl__bq_acc *a, vcnt *vc)
+{
+	const __m512i m1 = _mm512_set1_epi32(-1);
+	const __m512d tv = _mm512_set_pd(7, 5, 3.5, 2.5, 1.75, 1.25, 0.75, 0.25);
+	const __m512d vv = _mm512_set_pd(6, 4, 3, 2, 1.5, 1, 0.5, 0);
+	const __m256i odd = _mm256_set_epi32(-1, 0, -1, 0, -1, 0, -1, 0);
+	const __m512i lo8 = _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 7, 6, 5, 4, 3, 2, 1, 0);
+	__m512i th, ytab, ebits, tt, code;
+	__m512d Dv = _mm512_set1_pd(D), yd;
+	__m256 y8;
+	__mmask16 asat = 0;
+	size_t j;
+
+	if (!(D >= 0x1p-100 && D <= 0x1p100))
+		return 0;
+	/* th_i, lanes 8.. never passed */
+	th = _mm512_inserti64x4(ge_th(_mm512_mul_pd(tv, Dv), odd), _mm256_set1_epi32(-1), 1);
+	/* the tininess threshold, >= 0.875 D or >= D */
+	tt = _mm512_permutexvar_epi32(_mm512_setzero_si512(),
+				      ge_th(_mm512_set1_pd(c->tiny_before ? D : 0.875 * D), _mm256_set1_epi32(-1)));
+	yd = _mm512_mul_pd(vv, Dv);
+	y8 = _mm512_cvtpd_ps(yd);
+	ytab = _mm512_permutexvar_epi32(lo8, _mm512_castsi256_si512(_mm256_castps_si256(y8)));
+	ebits = _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_mask_mov_epi32(
+			_mm256_set1_epi32(-1), _mm512_cmpeq_pd_mask(_mm512_cvtps_pd(y8), yd),
+			_mm256_castps_si256(y8))),
+		_mm256_set1_epi32(-1), 1);
+	for (j = lo; j < hi; j += 16) {
+		__mmask16 t = tailmask(hi - j), nz, inex, sat, tiny, fl;
+		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
+		__m512i av = _mm512_and_si512(u, c->absm), yb, p;
+
+		/* code = #{i : a > th_i}: steps 8, 4, 2, 1 */
+		code = _mm512_maskz_mov_epi32(_mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(_mm512_set1_epi32(7), th)),
+					      _mm512_set1_epi32(8));
+		p = _mm512_add_epi32(code, _mm512_set1_epi32(3));
+		code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(p, th)), code,
+					     _mm512_set1_epi32(4));
+		p = _mm512_add_epi32(code, c->one);
+		code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(p, th)), code,
+					     _mm512_set1_epi32(2));
+		code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(av, _mm512_permutexvar_epi32(code, th)),
+					     code, c->one);
+		nz = _mm512_test_epi32_mask(av, av);
+		sat = _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(8));
+		inex = _mm512_cmpneq_epi32_mask(av, _mm512_permutexvar_epi32(code, ebits)) & t;
+		tiny = _mm512_mask_cmple_epu32_mask(inex, av, tt);
+		fl = nz & _mm512_testn_epi32_mask(code, code);
+		yb = _mm512_ternarylogic_epi32(_mm512_permutexvar_epi32(code, ytab), u, c->sgn, 0xf8);
+		_mm512_mask_storeu_epi32(y + j, t, yb);
+		vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
+		vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat & t, vc->sat, m1);
+		vc->fl = _mm512_mask_sub_epi32(vc->fl, fl & t, vc->fl, m1);
+		asat |= sat & t & _mm512_cmpeq_epi32_mask(av, _mm512_set1_epi32((int)um));
+	}
+	a->s.amax_saturated += asat != 0;
+	return 1;
+}
+
+#define AMAX_BATCH 8
+
 /* The amax rule. */
 static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
 		     size_t id1, fpl__bq_acc *a)
 {
-	size_t id, since = 0;
+	size_t id, nb, since = 0, row = id0 / p->nbr, br = id0 % p->nbr;
 	vcnt vc;
 	kb B0 = { c->zero, c->zero, c->zero, c->zero, c->zero, c->zero };
 	/* q32: the rounding constants of scale 1, for every block; s and
@@ -852,70 +982,103 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 	const __m512 sf = _mm512_set1_ps((float)p->s);
 
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
-	for (id = id0; id < id1; id++) {
-		size_t lo, hi, j;
-		uint32_t um;
-		int clamped = 0, asat = 0;
-		float amax;
-		double X = 1, D;
+	/* batches of AMAX_BATCH blocks: first every block's amax and scale
+	 * (chains of dependent steps, independent across the blocks, which
+	 * the CPU then overlaps), then the elements */
+	for (id = id0; id < id1; id += nb) {
+		size_t blo[AMAX_BATCH], bhi[AMAX_BATCH], ib;
+		uint32_t bum[AMAX_BATCH];
+		double bX[AMAX_BATCH];
 
-		fpl__bq_range(p, id, &lo, &hi);
-		um = block_umax(c, x, lo, hi);
-		a->s.blocks++;
-		a->s.elements += hi - lo;
-		if (um >= 0x7f800000u) {
-			a->s.nan_blocks++;
-			nan_block(c, y, lo, hi);
-			continue;
-		}
-		memcpy(&amax, &um, 4);
-		if (um == 0)
-			a->s.zero_blocks++;
-		else
-			X = fpl__bq_amax_scale(p, amax, &clamped);
-		a->s.scale_range += (uint64_t)clamped;
-		D = X * p->s;
-		if (p->q32) {
-			float Df = (float)D;
-			kb B;
+		nb = id1 - id < AMAX_BATCH ? id1 - id : AMAX_BATCH;
+		for (ib = 0; ib < nb; ib++) {
+			size_t lo, hi;
+			uint32_t um;
+			int clamped = 0;
+			float amax;
+			double X = 1;
 
-			if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
-				fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+			/* fpl__bq_range's block, stepped without its division */
+			lo = row * p->R + br * p->tr;
+			hi = lo + (p->R - br * p->tr < p->tr ? p->R - br * p->tr : p->tr);
+			if (++br == p->nbr) {
+				br = 0;
+				row++;
+			}
+			blo[ib] = lo;
+			bhi[ib] = hi;
+			bum[ib] = um = block_umax(c, x, lo, hi);
+			a->s.blocks++;
+			a->s.elements += hi - lo;
+			if (um >= 0x7f800000u) {
+				a->s.nan_blocks++;
+				nan_block(c, y, lo, hi);
 				continue;
 			}
-			B = B0;
-			B.um = _mm512_set1_epi32((int)um);
-			{
-				__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
-				__mmask16 am = 0;
-
-				_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
-				__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
-				for (j = lo; j < hi; j += 16) {
-					__mmask16 t = tailmask(hi - j);
-					__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
-								: _mm512_maskz_loadu_epi32(t, x + j);
-
-					q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
-						y + j, t, c->sp, c->tiny_before, &vc, &am);
-				}
-				asat = am != 0;
-			}
-		} else {
-			__m512d Dv = _mm512_set1_pd(D);
-
-			for (j = lo; j < hi; j += 8) {
-				size_t left = hi - j;
-				__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
-
-				asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
-			}
+			memcpy(&amax, &um, 4);
+			if (um == 0)
+				a->s.zero_blocks++;
+			else
+				X = fpl__bq_amax_scale(p, amax, &clamped);
+			a->s.scale_range += (uint64_t)clamped;
+			bX[ib] = X;
 		}
-		a->s.amax_saturated += (uint64_t)asat;
-		since += hi - lo;
-		if (since >= (1u << 30)) {
-			vc_flush(&vc, a);
-			since = 0;
+		for (ib = 0; ib < nb; ib++) {
+			size_t lo = blo[ib], hi = bhi[ib], j;
+			uint32_t um = bum[ib];
+			int asat = 0;
+			float amax;
+			double X, D;
+
+			if (um >= 0x7f800000u)
+				continue;
+			memcpy(&amax, &um, 4);
+			X = bX[ib];
+			D = X * p->s;
+			if (p->q32) {
+				float Df = (float)D;
+				kb B;
+
+				if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
+					fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+					continue;
+				}
+				B = B0;
+				B.um = _mm512_set1_epi32((int)um);
+				{
+					__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
+					__mmask16 am = 0;
+
+					_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+					__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
+					for (j = lo; j < hi; j += 16) {
+						__mmask16 t = tailmask(hi - j);
+						__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
+									: _mm512_maskz_loadu_epi32(t, x + j);
+
+						q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
+							y + j, t, c->sp, c->tiny_before, &vc, &am);
+					}
+					asat = am != 0;
+				}
+			} else if (c->e2m1 && e2m1_block(c, y, x, lo, hi, D, um, a, &vc)) {
+				;
+			} else {
+				__m512d Dv = _mm512_set1_pd(D);
+
+				for (j = lo; j < hi; j += 8) {
+					size_t left = hi - j;
+					__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+
+					asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
+				}
+			}
+			a->s.amax_saturated += (uint64_t)asat;
+			since += hi - lo;
+			if (since >= (1u << 30)) {
+				vc_flush(&vc, a);
+				since = 0;
+			}
 		}
 	}
 	vc_flush(&vc, a);
