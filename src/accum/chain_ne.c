@@ -306,6 +306,92 @@ NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, s
 }
 #undef LEAN4X2
 #undef LEAN4
+
+/* lean2 (J->lean == 2, argued below): lean4 over the 64 chains of s[]
+ * for k in [k0, k1) (stride 1), cnt[j] += lane j's inexact steps, and
+ * a watch for tiny sums: per group of four registers the running
+ * unsigned minimum of the 32-bit halves of (bits(t) & expm) - 1, whose
+ * upper half is 2^20 e - 1 for a t of exponent field e >= 1 and
+ * 0xffffffff for t = 0 (no t is a binary64 subnormal: lean2_ok).  A
+ * lane of a group whose minimum is below tinyb = 2^20 e_min - 1 (e_min
+ * the field of 2^emin) had a step with 0 < |t| < 2^emin: bad[] is set
+ * for the group's lanes (the four registers' lane l share the bit). */
+#define LEAN2(sv, bb, mn)                                                                      \
+	do {                                                                                   \
+		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
+		__m256i e_ = _mm256_and_si256(_mm256_castpd_si256(t_), expm);                  \
+		__m256d c_ = _mm256_castsi256_pd(_mm256_add_epi64(e_, cadd));                  \
+		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
+		eq_ = _mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_));     \
+		(mn) = _mm256_min_epu32((mn), _mm256_sub_epi64(e_, one));                      \
+	} while (0)
+#define LEAN2X2(sa, sb, cv, bb, mn)                                                            \
+	do {                                                                                   \
+		__m256i eq_, eqa_;                                                             \
+		LEAN2(sa, bb, mn);                                                             \
+		eqa_ = eq_;                                                                    \
+		LEAN2(sb, (bb) + 4, mn);                                                       \
+		(cv) = _mm256_sub_epi64(_mm256_add_epi64((cv), eqa_), _mm256_slli_epi64(eq_, 32)); \
+	} while (0)
+
+NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t k0, size_t k1,
+				   int m, uint32_t tinyb, double *s, uint64_t *cnt,
+				   unsigned char *bad)
+{
+	const __m256i expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
+	const __m256i cadd = _mm256_set1_epi64x((long long)(((uint64_t)(52 - m) << 52)
+							    | 0x0008000000000000ull));
+	const __m256i one = _mm256_set1_epi64x(1);
+	const uint64_t n = k1 - k0;
+	size_t j, k;
+
+	for (j = 0; j < NT; j += 32) {
+		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
+		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
+		__m256d s4 = _mm256_loadu_pd(s + j + 16), s5 = _mm256_loadu_pd(s + j + 20);
+		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
+		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
+		__m256i m0 = _mm256_set1_epi64x(-1), m1 = m0;
+		uint64_t eo[16], mo[8];
+		int l;
+		for (k = k0; k < k1; k++) {
+			const __m256d av = _mm256_set1_pd(arow[k]);
+			const double *b = bp + k * NT + j;
+			LEAN2X2(s0, s1, e0, b, m0);
+			LEAN2X2(s2, s3, e1, b + 8, m0);
+			LEAN2X2(s4, s5, e2, b + 16, m1);
+			LEAN2X2(s6, s7, e3, b + 24, m1);
+		}
+		_mm256_storeu_pd(s + j, s0);
+		_mm256_storeu_pd(s + j + 4, s1);
+		_mm256_storeu_pd(s + j + 8, s2);
+		_mm256_storeu_pd(s + j + 12, s3);
+		_mm256_storeu_pd(s + j + 16, s4);
+		_mm256_storeu_pd(s + j + 20, s5);
+		_mm256_storeu_pd(s + j + 24, s6);
+		_mm256_storeu_pd(s + j + 28, s7);
+		_mm256_storeu_si256((__m256i *)eo, e0);
+		_mm256_storeu_si256((__m256i *)(eo + 4), e1);
+		_mm256_storeu_si256((__m256i *)(eo + 8), e2);
+		_mm256_storeu_si256((__m256i *)(eo + 12), e3);
+		_mm256_storeu_si256((__m256i *)mo, m0);
+		_mm256_storeu_si256((__m256i *)(mo + 4), m1);
+		/* as lean4's counters */
+		for (l = 0; l < 16; l++) {
+			const size_t base = j + (size_t)(l / 4) * 8 + (size_t)(l % 4);
+			const uint64_t ea = (uint32_t)(0u - (uint32_t)eo[l]);
+			cnt[base] += n - ea;
+			cnt[base + 4] += n - ((eo[l] + ea) >> 32);
+		}
+		for (l = 0; l < 8; l++)
+			if ((uint32_t)(mo[l] >> 32) < tinyb) {
+				const size_t base = j + (size_t)(l / 4) * 16 + (size_t)(l % 4);
+				bad[base] = bad[base + 4] = bad[base + 8] = bad[base + 12] = 1;
+			}
+	}
+}
+#undef LEAN2X2
+#undef LEAN2
 #endif
 
 uint64_t fpl__acc_ne64_avx512_runs;
@@ -442,10 +528,134 @@ static void lean_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double
 	T->cnt[INEX_INDEX] += total;
 }
 
+#ifdef NE64_X86
+/* Every step of [k0, k1) of every lane by the engine (lean2's ranges
+ * whose bound fails, tiles with a -0 among their sums). */
+static void engine_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+{
+	const fpl__acc_job *J = T->J;
+	size_t k, jj;
+
+	for (k = k0; k < k1; k++) {
+		const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0;
+		const uint64_t idx0 = fpl__acc_idx(T, k, 0);
+		for (jj = 0; jj < T->nj; jj++)
+			s[jj] = fpl__acc_ne64_slow(T, a, b[jj], s[jj], idx0 + jj, jj);
+	}
+}
+
+uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns;
+
+/* lean2: sequential chains (stride 1) by ranges of at most chunk steps,
+ * each on lean2_avx2 when the bound of the header comment's lean2
+ * paragraph holds, else on engine_range; lanes that met a tiny sum
+ * rerun the range by lane() from the range's start. */
+static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_format *f = &J->m->acc;
+	const size_t nj = T->nj, K = J->K;
+	const double *arow = J->A + T->i * K;
+	const double *bp = J->Bp + T->j0 / NT * K * NT, *bmax = J->bmax + T->j0 / NT * K;
+	const double *bmin = J->bmin + T->j0 / NT * K;
+	const uint64_t maxb = fpl__bits(f->max);
+	const uint64_t Lb = maxb + (1ull << (51 - f->m)) + 1 - ((maxb >> (52 - f->m)) & 1);
+	const double L = fpl__from_bits(Lb), u = ldexp(1.0, -(f->m + 1));
+	const double qacc = ldexp(1.0, f->emin - f->m);
+	const double xs = ldexp(1.0, J->m->a.m + J->m->b.m + 2 - 53) * (1 + 0x1p-30);
+	const size_t chunk = f->m < 10 ? (size_t)1 << f->m : LEAN_CHUNK;
+	const uint32_t tinyb = (uint32_t)(fpl__bits(f->min_normal) >> 32) - 1;
+	double pad[NT] __attribute__((aligned(64))), s0[NT];
+	double *sv = nj == NT ? s : pad;
+	uint64_t cnt[NT] = { 0 }, rc[NT], total = 0;
+	unsigned char bad[NT];
+	ne_par q;
+	size_t jj, c0, c1, k;
+
+	ne_par_init(&q, f);
+	for (jj = 0; jj < nj; jj++)
+		if (fpl__bits(s[jj]) == FPL__SIGN_BIT) {	/* a -0: not lean */
+			engine_range(T, k0, k1, s);
+			return;
+		}
+	if (sv != s) {
+		memcpy(sv, s, nj * sizeof *s);
+		for (jj = nj; jj < NT; jj++)
+			sv[jj] = 0.0;
+	}
+	for (c0 = k0; c0 < k1; c0 = c1) {
+		const size_t n = k1 - c0 < chunk ? k1 - c0 : chunk;
+		double D = 0, D1 = 0, G = INFINITY, G1 = INFINITY, Bd;
+		uint64_t A = 0;
+		c1 = c0 + n;
+		for (jj = 0; jj < nj; jj++) {
+			uint64_t x = fpl__bits(sv[jj]) & ~FPL__SIGN_BIT;
+			A = x > A ? x : A;
+		}
+		for (k = c0; k + 1 < c1; k += 2) {
+			const double x0 = fabs(arow[k]), x1 = fabs(arow[k + 1]);
+			const double g0 = x0 * bmin[k], g1 = x1 * bmin[k + 1];
+			D += x0 * bmax[k];
+			D1 += x1 * bmax[k + 1];
+			G = x0 != 0 && g0 < G ? g0 : G;
+			G1 = x1 != 0 && g1 < G1 ? g1 : G1;
+		}
+		for (; k < c1; k++) {
+			const double x0 = fabs(arow[k]), g0 = x0 * bmin[k];
+			D += x0 * bmax[k];
+			G = x0 != 0 && g0 < G ? g0 : G;
+		}
+		D += D1;
+		G = G1 < G ? G1 : G;
+		Bd = (fpl__from_bits(A) + D + (double)n * qacc) * (1 + 2 * (double)n * u)
+		     * (1 + 0x1p-30);
+		if (A < Lb && Bd < L && G >= Bd * xs) {
+			__atomic_fetch_add(&fpl__acc_ne64_lean2_runs, 1, __ATOMIC_RELAXED);
+			memcpy(s0, sv, sizeof s0);
+			memset(rc, 0, sizeof rc);
+			memset(bad, 0, sizeof bad);
+			lean2_avx2(arow, bp, c0, c1, f->m, tinyb, sv, rc, bad);
+			for (jj = 0; jj < nj; jj++) {
+				double x = s0[jj];
+				if (!bad[jj]) {
+					cnt[jj] += rc[jj];
+					continue;
+				}
+				__atomic_fetch_add(&fpl__acc_ne64_lean2_reruns, 1, __ATOMIC_RELAXED);
+				for (k = c0; k < c1; k++)
+					x = lane(T, &q, arow[k], bp[k * NT + jj], x,
+						 fpl__acc_idx(T, k, jj), jj, &cnt[jj]);
+				sv[jj] = x;
+			}
+			continue;
+		}
+		if (sv != s)
+			memcpy(s, sv, nj * sizeof *s);
+		engine_range(T, c0, c1, s);
+		if (sv != s)
+			memcpy(sv, s, nj * sizeof *s);
+	}
+	if (sv != s)
+		memcpy(s, sv, nj * sizeof *s);
+	for (jj = 0; jj < nj; jj++) {
+		if (cnt[jj])
+			T->fl[jj] |= FPL_FLAG_INEXACT;
+		total += cnt[jj];
+	}
+	T->cnt[INEX_INDEX] += total;
+}
+#endif
+
 /* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
  * numbers k. */
 void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
+#ifdef NE64_X86
+	if (T->J->lean == 2) {
+		lean2_chain(T, k0, k1, s);
+		return;
+	}
+#endif
 	if (T->J->lean)
 		lean_chain(T, k0, k1, ks, s);
 	else
