@@ -64,6 +64,50 @@
  *  step of the range overflows or meets an inf or NaN, and every lane
  *  is the reference's with inexact iff y != t.  A range that fails the
  *  test runs on ne_range (the checked kernels) from the same sums.
+ *
+ * lean2 (J->lean == 2, AVX2 only: chain_fast.c's lean2_ok) runs
+ * sequential jobs whose sums are not exact by the static condition
+ * EXACT64, such as bf16 x bf16 into fp16 (products from 2^-266 up), on
+ * the lean rounding, with exactness, range and tininess checked on the
+ * data.  Static: mode ne; every product a*b exact in binary64, its sum
+ * with a value of acc below 2^1023 (products_exact64); products' and
+ * acc's quanta at least 2^-1022 (so a nonzero t, a multiple of one of
+ * them, is never a binary64 subnormal); acc with subnormals, no DAZ, a
+ * signed zero, m <= 50, and 2^(emax+1) <= 2^53 q_acc (fp16: 2^16 <=
+ * 2^29).  Per range of n steps (as the lean ranges; stride 1):
+ *  Bound.  Bd = (S + D + n q_acc) (1 + 2nu) (1 + 2^-30), S and D as
+ *  above.  Every step's rounding, kept or the engine's, gives |y| <=
+ *  |t| (1 + u) + q_acc/2 (a normal y within a relative u; a subnormal
+ *  y, rounded at the absolute quantum q_acc, within q_acc/2), so by
+ *  induction |t_k| <= (S + D + k q_acc/2)(1 + u)^k < Bd (the factor
+ *  1 + 2^-30 covering D's and Bd's rounding as above).  The range runs
+ *  lean2 only when every |s| is below L and Bd < L: no step overflows
+ *  or meets an inf or NaN (D is then finite).
+ *  Exactness.  A value v != 0 of a format with m bits is a multiple of
+ *  its quantum 2^(e-m), e = max(floor(log2 |v|), emin), and 2^(e-m) >
+ *  |v| 2^-(m+1).  So a product a_k b_kj != 0 is a multiple of a power
+ *  of two 2^r > g_k = |a_k| bmin_k 2^-(m_a+m_b+2), bmin_k = J->bmin's
+ *  least nonzero |b| of the row (exact: a value of B), and s, a value
+ *  of acc, a multiple of q_acc: t = s + a_k b_kj is an integer multiple
+ *  of Q = min(q_acc, 2^r) (both powers of two) with |t| < Bd, exact in
+ *  binary64 when Bd <= 2^53 Q: Bd < L <= 2^(emax+1) <= 2^53 q_acc
+ *  (static), and Bd <= 2^53 g_k, tested as G = min over the range's k
+ *  with a_k != 0 of |a_k| bmin_k (each product rounded down by at most
+ *  a relative 2^-53) >= Bd 2^(m_a+m_b+2-53) (1 + 2^-30).  A zero
+ *  product leaves t = s.  Then fma(a, b, s), one rounding of the exact
+ *  s + a b, is that exact t, and so is lane()'s s + a*b.
+ *  Rounding.  Exact t with 2^emin <= |t| < L: the lean kernels' (t + C)
+ *  - C, the reference's value, inexact iff y != t.  t = 0: +0, right
+ *  unless s and a b are both -0, which needs a -0 sum (as above: a tile
+ *  with a -0 among its initial sums runs engine_range whole).  0 < |t|
+ *  < 2^emin: t need not be a value of acc here (a product's quantum may
+ *  be below q_acc), so the kernel watches for it (lean2_avx2: a step
+ *  whose t has an exponent field between 1 and that of 2^emin) and
+ *  every lane of a group that met one is rerun over the whole range
+ *  from the range's initial sum by lane() (t exact as just argued; its
+ *  tiny, zero and overflow steps go to the engine), its kernel counts
+ *  dropped.  A range that fails Bound or Exactness runs engine_range:
+ *  each step of each lane by fpl__fma_ix, the reference's own step.
  */
 #include <math.h>
 #include <string.h>
