@@ -37,7 +37,7 @@ extern uint64_t fpl__acc_sp64_avx512_runs;
 /* chain_ne.c: ranges run by the lean kernels; evenodd tiles run by the
  * binary32 evenodd kernel. */
 extern uint64_t fpl__acc_ne64_lean_runs;
-extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns;
+extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns, fpl__acc_ne64_lean2_weak;
 extern uint64_t fpl__acc_eo32_runs;
 /* x86/chain_ro32_avx512.c: sequential and blocked tiles run in binary32. */
 extern uint64_t fpl__acc_ro32_runs;
@@ -639,6 +639,7 @@ static void test_lean2_million(void)
 		{ "bf16", "e4m3fn" },
 	};
 	uint64_t runs0 = fpl__acc_ne64_lean2_runs, re0 = fpl__acc_ne64_lean2_reruns;
+	uint64_t wk0 = fpl__acc_ne64_lean2_weak;
 	size_t i;
 	h_rng g;
 
@@ -667,9 +668,12 @@ static void test_lean2_million(void)
 		h_fail("lean2: the AVX2 lean kernel never ran");
 	if (fpl_cpu()->avx2 && fpl_cpu()->fma && !h_check(fpl__acc_ne64_lean2_reruns > re0))
 		h_fail("lean2: no lane met a tiny sum");
-	h_note("lean2 ne64: 10^6 outputs per model, %llu ranges, %llu lanes rerun",
+	if (fpl_cpu()->avx2 && fpl_cpu()->fma && !h_check(fpl__acc_ne64_lean2_weak > wk0))
+		h_fail("lean2: no weak step");
+	h_note("lean2 ne64: 10^6 outputs per model, %llu ranges, %llu lanes rerun, %llu weak steps",
 	       (unsigned long long)(fpl__acc_ne64_lean2_runs - runs0),
-	       (unsigned long long)(fpl__acc_ne64_lean2_reruns - re0));
+	       (unsigned long long)(fpl__acc_ne64_lean2_reruns - re0),
+	       (unsigned long long)(fpl__acc_ne64_lean2_weak - wk0));
 }
 
 /* Mode sp on the AVX-512 sp kernel (x86/chain_sp_avx512.c): exact64

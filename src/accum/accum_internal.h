@@ -216,9 +216,9 @@ void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, 
 /* Chunks run by the lean kernels, AVX-512 or AVX2 (tests; atomic). */
 extern uint64_t fpl__acc_ne64_lean_runs;
 /* Ranges run by the AVX2 lean kernel with exactness checked per range
- * (J->lean == 2, chain_ne.c), lanes of them rerun for a tiny sum (tests;
- * atomic). */
-extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns;
+ * (J->lean == 2, chain_ne.c), lanes of them rerun for a tiny sum, weak
+ * steps checked by TwoSum (tests; atomic). */
+extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns, fpl__acc_ne64_lean2_weak;
 /* x86/chain_ne_avx512.c (J->eo32): the evenodd tile in binary32, res[]
  * holding the initial values in and the results out (before the output
  * rounding), flags and counts noted in T. */

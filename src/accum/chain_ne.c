@@ -101,12 +101,14 @@
  *  unless s and a b are both -0, which needs a -0 sum (as above: a tile
  *  with a -0 among its initial sums runs engine_range whole).  0 < |t|
  *  < 2^emin: t need not be a value of acc here (a product's quantum may
- *  be below q_acc), so the kernel watches for it (lean2_avx2: a step
- *  whose t has an exponent field between 1 and that of 2^emin) and
- *  every lane of a group that met one is rerun over the whole range
- *  from the range's initial sum by lane() (t exact as just argued; its
- *  tiny, zero and overflow steps go to the engine), its kernel counts
- *  dropped.  A range that fails Bound or Exactness runs engine_range:
+ *  be below q_acc).  lean2_avx2 rounds such a t at the absolute quantum
+ *  q_acc (its C from emin's exponent: |t| + C stays in C's binade, whose
+ *  ulp is q_acc), the reference's value; when y == t, t is a value of
+ *  acc (a subnormal), which the reference returns with no flag (as
+ *  above).  An inexact tiny step (underflow) is watched for, and every
+ *  lane of a group that met one is rerun over the whole range from the
+ *  range's initial sum by lane() (t exact as just argued; its tiny, zero
+ *  and overflow steps go to the engine), its kernel counts dropped.  A range that fails Bound or Exactness runs engine_range:
  *  each step of each lane by fpl__fma_ix, the reference's own step.
  */
 #include <math.h>
@@ -351,23 +353,26 @@ NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, s
 #undef LEAN4X2
 #undef LEAN4
 
-/* lean2 (J->lean == 2, argued below): lean4 over the 64 chains of s[]
- * for k in [k0, k1) (stride 1), cnt[j] += lane j's inexact steps, and
- * a watch for tiny sums: per group of four registers the running
- * unsigned minimum of the 32-bit halves of (bits(t) & expm) - 1, whose
- * upper half is 2^20 e - 1 for a t of exponent field e >= 1 and
- * 0xffffffff for t = 0 (no t is a binary64 subnormal: lean2_ok).  A
- * lane of a group whose minimum is below tinyb = 2^20 e_min - 1 (e_min
- * the field of 2^emin) had a step with 0 < |t| < 2^emin: bad[] is set
- * for the group's lanes (the four registers' lane l share the bit). */
+/* lean2 (J->lean == 2, argued above): lean4 over the 64 chains of s[]
+ * for k in [k0, k1) (stride 1), cnt[j] += lane j's inexact steps, with
+ * C built from max(t's exponent field, emin's) (e_min, the field of
+ * 2^emin: a tiny t is rounded at the absolute quantum 2^(emin-m) =
+ * q_acc, C = 1.5 * 2^52 * q_acc, so y is t rounded to nearest-even in
+ * acc's subnormal range) and a watch for tiny inexact steps: per group
+ * of four registers the running unsigned minimum of the 32-bit halves
+ * of (bits(t) & expm) | eq, eq all ones for a step with y == t, whose
+ * upper half is 2^20 e (e t's exponent field) for an inexact step and
+ * 0xffffffff for an exact one.  A lane of a group whose minimum is
+ * below 2^20 e_min (tinyb) had an inexact step with |t| < 2^emin: bad[]
+ * is set for the group's lanes (the four registers' lane l share it). */
 #define LEAN2(sv, bb, mn)                                                                      \
 	do {                                                                                   \
 		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
 		__m256i e_ = _mm256_and_si256(_mm256_castpd_si256(t_), expm);                  \
-		__m256d c_ = _mm256_castsi256_pd(_mm256_add_epi64(e_, cadd));                  \
+		__m256d c_ = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_max_epi32(e_, emin), cadd)); \
 		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
 		eq_ = _mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_));     \
-		(mn) = _mm256_min_epu32((mn), _mm256_sub_epi64(e_, one));                      \
+		(mn) = _mm256_min_epu32((mn), _mm256_or_si256(e_, eq_));                       \
 	} while (0)
 #define LEAN2X2(sa, sb, cv, bb, mn)                                                            \
 	do {                                                                                   \
@@ -385,7 +390,7 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 	const __m256i expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
 	const __m256i cadd = _mm256_set1_epi64x((long long)(((uint64_t)(52 - m) << 52)
 							    | 0x0008000000000000ull));
-	const __m256i one = _mm256_set1_epi64x(1);
+	const __m256i emin = _mm256_set1_epi64x((long long)((uint64_t)tinyb << 32));
 	const uint64_t n = k1 - k0;
 	size_t j, k;
 
@@ -590,6 +595,57 @@ static void engine_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 
 uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns;
 
+/* lean2's steps [c0, c1) of the tile in sv[] (all NT lanes), each
+ * exact and below L (the header comment's lean2 paragraph): the kernel,
+ * and the lanes of a group that met an inexact tiny sum rerun by lane()
+ * from their sums at c0; cnt[] += the inexact steps. */
+static void lean2_sub(fpl__acc_tile *T, const ne_par *q, const double *arow, const double *bp,
+		      size_t c0, size_t c1, uint32_t tinyb, double *sv, uint64_t *cnt)
+{
+	double s0[NT];
+	uint64_t rc[NT] = { 0 };
+	unsigned char bad[NT] = { 0 };
+	size_t jj, k;
+
+	memcpy(s0, sv, sizeof s0);
+	lean2_avx2(arow, bp, c0, c1, T->J->m->acc.m, tinyb, sv, rc, bad);
+	for (jj = 0; jj < T->nj; jj++) {
+		double x = s0[jj];
+		if (!bad[jj]) {
+			cnt[jj] += rc[jj];
+			continue;
+		}
+		__atomic_fetch_add(&fpl__acc_ne64_lean2_reruns, 1, __ATOMIC_RELAXED);
+		for (k = c0; k < c1; k++)
+			x = lane(T, q, arow[k], bp[k * NT + jj], x, fpl__acc_idx(T, k, jj), jj,
+				 &cnt[jj]);
+		sv[jj] = x;
+	}
+}
+
+uint64_t fpl__acc_ne64_lean2_weak;
+
+/* One weak step k of lean2 (a product's quantum may be too small for
+ * the range's exactness bound) for every lane of sv[]: t = s + p in
+ * binary64 with TwoSum's error e (exact: p = a*b is exact and |s + p| <
+ * 2^1023, products_exact64); e == 0 makes t exact and the lane lane()'s
+ * (the formula, or the engine for tiny, zero and overflowing t), else
+ * the engine's step. */
+static void weak_step(fpl__acc_tile *T, const ne_par *q, double a, const double *b, size_t k,
+		      double *sv, uint64_t *cnt)
+{
+	size_t jj;
+
+	__atomic_fetch_add(&fpl__acc_ne64_lean2_weak, 1, __ATOMIC_RELAXED);
+	for (jj = 0; jj < T->nj; jj++) {
+		const double s = sv[jj], p = a * b[jj], t = s + p, bb = t - s;
+		const double e = (s - (t - bb)) + (p - bb);
+		const uint64_t idx = fpl__acc_idx(T, k, jj);
+		sv[jj] = e == 0 ? lane(T, q, a, b[jj], s, idx, jj, &cnt[jj])
+			 : fpl__acc_ne64_slow(T, a, b[jj], s, idx, jj);
+	}
+}
+
 /* lean2: sequential chains (stride 1) by ranges of at most chunk steps,
  * each on lean2_avx2 when the bound of the header comment's lean2
  * paragraph holds, else on engine_range; lanes that met a tiny sum
@@ -608,11 +664,10 @@ static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	const double qacc = ldexp(1.0, f->emin - f->m);
 	const double xs = ldexp(1.0, J->m->a.m + J->m->b.m + 2 - 53) * (1 + 0x1p-30);
 	const size_t chunk = f->m < 10 ? (size_t)1 << f->m : LEAN_CHUNK;
-	const uint32_t tinyb = (uint32_t)(fpl__bits(f->min_normal) >> 32) - 1;
-	double pad[NT] __attribute__((aligned(64))), s0[NT];
+	const uint32_t tinyb = (uint32_t)(fpl__bits(f->min_normal) >> 32);
+	double pad[NT] __attribute__((aligned(64)));
 	double *sv = nj == NT ? s : pad;
-	uint64_t cnt[NT] = { 0 }, rc[NT], total = 0;
-	unsigned char bad[NT];
+	uint64_t cnt[NT] = { 0 }, total = 0;
 	ne_par q;
 	size_t jj, c0, c1, k;
 
@@ -653,24 +708,26 @@ static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 		G = G1 < G ? G1 : G;
 		Bd = (fpl__from_bits(A) + D + (double)n * qacc) * (1 + 2 * (double)n * u)
 		     * (1 + 0x1p-30);
-		if (A < Lb && Bd < L && G >= Bd * xs) {
+		if (A < Lb && Bd < L) {
+			const double gth = Bd * xs;
+			size_t x0 = c0, w;
 			__atomic_fetch_add(&fpl__acc_ne64_lean2_runs, 1, __ATOMIC_RELAXED);
-			memcpy(s0, sv, sizeof s0);
-			memset(rc, 0, sizeof rc);
-			memset(bad, 0, sizeof bad);
-			lean2_avx2(arow, bp, c0, c1, f->m, tinyb, sv, rc, bad);
-			for (jj = 0; jj < nj; jj++) {
-				double x = s0[jj];
-				if (!bad[jj]) {
-					cnt[jj] += rc[jj];
-					continue;
-				}
-				__atomic_fetch_add(&fpl__acc_ne64_lean2_reruns, 1, __ATOMIC_RELAXED);
-				for (k = c0; k < c1; k++)
-					x = lane(T, &q, arow[k], bp[k * NT + jj], x,
-						 fpl__acc_idx(T, k, jj), jj, &cnt[jj]);
-				sv[jj] = x;
+			if (G >= gth) {
+				lean2_sub(T, &q, arow, bp, c0, c1, tinyb, sv, cnt);
+				continue;
 			}
+			/* weak steps (|a_k| bmin_k below the threshold) one by
+			 * one, the lean kernel between them */
+			for (w = c0; w < c1; w++) {
+				if (arow[w] == 0 || fabs(arow[w]) * bmin[w] >= gth)
+					continue;
+				if (w > x0)
+					lean2_sub(T, &q, arow, bp, x0, w, tinyb, sv, cnt);
+				weak_step(T, &q, arow[w], bp + w * NT, w, sv, cnt);
+				x0 = w + 1;
+			}
+			if (c1 > x0)
+				lean2_sub(T, &q, arow, bp, x0, c1, tinyb, sv, cnt);
 			continue;
 		}
 		if (sv != s)
