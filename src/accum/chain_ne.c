@@ -358,13 +358,14 @@ NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, s
  * C built from max(t's exponent field, emin's) (e_min, the field of
  * 2^emin: a tiny t is rounded at the absolute quantum 2^(emin-m) =
  * q_acc, C = 1.5 * 2^52 * q_acc, so y is t rounded to nearest-even in
- * acc's subnormal range) and a watch for tiny inexact steps: per group
- * of four registers the running unsigned minimum of the 32-bit halves
+ * acc's subnormal range) and a watch for tiny inexact steps: over the
+ * eight registers the running unsigned minimum of the 32-bit halves
  * of (bits(t) & expm) | eq, eq all ones for a step with y == t, whose
  * upper half is 2^20 e (e t's exponent field) for an inexact step and
- * 0xffffffff for an exact one.  A lane of a group whose minimum is
- * below 2^20 e_min (tinyb) had an inexact step with |t| < 2^emin: bad[]
- * is set for the group's lanes (the four registers' lane l share it). */
+ * 0xffffffff for an exact one (one register: the spills of a second
+ * cost more than the rare reruns it saves).  A minimum below 2^20 e_min
+ * (tinyb) in lane l means an inexact step with |t| < 2^emin in lane l
+ * of one of the registers: bad[] is set for all eight of them. */
 #define LEAN2(sv, bb, mn)                                                                      \
 	do {                                                                                   \
 		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
@@ -400,16 +401,16 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 		__m256d s4 = _mm256_loadu_pd(s + j + 16), s5 = _mm256_loadu_pd(s + j + 20);
 		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
 		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
-		__m256i m0 = _mm256_set1_epi64x(-1), m1 = m0;
-		uint64_t eo[16], mo[8];
+		__m256i m0 = _mm256_set1_epi64x(-1);
+		uint64_t eo[16], mo[4];
 		int l;
 		for (k = k0; k < k1; k++) {
 			const __m256d av = _mm256_set1_pd(arow[k]);
 			const double *b = bp + k * NT + j;
 			LEAN2X2(s0, s1, e0, b, m0);
 			LEAN2X2(s2, s3, e1, b + 8, m0);
-			LEAN2X2(s4, s5, e2, b + 16, m1);
-			LEAN2X2(s6, s7, e3, b + 24, m1);
+			LEAN2X2(s4, s5, e2, b + 16, m0);
+			LEAN2X2(s6, s7, e3, b + 24, m0);
 		}
 		_mm256_storeu_pd(s + j, s0);
 		_mm256_storeu_pd(s + j + 4, s1);
@@ -424,7 +425,6 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 		_mm256_storeu_si256((__m256i *)(eo + 8), e2);
 		_mm256_storeu_si256((__m256i *)(eo + 12), e3);
 		_mm256_storeu_si256((__m256i *)mo, m0);
-		_mm256_storeu_si256((__m256i *)(mo + 4), m1);
 		/* as lean4's counters */
 		for (l = 0; l < 16; l++) {
 			const size_t base = j + (size_t)(l / 4) * 8 + (size_t)(l % 4);
@@ -432,10 +432,11 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 			cnt[base] += n - ea;
 			cnt[base + 4] += n - ((eo[l] + ea) >> 32);
 		}
-		for (l = 0; l < 8; l++)
+		for (l = 0; l < 4; l++)
 			if ((uint32_t)(mo[l] >> 32) < tinyb) {
-				const size_t base = j + (size_t)(l / 4) * 16 + (size_t)(l % 4);
-				bad[base] = bad[base + 4] = bad[base + 8] = bad[base + 12] = 1;
+				size_t r;
+				for (r = 0; r < 32; r += 4)
+					bad[j + r + (size_t)l] = 1;
 			}
 	}
 }
