@@ -97,9 +97,13 @@
  *  product leaves t = s.  Then fma(a, b, s), one rounding of the exact
  *  s + a b, is that exact t, and so is lane()'s s + a*b.
  *  Rounding.  Exact t with 2^emin <= |t| < L: the lean kernels' (t + C)
- *  - C, the reference's value, inexact iff y != t.  t = 0: +0, right
- *  unless s and a b are both -0, which needs a -0 sum (as above: a tile
- *  with a -0 among its initial sums runs engine_range whole).  0 < |t|
+ *  - C, the reference's value, inexact iff y != t.  t = +0 (fma's exact
+ *  zero sum, the reference's sign): y = +0, exact.  t = -0 (s and a b
+ *  both -0; a -0 sum can arise here from the engine rounding a tiny
+ *  negative t, and a tile with one among its initial sums runs
+ *  engine_range whole): y = +0, whose bits differ from t's, so the
+ *  watch below sees an inexact step of exponent field 0 and the lane is
+ *  rerun.  0 < |t|
  *  < 2^emin: t need not be a value of acc here (a product's quantum may
  *  be below q_acc).  lean2_avx2 rounds such a t at the absolute quantum
  *  q_acc (its C from emin's exponent: |t| + C stays in C's binade, whose
