@@ -37,6 +37,7 @@ extern uint64_t fpl__acc_sp64_avx512_runs;
 /* chain_ne.c: ranges run by the lean kernels; evenodd tiles run by the
  * binary32 evenodd kernel. */
 extern uint64_t fpl__acc_ne64_lean_runs;
+extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns, fpl__acc_ne64_lean2_weak;
 extern uint64_t fpl__acc_eo32_runs;
 /* x86/chain_ro32_avx512.c: sequential and blocked tiles run in binary32. */
 extern uint64_t fpl__acc_ro32_runs;
@@ -618,6 +619,63 @@ static void test_lean_million(void)
 	       (unsigned long long)(fpl__acc_ne64_lean_runs - runs0));
 }
 
+/*
+ * The AVX2 lean kernel with exactness checked per range (chain_ne.c's
+ * lean2: FPLAB_ACCUM=avx2, or the avx2 kernel set) against the
+ * reference, every env mode and 1 or 2 threads: sequential ne jobs that
+ * EXACT64 does not cover (bf16 into fp16 and e4m3fn, fp16 into fp16).
+ * Data: mixed (tiny, huge, special values: ranges whose bound fails),
+ * moderate (the kernel throughout), and lean_case's (signed zeros,
+ * subnormal inputs, huge rows, -0 and NaN in C) with K = 600, whose
+ * tiny sums send lanes to the scalar rerun: 10^6 outputs per model.
+ */
+static void test_lean2_million(void)
+{
+	static const struct {
+		const char *in, *acc;
+	} c[] = {
+		{ "bf16", "fp16" },
+		{ "fp16", "fp16" },
+		{ "bf16", "e4m3fn" },
+	};
+	uint64_t runs0 = fpl__acc_ne64_lean2_runs, re0 = fpl__acc_ne64_lean2_reruns;
+	uint64_t wk0 = fpl__acc_ne64_lean2_weak;
+	size_t i;
+	h_rng g;
+
+	h_rng_init(&g, 29);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[96];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		fpl_accum_parse_order(&m, "sequential");
+		snprintf(what, sizeof what, "%s/%s ne sequential (lean2), 10^6 outputs", c[i].in,
+			 c[i].acc);
+		if (!h_sanitized()) {
+			check_case(&m, what, 2000, 500, 37, D_MIX, 1, &g);
+			check_case(&m, what, 2000, 500, 37, D_MODERATE, 1, &g);
+			lean_case(&m, what, 2000, 500, 40, &g);
+		}
+		snprintf(what, sizeof what, "%s/%s ne sequential (lean2), K = 600", c[i].in,
+			 c[i].acc);
+		lean_case(&m, what, h_sanitized() ? 6 : 40, 130, 600, &g);
+		check_case(&m, what, h_sanitized() ? 6 : 40, 130, 600, D_MODERATE, 1, &g);
+	}
+	if (fpl_cpu()->avx2 && fpl_cpu()->fma && !h_check(fpl__acc_ne64_lean2_runs > runs0))
+		h_fail("lean2: the AVX2 lean kernel never ran");
+	if (fpl_cpu()->avx2 && fpl_cpu()->fma && !h_check(fpl__acc_ne64_lean2_reruns > re0))
+		h_fail("lean2: no lane met a tiny sum");
+	if (fpl_cpu()->avx2 && fpl_cpu()->fma && !h_check(fpl__acc_ne64_lean2_weak > wk0))
+		h_fail("lean2: no weak step");
+	h_note("lean2 ne64: 10^6 outputs per model, %llu ranges, %llu lanes rerun, %llu weak steps",
+	       (unsigned long long)(fpl__acc_ne64_lean2_runs - runs0),
+	       (unsigned long long)(fpl__acc_ne64_lean2_reruns - re0),
+	       (unsigned long long)(fpl__acc_ne64_lean2_weak - wk0));
+}
+
 /* Mode sp on the AVX-512 sp kernel (x86/chain_sp_avx512.c): exact64
  * models (e4m3fn into fp16, e4m3fnuz) and verified ones (bf16 into
  * fp16, fp16 without subnormals or saturating, e5m2 and e4m3fnuz; e5m2
@@ -834,6 +892,7 @@ int main(void)
 	test_ne64_million();
 	test_ro32_million();
 	test_lean_million();
+	test_lean2_million();
 	test_sp64_million();
 	test_fused64_million();
 	test_verify_million();

@@ -80,9 +80,14 @@ typedef struct fpl__acc_job {
 				 * truncation, 2 also blocked's promo additions
 				 * (chain_blocked.h) */
 	int lean;		/* ne64 without verify whose tiny sums are exact
-				 * (chain_ne.c: the lean kernels); Bp is then set */
+				 * (chain_ne.c: the lean kernels); Bp is then set;
+				 * 2: the AVX2 lean kernel with exactness checked
+				 * per range (chain_ne.c's lean2, chain_fast.c's
+				 * lean2_ok) */
 	double *bmax;		/* lean: bmax[p*K + k] = max |B[k][j]| over panel p's
 				 * columns (inf where one is NaN) (owned) */
+	double *bmin;		/* lean 2: the least nonzero |B[k][j]| over panel
+				 * p's columns (inf where none), as bmax (owned) */
 	int eo32;		/* evenodd in binary32 (chain_fast.c's eo32_ok): 1 on
 				 * AVX-512 (x86/chain_ne_avx512.c), 2 on AVX2
 				 * (chain_ne.c); Bf then holds B packed as Bp, in
@@ -210,6 +215,10 @@ void fpl__acc_ne64_lean_avx512(const double *arow, const double *bp, size_t k0, 
 			       size_t ks, int m, double *s, uint64_t *cnt);
 /* Chunks run by the lean kernels, AVX-512 or AVX2 (tests; atomic). */
 extern uint64_t fpl__acc_ne64_lean_runs;
+/* Ranges run by the AVX2 lean kernel with exactness checked per range
+ * (J->lean == 2, chain_ne.c), lanes of them rerun for a tiny sum, weak
+ * steps checked by TwoSum (tests; atomic). */
+extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns, fpl__acc_ne64_lean2_weak;
 /* x86/chain_ne_avx512.c (J->eo32): the evenodd tile in binary32, res[]
  * holding the initial values in and the results out (before the output
  * rounding), flags and counts noted in T. */

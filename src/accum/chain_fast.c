@@ -272,11 +272,16 @@ static int pack_b(fpl__acc_job *J)
 		if (!J->bmax)
 			return FPL_ENOMEM;
 	}
+	if (J->lean == 2) {
+		J->bmin = fpl__scratch_alloc(np * K * sizeof *J->bmin);
+		if (!J->bmin)
+			return FPL_ENOMEM;
+	}
 	for (p = 0; p < np; p++) {
 		const size_t w = N - p * NT < NT ? N - p * NT : NT;
 		for (k = 0; k < K; k++) {
 			const double *b = J->B + k * N + p * NT;
-			double *d = J->Bp + (p * K + k) * NT, mx = 0;
+			double *d = J->Bp + (p * K + k) * NT, mx = 0, mn = INFINITY;
 			memcpy(d, b, w * sizeof *d);
 			for (jj = w; jj < NT; jj++)
 				d[jj] = 0.0;
@@ -285,10 +290,13 @@ static int pack_b(fpl__acc_job *J)
 			for (jj = 0; jj < w; jj++) {
 				double v = fabs(b[jj]);
 				mx = v > mx ? v : mx;
+				mn = v != 0 && v < mn ? v : mn;
 				if (v != v)
 					break;
 			}
 			J->bmax[p * K + k] = jj < w ? INFINITY : mx;
+			if (J->lean == 2)
+				J->bmin[p * K + k] = mn;
 		}
 	}
 	return 0;
@@ -349,6 +357,26 @@ static int lean_ok(const fpl__acc_job *J)
 	return J->path == FPL__ACC_NE64 && !J->verify && J->simd >= 1
 	       && c->subnormal == FPL_SUB_YES && !c->daz && c->specials != FPL_SPEC_FNUZ
 	       && c->specials != FPL_SPEC_E8M0 && qlog(a) + qlog(b) >= qlog(c) && c->m <= 50;
+}
+
+/* The AVX2 lean kernel with exactness checked per range (J->lean == 2,
+ * chain_ne.c's lean2 argues it): AVX2 without the AVX-512 kernels
+ * (there the binary32 tiles run these jobs), sequential in mode ne, a
+ * job the static condition EXACT64 does not cover, every product exact
+ * in binary64 with a sum below 2^1023 (products_exact64), products and
+ * values of acc multiples of 2^-1022 or more (no binary64 subnormal
+ * sums), and acc as for lean_ok (subnormals, no DAZ, a signed zero, m
+ * <= 50) whose values span at most 53 bits: 2^(emax+1) <= 2^53 q_acc. */
+static int lean2_ok(const fpl__acc_job *J)
+{
+	const fpl_accum_model *m = J->m;
+	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
+
+	return J->simd == 1 && m->order == FPL_ORDER_SEQUENTIAL && m->acc_rnd == FPL_RND_NE
+	       && !exact64_ok(m) && a->explim && b->explim && c->explim
+	       && products_exact64(a, b, c) && qlog(a) + qlog(b) >= -1022 && qlog(c) >= -1022
+	       && c->subnormal == FPL_SUB_YES && !c->daz && c->specials != FPL_SPEC_FNUZ
+	       && c->specials != FPL_SPEC_E8M0 && c->m <= 50 && c->emax + 1 - qlog(c) <= 53;
 }
 
 /* The binary32 tiles' condition (x86/chain_ro32_avx512.c argues them):
@@ -432,7 +460,8 @@ static int plan(fpl__acc_job *J)
 	if (J->simd && mode == 0 && avx512_ok() && m->acc.m <= 50)
 		J->simd = 2;
 #endif
-	if (m->order == FPL_ORDER_SEQUENTIAL) {
+	if (m->order == FPL_ORDER_SEQUENTIAL
+	    && !(lean2_ok(J) && kernel_ok(&m->acc, m->acc_rnd, J->st, 1))) {
 		r = fpl__acc_fma32_prepare(J);
 		if (r < 0)
 			return r;
@@ -449,6 +478,8 @@ static int plan(fpl__acc_job *J)
 		 * ranges, and EXACT64 gives the same bits */
 		J->path = m->acc_rnd == FPL_RND_NE && m->order != FPL_ORDER_EVENODD
 				  && m->acc.m <= 50 ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
+	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && lean2_ok(J))
+		J->path = FPL__ACC_NE64, J->lean = 2;
 	else if (J->simd >= 2 && kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_ok(J))
 		J->path = FPL__ACC_NE64, J->verify = 1;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_sp_ok(J))
@@ -467,7 +498,8 @@ static int plan(fpl__acc_job *J)
 	/* evenodd in binary32 and the binary32 tiles read Bf, never Bp */
 	if ((J->eo32 = eo32_ok(J)) || (J->ro32 = ro32_ok(J)))
 		return pack_bf(J);
-	J->lean = lean_ok(J);
+	if (!J->lean)
+		J->lean = lean_ok(J);
 	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
 	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
@@ -490,8 +522,9 @@ void fpl__acc_fast_release(fpl__acc_job *J)
 	fpl__scratch_free(J->Bf);
 	fpl__scratch_free(J->Bp);
 	fpl__scratch_free(J->bmax);
+	fpl__scratch_free(J->bmin);
 	J->Af = J->Bf = NULL;
-	J->Bp = J->bmax = NULL;
+	J->Bp = J->bmax = J->bmin = NULL;
 }
 
 /* Lane classes for EXACT64: a zero or non-finite t goes to the engine. */

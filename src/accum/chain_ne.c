@@ -64,6 +64,56 @@
  *  step of the range overflows or meets an inf or NaN, and every lane
  *  is the reference's with inexact iff y != t.  A range that fails the
  *  test runs on ne_range (the checked kernels) from the same sums.
+ *
+ * lean2 (J->lean == 2, AVX2 only: chain_fast.c's lean2_ok) runs
+ * sequential jobs whose sums are not exact by the static condition
+ * EXACT64, such as bf16 x bf16 into fp16 (products from 2^-266 up), on
+ * the lean rounding, with exactness, range and tininess checked on the
+ * data.  Static: mode ne; every product a*b exact in binary64, its sum
+ * with a value of acc below 2^1023 (products_exact64); products' and
+ * acc's quanta at least 2^-1022 (so a nonzero t, a multiple of one of
+ * them, is never a binary64 subnormal); acc with subnormals, no DAZ, a
+ * signed zero, m <= 50, and 2^(emax+1) <= 2^53 q_acc (fp16: 2^16 <=
+ * 2^29).  Per range of n steps (as the lean ranges; stride 1):
+ *  Bound.  Bd = (S + D + n q_acc) (1 + 2nu) (1 + 2^-30), S and D as
+ *  above.  Every step's rounding, kept or the engine's, gives |y| <=
+ *  |t| (1 + u) + q_acc/2 (a normal y within a relative u; a subnormal
+ *  y, rounded at the absolute quantum q_acc, within q_acc/2), so by
+ *  induction |t_k| <= (S + D + k q_acc/2)(1 + u)^k < Bd (the factor
+ *  1 + 2^-30 covering D's and Bd's rounding as above).  The range runs
+ *  lean2 only when every |s| is below L and Bd < L: no step overflows
+ *  or meets an inf or NaN (D is then finite).
+ *  Exactness.  A value v != 0 of a format with m bits is a multiple of
+ *  its quantum 2^(e-m), e = max(floor(log2 |v|), emin), and 2^(e-m) >
+ *  |v| 2^-(m+1).  So a product a_k b_kj != 0 is a multiple of a power
+ *  of two 2^r > g_k = |a_k| bmin_k 2^-(m_a+m_b+2), bmin_k = J->bmin's
+ *  least nonzero |b| of the row (exact: a value of B), and s, a value
+ *  of acc, a multiple of q_acc: t = s + a_k b_kj is an integer multiple
+ *  of Q = min(q_acc, 2^r) (both powers of two) with |t| < Bd, exact in
+ *  binary64 when Bd <= 2^53 Q: Bd < L <= 2^(emax+1) <= 2^53 q_acc
+ *  (static), and Bd <= 2^53 g_k, tested as G = min over the range's k
+ *  with a_k != 0 of |a_k| bmin_k (each product rounded down by at most
+ *  a relative 2^-53) >= Bd 2^(m_a+m_b+2-53) (1 + 2^-30).  A zero
+ *  product leaves t = s.  Then fma(a, b, s), one rounding of the exact
+ *  s + a b, is that exact t, and so is lane()'s s + a*b.
+ *  Rounding.  Exact t with 2^emin <= |t| < L: the lean kernels' (t + C)
+ *  - C, the reference's value, inexact iff y != t.  t = +0 (fma's exact
+ *  zero sum, the reference's sign): y = +0, exact.  t = -0 (s and a b
+ *  both -0; a -0 sum can arise here from the engine rounding a tiny
+ *  negative t, and a tile with one among its initial sums runs
+ *  engine_range whole): y = +0, whose bits differ from t's, so the
+ *  watch below sees an inexact step of exponent field 0 and the lane is
+ *  rerun.  0 < |t|
+ *  < 2^emin: t need not be a value of acc here (a product's quantum may
+ *  be below q_acc).  lean2_avx2 rounds such a t at the absolute quantum
+ *  q_acc (its C from emin's exponent: |t| + C stays in C's binade, whose
+ *  ulp is q_acc), the reference's value; when y == t, t is a value of
+ *  acc (a subnormal), which the reference returns with no flag (as
+ *  above).  An inexact tiny step (underflow) is watched for, and every
+ *  lane of a group that met one is rerun over the whole range from the
+ *  range's initial sum by lane() (t exact as just argued; its tiny, zero
+ *  and overflow steps go to the engine), its kernel counts dropped.  A range that fails Bound or Exactness runs engine_range:
+ *  each step of each lane by fpl__fma_ix, the reference's own step.
  */
 #include <math.h>
 #include <string.h>
@@ -306,6 +356,96 @@ NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, s
 }
 #undef LEAN4X2
 #undef LEAN4
+
+/* lean2 (J->lean == 2, argued above): lean4 over the 64 chains of s[]
+ * for k in [k0, k1) (stride 1), cnt[j] += lane j's inexact steps, with
+ * C built from max(t's exponent field, emin's) (e_min, the field of
+ * 2^emin: a tiny t is rounded at the absolute quantum 2^(emin-m) =
+ * q_acc, C = 1.5 * 2^52 * q_acc, so y is t rounded to nearest-even in
+ * acc's subnormal range) and a watch for tiny inexact steps: over the
+ * eight registers the running unsigned minimum of the 32-bit halves
+ * of (bits(t) & expm) | eq, eq all ones for a step with y == t, whose
+ * upper half is 2^20 e (e t's exponent field) for an inexact step and
+ * 0xffffffff for an exact one (one register: the spills of a second
+ * cost more than the rare reruns it saves).  A minimum below 2^20 e_min
+ * (tinyb) in lane l means an inexact step with |t| < 2^emin in lane l
+ * of one of the registers: bad[] is set for all eight of them. */
+#define LEAN2(sv, bb, mn)                                                                      \
+	do {                                                                                   \
+		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
+		__m256i e_ = _mm256_and_si256(_mm256_castpd_si256(t_), expm);                  \
+		__m256d c_ = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_max_epi32(e_, emin), cadd)); \
+		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
+		eq_ = _mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_));     \
+		(mn) = _mm256_min_epu32((mn), _mm256_or_si256(e_, eq_));                       \
+	} while (0)
+#define LEAN2X2(sa, sb, cv, bb, mn)                                                            \
+	do {                                                                                   \
+		__m256i eq_, eqa_;                                                             \
+		LEAN2(sa, bb, mn);                                                             \
+		eqa_ = eq_;                                                                    \
+		LEAN2(sb, (bb) + 4, mn);                                                       \
+		(cv) = _mm256_sub_epi64(_mm256_add_epi64((cv), eqa_), _mm256_slli_epi64(eq_, 32)); \
+	} while (0)
+
+NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t k0, size_t k1,
+				   int m, uint32_t tinyb, double *s, uint64_t *cnt,
+				   unsigned char *bad)
+{
+	const __m256i expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
+	const __m256i cadd = _mm256_set1_epi64x((long long)(((uint64_t)(52 - m) << 52)
+							    | 0x0008000000000000ull));
+	const __m256i emin = _mm256_set1_epi64x((long long)((uint64_t)tinyb << 32));
+	const uint64_t n = k1 - k0;
+	size_t j, k;
+
+	for (j = 0; j < NT; j += 32) {
+		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
+		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
+		__m256d s4 = _mm256_loadu_pd(s + j + 16), s5 = _mm256_loadu_pd(s + j + 20);
+		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
+		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
+		__m256i m0 = _mm256_set1_epi64x(-1);
+		uint64_t eo[16], mo[4];
+		int l;
+		for (k = k0; k < k1; k++) {
+			const __m256d av = _mm256_set1_pd(arow[k]);
+			const double *b = bp + k * NT + j;
+			LEAN2X2(s0, s1, e0, b, m0);
+			LEAN2X2(s2, s3, e1, b + 8, m0);
+			LEAN2X2(s4, s5, e2, b + 16, m0);
+			LEAN2X2(s6, s7, e3, b + 24, m0);
+		}
+		_mm256_storeu_pd(s + j, s0);
+		_mm256_storeu_pd(s + j + 4, s1);
+		_mm256_storeu_pd(s + j + 8, s2);
+		_mm256_storeu_pd(s + j + 12, s3);
+		_mm256_storeu_pd(s + j + 16, s4);
+		_mm256_storeu_pd(s + j + 20, s5);
+		_mm256_storeu_pd(s + j + 24, s6);
+		_mm256_storeu_pd(s + j + 28, s7);
+		_mm256_storeu_si256((__m256i *)eo, e0);
+		_mm256_storeu_si256((__m256i *)(eo + 4), e1);
+		_mm256_storeu_si256((__m256i *)(eo + 8), e2);
+		_mm256_storeu_si256((__m256i *)(eo + 12), e3);
+		_mm256_storeu_si256((__m256i *)mo, m0);
+		/* as lean4's counters */
+		for (l = 0; l < 16; l++) {
+			const size_t base = j + (size_t)(l / 4) * 8 + (size_t)(l % 4);
+			const uint64_t ea = (uint32_t)(0u - (uint32_t)eo[l]);
+			cnt[base] += n - ea;
+			cnt[base + 4] += n - ((eo[l] + ea) >> 32);
+		}
+		for (l = 0; l < 4; l++)
+			if ((uint32_t)(mo[l] >> 32) < tinyb) {
+				size_t r;
+				for (r = 0; r < 32; r += 4)
+					bad[j + r + (size_t)l] = 1;
+			}
+	}
+}
+#undef LEAN2X2
+#undef LEAN2
 #endif
 
 uint64_t fpl__acc_ne64_avx512_runs;
@@ -442,10 +582,186 @@ static void lean_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double
 	T->cnt[INEX_INDEX] += total;
 }
 
+#ifdef NE64_X86
+/* Every step of [k0, k1) of every lane by the engine (lean2's ranges
+ * whose bound fails, tiles with a -0 among their sums). */
+static void engine_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+{
+	const fpl__acc_job *J = T->J;
+	size_t k, jj;
+
+	for (k = k0; k < k1; k++) {
+		const double a = J->A[T->i * J->K + k], *b = J->B + k * J->N + T->j0;
+		const uint64_t idx0 = fpl__acc_idx(T, k, 0);
+		for (jj = 0; jj < T->nj; jj++)
+			s[jj] = fpl__acc_ne64_slow(T, a, b[jj], s[jj], idx0 + jj, jj);
+	}
+}
+
+uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns;
+
+/* lean2's steps [c0, c1) of the tile in sv[] (all NT lanes), each
+ * exact and below L (the header comment's lean2 paragraph): the kernel,
+ * and the lanes of a group that met an inexact tiny sum rerun by lane()
+ * from their sums at c0; cnt[] += the inexact steps. */
+static void lean2_sub(fpl__acc_tile *T, const ne_par *q, const double *arow, const double *bp,
+		      size_t c0, size_t c1, uint32_t tinyb, double *sv, uint64_t *cnt)
+{
+	double s0[NT];
+	uint64_t rc[NT] = { 0 };
+	unsigned char bad[NT] = { 0 };
+	size_t jj, k;
+
+	memcpy(s0, sv, sizeof s0);
+	lean2_avx2(arow, bp, c0, c1, T->J->m->acc.m, tinyb, sv, rc, bad);
+	for (jj = 0; jj < T->nj; jj++) {
+		double x = s0[jj];
+		if (!bad[jj]) {
+			cnt[jj] += rc[jj];
+			continue;
+		}
+		__atomic_fetch_add(&fpl__acc_ne64_lean2_reruns, 1, __ATOMIC_RELAXED);
+		for (k = c0; k < c1; k++)
+			x = lane(T, q, arow[k], bp[k * NT + jj], x, fpl__acc_idx(T, k, jj), jj,
+				 &cnt[jj]);
+		sv[jj] = x;
+	}
+}
+
+uint64_t fpl__acc_ne64_lean2_weak;
+
+/* One weak step k of lean2 (a product's quantum may be too small for
+ * the range's exactness bound) for every lane of sv[]: t = s + p in
+ * binary64 with TwoSum's error e (exact: p = a*b is exact and |s + p| <
+ * 2^1023, products_exact64); e == 0 makes t exact and the lane lane()'s
+ * (the formula, or the engine for tiny, zero and overflowing t), else
+ * the engine's step. */
+static void weak_step(fpl__acc_tile *T, const ne_par *q, double a, const double *b, size_t k,
+		      double *sv, uint64_t *cnt)
+{
+	size_t jj;
+
+	__atomic_fetch_add(&fpl__acc_ne64_lean2_weak, 1, __ATOMIC_RELAXED);
+	for (jj = 0; jj < T->nj; jj++) {
+		const double s = sv[jj], p = a * b[jj], t = s + p, bb = t - s;
+		const double e = (s - (t - bb)) + (p - bb);
+		const uint64_t idx = fpl__acc_idx(T, k, jj);
+		sv[jj] = e == 0 ? lane(T, q, a, b[jj], s, idx, jj, &cnt[jj])
+			 : fpl__acc_ne64_slow(T, a, b[jj], s, idx, jj);
+	}
+}
+
+/* lean2: sequential chains (stride 1) by ranges of at most chunk steps,
+ * each on lean2_avx2 when the bound of the header comment's lean2
+ * paragraph holds, else on engine_range; lanes that met a tiny sum
+ * rerun the range by lane() from the range's start. */
+static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
+{
+	const fpl__acc_job *J = T->J;
+	const fpl_format *f = &J->m->acc;
+	const size_t nj = T->nj, K = J->K;
+	const double *arow = J->A + T->i * K;
+	const double *bp = J->Bp + T->j0 / NT * K * NT, *bmax = J->bmax + T->j0 / NT * K;
+	const double *bmin = J->bmin + T->j0 / NT * K;
+	const uint64_t maxb = fpl__bits(f->max);
+	const uint64_t Lb = maxb + (1ull << (51 - f->m)) + 1 - ((maxb >> (52 - f->m)) & 1);
+	const double L = fpl__from_bits(Lb), u = ldexp(1.0, -(f->m + 1));
+	const double qacc = ldexp(1.0, f->emin - f->m);
+	const double xs = ldexp(1.0, J->m->a.m + J->m->b.m + 2 - 53) * (1 + 0x1p-30);
+	const size_t chunk = f->m < 10 ? (size_t)1 << f->m : LEAN_CHUNK;
+	const uint32_t tinyb = (uint32_t)(fpl__bits(f->min_normal) >> 32);
+	double pad[NT] __attribute__((aligned(64)));
+	double *sv = nj == NT ? s : pad;
+	uint64_t cnt[NT] = { 0 }, total = 0;
+	ne_par q;
+	size_t jj, c0, c1, k;
+
+	ne_par_init(&q, f);
+	for (jj = 0; jj < nj; jj++)
+		if (fpl__bits(s[jj]) == FPL__SIGN_BIT) {	/* a -0: not lean */
+			engine_range(T, k0, k1, s);
+			return;
+		}
+	if (sv != s) {
+		memcpy(sv, s, nj * sizeof *s);
+		for (jj = nj; jj < NT; jj++)
+			sv[jj] = 0.0;
+	}
+	for (c0 = k0; c0 < k1; c0 = c1) {
+		const size_t n = k1 - c0 < chunk ? k1 - c0 : chunk;
+		double D = 0, D1 = 0, G = INFINITY, G1 = INFINITY, Bd;
+		uint64_t A = 0;
+		c1 = c0 + n;
+		for (jj = 0; jj < nj; jj++) {
+			uint64_t x = fpl__bits(sv[jj]) & ~FPL__SIGN_BIT;
+			A = x > A ? x : A;
+		}
+		for (k = c0; k + 1 < c1; k += 2) {
+			const double x0 = fabs(arow[k]), x1 = fabs(arow[k + 1]);
+			const double g0 = x0 * bmin[k], g1 = x1 * bmin[k + 1];
+			D += x0 * bmax[k];
+			D1 += x1 * bmax[k + 1];
+			G = x0 != 0 && g0 < G ? g0 : G;
+			G1 = x1 != 0 && g1 < G1 ? g1 : G1;
+		}
+		for (; k < c1; k++) {
+			const double x0 = fabs(arow[k]), g0 = x0 * bmin[k];
+			D += x0 * bmax[k];
+			G = x0 != 0 && g0 < G ? g0 : G;
+		}
+		D += D1;
+		G = G1 < G ? G1 : G;
+		Bd = (fpl__from_bits(A) + D + (double)n * qacc) * (1 + 2 * (double)n * u)
+		     * (1 + 0x1p-30);
+		if (A < Lb && Bd < L) {
+			const double gth = Bd * xs;
+			size_t x0 = c0, w;
+			__atomic_fetch_add(&fpl__acc_ne64_lean2_runs, 1, __ATOMIC_RELAXED);
+			if (G >= gth) {
+				lean2_sub(T, &q, arow, bp, c0, c1, tinyb, sv, cnt);
+				continue;
+			}
+			/* weak steps (|a_k| bmin_k below the threshold) one by
+			 * one, the lean kernel between them */
+			for (w = c0; w < c1; w++) {
+				if (arow[w] == 0 || fabs(arow[w]) * bmin[w] >= gth)
+					continue;
+				if (w > x0)
+					lean2_sub(T, &q, arow, bp, x0, w, tinyb, sv, cnt);
+				weak_step(T, &q, arow[w], bp + w * NT, w, sv, cnt);
+				x0 = w + 1;
+			}
+			if (c1 > x0)
+				lean2_sub(T, &q, arow, bp, x0, c1, tinyb, sv, cnt);
+			continue;
+		}
+		if (sv != s)
+			memcpy(s, sv, nj * sizeof *s);
+		engine_range(T, c0, c1, s);
+		if (sv != s)
+			memcpy(sv, s, nj * sizeof *s);
+	}
+	if (sv != s)
+		memcpy(s, sv, nj * sizeof *s);
+	for (jj = 0; jj < nj; jj++) {
+		if (cnt[jj])
+			T->fl[jj] |= FPL_FLAG_INEXACT;
+		total += cnt[jj];
+	}
+	T->cnt[INEX_INDEX] += total;
+}
+#endif
+
 /* The chains over k = k0, k0+ks, ... below k1 of the tile in s[], step
  * numbers k. */
 void fpl__acc_ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
 {
+#ifdef NE64_X86
+	if (T->J->lean == 2) {
+		lean2_chain(T, k0, k1, s);
+		return;
+	}
+#endif
 	if (T->J->lean)
 		lean_chain(T, k0, k1, ks, s);
 	else
