@@ -115,14 +115,16 @@ __attribute__((noinline)) static __m512d fixup(fpl__acc_tile *T, size_t k, size_
 			bb_ = _mm512_sub_pd((t), (sv));                                        \
 			e_ = _mm512_add_pd(_mm512_sub_pd((sv), _mm512_sub_pd((t), bb_)),       \
 					   _mm512_sub_pd(p_, bb_));                            \
-			u_ = _mm512_castpd_si512(t);                                           \
-			inx_ = _mm512_cmp_pd_mask(e_, _mm512_setzero_pd(), _CMP_NEQ_OQ)        \
-			       & _mm512_testn_epi64_mask(u_, P.one);                            \
-			up_ = (__mmask8)~(_mm512_movepi64_mask(_mm512_castpd_si512(e_))        \
-					  ^ _mm512_movepi64_mask(u_));                         \
-			u_ = _mm512_mask_add_epi64(u_, inx_ & up_, u_, P.one);                 \
-			u_ = _mm512_mask_sub_epi64(u_, inx_ & (__mmask8)~up_, u_, P.one);      \
-			(t) = _mm512_castsi512_pd(u_);                                         \
+			inx_ = _mm512_cmp_pd_mask(e_, _mm512_setzero_pd(), _CMP_NEQ_OQ);       \
+			if (inx_) {	/* rare for some models, usual for others */          \
+				u_ = _mm512_castpd_si512(t);                                   \
+				inx_ &= _mm512_testn_epi64_mask(u_, P.one);                    \
+				up_ = (__mmask8)~(_mm512_movepi64_mask(_mm512_castpd_si512(e_)) \
+						  ^ _mm512_movepi64_mask(u_));                 \
+				u_ = _mm512_mask_add_epi64(u_, inx_ & up_, u_, P.one);         \
+				u_ = _mm512_mask_sub_epi64(u_, inx_ & (__mmask8)~up_, u_, P.one); \
+				(t) = _mm512_castsi512_pd(u_);                                 \
+			}                                                                      \
 			(ev) = 0;                                                              \
 		} else {                                                                       \
 			(t) = _mm512_fmadd_pd(av, (bv), (sv));                                 \
