@@ -499,23 +499,21 @@ int cli_flush_stdout(void)
 }
 
 /* ------------------------------------------------------------ writer */
-/*
- * The npy spool: an unlinked temporary, next to the output file (on the
- * file system that must hold the result anyway) or, for stdout and
- * devices, in $TMPDIR or /tmp.  Unlinked at once: a signal leaves nothing.
- */
-static FILE *spool_open(const struct cli_output *o)
+/* An unlinked temporary "<base>.<tag>-XXXXXX" open for reading and
+ * writing, base the output file (o->tmp) or $TMPDIR/fplab (o NULL, or
+ * stdout and devices); NULL after a message. */
+static FILE *unlinked_temp(const struct cli_output *o, const char *tag)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char base[PATH_MAX], *dir;
 	FILE *fp = NULL;
 	int fd, slot, e;
 
-	if (o->tmp)
+	if (o && o->tmp)
 		snprintf(base, sizeof base, "%s", o->target);
 	else
 		snprintf(base, sizeof base, "%s/fplab", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	fd = temp_create(base, "spool", 1, &slot);
+	fd = temp_create(base, tag, 1, &slot);
 	if (fd >= 0) {
 		fp = fdopen(fd, "w+b");
 		if (fp)
@@ -531,24 +529,25 @@ static FILE *spool_open(const struct cli_output *o)
 	return NULL;
 }
 
+/*
+ * The npy spool: an unlinked temporary, next to the output file (on the
+ * file system that must hold the result anyway) or, for stdout and
+ * devices, in $TMPDIR or /tmp.  Unlinked at once: a signal leaves nothing.
+ */
+static FILE *spool_open(const struct cli_output *o)
+{
+	return unlinked_temp(o, "spool");
+}
+
 int cli_stdin_spool(char *path, size_t len)
 {
-	const char *tmpdir = getenv("TMPDIR");
-	char base[PATH_MAX], buf[65536];
+	char buf[65536];
 	size_t got;
-	int fd, slot, e;
-	FILE *fp;
+	int e;
+	FILE *fp = unlinked_temp(NULL, "stdin");
 
-	snprintf(base, sizeof base, "%s/fplab", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	fd = temp_create(base, "stdin", 1, &slot);
-	fp = fd >= 0 ? fdopen(fd, "w+b") : NULL;
-	if (!fp) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		return error("cannot create a temporary file in '%s': %s",
-			     tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(e));
-	}
+	if (!fp)
+		return -1;
 	while ((got = fread(buf, 1, sizeof buf, stdin)) > 0)
 		if (fwrite(buf, 1, got, fp) != got)
 			break;
