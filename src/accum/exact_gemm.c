@@ -37,6 +37,17 @@
  * The bound T grows with the mutant's slack (the tests' wrong
  * certificate, caught because it differs from the long accumulator).
  *
+ * Why G is a GEMM and not a cheap bound.  A rigorous O(n^2) upper bound U
+ * >= G (row maximum times column sum, Cauchy-Schwarz) would serve the
+ * certificate as well (U < T gives G < T), but G is also a reading: it
+ * is the output's entry of |A||B| (den, the normwise denominator), which
+ * must be the exact value rounded, bit for bit.  So E and G are both
+ * needed in full, two fma's per term (one product, then its magnitude
+ * added by a masked addition, measured slower), and the kernel is bound
+ * by its fma's: on the Zen 5 of 2026-11 this AVX-512 kernel alone runs
+ * at 115-122 GFLOP/s of a measured 128 peak, about 100 inside the
+ * reference (B streamed from L3 once per block of 48 rows).
+ *
  * C's entry c and the readings are error_gemm.c's (gemm_output): the
  * sums with c are formed by TwoSum and kept only when exact, and so are
  * y - e; then every reading is one IEEE operation on exact operands.
