@@ -722,15 +722,19 @@ static double median(double *v, size_t n)
 	}
 	if (radix_kth(v, n, n / 2 - 1, &a)) {
 		/* rank n/2: a again when more than n/2 values are <= a, else
-		 * the least value above a */
-		b = INFINITY;
+		 * the least value above a.  radix_kth has checked every value
+		 * to be +0, positive or +inf: their bits, as integers below
+		 * 2^63, are ordered as the values (+inf's are FPL__EXP_MASK),
+		 * so the search runs on the bits, without branches */
+		int64_t ka = (int64_t)fpl__bits(a), kb = (int64_t)FPL__EXP_MASK, u;
+
 		for (i = 0, le = 0; i < n; i++) {
-			le += v[i] <= a;
-			if (v[i] > a && v[i] < b)
-				b = v[i];
+			u = (int64_t)fpl__bits(v[i]);
+			le += u <= ka;
+			u = u > ka ? u : (int64_t)FPL__EXP_MASK;
+			kb = u < kb ? u : kb;
 		}
-		if (le > n / 2)
-			b = a;
+		b = le > n / 2 ? a : fpl__from_bits((uint64_t)kb);
 	} else {
 		a = select_kth(v, n, n / 2 - 1);
 		b = v[n / 2];
