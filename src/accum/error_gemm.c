@@ -144,7 +144,9 @@ static int exact_pair(const ectx *X, size_t i, size_t j, const double *b, fpl_ex
 }
 
 /* one_output by the grid path: 1 when its certificate holds (then every
- * number is the long path's, bit for bit: exact_fast.c), else 0. */
+ * number is the long path's, bit for bit: exact_fast.c), else 0; -1
+ * (nothing written) when it holds but needs the integer rows xa, xb and
+ * they are not given (NULL). */
 static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, const int64_t *xa,
 		       const int64_t *xb)
 {
@@ -152,12 +154,15 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 	double y = X->r[i * X->ldr + j];
 	fpl__grid_sum s;
 	unsigned char cl = 0;
+	int st;
 
-	if (!xa
-	    || !fpl__exact_grid_dot(&s, xa, X->ra + i, bt ? xb : NULL, bt ? X->rb + j : NULL,
-				    X->A + i * X->K, bt, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
-				    X->slack))
+	if (!X->ra)
 		return 0;
+	st = fpl__exact_grid_dot(&s, xa, X->ra + i, bt ? xb : NULL, bt ? X->rb + j : NULL,
+				 X->A + i * X->K, bt, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
+				 X->slack);
+	if (st <= 0)
+		return st;
 	if (X->exact)
 		X->exact[o] = fpl__grid_value(&s);
 	if (isfinite(y)) {
@@ -335,7 +340,7 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 	unsigned char cl = 0;
 	int efin;
 
-	if (grid_output(X, i, j, bt, xa, xb) || cert_output(X, i, j, bt))
+	if (grid_output(X, i, j, bt, xa, xb) > 0 || cert_output(X, i, j, bt))
 		return 1;
 	efin = exact_pair(X, i, j, bt, &e, &g);
 	if (X->exact)
@@ -436,8 +441,16 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
 		return L->one;
 	}
 	if (!L->dbt[j]) {
-		for (k = 0; k < X->K; k++)
-			L->bt[j * K + k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
+		if (X->gk) {	/* from B's panel: the same values, read at a
+				 * stride of nr entries, not of a row of B */
+			const fpl__exact_gemm *gk = X->gk;
+			size_t nr = (size_t)gk->nr;
+			const double *d = gk->bp + (j / nr) * nr * X->K + j % nr;
+			for (k = 0; k < X->K; k++)
+				L->bt[j * K + k] = d[k * nr];
+		} else
+			for (k = 0; k < X->K; k++)
+				L->bt[j * K + k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
 		L->dbt[j] = 1;
 	}
 	return L->bt + j * K;
@@ -447,13 +460,19 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
  * then the grid path is skipped, the others give the same bits). */
 static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
 {
-	fpl__grid_row t;
 	size_t K = X->K ? X->K : 1;
 	const double *bt = bt_col(X, j, L);
+	int st;
 
 	if (X->ia)
 		return one_output(X, i, j, bt, X->ia + i * X->K, X->ib ? X->ib + j * X->K : NULL);
-	if (X->ra[i].w < 0 || X->rb[j].w < 0)
+	/* the grid path's binary64 sums need no integer rows: most of
+	 * these outputs end here, and the rows are formed only for the
+	 * others (st = -1) */
+	st = grid_output(X, i, j, bt, NULL, NULL);
+	if (st > 0)
+		return 1;
+	if (st == 0 || X->ra[i].w < 0 || X->rb[j].w < 0)
 		return one_output(X, i, j, bt, NULL, NULL);
 	if (!L->xa) {
 		L->xa = malloc(48 * K * sizeof *L->xa);
@@ -475,12 +494,13 @@ static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
 		L->ib = i;
 		memset(L->da, 0, 48);
 	}
+	/* the rows' descriptions are known (grid_prepare): the integers alone */
 	if (!L->da[i - L->ib]) {
-		fpl__exact_grid_rows(L->xa + (i - L->ib) * K, &t, X->A + i * X->K, 1, X->K);
+		fpl__exact_grid_ints(L->xa + (i - L->ib) * K, X->ra + i, X->A + i * X->K, X->K);
 		L->da[i - L->ib] = 1;
 	}
 	if (!L->db[j]) {
-		fpl__exact_grid_rows(L->xb + j * K, &t, bt, 1, X->K);
+		fpl__exact_grid_ints(L->xb + j * K, X->rb + j, bt, X->K);
 		L->db[j] = 1;
 	}
 	return one_output(X, i, j, bt, L->xa + (i - L->ib) * K, L->xb + j * K);

@@ -130,7 +130,7 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 			 size_t K)
 {
 	size_t i, k;
-	int ok = 0, t;
+	int ok = 0;
 
 	for (i = 0; i < rows; i++) {
 		const double *r = x + i * K;
@@ -142,23 +142,32 @@ int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t
 		if (!grid_end(&g, row + i))
 			continue;
 		ok = 1;
-		for (k = 0; v && k < K; k++) {
-			uint64_t u = fpl__bits(r[k]), m;
-			unsigned be = (unsigned)(u >> 52) & 0x7ff;
-			int64_t X;
-
-			if (!(u & ~FPL__SIGN_BIT)) {
-				v[i * K + k] = 0;
-				continue;
-			}
-			m = (u & FPL__FRAC_MASK) | ((uint64_t)(be != 0) << 52);
-			t = (be ? (int)be : 1) - 1075 + __builtin_ctzll(m);
-			m >>= __builtin_ctzll(m);
-			X = (int64_t)(m << (t - row[i].q));	/* < 2^62 */
-			v[i * K + k] = u >> 63 ? -X : X;
-		}
+		if (v)
+			fpl__exact_grid_ints(v + i * K, row + i, r, K);
 	}
 	return ok;
+}
+
+void fpl__exact_grid_ints(int64_t *v, const fpl__grid_row *row, const double *x, size_t K)
+{
+	size_t k;
+	int t;
+
+	for (k = 0; k < K; k++) {
+		uint64_t u = fpl__bits(x[k]), m;
+		unsigned be = (unsigned)(u >> 52) & 0x7ff;
+		int64_t X;
+
+		if (!(u & ~FPL__SIGN_BIT)) {
+			v[k] = 0;
+			continue;
+		}
+		m = (u & FPL__FRAC_MASK) | ((uint64_t)(be != 0) << 52);
+		t = (be ? (int)be : 1) - 1075 + __builtin_ctzll(m);
+		m >>= __builtin_ctzll(m);
+		X = (int64_t)(m << (t - row->q));	/* < 2^62 */
+		v[k] = u >> 63 ? -X : X;
+	}
 }
 
 void fpl__exact_grid_cols(fpl__grid_row *row, const fpl__exact_gemm *gk)
@@ -377,24 +386,26 @@ int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, const fpl__grid_row 
 	fpl_u128 E = 0, N = 0;	/* wrapping sums: no overflow is UB, even
 				 * under a wrong certificate (the tests') */
 	i128 C, e, m;
-	int wx = rx->w, wy = y ? ry->w : 0, W = wx + wy, L = bitlen(K), mm = 106 - L;
+	int wx = rx->w, wy = ry ? ry->w : 0, W = wx + wy, L = bitlen(K), mm = 106 - L;
 	size_t k;
 
 	if (wx < 0 || wy < 0 || W + L > 124 + slack)
 		return 0;
-	g->s = rx->q + (y ? ry->q : 0);
+	g->s = rx->q + (ry ? ry->q : 0);
 	if (!on_grid(c, g->s, 124, &C))
 		return 0;
 	if (W + L <= 53 + slack && g->s >= -1074 && g->s <= 1024 - 53) {
-		narrow_dot(a, y ? b : NULL, K, g->s, &e, &m);
+		narrow_dot(a, ry ? b : NULL, K, g->s, &e, &m);
 		goto done;
 	}
-	if (y && rx->p + ry->p <= 53 && W + 1 <= mm + slack && W + L - 1 <= mm + slack
+	if (ry && rx->p + ry->p <= 53 && W + 1 <= mm + slack && W + L - 1 <= mm + slack
 	    && g->s >= -1074 && g->s + mm <= 1022) {
 		split_dot(a, b, K, g->s, mm, &e, &m);
 		goto done;
 	}
-	if (y)
+	if (!x || (ry && !y))	/* the integer rows are needed, not given */
+		return -1;
+	if (ry)
 		for (k = 0; k < K; k++) {
 			i128 p = (i128)x[k] * y[k];
 			/* the negative products, branch-free: signs are random */
