@@ -684,17 +684,17 @@ static double select_kth(double *v, size_t n, size_t k)
  * values, so the k-th smallest value is the double of the k-th smallest
  * key (order statistics are values: the same as select_kth's).  Digits
  * of 12 bits from the top; each pass keeps the bucket holding rank k
- * (copied into tmp, n entries).  Returns 0 when a value is not of that
- * kind or memory is short (the caller takes select_kth), else 1.
+ * (copied into t, n entries, the caller's: its contents are lost).
+ * Returns 0 when a value is not of that kind or memory is short (the
+ * caller takes select_kth), else 1.
  */
-static int radix_kth(const double *v, size_t n, size_t k, double *out)
+static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t *t)
 {
 	enum { DIG = 12, NB = 1 << DIG };
 	size_t *cnt = malloc(NB * sizeof *cnt), m = n, i, q, b, below;
-	uint64_t *t = malloc(n * sizeof *t);
 	int shift = 64 - DIG;
 
-	if (!cnt || !t)
+	if (!cnt)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		t[i] = fpl__bits(v[i]);
@@ -720,27 +720,26 @@ static int radix_kth(const double *v, size_t n, size_t k, double *out)
 	}
 	*out = fpl__from_bits(t[0]);
 	free(cnt);
-	free(t);
 	return 1;
 fail:
 	free(cnt);
-	free(t);
 	return 0;
 }
 
-/* The median of v[0..n), n >= 1; v may be reordered.  An even count
- * gives the mean of the two middle values (ranks n/2 - 1 and n/2). */
-static double median(double *v, size_t n)
+/* The median of v[0..n), n >= 1; v may be reordered, tmp (n entries)
+ * is overwritten.  An even count gives the mean of the two middle
+ * values (ranks n/2 - 1 and n/2). */
+static double median(double *v, size_t n, uint64_t *tmp)
 {
 	double a, b, s;
 	size_t i, le;
 
 	if (n % 2) {
-		if (radix_kth(v, n, n / 2, &a))
+		if (radix_kth(v, n, n / 2, &a, tmp))
 			return a;
 		return select_kth(v, n, n / 2);
 	}
-	if (radix_kth(v, n, n / 2 - 1, &a)) {
+	if (radix_kth(v, n, n / 2 - 1, &a, tmp)) {
 		/* rank n/2: a again when more than n/2 values are <= a, else
 		 * the least value above a.  radix_kth has checked every value
 		 * to be +0, positive or +inf: their bits, as integers below
@@ -777,16 +776,16 @@ static double scale_of(int e)
 }
 
 /* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
- * *s = inf: an entry is inf), scaled so that no square overflows. */
-static void frobenius(const double *v, const unsigned char *cls, size_t n, double *s, int *ex)
+ * *s = inf: an entry is inf), scaled so that no square overflows; mx is
+ * the largest of those entries (0 when none exceeds 0; NaNs never do),
+ * as summarize finds it. */
+static void frobenius(const double *v, const unsigned char *cls, size_t n, double mx,
+		      double *s, int *ex)
 {
-	double mx = 0, sum = 0, x, sc;
+	double sum = 0, x, sc;
 	size_t o;
 
 	*ex = 0;
-	for (o = 0; o < n; o++)
-		if ((cls[o] & C_ABS) && v[o] > mx)
-			mx = v[o];
 	*s = mx;
 	if (mx == 0 || isinf(mx))
 		return;
@@ -824,7 +823,7 @@ static double rms(const double *v, size_t n)
 
 static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 {
-	double sum_rel = 0, nd, dd;
+	double sum_rel = 0, nd, dd, mx_den = 0;
 	size_t o, q = 0;
 	int xd, xg;
 
@@ -839,6 +838,8 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 		}
 		if ((c & C_ABS) && X->abserr[o] > err->max_abs)
 			err->max_abs = X->abserr[o];
+		if ((c & C_ABS) && X->den[o] > mx_den)
+			mx_den = X->den[o];
 		if (c & C_ZERO)
 			err->became_zero++;
 		if (c & C_NONFIN)
@@ -850,13 +851,15 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 		if (c & C_INF)
 			err->inf++;
 	}
+	/* the norms first: abserr is then the median's scratch (n >= q
+	 * entries of 8 bytes) */
+	frobenius(X->abserr, X->cls, n, err->max_abs, &nd, &xd);
+	frobenius(X->den, X->cls, n, mx_den, &dd, &xg);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
 		err->rms_rel = rms(X->rel, q);
-		err->median_rel = median(X->rel, q);
+		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
 	}
-	frobenius(X->abserr, X->cls, n, &nd, &xd);
-	frobenius(X->den, X->cls, n, &dd, &xg);
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
 	if (err->nonfinite) {
 		err->max_abs = INFINITY;
