@@ -59,6 +59,7 @@
 #include "accum/accum_internal.h"
 #include "accum/exact_internal.h"
 #include "util/parallel.h"
+#include "util/scratch.h"
 
 enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
 
@@ -691,28 +692,52 @@ static double select_kth(double *v, size_t n, size_t k)
 static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t *t)
 {
 	enum { DIG = 12, NB = 1 << DIG };
-	size_t *cnt = malloc(NB * sizeof *cnt), m = n, i, q, b, below;
-	int shift = 64 - DIG;
+	size_t *cnt = calloc(NB, sizeof *cnt), m = n, i, q, b, below;
+	int shift = 64 - DIG, first = 1;
+	uint64_t bad = 0, u;
 
 	if (!cnt)
-		goto fail;
+		return 0;
+	/* the first digit's counts while checking the values (the check
+	 * fails for a sign bit or a NaN; counting is harmless meanwhile:
+	 * every index is below NB) */
 	for (i = 0; i < n; i++) {
-		t[i] = fpl__bits(v[i]);
-		if (t[i] > FPL__EXP_MASK)	/* sign set, or NaN */
-			goto fail;
+		u = fpl__bits(v[i]);
+		bad |= u > FPL__EXP_MASK;
+		cnt[u >> shift]++;
 	}
-	/* invariant: t[0..m) are the values that share the bits above
-	 * shift + DIG with the answer, which is the k-th smallest of them */
+	if (bad) {
+		free(cnt);
+		return 0;
+	}
+	/* invariant: t[0..m) (v[0..n) on the first pass) are the values
+	 * that share the bits above shift + DIG with the answer, which is
+	 * the k-th smallest of them */
 	for (;;) {
-		memset(cnt, 0, NB * sizeof *cnt);
-		for (i = 0; i < m; i++)
-			cnt[(t[i] >> shift) & (NB - 1)]++;
+		if (!first) {
+			memset(cnt, 0, NB * sizeof *cnt);
+			for (i = 0; i < m; i++)
+				cnt[(t[i] >> shift) & (NB - 1)]++;
+		}
 		for (b = 0, below = 0; below + cnt[b] <= k; b++)
 			below += cnt[b];
 		k -= below;
-		for (i = 0, q = 0; i < m; i++)	/* in place: q <= i */
-			if (((t[i] >> shift) & (NB - 1)) == b)
-				t[q++] = t[i];
+		/* keep bucket b, without branches (its members are in no
+		 * pattern): every value is stored, the index moves past the
+		 * kept ones; in place on t: q <= i */
+		if (first)
+			for (i = 0, q = 0; i < m; i++) {
+				u = fpl__bits(v[i]);
+				t[q] = u;
+				q += ((u >> shift) & (NB - 1)) == b;
+			}
+		else
+			for (i = 0, q = 0; i < m; i++) {
+				u = t[i];
+				t[q] = u;
+				q += ((u >> shift) & (NB - 1)) == b;
+			}
+		first = 0;
 		m = q;
 		if (m == 1 || shift == 0)	/* one left, or all equal */
 			break;
@@ -721,9 +746,6 @@ static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t 
 	*out = fpl__from_bits(t[0]);
 	free(cnt);
 	return 1;
-fail:
-	free(cnt);
-	return 0;
 }
 
 /* The median of v[0..n), n >= 1; v may be reordered, tmp (n entries)
@@ -834,7 +856,9 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 			sum_rel += X->rel[o];
 			if (X->rel[o] > err->max_rel)
 				err->max_rel = X->rel[o];
-			X->rel[q++] = X->rel[o];	/* compact, in order */
+			if (q != o)	/* compact, in order */
+				X->rel[q] = X->rel[o];
+			q++;
 		}
 		if ((c & C_ABS) && X->abserr[o] > err->max_abs)
 			err->max_abs = X->abserr[o];
@@ -1054,8 +1078,10 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	}
 	/* A as it is when its rows are already packed */
 	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
-	buf = malloc(3 * nC * sizeof *buf);
-	cls = malloc(nC);
+	/* from this thread's scratch cache, as the emulated GEMM's buffers:
+	 * a repeated call pays no page faults for them (util/scratch.h) */
+	buf = fpl__scratch_alloc(3 * nC * sizeof *buf);
+	cls = fpl__scratch_alloc(nC);
 	if ((!pa && (transa || lda != kk)) || !buf || !cls) {
 		st = FPL_ENOMEM;
 		goto out;
@@ -1078,7 +1104,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	*err = E;
 out:
 	free(pa);
-	free(buf);
-	free(cls);
+	fpl__scratch_free(buf);
+	fpl__scratch_free(cls);
 	return st;
 }

@@ -67,6 +67,7 @@
 #include <fplab/kernels.h>
 
 #include "accum/exact_internal.h"
+#include "util/scratch.h"
 
 #define MC 48
 #define KC 1024
@@ -146,7 +147,7 @@ int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, p
 	gk->np = np;
 	if (__builtin_mul_overflow(np * nr, K ? K : 1, &n))
 		return -1;
-	gk->bp = malloc(n * sizeof *gk->bp);
+	gk->bp = fpl__scratch_alloc(n * sizeof *gk->bp);	/* reused: util/scratch.h */
 	if (!gk->bp)
 		return -1;
 	for (p = 0; p < np; p++) {
@@ -162,7 +163,7 @@ int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, p
 
 void fpl__exact_gemm_release(fpl__exact_gemm *gk)
 {
-	free(gk->bp);
+	fpl__scratch_free(gk->bp);
 	gk->bp = NULL;
 }
 

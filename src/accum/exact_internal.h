@@ -174,8 +174,9 @@ int fpl__exact_gemm_env(int *mode);
  * holds. */
 void fpl__exact_gemm_pick(fpl__exact_gemm *gk);
 
-/* Packs B (K x N, entry (k, j) at B[k*sk + j*sj]) into gk->bp
- * (allocated); -1 when memory is short. */
+/* Packs B (K x N, entry (k, j) at B[k*sk + j*sj]) into gk->bp (a block
+ * of util/scratch.h, which fpl__exact_gemm_release gives back); -1 when
+ * memory is short. */
 int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, ptrdiff_t sj,
 			   size_t N, size_t K);
 
