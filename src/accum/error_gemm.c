@@ -272,9 +272,9 @@ static int exact_sum(double a, double b, double *s)
 }
 
 /*
- * one_output by the blocked path (exact_gemm.c), from the binary64
- * evaluations te of sum a_k b_k and tg of sum |a_k||b_k|: 1 when the
- * certificate holds, else 0 (nothing written).  The certificate (see
+ * gemm_output: one_output by the blocked path (exact_gemm.c), from the
+ * binary64 evaluations te of sum a_k b_k and tg of sum |a_k||b_k|, when
+ * the certificate holds (else nothing is written: the other paths).  The certificate (see
  * exact_gemm.c): both rows finite, g = qa + qb in [-1074, 970] and tg <
  * 2^(g + 53): then te and tg are the exact sums.  With C's entry c, e =
  * te + c and den = tg + |c| are kept when TwoSum proves them exact.  The
@@ -287,46 +287,67 @@ static int exact_sum(double a, double b, double *s)
  * by a truncated quotient with sticky rounded once to nearest, is the
  * correctly rounded |d| / |e|: the IEEE division's result.
  */
-static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
-{
-	size_t o = i * X->N + j;
-	double y = X->r[i * X->ldr + j], e = te, den = tg, d, cv;
-	int g, lim;
-	unsigned char cl = 0;
+struct lazy_ints;
+static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L);
 
-	if (!X->ra[i].fin || !X->rb[j].fin)
-		return 0;
-	g = X->ra[i].t + X->rb[j].t;
-	lim = g + 53 + X->slack;
-	if (g < -1074 || g > 970 || !(tg < pow2(lim > 1023 ? 1023 : lim)))
-		return 0;
-	if (X->c) {
-		cv = X->c[i * X->ldc + j];
-		if (!exact_sum(te, cv, &e) || !exact_sum(tg, fabs(cv), &den))
-			return 0;
-		if (e == 0)
-			e = 0.0;	/* +0, as fpl_exact_value gives it */
-	}
-	if (isfinite(y)) {
-		if (!exact_sum(y, -e, &d))
-			return 0;
-		cl |= C_ABS;
-		X->abserr[o] = fabs(d);
-		X->den[o] = den;
-		X->rel[o] = d == 0 ? 0.0 : e == 0 ? fpl__from_bits(FPL__EXP_MASK) : fabs(d) / fabs(e);
-		if (e != 0) {
-			cl |= C_REL;
-			if (y == 0)
-				cl |= C_ZERO;
+/* gemm_output for the outputs (i, j0 + c), c < n, from te[c] and tg[c];
+ * those whose certificate fails go to lone_output (with L), which adds
+ * its grid and compensated ones to *ng.  Returns the count done here.
+ * One row at a time, X's fields held in locals: the class stores (bytes)
+ * would otherwise make the compiler reload them for every output. */
+static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const double *te,
+			     const double *tg, struct lazy_ints *L, uint64_t *ng)
+{
+	size_t o0 = i * X->N + j0, c;
+	const double *yr = X->r + i * X->ldr + j0, *cr = X->c ? X->c + i * X->ldc + j0 : NULL;
+	const fpl__grid_row *rb = X->rb + j0;
+	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0, *ab = X->abserr + o0;
+	double *dn = X->den + o0;
+	unsigned char *cls = X->cls + o0;
+	int ta = X->ra[i].t, fa = X->ra[i].fin, slack = X->slack;
+	uint64_t done = 0;
+
+	for (c = 0; c < n; c++) {
+		double y = yr[c], e = te[c], den = tg[c], d, cv;
+		int g = ta + rb[c].t, lim = g + 53 + slack;
+		unsigned char cl = 0;
+
+		if (!fa || !rb[c].fin || g < -1074 || g > 970
+		    || !(tg[c] < pow2(lim > 1023 ? 1023 : lim)))
+			goto other;
+		if (cr) {
+			cv = cr[c];
+			if (!exact_sum(te[c], cv, &e) || !exact_sum(tg[c], fabs(cv), &den))
+				goto other;
+			if (e == 0)
+				e = 0.0;	/* +0, as fpl_exact_value gives it */
 		}
-	} else {
-		cl |= C_NONFIN | C_REL;
-		X->rel[o] = INFINITY;
+		if (isfinite(y)) {
+			if (!exact_sum(y, -e, &d))
+				goto other;
+			cl |= C_ABS;
+			ab[c] = fabs(d);
+			dn[c] = den;
+			rel[c] = d == 0 ? 0.0
+				 : e == 0 ? fpl__from_bits(FPL__EXP_MASK) : fabs(d) / fabs(e);
+			if (e != 0) {
+				cl |= C_REL;
+				if (y == 0)
+					cl |= C_ZERO;
+			}
+		} else {
+			cl |= C_NONFIN | C_REL;
+			rel[c] = INFINITY;
+		}
+		if (ex)
+			ex[c] = e;
+		cls[c] = (unsigned char)(cl | result_class(y));
+		done++;
+		continue;
+other:
+		*ng += (uint64_t)lone_output(X, i, j0 + c, L);
 	}
-	if (X->exact)
-		X->exact[o] = e;
-	X->cls[o] = (unsigned char)(cl | result_class(y));
-	return 1;
+	return done;
 }
 
 /* Output (i, j), bt B's column j (K entries; NULL for sums), xa and xb
@@ -398,14 +419,15 @@ static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 /* The grid path's integer rows for the blocked path's rare outputs (not
  * prepared for all rows then): formed on first use, a block's rows of A
  * and B's columns, per worker. */
-typedef struct lazy_ints {
+struct lazy_ints {
 	int64_t *xa, *xb;		/* 48 x K and N x K */
 	unsigned char *da, *db;		/* formed yet? */
 	size_t ib;			/* the block xa holds */
 	double *bt;			/* B's columns (X->Bt NULL), N x K */
 	unsigned char *dbt;
 	double *one;			/* one column, K (when bt cannot be had) */
-} lazy_ints;
+};
+typedef struct lazy_ints lazy_ints;
 
 static void lazy_release(lazy_ints *L)
 {
@@ -459,7 +481,7 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
 
 /* one_output with the integer rows from L (none when memory is short:
  * then the grid path is skipped, the others give the same bits). */
-static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
+static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L)
 {
 	size_t K = X->K ? X->K : 1;
 	const double *bt = bt_col(X, j, L);
@@ -522,7 +544,7 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 	const fpl__exact_gemm *gk = X->gk;
 	size_t nr = (size_t)gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
 	size_t rc = fpl__exact_gemm_rows(gk), i1 = w->i1;
-	size_t ib, rows = 0, q0, q1, ld, r, c, j;
+	size_t ib, rows = 0, q0, q1, ld, r, j;
 	double *E = w->E, *ap = w->ap;
 	lazy_ints L;
 	uint64_t fast;
@@ -540,13 +562,10 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 			q1 = gk->np - q0 > qc ? q0 + qc : gk->np;
 			ld = (q1 - q0) * nr;
 			fpl__exact_gemm_block(gk, X->A + ib * X->K, rows, q0, q1, E, E + rc * ld, ap);
+			j = q0 * nr;
 			for (r = 0; r < rows; r++)
-				for (c = 0, j = q0 * nr; c < ld && j < X->N; c++, j++) {
-					if (gemm_output(X, ib + r, j, E[r * ld + c], E[rc * ld + r * ld + c]))
-						fast++;
-					else
-						*ng += (uint64_t)lone_output(X, ib + r, j, &L);
-				}
+				fast += gemm_outputs(X, ib + r, j, X->N - j < ld ? X->N - j : ld,
+						     E + r * ld, E + rc * ld + r * ld, &L, ng);
 		}
 		*nb += fast;
 		if (X->progress)
