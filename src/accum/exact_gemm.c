@@ -140,7 +140,7 @@ void fpl__exact_gemm_pick(fpl__exact_gemm *gk)
 int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, ptrdiff_t sj,
 			   size_t N, size_t K)
 {
-	size_t nr = (size_t)gk->nr, np = (N + nr - 1) / nr, p, k, c, n;
+	size_t nr = (size_t)gk->nr, np = (N + nr - 1) / nr, p, k, k0, c, n;
 
 	gk->N = N;
 	gk->K = K;
@@ -150,13 +150,26 @@ int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, p
 	gk->bp = fpl__scratch_alloc(n * sizeof *gk->bp);	/* reused: util/scratch.h */
 	if (!gk->bp)
 		return -1;
-	for (p = 0; p < np; p++) {
-		double *d = gk->bp + p * nr * K;
-		for (k = 0; k < K; k++)
-			for (c = 0; c < nr; c++) {
-				size_t j = p * nr + c;
-				d[k * nr + c] = j < N ? B[(ptrdiff_t)k * sk + (ptrdiff_t)j * sj] : 0.0;
+	/* blocks of 64 values of k: B's rows (sj = 1) are then read a
+	 * stretch at a time, not one panel's width per row */
+	for (k0 = 0; k0 < K; k0 += 64) {
+		size_t k1 = K - k0 < 64 ? K : k0 + 64;
+		for (p = 0; p < np; p++) {
+			double *d = gk->bp + p * nr * K;
+			if (sj == 1 && N - p * nr >= nr) {	/* a full panel, rows contiguous */
+				for (k = k0; k < k1; k++) {
+					const double *s = B + (ptrdiff_t)k * sk + (ptrdiff_t)(p * nr);
+					for (c = 0; c < nr; c++)
+						d[k * nr + c] = s[c];
+				}
+				continue;
 			}
+			for (k = k0; k < k1; k++)
+				for (c = 0; c < nr; c++) {
+					size_t j = p * nr + c;
+					d[k * nr + c] = j < N ? B[(ptrdiff_t)k * sk + (ptrdiff_t)j * sj] : 0.0;
+				}
+		}
 	}
 	return 0;
 }
@@ -187,17 +200,17 @@ int fpl__exact_gemm_block(const fpl__exact_gemm *gk, const double *A, size_t row
 		/* micro panels: per k, mr values of a then their magnitudes */
 		for (p = 0; p < mp; p++) {
 			double *d = apack + p * 2 * mr * kc;
-			for (r = 0; r < mr; r++) {
-				size_t i = p * mr + r;
-				if (i < rows)
-					for (k = 0; k < kc; k++) {
-						double a = A[i * K + k0 + k];
-						d[k * 2 * mr + r] = a;
-						d[k * 2 * mr + mr + r] = __builtin_fabs(a);
-					}
-				else
-					for (k = 0; k < kc; k++)
-						d[k * 2 * mr + r] = d[k * 2 * mr + mr + r] = 0.0;
+			const double *a = A + p * mr * K + k0;
+			size_t nv = rows - p * mr < mr ? rows - p * mr : mr;
+			/* k outermost: the panel is written in order, the
+			 * rows read side by side */
+			for (k = 0; k < kc; k++, d += 2 * mr) {
+				for (r = 0; r < nv; r++) {
+					d[r] = a[r * K + k];
+					d[mr + r] = __builtin_fabs(a[r * K + k]);
+				}
+				for (; r < mr; r++)
+					d[r] = d[mr + r] = 0.0;
 			}
 		}
 		for (q = q0; q < q1; q++) {
