@@ -767,6 +767,28 @@ static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t 
 	return 1;
 }
 
+/* The count of v[0..n) whose bits (as int64) are <= ka, and in *kb the
+ * least bits above ka (FPL__EXP_MASK when none is), for values whose
+ * bits are below 2^63: integer operations without branches, which the
+ * ISA clones vectorize (the result is the same in every one). */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static size_t count_above(const double *v, size_t n, int64_t ka, int64_t *kb)
+{
+	int64_t b = (int64_t)FPL__EXP_MASK, u;
+	size_t i, le = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&u, v + i, sizeof u);
+		le += u <= ka;
+		u = u > ka ? u : (int64_t)FPL__EXP_MASK;
+		b = u < b ? u : b;
+	}
+	*kb = b;
+	return le;
+}
+
 /* The median of v[0..n), n >= 1; v may be reordered, tmp (n entries)
  * is overwritten.  An even count gives the mean of the two middle
  * values (ranks n/2 - 1 and n/2). */
@@ -786,14 +808,9 @@ static double median(double *v, size_t n, uint64_t *tmp)
 		 * to be +0, positive or +inf: their bits, as integers below
 		 * 2^63, are ordered as the values (+inf's are FPL__EXP_MASK),
 		 * so the search runs on the bits, without branches */
-		int64_t ka = (int64_t)fpl__bits(a), kb = (int64_t)FPL__EXP_MASK, u;
+		int64_t kb;
 
-		for (i = 0, le = 0; i < n; i++) {
-			u = (int64_t)fpl__bits(v[i]);
-			le += u <= ka;
-			u = u > ka ? u : (int64_t)FPL__EXP_MASK;
-			kb = u < kb ? u : kb;
-		}
+		le = count_above(v, n, (int64_t)fpl__bits(a), &kb);
 		b = le > n / 2 ? a : fpl__from_bits((uint64_t)kb);
 	} else {
 		a = select_kth(v, n, n / 2 - 1);
@@ -841,16 +858,14 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
 }
 
 /* sqrt(sum of v[0..n)^2 / n) for v >= 0 (n >= 1), the squares scaled by
- * the power of two that brings the largest to [1, 2): +inf when one is. */
-static double rms(const double *v, size_t n)
+ * the power of two that brings the largest, mx (summarize's max_rel:
+ * the same scan, from 0 with >), to [1, 2): +inf when one is. */
+static double rms(const double *v, size_t n, double mx)
 {
-	double mx = 0, sum = 0, x, sc;
+	double sum = 0, x, sc;
 	size_t i;
 	int ex;
 
-	for (i = 0; i < n; i++)
-		if (v[i] > mx)
-			mx = v[i];
 	if (mx == 0 || isinf(mx))
 		return mx;
 	ex = ilogb(mx);
@@ -900,7 +915,7 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 	frobenius(X->den, X->cls, n, mx_den, &dd, &xg);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
-		err->rms_rel = rms(X->rel, q);
+		err->rms_rel = rms(X->rel, q, err->max_rel);
 		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
 	}
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
