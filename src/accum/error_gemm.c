@@ -435,7 +435,7 @@ static void lazy_release(lazy_ints *L)
 	free(L->xb);
 	free(L->da);
 	free(L->db);
-	free(L->bt);
+	fpl__scratch_free(L->bt);
 	free(L->dbt);
 	free(L->one);
 }
@@ -449,10 +449,10 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
 	if (X->Bt)
 		return X->Bt + j * X->K;
 	if (!L->bt && !L->dbt) {
-		L->bt = malloc(X->N * K * sizeof *L->bt);
+		L->bt = fpl__scratch_alloc(X->N * K * sizeof *L->bt);	/* reused */
 		L->dbt = calloc(X->N, 1);
 		if (!L->bt || !L->dbt) {
-			free(L->bt);
+			fpl__scratch_free(L->bt);
 			L->bt = NULL;	/* dbt (or its failure) says: tried */
 			if (!L->dbt)
 				L->dbt = malloc(1);
@@ -640,7 +640,8 @@ static int run_rows(const ectx *X, int threads)
 		fpl__spawn_share(X->M, threads, t, &w[t].i0, &w[t].i1);
 		if (X->gk) {	/* the blocked path's buffers, per worker */
 			size_t nr = (size_t)X->gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
-			w[t].E = malloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr * sizeof *w[t].E);
+			w[t].E = fpl__scratch_alloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr
+						    * sizeof *w[t].E);
 			w[t].ap = malloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
 			w[t].one = malloc((X->K ? X->K : 1) * sizeof *w[t].one);
 			if (!w[t].E || !w[t].ap || !w[t].one)
@@ -650,7 +651,7 @@ static int run_rows(const ectx *X, int threads)
 	if (!st)
 		fpl__spawn(ework, w, sizeof *w, threads);
 	for (t = 0; t < threads; t++) {
-		free(w[t].E);
+		fpl__scratch_free(w[t].E);
 		free(w[t].ap);
 		free(w[t].one);
 	}
