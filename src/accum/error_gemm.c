@@ -21,7 +21,8 @@
  *     binary64 by a GEMM kernel, proven exact output by output when G <
  *     2^(g + 53) (gemm_output), the readings then one IEEE operation
  *     each on exact operands; the other outputs go on to the paths below
- *     (the grid path's integer rows are then formed for them alone);
+ *     (the grid path's integer rows are then formed for them alone, and
+ *     only where its binary64 sums do not apply);
  *   the grid path (exact_fast.c): rows whose entries lie on a narrow
  *     grid are summed exactly in binary64 or a 128-bit integer, where a
  *     width test proves that nothing rounds or overflows, and read
