@@ -447,6 +447,163 @@ out:
 	free(y);
 }
 
+/* ------------------------------------------------ grid descriptions */
+
+/* A row's description as the header of exact_fast.c defines it, computed
+ * here from frexp (x = m 2^e, 1/2 <= m < 1, subnormals included): the
+ * lowest set bit of x weighs e - 53 + ctz(m 2^53), and h = e. */
+typedef struct desc {
+	int fin, zero, tmin, hmax, hmin, pmax;
+} desc;
+
+static desc ref_desc(const double *x, size_t K, size_t stride)
+{
+	desc d = { 1, 1, 0, 0, 0, 0 };
+	size_t k;
+
+	for (k = 0; k < K; k++) {
+		double v = x[k * stride], m;
+		uint64_t M;
+		int e, t;
+
+		if (isnan(v) || isinf(v)) {
+			d.fin = 0;
+			continue;
+		}
+		if (v == 0)
+			continue;
+		m = frexp(fabs(v), &e);
+		M = (uint64_t)ldexp(m, 53);
+		t = e - 53 + __builtin_ctzll(M);
+		if (d.zero) {
+			d.tmin = t;
+			d.hmax = d.hmin = e;
+			d.pmax = e - t;
+			d.zero = 0;
+			continue;
+		}
+		d.tmin = t < d.tmin ? t : d.tmin;
+		d.hmax = e > d.hmax ? e : d.hmax;
+		d.hmin = e < d.hmin ? e : d.hmin;
+		d.pmax = e - t > d.pmax ? e - t : d.pmax;
+	}
+	return d;
+}
+
+/* 1 when row matches d (the fields that fpl__grid_row defines for it). */
+static int same_desc(const fpl__grid_row *row, const desc *d)
+{
+	int w = d->zero ? 0 : d->hmax - d->tmin > 62 ? -1 : d->hmax - d->tmin;
+
+	if (!d->fin)
+		return !row->fin && row->w == -1;
+	if (!row->fin || row->w != w || row->q != (w < 0 || d->zero ? 0 : d->tmin))
+		return 0;
+	if (d->zero)
+		return row->hmin > row->hmax && row->t == 0 && row->p == 0;
+	return row->hmin == d->hmin && row->hmax == d->hmax && row->t == d->tmin
+	       && row->p == d->pmax;
+}
+
+/* An entry: a random value of a random shape, or one from a table of
+ * edges (zeros, subnormals, binade ends, huge, and, when specials is
+ * set, infinities and NaNs). */
+static double desc_value(h_rng *r, int specials)
+{
+	static const uint64_t edge[] = {
+		0x0000000000000000ull, 0x8000000000000000ull,	/* +-0 */
+		0x0000000000000001ull, 0x8000000000000003ull,	/* tiny subnormals */
+		0x000fffffffffffffull, 0x0008000000000000ull,	/* large subnormals */
+		0x0010000000000000ull, 0x0010000000000001ull,	/* least normals */
+		0x3ff0000000000000ull, 0xbff0000000000001ull,	/* 1, -(1 + 2^-52) */
+		0x4330000000000000ull, 0x433fffffffffffffull,	/* 2^52, 2^53 - 1 */
+		0x7fe0000000000000ull, 0xffefffffffffffffull,	/* 2^1023, -max */
+		0x7ff0000000000000ull, 0xfff0000000000000ull,	/* +-inf */
+		0x7ff8000000000000ull, 0x7ff0000000000001ull,	/* NaNs */
+	};
+	static const int shp[][3] = { { -9, 8, 4 }, { -40, 40, 8 }, { -1000, 1000, 53 },
+				      { -1074, -1023, 20 }, { 900, 1023, 53 } };
+	uint64_t u = h_rng_below(r, 8);
+
+	if (u == 0) {
+		u = edge[h_rng_below(r, specials ? 18 : 14)];
+		return h_from_bits(u);
+	}
+	u = h_rng_below(r, 5);
+	return h_rng_value(r, shp[u][0], shp[u][1], shp[u][2], 0);
+}
+
+/*
+ * fpl__exact_grid_rows (descriptions and integers) and
+ * fpl__exact_grid_cols (from B's panels, each kernel set's panel width)
+ * against ref_desc, on rows of every length 1..300 (the eight-lane
+ * kernel and its tail) made of one shape, of edges, or all zero.
+ * Returns the entries checked.
+ */
+static uint64_t grid_desc_case(h_rng *r)
+{
+	size_t R = 1 + h_rng_below(r, 40), K = 1 + h_rng_below(r, 300), i, k;
+	double *x = malloc(R * K * sizeof *x);
+	int64_t *v = malloc(R * K * sizeof *v);
+	fpl__grid_row *row = malloc(R * sizeof *row), *col = malloc(R * sizeof *col);
+	int s, specials = (int)h_rng_below(r, 2);
+	uint64_t n = 0;
+
+	if (!h_check(x && v && row && col))
+		goto out;
+	for (i = 0; i < R; i++) {
+		int kind = (int)h_rng_below(r, 6);
+		int e = (int)h_rng_below(r, 2000) - 1000;
+		for (k = 0; k < K; k++)
+			x[i * K + k] = kind == 0 ? 0.0
+				       : kind == 1 ? ldexp(1.0 + (double)h_rng_below(r, 256), e - 8)
+				       : desc_value(r, specials && kind == 2);
+	}
+	fpl__exact_grid_rows(v, row, x, R, K);
+	for (i = 0; i < R; i++) {
+		desc d = ref_desc(x + i * K, K, 1);
+		if (!h_check(same_desc(row + i, &d))) {
+			h_fail("grid row %zu of %zu (K %zu): q %d w %d p %d fin %d h %d..%d t %d", i,
+			       R, K, row[i].q, row[i].w, row[i].p, row[i].fin, row[i].hmin,
+			       row[i].hmax, row[i].t);
+			break;
+		}
+		for (k = 0; row[i].w >= 0 && k < K; k++)
+			if (!h_check(ldexp((double)v[i * K + k], row[i].q) == x[i * K + k])) {
+				h_fail("grid row %zu entry %zu: integer %lld", i, k,
+				       (long long)v[i * K + k]);
+				break;
+			}
+		n += K;
+	}
+	/* the same rows as B's columns, packed by each kernel set */
+	for (s = 0; s < g_nsets; s++) {
+		fpl__exact_gemm gk;
+
+		fpl_kernels_select(g_sets[s]);
+		fpl__exact_gemm_pick(&gk);
+		if (!h_check(!fpl__exact_gemm_pack_b(&gk, x, 1, (ptrdiff_t)K, R, K)))
+			break;
+		fpl__exact_grid_cols(col, &gk);
+		for (i = 0; i < R; i++) {
+			desc d = ref_desc(x + i * K, K, 1);
+			if (!h_check(same_desc(col + i, &d))) {
+				h_fail("grid column %zu of %zu (K %zu, %s)", i, R, K, g_sets[s]);
+				break;
+			}
+		}
+		fpl__exact_gemm_release(&gk);
+		n += R * K;
+	}
+	fpl_kernels_select(g_sets[g_nsets - 1]);
+out:
+	free(x);
+	free(v);
+	free(row);
+	free(col);
+	return n;
+}
+
 int main(void)
 {
 	static const shape narrow[] = {
@@ -477,6 +634,13 @@ int main(void)
 	fpl_kernels_select(g_sets[g_nsets - 1]);
 
 	edge_case();
+	{
+		uint64_t nd = 0;
+
+		while (nd < 3000000)
+			nd += grid_desc_case(&r);
+		h_note("%llu entries' grid descriptions checked", (unsigned long long)nd);
+	}
 	for (t = 0; t < reps; t++) {
 		for (s = 0; s < 4; s++) {
 			size_t k = 1 + h_rng_below(&r, s == 3 ? 200 : 600);

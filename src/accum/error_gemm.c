@@ -21,7 +21,8 @@
  *     binary64 by a GEMM kernel, proven exact output by output when G <
  *     2^(g + 53) (gemm_output), the readings then one IEEE operation
  *     each on exact operands; the other outputs go on to the paths below
- *     (the grid path's integer rows are then formed for them alone);
+ *     (the grid path's integer rows are then formed for them alone, and
+ *     only where its binary64 sums do not apply);
  *   the grid path (exact_fast.c): rows whose entries lie on a narrow
  *     grid are summed exactly in binary64 or a 128-bit integer, where a
  *     width test proves that nothing rounds or overflows, and read
@@ -59,6 +60,7 @@
 #include "accum/accum_internal.h"
 #include "accum/exact_internal.h"
 #include "util/parallel.h"
+#include "util/scratch.h"
 
 enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
 
@@ -144,7 +146,9 @@ static int exact_pair(const ectx *X, size_t i, size_t j, const double *b, fpl_ex
 }
 
 /* one_output by the grid path: 1 when its certificate holds (then every
- * number is the long path's, bit for bit: exact_fast.c), else 0. */
+ * number is the long path's, bit for bit: exact_fast.c), else 0; -1
+ * (nothing written) when it holds but needs the integer rows xa, xb and
+ * they are not given (NULL). */
 static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, const int64_t *xa,
 		       const int64_t *xb)
 {
@@ -152,12 +156,15 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 	double y = X->r[i * X->ldr + j];
 	fpl__grid_sum s;
 	unsigned char cl = 0;
+	int st;
 
-	if (!xa
-	    || !fpl__exact_grid_dot(&s, xa, X->ra + i, bt ? xb : NULL, bt ? X->rb + j : NULL,
-				    X->A + i * X->K, bt, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
-				    X->slack))
+	if (!X->ra)
 		return 0;
+	st = fpl__exact_grid_dot(&s, xa, X->ra + i, bt ? xb : NULL, bt ? X->rb + j : NULL,
+				 X->A + i * X->K, bt, X->K, X->c ? X->c[i * X->ldc + j] : 0.0,
+				 X->slack);
+	if (st <= 0)
+		return st;
 	if (X->exact)
 		X->exact[o] = fpl__grid_value(&s);
 	if (isfinite(y)) {
@@ -266,9 +273,9 @@ static int exact_sum(double a, double b, double *s)
 }
 
 /*
- * one_output by the blocked path (exact_gemm.c), from the binary64
- * evaluations te of sum a_k b_k and tg of sum |a_k||b_k|: 1 when the
- * certificate holds, else 0 (nothing written).  The certificate (see
+ * gemm_output: one_output by the blocked path (exact_gemm.c), from the
+ * binary64 evaluations te of sum a_k b_k and tg of sum |a_k||b_k|, when
+ * the certificate holds (else nothing is written: the other paths).  The certificate (see
  * exact_gemm.c): both rows finite, g = qa + qb in [-1074, 970] and tg <
  * 2^(g + 53): then te and tg are the exact sums.  With C's entry c, e =
  * te + c and den = tg + |c| are kept when TwoSum proves them exact.  The
@@ -281,46 +288,67 @@ static int exact_sum(double a, double b, double *s)
  * by a truncated quotient with sticky rounded once to nearest, is the
  * correctly rounded |d| / |e|: the IEEE division's result.
  */
-static int gemm_output(const ectx *X, size_t i, size_t j, double te, double tg)
-{
-	size_t o = i * X->N + j;
-	double y = X->r[i * X->ldr + j], e = te, den = tg, d, cv;
-	int g, lim;
-	unsigned char cl = 0;
+struct lazy_ints;
+static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L);
 
-	if (!X->ra[i].fin || !X->rb[j].fin)
-		return 0;
-	g = X->ra[i].t + X->rb[j].t;
-	lim = g + 53 + X->slack;
-	if (g < -1074 || g > 970 || !(tg < pow2(lim > 1023 ? 1023 : lim)))
-		return 0;
-	if (X->c) {
-		cv = X->c[i * X->ldc + j];
-		if (!exact_sum(te, cv, &e) || !exact_sum(tg, fabs(cv), &den))
-			return 0;
-		if (e == 0)
-			e = 0.0;	/* +0, as fpl_exact_value gives it */
-	}
-	if (isfinite(y)) {
-		if (!exact_sum(y, -e, &d))
-			return 0;
-		cl |= C_ABS;
-		X->abserr[o] = fabs(d);
-		X->den[o] = den;
-		X->rel[o] = d == 0 ? 0.0 : e == 0 ? fpl__from_bits(FPL__EXP_MASK) : fabs(d) / fabs(e);
-		if (e != 0) {
-			cl |= C_REL;
-			if (y == 0)
-				cl |= C_ZERO;
+/* gemm_output for the outputs (i, j0 + c), c < n, from te[c] and tg[c];
+ * those whose certificate fails go to lone_output (with L), which adds
+ * its grid and compensated ones to *ng.  Returns the count done here.
+ * One row at a time, X's fields held in locals: the class stores (bytes)
+ * would otherwise make the compiler reload them for every output. */
+static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const double *te,
+			     const double *tg, struct lazy_ints *L, uint64_t *ng)
+{
+	size_t o0 = i * X->N + j0, c;
+	const double *yr = X->r + i * X->ldr + j0, *cr = X->c ? X->c + i * X->ldc + j0 : NULL;
+	const fpl__grid_row *rb = X->rb + j0;
+	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0, *ab = X->abserr + o0;
+	double *dn = X->den + o0;
+	unsigned char *cls = X->cls + o0;
+	int ta = X->ra[i].t, fa = X->ra[i].fin, slack = X->slack;
+	uint64_t done = 0;
+
+	for (c = 0; c < n; c++) {
+		double y = yr[c], e = te[c], den = tg[c], d, cv;
+		int g = ta + rb[c].t, lim = g + 53 + slack;
+		unsigned char cl = 0;
+
+		if (!fa || !rb[c].fin || g < -1074 || g > 970
+		    || !(tg[c] < pow2(lim > 1023 ? 1023 : lim)))
+			goto other;
+		if (cr) {
+			cv = cr[c];
+			if (!exact_sum(te[c], cv, &e) || !exact_sum(tg[c], fabs(cv), &den))
+				goto other;
+			if (e == 0)
+				e = 0.0;	/* +0, as fpl_exact_value gives it */
 		}
-	} else {
-		cl |= C_NONFIN | C_REL;
-		X->rel[o] = INFINITY;
+		if (isfinite(y)) {
+			if (!exact_sum(y, -e, &d))
+				goto other;
+			cl |= C_ABS;
+			ab[c] = fabs(d);
+			dn[c] = den;
+			rel[c] = d == 0 ? 0.0
+				 : e == 0 ? fpl__from_bits(FPL__EXP_MASK) : fabs(d) / fabs(e);
+			if (e != 0) {
+				cl |= C_REL;
+				if (y == 0)
+					cl |= C_ZERO;
+			}
+		} else {
+			cl |= C_NONFIN | C_REL;
+			rel[c] = INFINITY;
+		}
+		if (ex)
+			ex[c] = e;
+		cls[c] = (unsigned char)(cl | result_class(y));
+		done++;
+		continue;
+other:
+		*ng += (uint64_t)lone_output(X, i, j0 + c, L);
 	}
-	if (X->exact)
-		X->exact[o] = e;
-	X->cls[o] = (unsigned char)(cl | result_class(y));
-	return 1;
+	return done;
 }
 
 /* Output (i, j), bt B's column j (K entries; NULL for sums), xa and xb
@@ -335,7 +363,7 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 	unsigned char cl = 0;
 	int efin;
 
-	if (grid_output(X, i, j, bt, xa, xb) || cert_output(X, i, j, bt))
+	if (grid_output(X, i, j, bt, xa, xb) > 0 || cert_output(X, i, j, bt))
 		return 1;
 	efin = exact_pair(X, i, j, bt, &e, &g);
 	if (X->exact)
@@ -392,14 +420,15 @@ static uint64_t rows_each(const ectx *X, size_t i0, size_t i1)
 /* The grid path's integer rows for the blocked path's rare outputs (not
  * prepared for all rows then): formed on first use, a block's rows of A
  * and B's columns, per worker. */
-typedef struct lazy_ints {
+struct lazy_ints {
 	int64_t *xa, *xb;		/* 48 x K and N x K */
 	unsigned char *da, *db;		/* formed yet? */
 	size_t ib;			/* the block xa holds */
 	double *bt;			/* B's columns (X->Bt NULL), N x K */
 	unsigned char *dbt;
 	double *one;			/* one column, K (when bt cannot be had) */
-} lazy_ints;
+};
+typedef struct lazy_ints lazy_ints;
 
 static void lazy_release(lazy_ints *L)
 {
@@ -407,7 +436,7 @@ static void lazy_release(lazy_ints *L)
 	free(L->xb);
 	free(L->da);
 	free(L->db);
-	free(L->bt);
+	fpl__scratch_free(L->bt);
 	free(L->dbt);
 	free(L->one);
 }
@@ -421,10 +450,10 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
 	if (X->Bt)
 		return X->Bt + j * X->K;
 	if (!L->bt && !L->dbt) {
-		L->bt = malloc(X->N * K * sizeof *L->bt);
+		L->bt = fpl__scratch_alloc(X->N * K * sizeof *L->bt);	/* reused */
 		L->dbt = calloc(X->N, 1);
 		if (!L->bt || !L->dbt) {
-			free(L->bt);
+			fpl__scratch_free(L->bt);
 			L->bt = NULL;	/* dbt (or its failure) says: tried */
 			if (!L->dbt)
 				L->dbt = malloc(1);
@@ -436,8 +465,16 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
 		return L->one;
 	}
 	if (!L->dbt[j]) {
-		for (k = 0; k < X->K; k++)
-			L->bt[j * K + k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
+		if (X->gk) {	/* from B's panel: the same values, read at a
+				 * stride of nr entries, not of a row of B */
+			const fpl__exact_gemm *gk = X->gk;
+			size_t nr = (size_t)gk->nr;
+			const double *d = gk->bp + (j / nr) * nr * X->K + j % nr;
+			for (k = 0; k < X->K; k++)
+				L->bt[j * K + k] = d[k * nr];
+		} else
+			for (k = 0; k < X->K; k++)
+				L->bt[j * K + k] = X->B[(ptrdiff_t)k * X->sbk + (ptrdiff_t)j * X->sbj];
 		L->dbt[j] = 1;
 	}
 	return L->bt + j * K;
@@ -445,15 +482,21 @@ static const double *bt_col(const ectx *X, size_t j, lazy_ints *L)
 
 /* one_output with the integer rows from L (none when memory is short:
  * then the grid path is skipped, the others give the same bits). */
-static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
+static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L)
 {
-	fpl__grid_row t;
 	size_t K = X->K ? X->K : 1;
 	const double *bt = bt_col(X, j, L);
+	int st;
 
 	if (X->ia)
 		return one_output(X, i, j, bt, X->ia + i * X->K, X->ib ? X->ib + j * X->K : NULL);
-	if (X->ra[i].w < 0 || X->rb[j].w < 0)
+	/* the grid path's binary64 sums need no integer rows: most of
+	 * these outputs end here, and the rows are formed only for the
+	 * others (st = -1) */
+	st = grid_output(X, i, j, bt, NULL, NULL);
+	if (st > 0)
+		return 1;
+	if (st == 0 || X->ra[i].w < 0 || X->rb[j].w < 0)
 		return one_output(X, i, j, bt, NULL, NULL);
 	if (!L->xa) {
 		L->xa = malloc(48 * K * sizeof *L->xa);
@@ -475,12 +518,13 @@ static int lone_output(const ectx *X, size_t i, size_t j, lazy_ints *L)
 		L->ib = i;
 		memset(L->da, 0, 48);
 	}
+	/* the rows' descriptions are known (grid_prepare): the integers alone */
 	if (!L->da[i - L->ib]) {
-		fpl__exact_grid_rows(L->xa + (i - L->ib) * K, &t, X->A + i * X->K, 1, X->K);
+		fpl__exact_grid_ints(L->xa + (i - L->ib) * K, X->ra + i, X->A + i * X->K, X->K);
 		L->da[i - L->ib] = 1;
 	}
 	if (!L->db[j]) {
-		fpl__exact_grid_rows(L->xb + j * K, &t, bt, 1, X->K);
+		fpl__exact_grid_ints(L->xb + j * K, X->rb + j, bt, X->K);
 		L->db[j] = 1;
 	}
 	return one_output(X, i, j, bt, L->xa + (i - L->ib) * K, L->xb + j * K);
@@ -501,7 +545,7 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 	const fpl__exact_gemm *gk = X->gk;
 	size_t nr = (size_t)gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
 	size_t rc = fpl__exact_gemm_rows(gk), i1 = w->i1;
-	size_t ib, rows = 0, q0, q1, ld, r, c, j;
+	size_t ib, rows = 0, q0, q1, ld, r, j;
 	double *E = w->E, *ap = w->ap;
 	lazy_ints L;
 	uint64_t fast;
@@ -519,13 +563,10 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 			q1 = gk->np - q0 > qc ? q0 + qc : gk->np;
 			ld = (q1 - q0) * nr;
 			fpl__exact_gemm_block(gk, X->A + ib * X->K, rows, q0, q1, E, E + rc * ld, ap);
+			j = q0 * nr;
 			for (r = 0; r < rows; r++)
-				for (c = 0, j = q0 * nr; c < ld && j < X->N; c++, j++) {
-					if (gemm_output(X, ib + r, j, E[r * ld + c], E[rc * ld + r * ld + c]))
-						fast++;
-					else
-						*ng += (uint64_t)lone_output(X, ib + r, j, &L);
-				}
+				fast += gemm_outputs(X, ib + r, j, X->N - j < ld ? X->N - j : ld,
+						     E + r * ld, E + rc * ld + r * ld, &L, ng);
 		}
 		*nb += fast;
 		if (X->progress)
@@ -600,7 +641,8 @@ static int run_rows(const ectx *X, int threads)
 		fpl__spawn_share(X->M, threads, t, &w[t].i0, &w[t].i1);
 		if (X->gk) {	/* the blocked path's buffers, per worker */
 			size_t nr = (size_t)X->gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
-			w[t].E = malloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr * sizeof *w[t].E);
+			w[t].E = fpl__scratch_alloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr
+						    * sizeof *w[t].E);
 			w[t].ap = malloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
 			w[t].one = malloc((X->K ? X->K : 1) * sizeof *w[t].one);
 			if (!w[t].E || !w[t].ap || !w[t].one)
@@ -610,7 +652,7 @@ static int run_rows(const ectx *X, int threads)
 	if (!st)
 		fpl__spawn(ework, w, sizeof *w, threads);
 	for (t = 0; t < threads; t++) {
-		free(w[t].E);
+		fpl__scratch_free(w[t].E);
 		free(w[t].ap);
 		free(w[t].one);
 	}
@@ -664,35 +706,59 @@ static double select_kth(double *v, size_t n, size_t k)
  * values, so the k-th smallest value is the double of the k-th smallest
  * key (order statistics are values: the same as select_kth's).  Digits
  * of 12 bits from the top; each pass keeps the bucket holding rank k
- * (copied into tmp, n entries).  Returns 0 when a value is not of that
- * kind or memory is short (the caller takes select_kth), else 1.
+ * (copied into t, n entries, the caller's: its contents are lost).
+ * Returns 0 when a value is not of that kind or memory is short (the
+ * caller takes select_kth), else 1.
  */
-static int radix_kth(const double *v, size_t n, size_t k, double *out)
+static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t *t)
 {
 	enum { DIG = 12, NB = 1 << DIG };
-	size_t *cnt = malloc(NB * sizeof *cnt), m = n, i, q, b, below;
-	uint64_t *t = malloc(n * sizeof *t);
-	int shift = 64 - DIG;
+	size_t *cnt = calloc(NB, sizeof *cnt), m = n, i, q, b, below;
+	int shift = 64 - DIG, first = 1;
+	uint64_t bad = 0, u;
 
-	if (!cnt || !t)
-		goto fail;
+	if (!cnt)
+		return 0;
+	/* the first digit's counts while checking the values (the check
+	 * fails for a sign bit or a NaN; counting is harmless meanwhile:
+	 * every index is below NB) */
 	for (i = 0; i < n; i++) {
-		t[i] = fpl__bits(v[i]);
-		if (t[i] > FPL__EXP_MASK)	/* sign set, or NaN */
-			goto fail;
+		u = fpl__bits(v[i]);
+		bad |= u > FPL__EXP_MASK;
+		cnt[u >> shift]++;
 	}
-	/* invariant: t[0..m) are the values that share the bits above
-	 * shift + DIG with the answer, which is the k-th smallest of them */
+	if (bad) {
+		free(cnt);
+		return 0;
+	}
+	/* invariant: t[0..m) (v[0..n) on the first pass) are the values
+	 * that share the bits above shift + DIG with the answer, which is
+	 * the k-th smallest of them */
 	for (;;) {
-		memset(cnt, 0, NB * sizeof *cnt);
-		for (i = 0; i < m; i++)
-			cnt[(t[i] >> shift) & (NB - 1)]++;
+		if (!first) {
+			memset(cnt, 0, NB * sizeof *cnt);
+			for (i = 0; i < m; i++)
+				cnt[(t[i] >> shift) & (NB - 1)]++;
+		}
 		for (b = 0, below = 0; below + cnt[b] <= k; b++)
 			below += cnt[b];
 		k -= below;
-		for (i = 0, q = 0; i < m; i++)	/* in place: q <= i */
-			if (((t[i] >> shift) & (NB - 1)) == b)
-				t[q++] = t[i];
+		/* keep bucket b, without branches (its members are in no
+		 * pattern): every value is stored, the index moves past the
+		 * kept ones; in place on t: q <= i */
+		if (first)
+			for (i = 0, q = 0; i < m; i++) {
+				u = fpl__bits(v[i]);
+				t[q] = u;
+				q += ((u >> shift) & (NB - 1)) == b;
+			}
+		else
+			for (i = 0, q = 0; i < m; i++) {
+				u = t[i];
+				t[q] = u;
+				q += ((u >> shift) & (NB - 1)) == b;
+			}
+		first = 0;
 		m = q;
 		if (m == 1 || shift == 0)	/* one left, or all equal */
 			break;
@@ -700,37 +766,54 @@ static int radix_kth(const double *v, size_t n, size_t k, double *out)
 	}
 	*out = fpl__from_bits(t[0]);
 	free(cnt);
-	free(t);
 	return 1;
-fail:
-	free(cnt);
-	free(t);
-	return 0;
 }
 
-/* The median of v[0..n), n >= 1; v may be reordered.  An even count
- * gives the mean of the two middle values (ranks n/2 - 1 and n/2). */
-static double median(double *v, size_t n)
+/* The count of v[0..n) whose bits (as int64) are <= ka, and in *kb the
+ * least bits above ka (FPL__EXP_MASK when none is), for values whose
+ * bits are below 2^63: integer operations without branches, which the
+ * ISA clones vectorize (the result is the same in every one). */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static size_t count_above(const double *v, size_t n, int64_t ka, int64_t *kb)
+{
+	int64_t b = (int64_t)FPL__EXP_MASK, u;
+	size_t i, le = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&u, v + i, sizeof u);
+		le += u <= ka;
+		u = u > ka ? u : (int64_t)FPL__EXP_MASK;
+		b = u < b ? u : b;
+	}
+	*kb = b;
+	return le;
+}
+
+/* The median of v[0..n), n >= 1; v may be reordered, tmp (n entries)
+ * is overwritten.  An even count gives the mean of the two middle
+ * values (ranks n/2 - 1 and n/2). */
+static double median(double *v, size_t n, uint64_t *tmp)
 {
 	double a, b, s;
 	size_t i, le;
 
 	if (n % 2) {
-		if (radix_kth(v, n, n / 2, &a))
+		if (radix_kth(v, n, n / 2, &a, tmp))
 			return a;
 		return select_kth(v, n, n / 2);
 	}
-	if (radix_kth(v, n, n / 2 - 1, &a)) {
+	if (radix_kth(v, n, n / 2 - 1, &a, tmp)) {
 		/* rank n/2: a again when more than n/2 values are <= a, else
-		 * the least value above a */
-		b = INFINITY;
-		for (i = 0, le = 0; i < n; i++) {
-			le += v[i] <= a;
-			if (v[i] > a && v[i] < b)
-				b = v[i];
-		}
-		if (le > n / 2)
-			b = a;
+		 * the least value above a.  radix_kth has checked every value
+		 * to be +0, positive or +inf: their bits, as integers below
+		 * 2^63, are ordered as the values (+inf's are FPL__EXP_MASK),
+		 * so the search runs on the bits, without branches */
+		int64_t kb;
+
+		le = count_above(v, n, (int64_t)fpl__bits(a), &kb);
+		b = le > n / 2 ? a : fpl__from_bits((uint64_t)kb);
 	} else {
 		a = select_kth(v, n, n / 2 - 1);
 		b = v[n / 2];
@@ -753,16 +836,16 @@ static double scale_of(int e)
 }
 
 /* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
- * *s = inf: an entry is inf), scaled so that no square overflows. */
-static void frobenius(const double *v, const unsigned char *cls, size_t n, double *s, int *ex)
+ * *s = inf: an entry is inf), scaled so that no square overflows; mx is
+ * the largest of those entries (0 when none exceeds 0; NaNs never do),
+ * as summarize finds it. */
+static void frobenius(const double *v, const unsigned char *cls, size_t n, double mx,
+		      double *s, int *ex)
 {
-	double mx = 0, sum = 0, x, sc;
+	double sum = 0, x, sc;
 	size_t o;
 
 	*ex = 0;
-	for (o = 0; o < n; o++)
-		if ((cls[o] & C_ABS) && v[o] > mx)
-			mx = v[o];
 	*s = mx;
 	if (mx == 0 || isinf(mx))
 		return;
@@ -777,16 +860,14 @@ static void frobenius(const double *v, const unsigned char *cls, size_t n, doubl
 }
 
 /* sqrt(sum of v[0..n)^2 / n) for v >= 0 (n >= 1), the squares scaled by
- * the power of two that brings the largest to [1, 2): +inf when one is. */
-static double rms(const double *v, size_t n)
+ * the power of two that brings the largest, mx (summarize's max_rel:
+ * the same scan, from 0 with >), to [1, 2): +inf when one is. */
+static double rms(const double *v, size_t n, double mx)
 {
-	double mx = 0, sum = 0, x, sc;
+	double sum = 0, x, sc;
 	size_t i;
 	int ex;
 
-	for (i = 0; i < n; i++)
-		if (v[i] > mx)
-			mx = v[i];
 	if (mx == 0 || isinf(mx))
 		return mx;
 	ex = ilogb(mx);
@@ -800,7 +881,7 @@ static double rms(const double *v, size_t n)
 
 static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 {
-	double sum_rel = 0, nd, dd;
+	double sum_rel = 0, nd, dd, mx_den = 0;
 	size_t o, q = 0;
 	int xd, xg;
 
@@ -811,10 +892,14 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 			sum_rel += X->rel[o];
 			if (X->rel[o] > err->max_rel)
 				err->max_rel = X->rel[o];
-			X->rel[q++] = X->rel[o];	/* compact, in order */
+			if (q != o)	/* compact, in order */
+				X->rel[q] = X->rel[o];
+			q++;
 		}
 		if ((c & C_ABS) && X->abserr[o] > err->max_abs)
 			err->max_abs = X->abserr[o];
+		if ((c & C_ABS) && X->den[o] > mx_den)
+			mx_den = X->den[o];
 		if (c & C_ZERO)
 			err->became_zero++;
 		if (c & C_NONFIN)
@@ -826,13 +911,15 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 		if (c & C_INF)
 			err->inf++;
 	}
+	/* the norms first: abserr is then the median's scratch (n >= q
+	 * entries of 8 bytes) */
+	frobenius(X->abserr, X->cls, n, err->max_abs, &nd, &xd);
+	frobenius(X->den, X->cls, n, mx_den, &dd, &xg);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
-		err->rms_rel = rms(X->rel, q);
-		err->median_rel = median(X->rel, q);
+		err->rms_rel = rms(X->rel, q, err->max_rel);
+		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
 	}
-	frobenius(X->abserr, X->cls, n, &nd, &xd);
-	frobenius(X->den, X->cls, n, &dd, &xg);
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
 	if (err->nonfinite) {
 		err->max_abs = INFINITY;
@@ -1027,8 +1114,10 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	}
 	/* A as it is when its rows are already packed */
 	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
-	buf = malloc(3 * nC * sizeof *buf);
-	cls = malloc(nC);
+	/* from this thread's scratch cache, as the emulated GEMM's buffers:
+	 * a repeated call pays no page faults for them (util/scratch.h) */
+	buf = fpl__scratch_alloc(3 * nC * sizeof *buf);
+	cls = fpl__scratch_alloc(nC);
 	if ((!pa && (transa || lda != kk)) || !buf || !cls) {
 		st = FPL_ENOMEM;
 		goto out;
@@ -1051,7 +1140,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	*err = E;
 out:
 	free(pa);
-	free(buf);
-	free(cls);
+	fpl__scratch_free(buf);
+	fpl__scratch_free(cls);
 	return st;
 }

@@ -126,49 +126,177 @@ static int grid_end(const grid_acc *g, fpl__grid_row *row)
 	return 1;
 }
 
+/*
+ * The same descriptions eight lanes at a time, without branches, so that
+ * the compiler can vectorize them: lane l takes the entries x[k*stride +
+ * l], k < n.  Per entry (bits u, a = u without its sign): t and h as in
+ * grid_of, from the exponent field be and the significand m (the hidden
+ * bit when be > 0).  The weight of m's lowest set bit comes from the
+ * binary64 d = (2^52 + L) - 2^52, L = m & -m the bit itself: 2^52 + L
+ * is formed exactly as the integer sum of L and 2^52's bits (for L <
+ * 2^52 it fills the significand; L = 2^52 carries into the exponent
+ * field, giving 2^53), the subtraction is exact, so d = L and d's
+ * exponent field is 1023 + ctz(m).  Of a
+ * normal x, h = be - 1022; of a subnormal one, the same conversion of m
+ * itself (< 2^52) gives its leading bit's weight.  Zeros, infinities and
+ * NaNs leave the lanes' minima and maxima alone (they are selected out),
+ * the latter set *bad.  Every operation is exact (integers, and binary64
+ * values that are integers below 2^54): the lanes are the grid_add of
+ * their entries, in any order.
+ */
+typedef struct grid_lanes {
+	int64_t tmin[8], hmax[8], hmin[8], pmax[8];
+	uint64_t bad[8];
+} grid_lanes;
+
+static void lanes_begin(grid_lanes *g)
+{
+	int l;
+
+	for (l = 0; l < 8; l++) {
+		g->tmin[l] = g->hmin[l] = 1 << 20;
+		g->hmax[l] = -(1 << 20);
+		g->pmax[l] = 0;
+		g->bad[l] = 0;
+	}
+}
+
+/* The exponent field of the binary64 (2^52 + x) - 2^52 = x, for x an
+ * integer, 0 <= x <= 2^52 (0 gives 0): 2^52 + x by adding x to 2^52's
+ * bits. */
+static inline int64_t ilog_field(uint64_t x)
+{
+	return (int64_t)(fpl__bits(fpl__from_bits(x + 0x4330000000000000ull) - 0x1p52) >> 52);
+}
+
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void lanes_add(grid_lanes *g, const double *x, size_t n, size_t stride)
+{
+	int64_t tmin[8], hmax[8], hmin[8], pmax[8];
+	uint64_t bad[8];
+	size_t k;
+	int l;
+
+	memcpy(bad, g->bad, sizeof bad);
+	memcpy(tmin, g->tmin, sizeof tmin);
+	memcpy(hmax, g->hmax, sizeof hmax);
+	memcpy(hmin, g->hmin, sizeof hmin);
+	memcpy(pmax, g->pmax, sizeof pmax);
+	for (k = 0; k < n; k++)
+		for (l = 0; l < 8; l++) {
+			uint64_t u, a, be, fr, m;
+			int64_t t, h, sub, nz;
+
+			memcpy(&u, x + k * stride + (size_t)l, sizeof u);
+			a = u & ~FPL__SIGN_BIT;
+			be = a >> 52;
+			fr = a & FPL__FRAC_MASK;
+			bad[l] |= (uint64_t)(be == 0x7ff);
+			nz = (int64_t)(a != 0 && be != 0x7ff);
+			sub = (int64_t)(be == 0);
+			m = fr | ((uint64_t)(1 - sub) << 52);
+			t = (sub ? 1 : (int64_t)be) - 1075 + ilog_field(m & (0 - m)) - 1023;
+			h = sub ? ilog_field(fr) - 2096 : (int64_t)be - 1022;
+			tmin[l] = nz && t < tmin[l] ? t : tmin[l];
+			hmax[l] = nz && h > hmax[l] ? h : hmax[l];
+			hmin[l] = nz && h < hmin[l] ? h : hmin[l];
+			pmax[l] = nz && h - t > pmax[l] ? h - t : pmax[l];
+		}
+	memcpy(g->tmin, tmin, sizeof tmin);
+	memcpy(g->hmax, hmax, sizeof hmax);
+	memcpy(g->hmin, hmin, sizeof hmin);
+	memcpy(g->pmax, pmax, sizeof pmax);
+	memcpy(g->bad, bad, sizeof bad);
+}
+
+/* Lane l of g as a grid_acc, or with all = 1 the eight lanes merged
+ * into one (minima and maxima of the lanes' ones: exact in any order). */
+static void lanes_get(const grid_lanes *g, int l, int all, grid_acc *a)
+{
+	int l0 = all ? 0 : l, l1 = all ? 8 : l + 1;
+
+	grid_begin(a);
+	for (l = l0; l < l1; l++) {
+		a->fin = a->fin && !g->bad[l];
+		a->tmin = g->tmin[l] < a->tmin ? (int)g->tmin[l] : a->tmin;
+		a->hmax = g->hmax[l] > a->hmax ? (int)g->hmax[l] : a->hmax;
+		a->hmin = g->hmin[l] < a->hmin ? (int)g->hmin[l] : a->hmin;
+		a->pmax = g->pmax[l] > a->pmax ? (int)g->pmax[l] : a->pmax;
+	}
+}
+
 int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows,
 			 size_t K)
 {
 	size_t i, k;
-	int ok = 0, t;
+	int ok = 0;
 
 	for (i = 0; i < rows; i++) {
 		const double *r = x + i * K;
 		grid_acc g;
+		grid_lanes gl;
 
-		grid_begin(&g);
-		for (k = 0; k < K && grid_add(&g, fpl__bits(r[k])); k++)
-			;
+		/* eight lanes over the row's first K - K % 8 entries, merged,
+		 * then the others (a row with a NaN or an infinity is not
+		 * finite either way; its other fields are not used) */
+		lanes_begin(&gl);
+		lanes_add(&gl, r, K / 8, 8);
+		lanes_get(&gl, 0, 1, &g);
+		for (k = K / 8 * 8; k < K; k++)
+			grid_add(&g, fpl__bits(r[k]));
 		if (!grid_end(&g, row + i))
 			continue;
 		ok = 1;
-		for (k = 0; v && k < K; k++) {
-			uint64_t u = fpl__bits(r[k]), m;
-			unsigned be = (unsigned)(u >> 52) & 0x7ff;
-			int64_t X;
-
-			if (!(u & ~FPL__SIGN_BIT)) {
-				v[i * K + k] = 0;
-				continue;
-			}
-			m = (u & FPL__FRAC_MASK) | ((uint64_t)(be != 0) << 52);
-			t = (be ? (int)be : 1) - 1075 + __builtin_ctzll(m);
-			m >>= __builtin_ctzll(m);
-			X = (int64_t)(m << (t - row[i].q));	/* < 2^62 */
-			v[i * K + k] = u >> 63 ? -X : X;
-		}
+		if (v)
+			fpl__exact_grid_ints(v + i * K, row + i, r, K);
 	}
 	return ok;
 }
 
+void fpl__exact_grid_ints(int64_t *v, const fpl__grid_row *row, const double *x, size_t K)
+{
+	size_t k;
+	int t;
+
+	for (k = 0; k < K; k++) {
+		uint64_t u = fpl__bits(x[k]), m;
+		unsigned be = (unsigned)(u >> 52) & 0x7ff;
+		int64_t X;
+
+		if (!(u & ~FPL__SIGN_BIT)) {
+			v[k] = 0;
+			continue;
+		}
+		m = (u & FPL__FRAC_MASK) | ((uint64_t)(be != 0) << 52);
+		t = (be ? (int)be : 1) - 1075 + __builtin_ctzll(m);
+		m >>= __builtin_ctzll(m);
+		X = (int64_t)(m << (t - row->q));	/* < 2^62 */
+		v[k] = u >> 63 ? -X : X;
+	}
+}
+
 void fpl__exact_grid_cols(fpl__grid_row *row, const fpl__exact_gemm *gk)
 {
-	size_t nr = (size_t)gk->nr, p, k, c;
+	size_t nr = (size_t)gk->nr, p, k, c, h;
 	grid_acc g[64];
+	grid_lanes gl;
 
 	for (p = 0; p < gk->np; p++) {
 		const double *d = gk->bp + p * nr * gk->K;
 		size_t n = gk->N - p * nr < nr ? gk->N - p * nr : nr;
+		if (nr % 8 == 0) {	/* eight columns of the panel at a time */
+			for (h = 0; h < nr; h += 8) {
+				lanes_begin(&gl);
+				lanes_add(&gl, d + h, gk->K, nr);
+				for (c = h; c < h + 8 && c < n; c++) {
+					lanes_get(&gl, (int)(c - h), 0, &g[c]);
+					grid_end(&g[c], row + p * nr + c);
+				}
+			}
+			continue;
+		}
 		for (c = 0; c < n; c++)
 			grid_begin(&g[c]);
 		for (k = 0; k < gk->K; k++)
@@ -377,24 +505,26 @@ int fpl__exact_grid_dot(fpl__grid_sum *g, const int64_t *x, const fpl__grid_row 
 	fpl_u128 E = 0, N = 0;	/* wrapping sums: no overflow is UB, even
 				 * under a wrong certificate (the tests') */
 	i128 C, e, m;
-	int wx = rx->w, wy = y ? ry->w : 0, W = wx + wy, L = bitlen(K), mm = 106 - L;
+	int wx = rx->w, wy = ry ? ry->w : 0, W = wx + wy, L = bitlen(K), mm = 106 - L;
 	size_t k;
 
 	if (wx < 0 || wy < 0 || W + L > 124 + slack)
 		return 0;
-	g->s = rx->q + (y ? ry->q : 0);
+	g->s = rx->q + (ry ? ry->q : 0);
 	if (!on_grid(c, g->s, 124, &C))
 		return 0;
 	if (W + L <= 53 + slack && g->s >= -1074 && g->s <= 1024 - 53) {
-		narrow_dot(a, y ? b : NULL, K, g->s, &e, &m);
+		narrow_dot(a, ry ? b : NULL, K, g->s, &e, &m);
 		goto done;
 	}
-	if (y && rx->p + ry->p <= 53 && W + 1 <= mm + slack && W + L - 1 <= mm + slack
+	if (ry && rx->p + ry->p <= 53 && W + 1 <= mm + slack && W + L - 1 <= mm + slack
 	    && g->s >= -1074 && g->s + mm <= 1022) {
 		split_dot(a, b, K, g->s, mm, &e, &m);
 		goto done;
 	}
-	if (y)
+	if (!x || (ry && !y))	/* the integer rows are needed, not given */
+		return -1;
+	if (ry)
 		for (k = 0; k < K; k++) {
 			i128 p = (i128)x[k] * y[k];
 			/* the negative products, branch-free: signs are random */

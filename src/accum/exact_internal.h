@@ -92,11 +92,19 @@ typedef struct fpl__grid_row {
  */
 int fpl__exact_grid_rows(int64_t *v, fpl__grid_row *row, const double *x, size_t rows, size_t K);
 
+/* The integers v[0..K) of one eligible row x (row->w >= 0, its
+ * description from fpl__exact_grid_rows or fpl__exact_grid_cols), as
+ * fpl__exact_grid_rows forms them. */
+void fpl__exact_grid_ints(int64_t *v, const fpl__grid_row *row, const double *x, size_t K);
+
 /*
- * *g = the exact sum of x[k] y[k] 2^(qx+qy), k < K, plus c (y NULL: of
- * x[k] 2^qx, plus c), when the certificate holds: both rows eligible,
- * wx + wy + bitlength(K) <= 124 + slack, c on the grid.  Returns 1 then,
- * else 0 (take the long accumulator).  a and b are the same rows as
+ * *g = the exact sum of x[k] y[k] 2^(qx+qy), k < K, plus c (ry NULL: a
+ * sum, of x[k] 2^qx, plus c), when the certificate holds: both rows
+ * eligible, wx + wy + bitlength(K) <= 124 + slack, c on the grid.
+ * Returns 1 then, 0 when it does not hold (take the long accumulator),
+ * and -1 when it holds but x (or, for a dot product, y) is NULL and the
+ * sum needs the integer rows (the binary64 sums do not apply): the
+ * caller forms them and calls again.  a and b are the same rows as
  * binary64 (x[k] 2^qx = a[k], y[k] 2^qy = b[k]; b unused for a sum).
  * slack is 0; the tests pass a positive one to check that a wrong
  * certificate is caught.
@@ -166,8 +174,9 @@ int fpl__exact_gemm_env(int *mode);
  * holds. */
 void fpl__exact_gemm_pick(fpl__exact_gemm *gk);
 
-/* Packs B (K x N, entry (k, j) at B[k*sk + j*sj]) into gk->bp
- * (allocated); -1 when memory is short. */
+/* Packs B (K x N, entry (k, j) at B[k*sk + j*sj]) into gk->bp (a block
+ * of util/scratch.h, which fpl__exact_gemm_release gives back); -1 when
+ * memory is short. */
 int fpl__exact_gemm_pack_b(fpl__exact_gemm *gk, const double *B, ptrdiff_t sk, ptrdiff_t sj,
 			   size_t N, size_t K);
 
