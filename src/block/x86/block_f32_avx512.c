@@ -114,7 +114,7 @@ typedef struct kc {
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
-	int sp, tiny_before, isp, e2m1;
+	int sp, tiny_before, isp, e2m1, e2m1s;
 	uint64_t key, c0;
 } kc;
 
@@ -272,6 +272,8 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->isp = p->emax - p->emin >= 8;
 	/* e2m1 elements in nearest-even: e2m1_block */
 	c->e2m1 = !p->sp && p->m == 1 && p->emin == 0 && p->emax == 2 && p->maxe == 6.0f;
+	/* e2m1 elements in sp: e2m1_sp_vec */
+	c->e2m1s = p->sp && p->m == 1 && p->emin == 0 && p->emax == 2 && p->maxe == 6.0f;
 	c->tiny_before = p->tiny_before;
 	c->key = p->key;
 	c->c0 = p->c0;
@@ -1258,6 +1260,110 @@ KI void e2m1_vec(const kc *c, const e2cols *e, int b, uint32_t um, float *y, con
 	*asat |= _mm512_mask_cmpeq_epi32_mask(k, av, _mm512_set1_epi32((int)um));
 }
 
+/*
+ * e2m1 elements in sp with exact quotients (NVFP4 sp), without a
+ * division.  The values g = 0, 0.5, 1, 1.5, 2, 3, 4, 6 and 8 (the next
+ * value of the grid with an unbounded exponent, where the overflow
+ * starts) are the reference's grid of q = |x| / D: quantum 0.5 below 2
+ * (the subnormals of emin = 0 included), 1 in [2, 4), 2 in [4, 8).  K =
+ * #{i >= 1 : q >= g_i} (0 .. 8) is found by eight compares of |x|'s
+ * bits with ge_i = bits(RD(g_i D)), less one where g_i D is a binary32
+ * (e2m1_block's argument for a >= T; the ge_i nondecreasing; g_i D
+ * exact in binary64 and, for D in [2^-100, 2^100], a normal binary32
+ * range).  K = 8: q >= 8, the overflow: the element saturates to 6,
+ * with overflow, inexact and saturated, whatever the draw.  K <= 7: q
+ * lies in [g_K, g_K+1), the truncation is g_K, the fraction f = (q -
+ * g_K) / Q (Q = g_K+1 - g_K), and sp rounds up iff f >= 1 - r' 2^-32
+ * (fast_vec's F > ~r' with F the top 32 bits of f: F + r' >= 2^32 iff
+ * f 2^32 >= 2^32 - r', an integer), that is iff |x| >= T D with T =
+ * g_K+1 - Q r' 2^-32.  T is a multiple of 2^-33 in (0, 8], exact in
+ * binary64 (the fnmadd forming it rounds nothing), and the sign of
+ * fnmadd(T, D, |x|) = |x| - T D rounded once is the sign of the exact
+ * difference (a nonzero one is a multiple of 2^-160 or more, far from
+ * underflowing).  Inexact iff |x| != g_K D (an fnmadd, exact to the
+ * sign the same way), or K = 8.  The result is g_F, F = min(K + up, 7)
+ * (g_7 = 6 also for the saturated), y = RN(g_F D) (exact product in
+ * binary64, narrowed once).  Tininess after rounding: q rounded at
+ * precision 2 (quantum 0.25 in [0.5, 1)) stays below 1 unless q >= 0.75
+ * and rounds up there, iff q >= 1 - 0.25 r' 2^-32 (as above; true for
+ * every q >= 1), so tiny = not |x| >= (1 - 0.25 r' 2^-32) D; before
+ * rounding: q < 1 (K < 2).  flushed = x != 0 with F = 0.
+ */
+typedef struct e2grid {
+	uint32_t ge[8][16];	/* column i: g_i+1 (0.5 .. 8), lane b: block b */
+} e2grid;
+
+static void e2m1_grid(const __m512d *D, e2grid *g)
+{
+	static const double gv[8] = { 0.5, 1, 1.5, 2, 3, 4, 6, 8 };
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		__m512d t = _mm512_set1_pd(gv[i]);
+
+		_mm512_storeu_si512(g->ge[i], rd_ge(_mm512_mul_pd(t, D[0]), _mm512_mul_pd(t, D[1]), 1));
+	}
+}
+
+KI void e2m1_sp_vec(const kc *c, const e2grid *g, int b, double D, uint32_t um, __m512i dh,
+		    float *y, const float *x, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i m1 = _mm512_set1_epi32(-1), seven = _mm512_set1_epi64(7);
+	const __m512d G0 = _mm512_set_pd(6, 4, 3, 2, 1.5, 1, 0.5, 0);
+	const __m512d G1 = _mm512_set_pd(8, 6, 4, 3, 2, 1.5, 1, 0.5);
+	const __m512d QT = _mm512_set_pd(2, 2, 1, 1, 0.5, 0.5, 0.5, 0.5);
+	const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1), quarter = _mm512_set1_pd(0.25);
+	const __m512d Dv = _mm512_set1_pd(D), two32 = _mm512_set1_pd(0x1p-32);
+	__m512i u = _mm512_loadu_si512(x), av = _mm512_and_si512(u, c->absm), K = c->zero;
+	__m512i r = _mm512_xor_si512(dh, m1);	/* r' */
+	__mmask16 ps[8], up = 0, inex = 0, reach = 0, nz, sat, tiny, fl;
+	__m256 yh[2];
+	int i, h;
+
+	for (i = 0; i < 8; i++) {
+		ps[i] = _mm512_cmpgt_epu32_mask(av, _mm512_set1_epi32((int)g->ge[i][b]));
+		K = _mm512_mask_sub_epi32(K, ps[i], K, m1);
+	}
+	for (h = 0; h < 2; h++) {
+		__m256i ah = h ? _mm512_extracti64x4_epi64(av, 1) : _mm512_castsi512_si256(av);
+		__m256i rh = h ? _mm512_extracti64x4_epi64(r, 1) : _mm512_castsi512_si256(r);
+		__m512i K64 = _mm512_cvtepu32_epi64(h ? _mm512_extracti64x4_epi64(K, 1) : _mm512_castsi512_si256(K));
+		__m512d xd = _mm512_cvtps_pd(_mm256_castsi256_ps(ah));
+		__m512d w = _mm512_mul_pd(_mm512_cvtepu32_pd(rh), two32);	/* r' 2^-32, exact */
+		__m512d T = _mm512_fnmadd_pd(_mm512_permutexvar_pd(K64, QT), w, _mm512_permutexvar_pd(K64, G1));
+		__mmask8 uh = _mm512_cmp_pd_mask(_mm512_fnmadd_pd(T, Dv, xd), zero, _CMP_GE_OQ);
+		__mmask8 ih = _mm512_cmp_pd_mask(_mm512_fnmadd_pd(_mm512_permutexvar_pd(K64, G0), Dv, xd), zero,
+						 _CMP_NEQ_OQ);
+		__m512i F = _mm512_min_epu64(_mm512_mask_add_epi64(K64, uh, K64, _mm512_set1_epi64(1)), seven);
+
+		if (!c->tiny_before) {
+			__m512d T2 = _mm512_fnmadd_pd(quarter, w, one);
+			__mmask8 rch = _mm512_cmp_pd_mask(_mm512_fnmadd_pd(T2, Dv, xd), zero, _CMP_GE_OQ);
+
+			reach |= (__mmask16)((unsigned)rch << (8 * h));
+		}
+		yh[h] = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_permutexvar_pd(F, G0), Dv));
+		up |= (__mmask16)((unsigned)uh << (8 * h));
+		inex |= (__mmask16)((unsigned)ih << (8 * h));
+	}
+	nz = _mm512_test_epi32_mask(av, av);
+	sat = ps[7] | (ps[6] & up);
+	inex |= sat;
+	tiny = inex & (__mmask16)~(c->tiny_before ? ps[1] : reach);
+	fl = nz & (__mmask16)~(ps[0] | up);
+	{
+		__m512i yb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(yh[0])),
+						_mm256_castps_si256(yh[1]), 1);
+
+		_mm512_storeu_si512(y, _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8));
+	}
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, m1);
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, fl, vc->fl, m1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, av, _mm512_set1_epi32((int)um));
+}
+
 /* Sixteen elements u of a block (largest magnitude bits um) with the
  * exact quotients by D, as exact8 on each half (dh: draws16's ~r' in
  * 32-bit lanes, put in the top word of 64-bit lanes over a low word of
@@ -1320,12 +1426,13 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 {
 	__m512i umv = umax16b(c, x + lo);
 	__mmask16 zerom = _mm512_testn_epi32_mask(umv, umv);
-	__mmask16 slowm = zerom | _mm512_cmpge_epu32_mask(umv, c->infb), clm, sl, e2m, exm = 0, q3m = 0;
+	__mmask16 slowm = zerom | _mm512_cmpge_epu32_mask(umv, c->infb), clm, sl, e2m, exm = 0, q3m = 0, e2s = 0;
 	__m512d X[2], D[2];
 	double Xb[16], Db[16];
 	float Dfb[16], Xfb[16];
 	uint32_t umb[16];
 	e2cols e;
+	e2grid gr;
 	vcnt lv;	/* e2m1_vec's counts, in registers (vc is in memory) */
 	int b, nasat = 0;
 
@@ -1349,6 +1456,16 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 		e2m &= (__mmask16)~slowm;
 		if (e2m)
 			e2m1_cols(c, D, &e);
+	} else if (c->e2m1s && !p->q32) {
+		const __m512d lo_ = _mm512_set1_pd(0x1p-100), hi_ = _mm512_set1_pd(0x1p100);
+
+		e2s = (__mmask16)((_mm512_cmp_pd_mask(D[0], lo_, _CMP_GE_OQ) & _mm512_cmp_pd_mask(D[0], hi_, _CMP_LE_OQ))
+				  | (unsigned)(_mm512_cmp_pd_mask(D[1], lo_, _CMP_GE_OQ)
+					       & _mm512_cmp_pd_mask(D[1], hi_, _CMP_LE_OQ)) << 8);
+		e2s &= (__mmask16)~slowm;
+		exm = (__mmask16)~(slowm | e2s);
+		if (e2s)
+			e2m1_grid(D, &gr);
 	} else if (!p->q32) {
 		exm = (__mmask16)~slowm;
 	} else if (K->kb_ok) {	/* amax_elems's test for q32_vec */
@@ -1376,12 +1493,14 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 		size_t l = lo + 16 * (size_t)b;
 		__mmask16 asat = 0;
 
-		if (!(((e2m | exm | q3m) >> b) & 1))
+		if (!(((e2m | e2s | exm | q3m) >> b) & 1))
 			continue;
 		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
 		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
 		if ((e2m >> b) & 1) {
 			e2m1_vec(c, &e, b, umb[b], y + l, x + l, &lv, &asat);
+		} else if ((e2s >> b) & 1) {
+			e2m1_sp_vec(c, &gr, b, Db[b], umb[b], draws16(c, c->c0 + l), y + l, x + l, &lv, &asat);
 		} else if ((exm >> b) & 1) {
 			exact_vec(c, p, _mm512_loadu_si512(x + l), _mm512_set1_pd(Db[b]),
 				  c->sp ? draws16(c, c->c0 + l) : c->zero, umb[b], y + l, &lv, &asat);
@@ -1400,7 +1519,7 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 
 		if ((slowm >> b) & 1)
 			amax_blocks(c, p, K, y, x, id + (size_t)b, id + (size_t)b + 1, a, vc);
-		else if (!(((e2m | exm | q3m) >> b) & 1))
+		else if (!(((e2m | e2s | exm | q3m) >> b) & 1))
 			amax_elems(c, p, K, y, x, l, l + 16, umb[b], Xb[b], a, vc);
 	}
 	a->s.amax_saturated += (uint64_t)nasat;
