@@ -11,8 +11,11 @@
  * NaN or an infinity, subnormal elements, amax at the binade edges where
  * floor, ceil, even and rceil differ (significands of all ones, max_e
  * times a power of two and its neighbours, midpoints), lone outliers,
- * rows whose length is not a multiple of the block.  sp results do not
- * depend on the thread count.
+ * rows whose length is not a multiple of the block; for the amax rule
+ * also values within 2^+-12 (a tensor scale of ordinary size, so that
+ * its vector paths run: e2m1 thresholds in nearest-even and sp, exact
+ * and q32 quotients, groups of sixteen blocks and single blocks).  sp
+ * results do not depend on the thread count.
  */
 #include <float.h>
 #include <math.h>

@@ -16,8 +16,9 @@
  * rule: runs of sixteen full blocks of 16 (amax_group16: the sixteen
  * amax by the same tree of maxima, the sixteen scales in the lanes of
  * two binary64 vectors by amax_scales16, e2m1's thresholds for all
- * sixteen at once by e2m1_cols), each block then by e2m1_vec, exact_vec
- * or q32_vec; other blocks one at a time (amax_blocks, the scale by
+ * sixteen at once by e2m1_cols and e2m1_grid), each block then by
+ * e2m1_vec (e2m1, nearest-even), e2m1_sp_vec (e2m1, sp), exact_vec or
+ * q32_vec; other blocks one at a time (amax_blocks, the scale by
  * fpl__bq_amax_scale): q32 by q32_vec (fast_vec's steps on the binary32
  * quotient), exact quotients of e2m1 elements in nearest-even by
  * e2m1_block (thresholds, no division), other exact quotients by exact8
