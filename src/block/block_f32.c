@@ -89,6 +89,8 @@ static double tensor_scale(const fpl_block_format *b, const float *x, size_t n,
 #ifdef FPL_HAVE_X86_KERNELS
 	if (kern == fpl__bq_avx512)
 		umax = fpl__bq_finite_umax_avx512(x, n);
+	else if (kern == fpl__bq_avx2)
+		umax = fpl__bq_finite_umax_avx2(x, n);
 	else
 #endif
 		for (j = 0; j < n; j++) {

@@ -316,13 +316,11 @@ static void run_sp_tb(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 static int32_t rd_bits(double T, int up)
 {
 	float f = (float)T;	/* nearest-even */
-	int32_t b = (int32_t)f2u(f);
+	double g = (double)f;
 
-	if ((double)f > T)
-		b--;	/* the binary32 below (f > T > 0 normal: f's bits less one) */
-	else if ((double)f == T && up)
-		b--;
-	return b;
+	/* f > T > 0 normal: the binary32 below is f's bits less one
+	 * (written without branches: the first test is a coin toss) */
+	return (int32_t)f2u(f) - (int32_t)(g > T) - (int32_t)(g == T && up);
 }
 
 /* The amax rule's e2m1 block in nearest-even with exact quotients
@@ -494,4 +492,36 @@ void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t
 		(c.tb ? run_ne_tb : run_ne)(&c, p, y, x, id0, id1, a);
 	}
 	_mm_setcsr(csr);
+}
+
+uint32_t fpl__bq_finite_umax_avx2(const float *x, size_t n)
+{
+	const __m256i absm = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+	__m256i m0 = _mm256_setzero_si256(), m1 = m0, m;
+	size_t j = 0;
+
+	/* finite magnitudes compare signed (below 2^31); a lane at or
+	 * above inf's bits is replaced by 0 before the maximum */
+	for (; j + 16 <= n; j += 16) {
+		__m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)), absm);
+		__m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j + 8)), absm);
+
+		_mm_prefetch((const char *)(x + j + 2048), _MM_HINT_T0);
+		m0 = _mm256_max_epi32(m0, _mm256_andnot_si256(_mm256_cmpgt_epi32(a, _mm256_sub_epi32(inf, _mm256_set1_epi32(1))), a));
+		m1 = _mm256_max_epi32(m1, _mm256_andnot_si256(_mm256_cmpgt_epi32(b, _mm256_sub_epi32(inf, _mm256_set1_epi32(1))), b));
+	}
+	m = _mm256_max_epi32(m0, m1);
+	m = _mm256_max_epi32(m, _mm256_permute2x128_si256(m, m, 1));
+	m = _mm256_max_epi32(m, _mm256_shuffle_epi32(m, 0x4e));
+	m = _mm256_max_epi32(m, _mm256_shuffle_epi32(m, 0xb1));
+	{
+		uint32_t um = (uint32_t)_mm256_cvtsi256_si32(m);
+
+		for (; j < n; j++) {
+			uint32_t u = f2u(x[j]) & 0x7fffffffu;
+
+			um = u < 0x7f800000u && u > um ? u : um;
+		}
+		return um;
+	}
 }
