@@ -18,7 +18,7 @@
  * and no fnuz or e8m0 specials (every named element format), and either a
  * power-of-two rule with exact quotients, or the amax rule (with or
  * without a tensor scale, exact or q32) into a scale format of at most 10
- * mantissa bits with subnormals (NVFP4's e4m3fn; AVX-512 only).  The
+ * mantissa bits with subnormals (NVFP4's e4m3fn).  The
  * kernel is picked by the kernel set in use (FPLAB_KERNELS): avx512,
  * avx2, or none (ref).
  */
@@ -89,6 +89,8 @@ static double tensor_scale(const fpl_block_format *b, const float *x, size_t n,
 #ifdef FPL_HAVE_X86_KERNELS
 	if (kern == fpl__bq_avx512)
 		umax = fpl__bq_finite_umax_avx512(x, n);
+	else if (kern == fpl__bq_avx2)
+		umax = fpl__bq_finite_umax_avx2(x, n);
 	else
 #endif
 		for (j = 0; j < n; j++) {
@@ -282,10 +284,6 @@ int fpl_block_round_f32(const fpl_block_format *b, float *y, const float *x, con
 		stats = &local;
 	}
 	kern = pick_kernel();
-#ifdef FPL_HAVE_X86_KERNELS
-	if (kern == fpl__bq_avx2 && b->rule == FPL_BRULE_AMAX)	/* no AVX2 kernel for it */
-		kern = NULL;
-#endif
 	if (kern && applicable(b, &v, rnd, st))
 		return fast(b, y, x, &v, rnd, st, stats, kern);
 	return fpl__block_round_f32_ref(b, y, x, dims, ndims, rnd, st, stats);

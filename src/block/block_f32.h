@@ -60,6 +60,7 @@ void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size
 uint32_t fpl__bq_finite_umax_avx512(const float *x, size_t n);
 void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
 		  fpl__bq_acc *a);
+uint32_t fpl__bq_finite_umax_avx2(const float *x, size_t n);	/* the same with AVX2 */
 #endif
 
 /* Block [lo, hi) with scale X (D = X s) by the scalar engine, exactly as

@@ -2,8 +2,10 @@
 /*
  * x86/block_f32_avx2.c - block quantization of binary32 tensors with
  * AVX2 (the avx2 kernel set), eight lanes at a time: the power-of-two
- * rules (floor, ceil, even, rceil), nearest-even and sp.  The amax rule
- * has no AVX2 kernel (block_f32.c widens those to binary64).
+ * rules (floor, ceil, even, rceil), nearest-even and sp; the amax rule
+ * (NVFP4): e2m1 elements in nearest-even with exact quotients by
+ * e2m1_block2 (the thresholds of block_f32_avx512.c's e2m1_block, whose
+ * comment argues them), its other blocks by fpl__bq_block_scalar.
  *
  * Why the bits, flags and events equal the reference's: the steps are
  * those of block_f32_avx512.c (its header and fast_vec's comment), with
@@ -309,6 +311,148 @@ static void run_sp_tb(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 	body(c, p, y, x, id0, id1, a, 1, 1);
 }
 
+/* RD(T) for a positive binary64 T in binary32's normal range, as bits,
+ * less one where T is a binary32 and up is set (e2m1_block's a >= T). */
+static int32_t rd_bits(double T, int up)
+{
+	float f = (float)T;	/* nearest-even */
+	double g = (double)f;
+
+	/* f > T > 0 normal: the binary32 below is f's bits less one
+	 * (written without branches: the first test is a coin toss) */
+	return (int32_t)f2u(f) - (int32_t)(g > T) - (int32_t)(g == T && up);
+}
+
+/* The amax rule's e2m1 block in nearest-even with exact quotients
+ * (e2m1_block of block_f32_avx512.c, eight lanes at a time): its
+ * thresholds th_i (bits of RD(t_i D), less one for a tie going up) and
+ * the code K = #{i : |x| > th_i} by signed compares (magnitudes and
+ * thresholds below 2^31), y = RN(v_K D) from a table (K = 8, the
+ * overflow, gives v_7 D = 6 D, saturated), inexact unless |x| is
+ * exactly v_K D (ebits), tiny = not |x| >= 0.875 D (before rounding: D).
+ * 0 when D is outside [2^-100, 2^100] (nothing done). */
+static int e2m1_block2(const kc2 *c, float *y, const float *x, size_t lo, size_t hi, double D,
+		       uint32_t um, fpl__bq_acc *a, vc2 *vc)
+{
+	static const double tv[8] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7 };
+	static const double vv[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	int32_t yt[8], et[8];
+	__m256i th[8], ytab, etab, tt, umv = _mm256_set1_epi32((int)um), seven = _mm256_set1_epi32(7);
+	__m256i m1 = _mm256_set1_epi32(-1), asat = c->zero;
+	size_t j;
+	int i;
+
+	if (!(D >= 0x1p-100 && D <= 0x1p100))
+		return 0;
+	for (i = 0; i < 8; i++) {
+		double v = vv[i] * D;	/* exact */
+		float f = (float)v;
+
+		th[i] = _mm256_set1_epi32(rd_bits(tv[i] * D, i & 1));
+		yt[i] = (int32_t)f2u(f);
+		et[i] = (double)f == v ? yt[i] : -1;
+	}
+	ytab = _mm256_loadu_si256((const __m256i *)yt);
+	etab = _mm256_loadu_si256((const __m256i *)et);
+	tt = _mm256_set1_epi32(rd_bits(c->tb ? D : 0.875 * D, 1));
+	for (j = lo; j < hi; j += 8) {
+		__m256i tm = tailv(hi - j);
+		int full = hi - j >= 8;
+		__m256i u = full ? _mm256_loadu_si256((const __m256i *)(x + j))
+				 : _mm256_maskload_epi32((const int *)(x + j), tm);
+		__m256i av = _mm256_and_si256(u, c->absm), K = c->zero, Kc, yb, eb, sat, inex, tiny, fl;
+
+		for (i = 0; i < 8; i++)
+			K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(av, th[i]));
+		Kc = _mm256_min_epi32(K, seven);
+		sat = _mm256_cmpgt_epi32(K, seven);
+		yb = _mm256_permutevar8x32_epi32(ytab, Kc);
+		eb = _mm256_or_si256(_mm256_permutevar8x32_epi32(etab, Kc), sat);
+		inex = _mm256_andnot_si256(_mm256_cmpeq_epi32(av, eb), tm);
+		tiny = _mm256_andnot_si256(_mm256_cmpgt_epi32(av, tt), inex);
+		fl = _mm256_andnot_si256(_mm256_cmpeq_epi32(av, c->zero),
+					 _mm256_and_si256(_mm256_cmpeq_epi32(K, c->zero), tm));
+		sat = _mm256_and_si256(sat, tm);
+		vc->inex = _mm256_sub_epi32(vc->inex, inex);
+		vc->unf = _mm256_sub_epi32(vc->unf, tiny);
+		vc->sat = _mm256_sub_epi32(vc->sat, sat);
+		vc->fl = _mm256_sub_epi32(vc->fl, fl);
+		asat = _mm256_or_si256(asat, _mm256_and_si256(sat, _mm256_cmpeq_epi32(av, umv)));
+		yb = _mm256_or_si256(yb, _mm256_and_si256(u, c->sgn));
+		if (full)
+			_mm256_storeu_si256((__m256i *)(y + j), yb);
+		else
+			_mm256_maskstore_epi32((int *)(y + j), tm, yb);
+	}
+	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, m1);
+	return 1;
+}
+
+/* The amax rule: each block's largest magnitude as in body, its scale by
+ * fpl__bq_amax_scale; e2m1 elements in nearest-even with exact
+ * quotients by e2m1_block2, every other block by fpl__bq_block_scalar
+ * (the reference's own calls). */
+static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		      size_t id1, fpl__bq_acc *a)
+{
+	const int e2m1 = !p->sp && !p->q32 && p->m == 1 && p->emin == 0 && p->emax == 2
+			 && p->maxe == 6.0f;
+	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	vc2 vc;
+
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	for (id = id0; id < id1; id++) {
+		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
+		__m256i mx = c->zero, m;
+		uint32_t um;
+		int clamped = 0;
+		double X = 1;
+		float amax;
+
+		len = len < p->tr ? len : p->tr;
+		hi = lo + len;
+		if (++br == p->nbr) {
+			br = 0;
+			row++;
+		}
+		_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+		__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
+		for (j = lo; j + 8 <= hi; j += 8)
+			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
+								   c->absm));
+		if (j < hi)
+			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
+											 tailv(hi - j)),
+								   c->absm));
+		m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
+		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
+		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
+		um = (uint32_t)_mm256_cvtsi256_si32(m);
+		a->s.blocks++;
+		a->s.elements += len;
+		if (um >= 0x7f800000u) {
+			a->s.nan_blocks++;
+			for (j = lo; j < hi; j++)
+				y[j] = NAN;
+			continue;
+		}
+		memcpy(&amax, &um, 4);
+		if (um == 0)
+			a->s.zero_blocks++;
+		else
+			X = fpl__bq_amax_scale(p, amax, &clamped);
+		a->s.scale_range += (uint64_t)clamped;
+		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, um, a, &vc)))
+			fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+		since += len;
+		if (since >= (1u << 30)) {
+			flush(&vc, a);
+			since = 0;
+		}
+	}
+	flush(&vc, a);
+}
+
 void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
 		  fpl__bq_acc *a)
 {
@@ -340,10 +484,44 @@ void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t
 	c.m = p->m;
 	c.key = p->key;
 	c.c0 = p->c0;
-	if (c.sp) {	/* (the amax rule never comes here: block_f32.c) */
+	if (p->amax) {
+		run_amax2(&c, p, y, x, id0, id1, a);
+	} else if (c.sp) {
 		(c.tb ? run_sp_tb : run_sp)(&c, p, y, x, id0, id1, a);
 	} else {
 		(c.tb ? run_ne_tb : run_ne)(&c, p, y, x, id0, id1, a);
 	}
 	_mm_setcsr(csr);
+}
+
+uint32_t fpl__bq_finite_umax_avx2(const float *x, size_t n)
+{
+	const __m256i absm = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+	__m256i m0 = _mm256_setzero_si256(), m1 = m0, m;
+	size_t j = 0;
+
+	/* finite magnitudes compare signed (below 2^31); a lane at or
+	 * above inf's bits is replaced by 0 before the maximum */
+	for (; j + 16 <= n; j += 16) {
+		__m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)), absm);
+		__m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j + 8)), absm);
+
+		_mm_prefetch((const char *)(x + j + 2048), _MM_HINT_T0);
+		m0 = _mm256_max_epi32(m0, _mm256_andnot_si256(_mm256_cmpgt_epi32(a, _mm256_sub_epi32(inf, _mm256_set1_epi32(1))), a));
+		m1 = _mm256_max_epi32(m1, _mm256_andnot_si256(_mm256_cmpgt_epi32(b, _mm256_sub_epi32(inf, _mm256_set1_epi32(1))), b));
+	}
+	m = _mm256_max_epi32(m0, m1);
+	m = _mm256_max_epi32(m, _mm256_permute2x128_si256(m, m, 1));
+	m = _mm256_max_epi32(m, _mm256_shuffle_epi32(m, 0x4e));
+	m = _mm256_max_epi32(m, _mm256_shuffle_epi32(m, 0xb1));
+	{
+		uint32_t um = (uint32_t)_mm256_cvtsi256_si32(m);
+
+		for (; j < n; j++) {
+			uint32_t u = f2u(x[j]) & 0x7fffffffu;
+
+			um = u < 0x7f800000u && u > um ? u : um;
+		}
+		return um;
+	}
 }

@@ -13,11 +13,21 @@
  * x's own bits; other blocks one at a time (one_block), also by
  * fast_vec; the rare blocks whose scale leaves fast_vec's binary32
  * constants (tiny or huge amax, subnormal amax) by k_round.  The amax
- * rule: q32 by q32_vec (fast_vec's steps on the binary32 quotient),
- * exact quotients of e2m1 elements in nearest-even by e2m1_block
- * (thresholds, no division), other exact quotients by exact8 (binary64
- * lanes); blocks whose binary32 D is
- * not a normal number by fpl__bq_block_scalar (the reference's calls).
+ * rule: runs of sixteen full blocks of 16 (amax_group16: the sixteen
+ * amax by the same tree of maxima, the sixteen scales in the lanes of
+ * two binary64 vectors by amax_scales16, e2m1's thresholds for all
+ * sixteen at once by e2m1_cols and e2m1_grid), each block then by
+ * e2m1_vec (e2m1, nearest-even), e2m1_sp_vec (e2m1, sp), exact_vec or
+ * q32_vec; other blocks one at a time (amax_blocks, the scale by
+ * fpl__bq_amax_scale): q32 by q32_vec (fast_vec's steps on the binary32
+ * quotient), exact quotients of e2m1 elements in nearest-even by
+ * e2m1_block (thresholds, no division), other exact quotients by exact8
+ * (binary64 lanes; exact_vec is exact8 on both halves of a vector);
+ * blocks whose binary32 D is not a normal number by
+ * fpl__bq_block_scalar (the reference's calls).  The order in which a
+ * group's blocks are rounded does not matter: each element's result,
+ * flags and draw depend on its block's scale and its own index only,
+ * and the counts are sums.
  *
  * Why the bits equal the reference's (block_quant.c on the widened
  * values, then rounded to binary32).
@@ -105,7 +115,7 @@ typedef struct kc {
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
-	int sp, tiny_before, isp, e2m1;
+	int sp, tiny_before, isp, e2m1, e2m1s;
 	uint64_t key, c0;
 } kc;
 
@@ -263,6 +273,8 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->isp = p->emax - p->emin >= 8;
 	/* e2m1 elements in nearest-even: e2m1_block */
 	c->e2m1 = !p->sp && p->m == 1 && p->emin == 0 && p->emax == 2 && p->maxe == 6.0f;
+	/* e2m1 elements in sp: e2m1_sp_vec */
+	c->e2m1s = p->sp && p->m == 1 && p->emin == 0 && p->emax == 2 && p->maxe == 6.0f;
 	c->tiny_before = p->tiny_before;
 	c->key = p->key;
 	c->c0 = p->c0;
@@ -575,25 +587,18 @@ KI void one_block(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 	a->s.amax_saturated += asat != 0;
 }
 
-/* The largest magnitude bits of 16 blocks of 32 at x, lane b for block b:
- * a max of the two vectors of each block, then a transposing tree of
- * maxima (each level halves the partials per block and doubles the
- * blocks per vector), the lanes put in block order at the end. */
-KI __m512i umax16(const kc *c, const float *x)
+/* The transposing tree of maxima: l0[2i] and l0[2i + 1] hold 16 partial
+ * maxima of blocks 2i and 2i + 1; lane b of the result is block b's
+ * maximum (each level halves the partials per block and doubles the
+ * blocks per vector, the lanes put in block order at the end). */
+KI __m512i umax_tree(const kc *c, const __m512i *l0)
 {
 	__m512i l1[8], l2[4], l3[2], v;
 	int i;
 
-	for (i = 0; i < 8; i++) {
-		const float *q = x + 64 * i;
-		__m512i m0 = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(q), c->absm),
-					      _mm512_and_si512(_mm512_loadu_si512(q + 16), c->absm));
-		__m512i m1 = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(q + 32), c->absm),
-					      _mm512_and_si512(_mm512_loadu_si512(q + 48), c->absm));
-
-		l1[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(m0, m1, 0x44),
-					 _mm512_shuffle_i32x4(m0, m1, 0xee));
-	}
+	for (i = 0; i < 8; i++)
+		l1[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(l0[2 * i], l0[2 * i + 1], 0x44),
+					 _mm512_shuffle_i32x4(l0[2 * i], l0[2 * i + 1], 0xee));
 	for (i = 0; i < 4; i++)	/* chunks: blocks 4i .. 4i+3 */
 		l2[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(l1[2 * i], l1[2 * i + 1], 0x88),
 					 _mm512_shuffle_i32x4(l1[2 * i], l1[2 * i + 1], 0xdd));
@@ -612,6 +617,30 @@ KI __m512i umax16(const kc *c, const float *x)
 	return _mm512_permutexvar_epi32(c->blk_order, v);
 }
 
+/* The largest magnitude bits of 16 blocks of 32 at x, lane b for block b:
+ * a max of the two vectors of each block, then umax_tree. */
+KI __m512i umax16(const kc *c, const float *x)
+{
+	__m512i l0[16];
+	int i;
+
+	for (i = 0; i < 16; i++)
+		l0[i] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(x + 32 * i), c->absm),
+					 _mm512_and_si512(_mm512_loadu_si512(x + 32 * i + 16), c->absm));
+	return umax_tree(c, l0);
+}
+
+/* The same for 16 blocks of 16 at x. */
+KI __m512i umax16b(const kc *c, const float *x)
+{
+	__m512i l0[16];
+	int i;
+
+	for (i = 0; i < 16; i++)
+		l0[i] = _mm512_and_si512(_mm512_loadu_si512(x + 16 * i), c->absm);
+	return umax_tree(c, l0);
+}
+
 /* Sixteen full blocks of 32 at x + lo: the scales of all sixteen at once
  * in the lanes (fpl__bq_kpow2 on vectors: k = E - emax_e + (the fraction
  * of amax above the rule's threshold), kc_init), then each block by
@@ -628,6 +657,7 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 	__m512i k = _mm512_sub_epi32(be, c->ebias);
 	__m512i kcl, kk, maxb;
 	__mmask16 clm;
+	vcnt lv;	/* fast_vec's counts, in registers (vc is in memory) */
 	int b, nasat = 0;
 
 	k = _mm512_mask_add_epi32(k, _mm512_cmpgt_epu32_mask(_mm512_and_si512(umv, c->fracm), c->kthr),
@@ -652,6 +682,9 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 					   c->lanes_g)
 			: c->zero;
 
+	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
+	/* the fast_vec blocks first, in a loop without calls (lv stays in
+	 * registers), then the others by one_block */
 	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
 		size_t l = lo + 32 * (size_t)b;
 		__m512i bi = _mm512_set1_epi32(b);
@@ -663,10 +696,8 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
 		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
 		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
-		if ((slowm >> b) & 1) {
-			one_block(c, p, y, x, l, l + 32, a, vc, sp, tb);
+		if ((slowm >> b) & 1)
 			continue;
-		}
 		B.kk = _mm512_permutexvar_epi32(bi, kk);
 		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
 		B.um = _mm512_permutexvar_epi32(bi, umv);
@@ -674,13 +705,20 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
 		B.ones = _mm512_sub_epi32(B.minb, c->dones);
 		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16z(c, zb) : c->zero, y + l,
-			 0xffff, sp, tb, vc, &asat);
+			 0xffff, sp, tb, &lv, &asat);
 		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
 			 sp ? draws16z(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
-			 y + l + 16, 0xffff, sp, tb, vc, &asat);
+			 y + l + 16, 0xffff, sp, tb, &lv, &asat);
 		nasat += asat != 0;
 	}
 	a->s.amax_saturated += (uint64_t)nasat;
+	vc->inex = _mm512_add_epi32(vc->inex, lv.inex);
+	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
+	vc->sat = _mm512_add_epi32(vc->sat, lv.sat);
+	vc->fl = _mm512_add_epi32(vc->fl, lv.fl);
+	for (b = 0; slowm; b++, slowm >>= 1)
+		if (slowm & 1)
+			one_block(c, p, y, x, lo + 32 * (size_t)b, lo + 32 * (size_t)b + 32, a, vc, sp, tb);
 }
 
 /* Power-of-two rules: blocks [id0, id1), row by row; runs of sixteen
@@ -967,24 +1005,78 @@ static int e2m1_block(const kc *c, float *y, const float *x, size_t lo, size_t h
 	return 1;
 }
 
+/* The amax rule's constants for the whole call: q32's rounding
+ * constants of scale 1 (B0; kb_ok: usable for every block, s and its
+ * binary32 image away from binary32's edges) and s in binary32. */
+typedef struct ka {
+	kb B0;
+	int kb_ok;
+	__m512 sf;
+} ka;
+
+/* The elements of block [lo, hi) (um its largest magnitude bits, below
+ * 0x7f800000) with scale X, D = X s; a->s.amax_saturated as well. */
+KI void amax_elems(const kc *c, const fpl__bq *p, const ka *K, float *y, const float *x,
+		   size_t lo, size_t hi, uint32_t um, double X, fpl__bq_acc *a, vcnt *vc)
+{
+	double D = X * p->s;
+	int asat = 0;
+	float amax;
+	size_t j;
+
+	memcpy(&amax, &um, 4);
+	if (p->q32) {
+		float Df = (float)D;
+		kb B;
+
+		if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !K->kb_ok) {
+			fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
+			return;
+		}
+		B = K->B0;
+		B.um = _mm512_set1_epi32((int)um);
+		{
+			__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
+			__mmask16 am = 0;
+
+			_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+			__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
+			for (j = lo; j < hi; j += 16) {
+				__mmask16 t = tailmask(hi - j);
+				__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
+							: _mm512_maskz_loadu_epi32(t, x + j);
+
+				q32_vec(c, &B, u, Dfv, Xf, K->sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
+					y + j, t, c->sp, c->tiny_before, vc, &am);
+			}
+			asat = am != 0;
+		}
+	} else if (c->e2m1 && e2m1_block(c, y, x, lo, hi, D, um, a, vc)) {
+		return;	/* (it counts amax_saturated) */
+	} else {
+		__m512d Dv = _mm512_set1_pd(D);
+
+		for (j = lo; j < hi; j += 8) {
+			size_t left = hi - j;
+			__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+
+			asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
+		}
+	}
+	a->s.amax_saturated += (uint64_t)asat;
+}
+
 #define AMAX_BATCH 8
 
-/* The amax rule. */
-static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
-		     size_t id1, fpl__bq_acc *a)
+/* Blocks [id0, id1) of the amax rule one at a time, in batches of
+ * AMAX_BATCH blocks: first every block's amax and scale (chains of
+ * dependent steps, independent across the blocks, which the CPU then
+ * overlaps), then the elements. */
+static void amax_blocks(const kc *c, const fpl__bq *p, const ka *K, float *y, const float *x,
+			size_t id0, size_t id1, fpl__bq_acc *a, vcnt *vc)
 {
-	size_t id, nb, since = 0, row = id0 / p->nbr, br = id0 % p->nbr;
-	vcnt vc;
-	kb B0 = { c->zero, c->zero, c->zero, c->zero, c->zero, c->zero };
-	/* q32: the rounding constants of scale 1, for every block; s and
-	 * its binary32 image (one value) away from binary32's edges */
-	const int kb_ok = kb_init(c, &B0, p, 0, 0) && p->s >= 0x1p-60 && p->s <= 0x1p60;
-	const __m512 sf = _mm512_set1_ps((float)p->s);
+	size_t id, nb, row = id0 / p->nbr, br = id0 % p->nbr;
 
-	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
-	/* batches of AMAX_BATCH blocks: first every block's amax and scale
-	 * (chains of dependent steps, independent across the blocks, which
-	 * the CPU then overlaps), then the elements */
 	for (id = id0; id < id1; id += nb) {
 		size_t blo[AMAX_BATCH], bhi[AMAX_BATCH], ib;
 		uint32_t bum[AMAX_BATCH];
@@ -1023,62 +1115,457 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 			a->s.scale_range += (uint64_t)clamped;
 			bX[ib] = X;
 		}
-		for (ib = 0; ib < nb; ib++) {
-			size_t lo = blo[ib], hi = bhi[ib], j;
-			uint32_t um = bum[ib];
-			int asat = 0;
-			float amax;
-			double X, D;
+		for (ib = 0; ib < nb; ib++)
+			if (bum[ib] < 0x7f800000u)
+				amax_elems(c, p, K, y, x, blo[ib], bhi[ib], bum[ib], bX[ib], a, vc);
+	}
+}
 
-			if (um >= 0x7f800000u)
-				continue;
-			memcpy(&amax, &um, 4);
-			X = bX[ib];
-			D = X * p->s;
-			if (p->q32) {
-				float Df = (float)D;
-				kb B;
+/*
+ * The amax rule's scales of 16 blocks at once, lane b for block b with
+ * largest magnitude bits um_b (0 < um_b < 0x7f800000), as
+ * fpl__bq_amax_scale: the quotient q = amax / dv in binary64 (q32: the
+ * binary32 quotient amax / fp32(dv), widened; a lane where it is 0 or
+ * inf goes to *slow), then rounded to nearest-even into the scale
+ * format as fpl__bq_round_scale does, by the addition of C = 2^(e' + 52 -
+ * sm), e' = max(e_q, semin) (q < 2^(e'+1) <= C 2^(sm - 51), so q + C lies
+ * in [C, 2C), where binary64's spacing is the scale's quantum 2^(e' -
+ * sm): the addition rounds q to it in the default mode, the subtraction
+ * is exact), saturated at smaxv, raised to sminv below it (both
+ * *clamped).  q is a normal binary64 number (amax in [2^-149, 2^128),
+ * dv = max_e s with s a positive binary32: |e_q| < 300), as
+ * fpl__bq_round_scale assumes, and below 2^1000.  X in two halves.
+ */
+KI void amax_scales16(const fpl__bq *p, __m512i umv, __m512d *X, __mmask16 *clamped,
+		      __mmask16 *slow)
+{
+	const __m512d smaxv = _mm512_set1_pd(p->smaxv), sminv = _mm512_set1_pd(p->sminv);
+	const __m512i eoff = _mm512_set1_epi64(1023 + p->semin), coff = _mm512_set1_epi64(52 - p->sm);
+	__m512 qf = _mm512_div_ps(_mm512_castsi512_ps(umv), _mm512_set1_ps((float)p->dv));
+	__mmask16 cl = 0;
+	int h;
 
-				if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !kb_ok) {
-					fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
-					continue;
-				}
-				B = B0;
-				B.um = _mm512_set1_epi32((int)um);
-				{
-					__m512 Dfv = _mm512_set1_ps(Df), Xf = _mm512_set1_ps((float)X);
-					__mmask16 am = 0;
+	*slow = 0;
+	if (p->q32) {
+		__m512i qb = _mm512_castps_si512(qf);
 
-					_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
-					__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
-					for (j = lo; j < hi; j += 16) {
-						__mmask16 t = tailmask(hi - j);
-						__m512i u = t == 0xffff ? _mm512_loadu_si512(x + j)
-									: _mm512_maskz_loadu_epi32(t, x + j);
+		*slow = _mm512_testn_epi32_mask(qb, qb) | _mm512_cmpge_epu32_mask(qb, _mm512_set1_epi32(0x7f800000));
+	}
+	for (h = 0; h < 2; h++) {
+		__m512d q, C, r;
+		__m512i E;
+		__mmask8 sat, low;
 
-						q32_vec(c, &B, u, Dfv, Xf, sf, c->sp ? draws16(c, c->c0 + j) : c->zero,
-							y + j, t, c->sp, c->tiny_before, &vc, &am);
-					}
-					asat = am != 0;
-				}
-			} else if (c->e2m1 && e2m1_block(c, y, x, lo, hi, D, um, a, &vc)) {
-				;
-			} else {
-				__m512d Dv = _mm512_set1_pd(D);
+		if (p->q32)
+			q = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(qf, 1) : _mm512_castps512_ps256(qf));
+		else
+			q = _mm512_div_pd(_mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(_mm512_castsi512_ps(umv), 1)
+							    : _mm512_castps512_ps256(_mm512_castsi512_ps(umv))),
+					  _mm512_set1_pd(p->dv));
+		E = _mm512_max_epi64(_mm512_srli_epi64(_mm512_castpd_si512(q), 52), eoff);
+		C = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(E, coff), 52));
+		r = _mm512_sub_pd(_mm512_add_pd(q, C), C);
+		sat = _mm512_cmp_pd_mask(r, smaxv, _CMP_GT_OQ);
+		r = _mm512_mask_mov_pd(r, sat, smaxv);
+		low = _mm512_cmp_pd_mask(r, sminv, _CMP_LT_OQ);
+		X[h] = _mm512_mask_mov_pd(r, low, sminv);
+		cl |= (__mmask16)((unsigned)(sat | low) << (8 * h));
+	}
+	*clamped = cl;
+}
 
-				for (j = lo; j < hi; j += 8) {
-					size_t left = hi - j;
-					__mmask8 t = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+/*
+ * The e2m1 thresholds of e2m1_block for 16 blocks, column i lane b for
+ * block b (D_b in [2^-100, 2^100], two halves): th[i] = bits(RD(t_i D)),
+ * less one for odd i where t_i D is a binary32 (a tie goes up: 1, 2, 4,
+ * 8), yv[i] = bits(RN(v_i D)) and ev[i] = those bits where v_i D is a
+ * binary32, else all ones (i = 1 .. 7; v_0 D = 0), tt = the tininess
+ * threshold (>= 0.875 D, or >= D before rounding), all as e2m1_block's
+ * th, ytab, ebits and tt.
+ */
+typedef struct e2cols {
+	uint32_t th[8][16], yv[8][16], ev[8][16], tt[16];
+} e2cols;
 
-					asat |= exact8(c, p, y, x, j, t, Dv, um, a) != 0;
-				}
-			}
-			a->s.amax_saturated += (uint64_t)asat;
-			since += hi - lo;
-			if (since >= (1u << 30)) {
-				vc_flush(&vc, a);
-				since = 0;
-			}
+KI __m512i rd_ge(__m512d T0, __m512d T1, int up)
+{
+	__m256 r0 = _mm512_cvt_roundpd_ps(T0, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__m256 r1 = _mm512_cvt_roundpd_ps(T1, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__mmask16 ex = (__mmask16)(_mm512_cmpeq_pd_mask(_mm512_cvtps_pd(r0), T0)
+				   | (unsigned)_mm512_cmpeq_pd_mask(_mm512_cvtps_pd(r1), T1) << 8);
+	__m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(r0)),
+				       _mm256_castps_si256(r1), 1);
+
+	return up ? _mm512_mask_sub_epi32(r, ex, r, _mm512_set1_epi32(1)) : r;
+}
+
+static void e2m1_cols(const kc *c, const __m512d *D, e2cols *e)
+{
+	static const double tv[8] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7 };
+	static const double vv[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		__m512d t = _mm512_set1_pd(tv[i]), v = _mm512_set1_pd(vv[i]);
+		__m512d y0 = _mm512_mul_pd(v, D[0]), y1 = _mm512_mul_pd(v, D[1]);
+		__m256 f0 = _mm512_cvtpd_ps(y0), f1 = _mm512_cvtpd_ps(y1);
+		__mmask16 ex = (__mmask16)(_mm512_cmpeq_pd_mask(_mm512_cvtps_pd(f0), y0)
+					   | (unsigned)_mm512_cmpeq_pd_mask(_mm512_cvtps_pd(f1), y1) << 8);
+		__m512i yb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(f0)),
+						_mm256_castps_si256(f1), 1);
+
+		_mm512_storeu_si512(e->th[i], rd_ge(_mm512_mul_pd(t, D[0]), _mm512_mul_pd(t, D[1]), i & 1));
+		_mm512_storeu_si512(e->yv[i], yb);
+		_mm512_storeu_si512(e->ev[i], _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), ex, yb));
+	}
+	{
+		__m512d f = _mm512_set1_pd(c->tiny_before ? 1.0 : 0.875);
+
+		_mm512_storeu_si512(e->tt, rd_ge(_mm512_mul_pd(f, D[0]), _mm512_mul_pd(f, D[1]), 1));
+	}
+}
+
+/*
+ * A block of 16 elements by e2m1_block's decisions with column b of e:
+ * pass_i = (a > th_i), nested (th nondecreasing, e2m1_block's comment),
+ * so the code is the largest i + 1 with pass_i, and choosing yv and ev
+ * by the passes in order of i leaves those of the code; code 8 (pass_7)
+ * keeps yv_7 = RN(6 D), the saturated value, with ev all ones (inexact).
+ */
+KI void e2m1_vec(const kc *c, const e2cols *e, int b, uint32_t um, float *y, const float *x,
+		 vcnt *vc, __mmask16 *asat)
+{
+	const __m512i m1 = _mm512_set1_epi32(-1);
+	__m512i u = _mm512_loadu_si512(x), av = _mm512_and_si512(u, c->absm), yb, eb;
+	__mmask16 k, k0, nz, inex, tiny;
+	int i;
+
+	k0 = _mm512_cmpgt_epu32_mask(av, _mm512_set1_epi32((int)e->th[0][b]));
+	yb = _mm512_maskz_mov_epi32(k0, _mm512_set1_epi32((int)e->yv[1][b]));
+	eb = _mm512_maskz_mov_epi32(k0, _mm512_set1_epi32((int)e->ev[1][b]));
+	for (i = 1; i < 7; i++) {
+		k = _mm512_cmpgt_epu32_mask(av, _mm512_set1_epi32((int)e->th[i][b]));
+		yb = _mm512_mask_mov_epi32(yb, k, _mm512_set1_epi32((int)e->yv[i + 1][b]));
+		eb = _mm512_mask_mov_epi32(eb, k, _mm512_set1_epi32((int)e->ev[i + 1][b]));
+	}
+	k = _mm512_cmpgt_epu32_mask(av, _mm512_set1_epi32((int)e->th[7][b]));	/* saturated */
+	eb = _mm512_mask_mov_epi32(eb, k, m1);
+	nz = _mm512_test_epi32_mask(av, av);
+	inex = _mm512_cmpneq_epi32_mask(av, eb);
+	tiny = _mm512_mask_cmple_epu32_mask(inex, av, _mm512_set1_epi32((int)e->tt[b]));
+	_mm512_storeu_si512(y, _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8));
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, k, vc->sat, m1);
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, nz & (__mmask16)~k0, vc->fl, m1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(k, av, _mm512_set1_epi32((int)um));
+}
+
+/*
+ * e2m1 elements in sp with exact quotients (NVFP4 sp), without a
+ * division.  The values g = 0, 0.5, 1, 1.5, 2, 3, 4, 6 and 8 (the next
+ * value of the grid with an unbounded exponent, where the overflow
+ * starts) are the reference's grid of q = |x| / D: quantum 0.5 below 2
+ * (the subnormals of emin = 0 included), 1 in [2, 4), 2 in [4, 8).  K =
+ * #{i >= 1 : q >= g_i} (0 .. 8) is found by eight compares of |x|'s
+ * bits with ge_i = bits(RD(g_i D)), less one where g_i D is a binary32
+ * (e2m1_block's argument for a >= T; the ge_i nondecreasing; g_i D
+ * exact in binary64 and, for D in [2^-100, 2^100], a normal binary32
+ * range).  K = 8: q >= 8, the overflow: the element saturates to 6,
+ * with overflow, inexact and saturated, whatever the draw.  K <= 7: q
+ * lies in [g_K, g_K+1), the truncation is g_K, the fraction f = (q -
+ * g_K) / Q (Q = g_K+1 - g_K), and sp rounds up iff f >= 1 - r' 2^-32
+ * (fast_vec's F > ~r' with F the top 32 bits of f: F + r' >= 2^32 iff
+ * f 2^32 >= 2^32 - r', an integer), that is iff |x| >= T D with T =
+ * g_K+1 - Q r' 2^-32.  T is a multiple of 2^-33 in (0, 8], exact in
+ * binary64 (the fnmadd forming it rounds nothing), and the sign of
+ * fnmadd(T, D, |x|) = |x| - T D rounded once is the sign of the exact
+ * difference (a nonzero one is a multiple of 2^-160 or more, far from
+ * underflowing).  Inexact iff |x| != g_K D (an fnmadd, exact to the
+ * sign the same way), or K = 8.  The result is g_F, F = min(K + up, 7)
+ * (g_7 = 6 also for the saturated), y = RN(g_F D) (exact product in
+ * binary64, narrowed once).  Tininess after rounding: q rounded at
+ * precision 2 (quantum 0.25 in [0.5, 1)) stays below 1 unless q >= 0.75
+ * and rounds up there, iff q >= 1 - 0.25 r' 2^-32 (as above; true for
+ * every q >= 1), so tiny = not |x| >= (1 - 0.25 r' 2^-32) D; before
+ * rounding: q < 1 (K < 2).  flushed = x != 0 with F = 0.
+ */
+typedef struct e2grid {
+	uint32_t ge[8][16];	/* column i: g_i+1 (0.5 .. 8), lane b: block b */
+} e2grid;
+
+static void e2m1_grid(const __m512d *D, e2grid *g)
+{
+	static const double gv[8] = { 0.5, 1, 1.5, 2, 3, 4, 6, 8 };
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		__m512d t = _mm512_set1_pd(gv[i]);
+
+		_mm512_storeu_si512(g->ge[i], rd_ge(_mm512_mul_pd(t, D[0]), _mm512_mul_pd(t, D[1]), 1));
+	}
+}
+
+KI void e2m1_sp_vec(const kc *c, const e2grid *g, int b, double D, uint32_t um, __m512i dh,
+		    float *y, const float *x, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i m1 = _mm512_set1_epi32(-1), seven = _mm512_set1_epi64(7);
+	const __m512d G0 = _mm512_set_pd(6, 4, 3, 2, 1.5, 1, 0.5, 0);
+	const __m512d G1 = _mm512_set_pd(8, 6, 4, 3, 2, 1.5, 1, 0.5);
+	const __m512d QT = _mm512_set_pd(2, 2, 1, 1, 0.5, 0.5, 0.5, 0.5);
+	const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1), quarter = _mm512_set1_pd(0.25);
+	const __m512d Dv = _mm512_set1_pd(D), two32 = _mm512_set1_pd(0x1p-32);
+	__m512i u = _mm512_loadu_si512(x), av = _mm512_and_si512(u, c->absm), K = c->zero;
+	__m512i r = _mm512_xor_si512(dh, m1);	/* r' */
+	__mmask16 ps[8], up = 0, inex = 0, reach = 0, nz, sat, tiny, fl;
+	__m256 yh[2];
+	int i, h;
+
+	for (i = 0; i < 8; i++) {
+		ps[i] = _mm512_cmpgt_epu32_mask(av, _mm512_set1_epi32((int)g->ge[i][b]));
+		K = _mm512_mask_sub_epi32(K, ps[i], K, m1);
+	}
+	for (h = 0; h < 2; h++) {
+		__m256i ah = h ? _mm512_extracti64x4_epi64(av, 1) : _mm512_castsi512_si256(av);
+		__m256i rh = h ? _mm512_extracti64x4_epi64(r, 1) : _mm512_castsi512_si256(r);
+		__m512i K64 = _mm512_cvtepu32_epi64(h ? _mm512_extracti64x4_epi64(K, 1) : _mm512_castsi512_si256(K));
+		__m512d xd = _mm512_cvtps_pd(_mm256_castsi256_ps(ah));
+		__m512d w = _mm512_mul_pd(_mm512_cvtepu32_pd(rh), two32);	/* r' 2^-32, exact */
+		__m512d T = _mm512_fnmadd_pd(_mm512_permutexvar_pd(K64, QT), w, _mm512_permutexvar_pd(K64, G1));
+		__mmask8 uh = _mm512_cmp_pd_mask(_mm512_fnmadd_pd(T, Dv, xd), zero, _CMP_GE_OQ);
+		__mmask8 ih = _mm512_cmp_pd_mask(_mm512_fnmadd_pd(_mm512_permutexvar_pd(K64, G0), Dv, xd), zero,
+						 _CMP_NEQ_OQ);
+		__m512i F = _mm512_min_epu64(_mm512_mask_add_epi64(K64, uh, K64, _mm512_set1_epi64(1)), seven);
+
+		if (!c->tiny_before) {
+			__m512d T2 = _mm512_fnmadd_pd(quarter, w, one);
+			__mmask8 rch = _mm512_cmp_pd_mask(_mm512_fnmadd_pd(T2, Dv, xd), zero, _CMP_GE_OQ);
+
+			reach |= (__mmask16)((unsigned)rch << (8 * h));
+		}
+		yh[h] = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_permutexvar_pd(F, G0), Dv));
+		up |= (__mmask16)((unsigned)uh << (8 * h));
+		inex |= (__mmask16)((unsigned)ih << (8 * h));
+	}
+	nz = _mm512_test_epi32_mask(av, av);
+	sat = ps[7] | (ps[6] & up);
+	inex |= sat;
+	tiny = inex & (__mmask16)~(c->tiny_before ? ps[1] : reach);
+	fl = nz & (__mmask16)~(ps[0] | up);
+	{
+		__m512i yb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(yh[0])),
+						_mm256_castps_si256(yh[1]), 1);
+
+		_mm512_storeu_si512(y, _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8));
+	}
+	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, m1);
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, fl, vc->fl, m1);
+	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, av, _mm512_set1_epi32((int)um));
+}
+
+/* Sixteen elements u of a block (largest magnitude bits um) with the
+ * exact quotients by D, as exact8 on each half (dh: draws16's ~r' in
+ * 32-bit lanes, put in the top word of 64-bit lanes over a low word of
+ * ones, draws8's form), counted into vc. */
+KI void exact_vec(const kc *c, const fpl__bq *p, __m512i u, __m512d Dv, __m512i dh, uint32_t um,
+		  float *y, vcnt *vc, __mmask16 *asat)
+{
+	const __m512i absm = _mm512_set1_epi64(0x7fffffffffffffffll), m1 = _mm512_set1_epi32(-1);
+	const __m512i sgn64 = _mm512_set1_epi64((long long)0x8000000000000000ull);
+	__m256 yh[2];
+	__mmask16 inex = 0, unf = 0, sat = 0, zr = 0;
+	int h;
+
+	for (h = 0; h < 2; h++) {
+		__m256i uh = h ? _mm512_extracti64x4_epi64(u, 1) : _mm512_castsi512_si256(u);
+		__m512d xd = _mm512_cvtps_pd(_mm256_castsi256_ps(uh));
+		__m512d q = _mm512_div_pd(xd, Dv);
+		__m512d rem = _mm512_fnmadd_pd(q, Dv, xd);
+		__m512i qb = _mm512_castpd_si512(q), rb = _mm512_castpd_si512(rem);
+		__mmask8 nz = _mm512_test_epi64_mask(qb, absm);
+		__mmask8 sticky = _mm512_test_epi64_mask(rb, absm);
+		__mmask8 below = sticky & _mm512_test_epi64_mask(_mm512_xor_si512(qb, rb), sgn64);
+		__m512i aq = _mm512_and_si512(qb, absm);
+		__m512i d64 = c->sp ? _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(h ? _mm512_extracti64x4_epi64(dh, 1)
+											       : _mm512_castsi512_si256(dh)),
+									32),
+						      _mm512_set1_epi64(0xffffffffll))
+				    : _mm512_setzero_si512();
+		kr8 r;
+
+		aq = _mm512_mask_sub_epi64(aq, below, aq, _mm512_set1_epi64(1));
+		r = k_round64(c, p, aq, sticky, nz, d64);
+		yh[h] = _mm512_cvtpd_ps(_mm512_mul_pd(r.mag, Dv));
+		inex |= (__mmask16)((unsigned)r.inex << (8 * h));
+		unf |= (__mmask16)((unsigned)r.unf << (8 * h));
+		sat |= (__mmask16)((unsigned)r.sat << (8 * h));
+		zr |= (__mmask16)((unsigned)r.zero << (8 * h));
+	}
+	{
+		__m512i yb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(yh[0])),
+						_mm256_castps_si256(yh[1]), 1);
+		__m512i av = _mm512_and_si512(u, c->absm);
+
+		_mm512_storeu_si512(y, _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8));
+		vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
+		vc->unf = _mm512_mask_sub_epi32(vc->unf, unf, vc->unf, m1);
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, m1);
+		vc->fl = _mm512_mask_sub_epi32(vc->fl, zr, vc->fl, m1);
+		*asat |= _mm512_mask_cmpeq_epi32_mask(sat, av, _mm512_set1_epi32((int)um));
+	}
+}
+
+/* Sixteen full blocks of 16 at x + lo (the amax rule): the largest
+ * magnitudes by umax16b, the scales by amax_scales16, then each block's
+ * elements by e2m1_vec (e2m1 in nearest-even, exact quotients, D within
+ * e2m1_block's range) or amax_elems; NaN, zero and the blocks
+ * amax_scales16 sends to slow by amax_blocks (their own scale). */
+static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, const float *x,
+			 size_t lo, size_t id, fpl__bq_acc *a, vcnt *vc)
+{
+	__m512i umv = umax16b(c, x + lo);
+	__mmask16 zerom = _mm512_testn_epi32_mask(umv, umv);
+	__mmask16 slowm = zerom | _mm512_cmpge_epu32_mask(umv, c->infb), clm, sl, e2m, exm = 0, q3m = 0, e2s = 0;
+	__m512d X[2], D[2];
+	double Xb[16], Db[16];
+	float Dfb[16], Xfb[16];
+	uint32_t umb[16];
+	e2cols e;
+	e2grid gr;
+	vcnt lv;	/* e2m1_vec's counts, in registers (vc is in memory) */
+	int b, nasat = 0;
+
+	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
+	amax_scales16(p, umv, X, &clm, &sl);
+	slowm |= sl;
+	D[0] = _mm512_mul_pd(X[0], _mm512_set1_pd(p->s));
+	D[1] = _mm512_mul_pd(X[1], _mm512_set1_pd(p->s));
+	_mm512_storeu_pd(Xb, X[0]);
+	_mm512_storeu_pd(Xb + 8, X[1]);
+	_mm512_storeu_pd(Db, D[0]);
+	_mm512_storeu_pd(Db + 8, D[1]);
+	_mm512_storeu_si512(umb, umv);
+	e2m = 0;
+	if (c->e2m1 && !p->q32) {
+		const __m512d lo_ = _mm512_set1_pd(0x1p-100), hi_ = _mm512_set1_pd(0x1p100);
+
+		e2m = (__mmask16)((_mm512_cmp_pd_mask(D[0], lo_, _CMP_GE_OQ) & _mm512_cmp_pd_mask(D[0], hi_, _CMP_LE_OQ))
+				  | (unsigned)(_mm512_cmp_pd_mask(D[1], lo_, _CMP_GE_OQ)
+					       & _mm512_cmp_pd_mask(D[1], hi_, _CMP_LE_OQ)) << 8);
+		e2m &= (__mmask16)~slowm;
+		if (e2m)
+			e2m1_cols(c, D, &e);
+	} else if (c->e2m1s && !p->q32) {
+		const __m512d lo_ = _mm512_set1_pd(0x1p-100), hi_ = _mm512_set1_pd(0x1p100);
+
+		e2s = (__mmask16)((_mm512_cmp_pd_mask(D[0], lo_, _CMP_GE_OQ) & _mm512_cmp_pd_mask(D[0], hi_, _CMP_LE_OQ))
+				  | (unsigned)(_mm512_cmp_pd_mask(D[1], lo_, _CMP_GE_OQ)
+					       & _mm512_cmp_pd_mask(D[1], hi_, _CMP_LE_OQ)) << 8);
+		e2s &= (__mmask16)~slowm;
+		exm = (__mmask16)~(slowm | e2s);
+		if (e2s)
+			e2m1_grid(D, &gr);
+	} else if (!p->q32) {
+		exm = (__mmask16)~slowm;
+	} else if (K->kb_ok) {	/* amax_elems's test for q32_vec */
+		__m256 d0 = _mm512_cvtpd_ps(D[0]), d1 = _mm512_cvtpd_ps(D[1]);
+		__m512 Df = _mm512_insertf32x8(_mm512_castps256_ps512(d0), d1, 1);
+
+		q3m = _mm512_cmp_ps_mask(Df, _mm512_set1_ps(0x1p-126f), _CMP_GE_OQ)
+		      & _mm512_cmp_ps_mask(_mm512_castsi512_ps(umv), _mm512_mul_ps(Df, _mm512_set1_ps(0x1p100f)),
+					   _CMP_LE_OQ)
+		      & (__mmask16)~slowm;
+		_mm512_storeu_ps(Dfb, Df);
+		_mm512_storeu_ps(Xfb, _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(X[0])),
+							 _mm512_cvtpd_ps(X[1]), 1));
+	}
+	{
+		int nf = __builtin_popcount((__mmask16)~slowm);
+
+		a->s.blocks += (uint64_t)nf;
+		a->s.elements += 16 * (uint64_t)nf;
+		a->s.scale_range += (uint64_t)__builtin_popcount(clm & (__mmask16)~slowm);
+	}
+	/* the e2m1_vec blocks first, in a loop without calls (its counts
+	 * stay in registers), then the others */
+	for (b = 0; b < 16; b++) {
+		size_t l = lo + 16 * (size_t)b;
+		__mmask16 asat = 0;
+
+		if (!(((e2m | e2s | exm | q3m) >> b) & 1))
+			continue;
+		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
+		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
+		if ((e2m >> b) & 1) {
+			e2m1_vec(c, &e, b, umb[b], y + l, x + l, &lv, &asat);
+		} else if ((e2s >> b) & 1) {
+			e2m1_sp_vec(c, &gr, b, Db[b], umb[b], draws16(c, c->c0 + l), y + l, x + l, &lv, &asat);
+		} else if ((exm >> b) & 1) {
+			exact_vec(c, p, _mm512_loadu_si512(x + l), _mm512_set1_pd(Db[b]),
+				  c->sp ? draws16(c, c->c0 + l) : c->zero, umb[b], y + l, &lv, &asat);
+		} else {
+			kb B = K->B0;
+
+			B.um = _mm512_set1_epi32((int)umb[b]);
+			q32_vec(c, &B, _mm512_loadu_si512(x + l), _mm512_set1_ps(Dfb[b]), _mm512_set1_ps(Xfb[b]),
+				K->sf, c->sp ? draws16(c, c->c0 + l) : c->zero, y + l, 0xffff, c->sp,
+				c->tiny_before, &lv, &asat);
+		}
+		nasat += asat != 0;
+	}
+	for (b = 0; b < 16; b++) {
+		size_t l = lo + 16 * (size_t)b;
+
+		if ((slowm >> b) & 1)
+			amax_blocks(c, p, K, y, x, id + (size_t)b, id + (size_t)b + 1, a, vc);
+		else if (!(((e2m | e2s | exm | q3m) >> b) & 1))
+			amax_elems(c, p, K, y, x, l, l + 16, umb[b], Xb[b], a, vc);
+	}
+	a->s.amax_saturated += (uint64_t)nasat;
+	vc->inex = _mm512_add_epi32(vc->inex, lv.inex);
+	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
+	vc->sat = _mm512_add_epi32(vc->sat, lv.sat);
+	vc->fl = _mm512_add_epi32(vc->fl, lv.fl);
+}
+
+/* The amax rule: blocks [id0, id1), runs of sixteen full blocks of 16
+ * by amax_group16, the others by amax_blocks. */
+static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, size_t id0,
+		     size_t id1, fpl__bq_acc *a)
+{
+	size_t id = id0, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	const size_t nfull = p->tr == 16 ? p->R / 16 : 0;	/* full blocks per row */
+	vcnt vc;
+	ka K;
+
+	K.B0.kk = K.B0.minb = K.B0.reach = K.B0.ones = K.B0.maxb = K.B0.um = c->zero;
+	K.kb_ok = kb_init(c, &K.B0, p, 0, 0) && p->s >= 0x1p-60 && p->s <= 0x1p60;
+	K.sf = _mm512_set1_ps((float)p->s);
+	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	while (id < id1) {
+		size_t step;
+
+		if (br + 16 <= nfull && id + 16 <= id1) {
+			amax_group16(c, p, &K, y, x, row * p->R + br * 16, id, a, &vc);
+			step = 16;
+		} else {
+			/* to the row's end, or to where the next group can start */
+			step = br < nfull && nfull - br >= 16 ? 1 : p->nbr - br;
+			step = step < id1 - id ? step : id1 - id;
+			amax_blocks(c, p, &K, y, x, id, id + step, a, &vc);
+		}
+		id += step;
+		br += step;
+		if (br == p->nbr) {
+			br = 0;
+			row++;
+		}
+		since += step * p->tr;
+		if (since >= (1u << 30)) {
+			vc_flush(&vc, a);
+			since = 0;
 		}
 	}
 	vc_flush(&vc, a);
@@ -1101,11 +1588,45 @@ void fpl__bq_avx512(const fpl__bq *p, float *y, const float *x, size_t id0, size
 	_mm_setcsr(csr);
 }
 
+/* The largest magnitude bits of x[0 .. n), NaN and inf included: four
+ * independent maxima, software prefetch 8 KiB ahead (a read-only stream
+ * at the memory's pace). */
+static uint32_t any_umax(const float *x, size_t n)
+{
+	const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+	__m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+	size_t j = 0;
+
+	for (; j + 64 <= n; j += 64) {
+		_mm_prefetch((const char *)(x + j + 2048), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + j + 2048 + 16), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + j + 2048 + 32), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + j + 2048 + 48), _MM_HINT_T0);
+		m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_loadu_si512(x + j), absm));
+		m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_loadu_si512(x + j + 16), absm));
+		m2 = _mm512_max_epu32(m2, _mm512_and_si512(_mm512_loadu_si512(x + j + 32), absm));
+		m3 = _mm512_max_epu32(m3, _mm512_and_si512(_mm512_loadu_si512(x + j + 48), absm));
+	}
+	for (; j < n; j += 16) {
+		__mmask16 t = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
+
+		m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_maskz_loadu_epi32(t, x + j), absm));
+	}
+	return (uint32_t)_mm512_reduce_max_epu32(
+		_mm512_max_epu32(_mm512_max_epu32(m0, m1), _mm512_max_epu32(m2, m3)));
+}
+
+/* The finite maximum: any_umax where no NaN or inf is there (its result
+ * is then the same), else the masked maxima below. */
 uint32_t fpl__bq_finite_umax_avx512(const float *x, size_t n)
 {
 	const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
 	__m512i m0 = _mm512_setzero_si512(), m1 = m0;
 	size_t j = 0;
+	uint32_t um = any_umax(x, n);
+
+	if (um < 0x7f800000u)
+		return um;
 
 	for (; j + 32 <= n; j += 32) {
 		__m512i a = _mm512_and_si512(_mm512_loadu_si512(x + j), absm);
