@@ -466,6 +466,18 @@ KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
 	return _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
 }
 
+/* What kf_pick and kf_vec read of the draws of the sixteen elements whose
+ * mix arguments are z0, z1 (kf_dh): sp, ~(draw & rmask), with the draw's
+ * last xorshift h ^ (h >> 31) in the same ternary op (~((A ^ B) & C) =
+ * 0xd7); se, the high words (it reads the top bit only). */
+KD_INLINE __m512i kf_draws(const kf_c *f, fpl_rnd rnd, __m512i z0, __m512i z1)
+{
+	__m512i h = kf_dh(f, z0, z1, 1);
+	if (rnd == FPL_RND_SP)
+		return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
+	return h;
+}
+
 /* kd_pick on sixteen binary32 lanes: the same increments on the float
  * bits (kd_pick's comment); sp adds the draw's top R bits aligned under
  * the kept lsb (dh, already masked to them) and reads the carry out of
@@ -745,19 +757,19 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 
 	__m512i z0 = kd_base(c, idx0 + j), z1 = kd_base(c, idx0 + j + 8);
 	const __m512i step = _mm512_set1_epi64((long long)(16 * KD_GOLDEN));
+	__m512i dh = draws ? kf_draws(f, rnd, z0, z1) : _mm512_setzero_si512();
 
-	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
-		__m512i u = _mm512_loadu_si512(x + j);
-		__m512i dh = _mm512_setzero_si512();
-		if (rnd == FPL_RND_SP) {
-			/* ~(draw & rmask) with the draw's last xorshift h ^ (h
-			 * >> 31) in the same ternary op: ~((A ^ B) & C) = 0xd7 */
-			__m512i h = kf_dh(f, z0, z1, 1);
-			dh = _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
+	for (; j < end; j += 16) {
+		__m512i u = _mm512_loadu_si512(x + j), dhn = dh;
+		/* the next vector's draws first (unused after the last):
+		 * their multiplies start an iteration before they are read */
+		if (draws) {
+			z0 = _mm512_add_epi64(z0, step);
+			z1 = _mm512_add_epi64(z1, step);
+			dhn = kf_draws(f, rnd, z0, z1);
 		}
-		else if (draws)	/* se reads the top bit only */
-			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
+		dh = dhn;
 		if (__builtin_expect(o.odd != 0, 0)) {
 			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
 		} else {
