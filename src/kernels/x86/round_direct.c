@@ -161,7 +161,7 @@ KD_INLINE __m512i kd_pick(const kd_c *c, fpl_rnd rnd, __m512i a, __mmask8 neg, _
 		 * fraction below the kept lsb left-aligned (a << (64 - s): the
 		 * kept bits fall off), r' the top R bits of the draw; the
 		 * fraction's bits below the top R do not change the carry
-		 * (kf_pick's comment, with 64 for 32) */
+		 * (kf_vec's sp lanes, with 64 for 32) */
 		__m512i T = _mm512_sllv_epi64(a, c->lal);
 		__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, c->rmask));
 		return _mm512_mask_add_epi64(tr, _mm512_cmplt_epu64_mask(sum, T), tr, c->q);
@@ -445,7 +445,7 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
  * float fraction bits below the kept lsb. */
 typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
-	__m512i minm1, min, max, rmask, odd_words;
+	__m512i minm1, min, max, rmask, rlo, odd_words;	/* rlo = rmask >> (32 - s32) */
 	__m512i umin, sgn;			/* see kf_vec; the sign bit */
 	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
@@ -466,29 +466,38 @@ KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
 	return _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
 }
 
-/* What kf_pick and kf_vec read of the draws of the sixteen elements whose
- * mix arguments are z0, z1 (kf_dh): sp, ~(draw & rmask), with the draw's
- * last xorshift h ^ (h >> 31) in the same ternary op (~((A ^ B) & C) =
- * 0xd7); se, the high words (it reads the top bit only). */
-KD_INLINE __m512i kf_draws(const kf_c *f, fpl_rnd rnd, __m512i z0, __m512i z1)
+/* The draws of the sixteen elements whose mix arguments are z0, z1, as
+ * kf_pick and kf_vec read them: the high words before the last xorshift
+ * (kf_dh), which se's top bit and sp's aligned increment (kf_pick) do not
+ * see; sp's tiny lanes apply it (kf_dn). */
+KD_INLINE __m512i kf_draws(const kf_c *f, __m512i z0, __m512i z1)
 {
-	__m512i h = kf_dh(f, z0, z1, 1);
-	if (rnd == FPL_RND_SP)
-		return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
-	return h;
+	return kf_dh(f, z0, z1, 1);
+}
+
+/* ~r' for sp's tiny lanes from kf_draws' h: r' = the draw's top R bits in
+ * place (high word h ^ (h >> 31), masked), complemented, in one ternary
+ * op: ~((A ^ B) & C) = 0xd7. */
+KD_INLINE __m512i kf_dn(const kf_c *f, __m512i h)
+{
+	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
 }
 
 /* kd_pick on sixteen binary32 lanes: the same increments on the float
- * bits (kd_pick's comment); sp adds the draw's top R bits aligned under
- * the kept lsb (dh, already masked to them) and reads the carry out of
- * 32 bits: T + r >= 2^R iff T 2^(32-R) + r 2^(32-R) >= 2^32.  The
- * fraction's bits below those R may stay in T': with l < 2^(32-R) of
- * them, T' + r' = (T + r) 2^(32-R) + l reaches 2^32 exactly when T + r
- * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l).
- * For sp, dh holds the complement ~r' of the aligned draw (kf_span
- * makes it in the same ternary op that masks it): with T' and r' 32-bit,
- * T' + r' >= 2^32 iff T' >= 2^32 - r' iff T' > 2^32 - 1 - r' = ~r', one
- * unsigned compare instead of an addition and a compare. */
+ * bits (kd_pick's comment); dh is kf_draws' h.  sp rounds up iff T + r
+ * >= 2^R, T the R bits below the kept lsb (T = floor(F 2^R / 2^s32), F
+ * the s32 fraction bits there), r the draw's top R bits.  That is an
+ * increment like the other modes': with r'' = r 2^(s32-R) when R <= s32
+ * and floor(r / 2^(R-s32)) when R > s32 (the top s32 bits of r' = r
+ * 2^(32-R), r' >> (32 - s32)), T + r >= 2^R iff F + r'' >= 2^s32, the
+ * carry into the kept lsb of a + r''.  R <= s32: T = floor(F /
+ * 2^(s32-R)) >= 2^R - r iff F >= (2^R - r) 2^(s32-R) (an integer bound).
+ * R > s32: T = F 2^(R-s32), r = r'' 2^(R-s32) + l with l < 2^(R-s32),
+ * so T + r = (F + r'') 2^(R-s32) + l reaches 2^R iff F + r'' >= 2^s32.
+ * r'' = (h >> (32 - s32)) & (rmask >> (32 - s32)): the last xorshift
+ * h ^ (h >> 31) changes bit 0 of h only, which the shift drops (32 - s32
+ * >= 9), and a + r'' < 2^31 + 2^23 does not wrap.  (The carry out of 32
+ * bits, T'' > ~r', that sp's tiny lanes read: kf_vec.) */
 KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
 {
 	const __m512i tr = _mm512_andnot_si512(f->mask, a);
@@ -513,8 +522,8 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 		return _mm512_mask_or_epi32(tr, up, tr, f->q);
 	}
 	case FPL_RND_SP: {
-		__m512i T = _mm512_sllv_epi32(a, f->lal);	/* the kept bits fall off */
-		return _mm512_mask_add_epi32(tr, _mm512_cmpgt_epu32_mask(T, dh), tr, f->q);
+		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(dh, f->lal), f->rlo);
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, r2));
 	}
 	case FPL_RND_SE: {
 		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
@@ -633,9 +642,15 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 				up = ix & (__mmask16)~kodd;
 				break;
 			case FPL_RND_SP: {
-				/* dh = ~r' (kf_pick): the carry is T' > ~r' */
+				/* T + r >= 2^R as the carry out of 32 bits of T'
+				 * + r', T' = the top R bits of T'' = floor(rem
+				 * 2^32/Q) in place: the bits of T'' below them
+				 * (l < 2^(32-R)) leave T'' + r' = (T + r) 2^(32-R)
+				 * + l at or above 2^32 exactly when T + r >= 2^R;
+				 * with 32-bit T'' and r', T'' + r' >= 2^32 iff T''
+				 * > 2^32 - 1 - r' = ~r' (kf_dn), one compare */
 				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
-				up = _mm512_cmpgt_epu32_mask(T, dh);
+				up = _mm512_cmpgt_epu32_mask(T, kf_dn(f, dh));
 				break;
 			}
 			case FPL_RND_SE:
@@ -699,6 +714,7 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
 	f->sgn = _mm512_set1_epi32((int)0x80000000u);
 	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
+	f->rlo = _mm512_set1_epi32((int)((0xffffffffu << (32 - R)) >> (32 - s32)));
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
 	f->odd_words = _mm512_loadu_si512(w);
@@ -757,7 +773,7 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 
 	__m512i z0 = kd_base(c, idx0 + j), z1 = kd_base(c, idx0 + j + 8);
 	const __m512i step = _mm512_set1_epi64((long long)(16 * KD_GOLDEN));
-	__m512i dh = draws ? kf_draws(f, rnd, z0, z1) : _mm512_setzero_si512();
+	__m512i dh = draws ? kf_draws(f, z0, z1) : _mm512_setzero_si512();
 
 	for (; j < end; j += 16) {
 		__m512i u = _mm512_loadu_si512(x + j), dhn = dh;
@@ -766,7 +782,7 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 		if (draws) {
 			z0 = _mm512_add_epi64(z0, step);
 			z1 = _mm512_add_epi64(z1, step);
-			dhn = kf_draws(f, rnd, z0, z1);
+			dhn = kf_draws(f, z0, z1);
 		}
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
 		dh = dhn;
