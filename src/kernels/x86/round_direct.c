@@ -754,7 +754,9 @@ static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float 
  * span with at least KF_TON such vectors) branch-free, until a span has
  * fewer than KF_TOFF tiny lanes: the same bits and counts either way,
  * only the speed differs (with N(0, 1) data, fp6 and fp4 have tiny lanes
- * in most vectors, the fp8 formats in a few).
+ * in most vectors, the fp8 formats in a few).  sp and se compute a
+ * vector's draws one vector ahead (by index, as always), so that their
+ * multiplies are not on the path of the vector that reads them.
  */
 #define KF_SPAN 64
 #define KF_TON 3
