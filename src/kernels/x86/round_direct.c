@@ -447,7 +447,7 @@ typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
 	__m512i minm1, min, max, rmask, rlo, odd_words;	/* rlo = rmask >> (32 - s32) */
 	__m512i umin, sgn;			/* see kf_vec; the sign bit */
-	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
+	__m512 C, Qf, halfQ, tscale, t55;	/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
 	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
 	int uok, tiny_before, zero_special;
@@ -555,9 +555,13 @@ typedef struct kf_out {
  * rem > Q/2, tp/tn iff inexact with the sign, od iff inexact and K even,
  * se iff inexact and the draw's top bit, sp iff T + r >= 2^R with T =
  * floor(rem/Q 2^R), read as the carry out of 32 bits of T' + r', T' the
- * top R bits of floor(rem 2^32/Q), one exact scaling and a truncating
- * conversion (rem 2^32/Q < 2^32).  The result (K + up) Q <= 2^emin is
- * exact.  Tininess after rounding as in kd_tiny: rn of a tiny lane is x
+ * top R bits of floor(rem 2^32/Q), computed exactly by two fused steps
+ * and a truncating conversion (rem 2^32/Q < 2^32).  The result (K + up) Q
+ * <= 2^emin is exact: the sum's encoding plus up (C + (K + up) Q <= 2C,
+ * in a binade of spacing Q), less C, merged into rn in the tiny lanes by
+ * one masked subtraction (na and nz: K Q + up Q).  In branch-free spans
+ * the zero lanes go with the tiny ones: 0 + C = C, rem = 0, and no mode
+ * moves it, so they give +0, inexact in no lane.  Tininess after rounding as in kd_tiny: rn of a tiny lane is x
  * rounded to precision p with an unbounded exponent when x's binade
  * below 2^emin is a float normal (uok); tiny_ok is off when that fails
  * and tininess is after rounding.  odd: lanes above max, inf, NaN, and
@@ -569,97 +573,79 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 {
 	__m512i a = _mm512_and_si512(u, f->absm);
 	__mmask16 neg = _mm512_movepi32_mask(u);
-	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, f->one), f->minm1);
+	/* branch-free (tf): the zero lanes too, which the tiny-lane steps
+	 * give +0, exactly (0 + C = C in every mode, rem = 0, no draw read
+	 * moves it); otherwise 0 < |x| < 2^emin, whose lanes branch */
+	__mmask16 tiny = tf && f->tiny_ok ? _mm512_cmplt_epu32_mask(a, f->min)
+		: _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, f->one), f->minm1);
 	__m512i rn = kf_pick(f, rnd, a, neg, dh), r = rn;
 	kf_out o;
 
 	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^31) */
 	o.odd = _mm512_cmpgt_epu32_mask(rn, f->max);
 	if (tf || tiny) {
+		__m512 af = _mm512_castsi512_ps(a);
 		if (!f->tiny_ok) {
 			o.odd |= tiny;
 		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
 			/* one addition in the mode itself: |x| + C rounds |x| / Q
-			 * to an integer as the mode does, and - C is exact */
-			__m512 af = _mm512_castsi512_ps(a), t;
+			 * to an integer as the mode does, and - C is exact (in
+			 * the tiny lanes: the others keep rn) */
+			__m512 t;
 			if (rnd == FPL_RND_NE)
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 			else
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			t = _mm512_sub_ps(t, f->C);
-			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny, t, f->C));
 		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {
 			/* the magnitude rounds up in the lanes of one sign:
 			 * toward +inf there, toward zero in the others */
-			__m512 af = _mm512_castsi512_ps(a);
 			__m512 t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			t = _mm512_mask_add_round_ps(t, rnd == FPL_RND_TP ? (__mmask16)~neg : neg, af, f->C,
 						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-			t = _mm512_sub_ps(t, f->C);
-			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny, t, f->C));
 		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {
 			/* truncation K Q, inexact iff K Q != |x|; od makes K
 			 * odd (its lsb is the sum's last bit), se adds Q on
-			 * the draw's top bit */
-			__m512 af = _mm512_castsi512_ps(a);
-			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			__m512 kq = _mm512_sub_ps(rz, f->C);
+			 * the draw's top bit: one to the sum's encoding, C +
+			 * K Q <= C + (2^m - 1) Q < 2C, whose spacing is Q */
+			__m512i rz = _mm512_castps_si512(
+				_mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+			__m512 kq = _mm512_sub_ps(_mm512_castsi512_ps(rz), f->C);
 			__mmask16 ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(kq), a);
 			if (rnd == FPL_RND_OD)
-				kq = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_mask_or_epi32(
-							   _mm512_castps_si512(rz), ix,
-							   _mm512_castps_si512(rz), f->one)),
-						   f->C);
+				rz = _mm512_mask_or_epi32(rz, ix, rz, f->one);
 			else
-				kq = _mm512_mask_add_ps(kq, ix & _mm512_movepi32_mask(dh), kq, f->Qf);
-			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
+				rz = _mm512_mask_add_epi32(rz, ix & _mm512_movepi32_mask(dh), rz, f->one);
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny,
+								   _mm512_castsi512_ps(rz), f->C));
+		} else if (rnd == FPL_RND_SP) {
+			/* rz = C + K Q (toward zero); then rem 2^32/Q = |x|
+			 * 2^32/Q - K 2^32 in two fused steps, each exact: rz
+			 * tscale - 2^55 = (rz - C) 2^32/Q = K 2^32 (C tscale =
+			 * 2^55, K < 2^m), and |x| tscale - K 2^32 = rem 2^32/Q
+			 * (rem's bits scaled, below 2^32).  T'' is its
+			 * truncation, and T + r >= 2^R as the carry out of 32
+			 * bits of T' + r', T' = the top R bits of T'' in place:
+			 * the bits of T'' below them (l < 2^(32-R)) leave T'' +
+			 * r' = (T + r) 2^(32-R) + l at or above 2^32 exactly
+			 * when T + r >= 2^R; with 32-bit T'' and r', T'' + r' >=
+			 * 2^32 iff T'' > 2^32 - 1 - r' = ~r' (kf_dn), one
+			 * compare.  K + 1 as one more in rz's encoding (as se) */
+			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512 kt = _mm512_fmsub_ps(rz, f->tscale, f->t55);
+			__m512i T = _mm512_cvttps_epu32(_mm512_fmsub_ps(af, f->tscale, kt));
+			__m512i rzi = _mm512_castps_si512(rz);
+			rzi = _mm512_mask_add_epi32(rzi, _mm512_cmpgt_epu32_mask(T, kf_dn(f, dh)), rzi, f->one);
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny,
+								   _mm512_castsi512_ps(rzi), f->C));
 		} else {
-			__m512 af = _mm512_castsi512_ps(a);
+			/* na, nz: from rem = |x| - K Q */
 			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			__m512 kq = _mm512_sub_ps(rz, f->C), rem = _mm512_sub_ps(af, kq);
 			__m512i rb = _mm512_castps_si512(rem), hb = _mm512_castps_si512(f->halfQ);
-			__mmask16 ix = _mm512_test_epi32_mask(rb, rb), up;
-			__mmask16 kodd = _mm512_test_epi32_mask(_mm512_castps_si512(rz), f->one);
-
-			switch (rnd) {
-			case FPL_RND_NE:
-				up = _mm512_cmpgt_epu32_mask(rb, hb)
-				     | (_mm512_cmpeq_epi32_mask(rb, hb) & kodd);
-				break;
-			case FPL_RND_NA:
-				up = _mm512_cmpge_epu32_mask(rb, hb);
-				break;
-			case FPL_RND_NZ:
-				up = _mm512_cmpgt_epu32_mask(rb, hb);
-				break;
-			case FPL_RND_TP:
-				up = ix & (__mmask16)~neg;
-				break;
-			case FPL_RND_TN:
-				up = ix & neg;
-				break;
-			case FPL_RND_OD:
-				up = ix & (__mmask16)~kodd;
-				break;
-			case FPL_RND_SP: {
-				/* T + r >= 2^R as the carry out of 32 bits of T'
-				 * + r', T' = the top R bits of T'' = floor(rem
-				 * 2^32/Q) in place: the bits of T'' below them
-				 * (l < 2^(32-R)) leave T'' + r' = (T + r) 2^(32-R)
-				 * + l at or above 2^32 exactly when T + r >= 2^R;
-				 * with 32-bit T'' and r', T'' + r' >= 2^32 iff T''
-				 * > 2^32 - 1 - r' = ~r' (kf_dn), one compare */
-				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
-				up = _mm512_cmpgt_epu32_mask(T, kf_dn(f, dh));
-				break;
-			}
-			case FPL_RND_SE:
-				up = ix & _mm512_movepi32_mask(dh);
-				break;
-			default:
-				up = 0;
-				break;
-			}
+			__mmask16 up = rnd == FPL_RND_NA ? _mm512_cmpge_epu32_mask(rb, hb)
+						     : _mm512_cmpgt_epu32_mask(rb, hb);
 			kq = _mm512_mask_add_ps(kq, up, kq, f->Qf);
 			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
 		}
@@ -722,6 +708,7 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->Qf = _mm512_set1_ps(ldexpf(1.0f, emin - m));
 	f->halfQ = _mm512_set1_ps(ldexpf(1.0f, emin - m - 1));
 	f->tscale = _mm512_set1_ps(emin - m >= -95 ? ldexpf(1.0f, 32 - emin + m) : 0.0f);
+	f->t55 = _mm512_set1_ps(0x1p55f);	/* C tscale */
 	f->uok = emin >= -125;
 	f->tiny_before = (int)p->tiny_before;
 	f->zero_special = (int)p->zero_special;
