@@ -739,7 +739,8 @@ static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float 
  * cannot do.  It runs in spans of KF_SPAN vectors, each either branching
  * to the tiny-lane code only for a vector with a tiny lane, or (after a
  * span with at least KF_TON such vectors) branch-free, until a span has
- * fewer than KF_TOFF tiny lanes: the same bits and counts either way,
+ * fewer than KF_TOFF tiny lanes (zero lanes counted with them there, as
+ * kf_vec does them): the same bits and counts either way,
  * only the speed differs (with N(0, 1) data, fp6 and fp4 have tiny lanes
  * in most vectors, the fp8 formats in a few).  sp and se compute a
  * vector's draws one vector ahead (by index, as always), so that their
@@ -750,7 +751,7 @@ static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float 
 #define KF_TOFF 3
 
 /* One span of kf_run: vectors j..end-1, branch-free when tf; returns the
- * vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
+ * vectors with a tiny lane (tf = 0) or the tiny and zero lanes (tf = 1). */
 KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, int tf, float *z,
 			 const float *x, size_t j, size_t end, uint64_t idx0, kd_acc *acc,
 			 fpl_kslow slow, void *ctx, kd_rcnt *cnt)
