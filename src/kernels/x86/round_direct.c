@@ -525,10 +525,13 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(dh, f->lal), f->rlo);
 		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, r2));
 	}
-	case FPL_RND_SE: {
-		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
-		return _mm512_mask_add_epi32(tr, up, tr, f->q);
-	}
+	case FPL_RND_SE:
+		/* up iff inexact and the draw's top bit: tp's increment
+		 * (mask, a carry iff a discarded bit is set) where the top
+		 * bit is set (h >> 31 arithmetic: all ones there) */
+		return _mm512_andnot_si512(f->mask,
+					   _mm512_add_epi32(a, _mm512_and_si512(_mm512_srai_epi32(dh, 31),
+										f->mask)));
 	default:	/* tz */
 		return tr;
 	}
