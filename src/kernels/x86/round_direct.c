@@ -600,26 +600,26 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 			else
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny, t, f->C));
-		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {
-			/* the magnitude rounds up in the lanes of one sign:
+		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_SE) {
+			/* the magnitude rounds up in the lanes of one sign (se:
+			 * whose draw has its top bit set; up iff inexact there):
 			 * toward +inf there, toward zero in the others */
+			__mmask16 upl = rnd == FPL_RND_TP ? (__mmask16)~neg
+					: rnd == FPL_RND_TN ? neg : _mm512_movepi32_mask(dh);
 			__m512 t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			t = _mm512_mask_add_round_ps(t, rnd == FPL_RND_TP ? (__mmask16)~neg : neg, af, f->C,
+			t = _mm512_mask_add_round_ps(t, upl, af, f->C,
 						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
 			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny, t, f->C));
-		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {
+		} else if (rnd == FPL_RND_OD) {
 			/* truncation K Q, inexact iff K Q != |x|; od makes K
-			 * odd (its lsb is the sum's last bit), se adds Q on
-			 * the draw's top bit: one to the sum's encoding, C +
-			 * K Q <= C + (2^m - 1) Q < 2C, whose spacing is Q */
+			 * odd (its lsb is the sum's last bit: one to the sum's
+			 * encoding, C + K Q <= C + (2^m - 1) Q < 2C, whose
+			 * spacing is Q) */
 			__m512i rz = _mm512_castps_si512(
 				_mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
 			__m512 kq = _mm512_sub_ps(_mm512_castsi512_ps(rz), f->C);
 			__mmask16 ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(kq), a);
-			if (rnd == FPL_RND_OD)
-				rz = _mm512_mask_or_epi32(rz, ix, rz, f->one);
-			else
-				rz = _mm512_mask_add_epi32(rz, ix & _mm512_movepi32_mask(dh), rz, f->one);
+			rz = _mm512_mask_or_epi32(rz, ix, rz, f->one);
 			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny,
 								   _mm512_castsi512_ps(rz), f->C));
 		} else if (rnd == FPL_RND_SP) {
