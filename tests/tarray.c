@@ -809,6 +809,8 @@ static int child(const char *set)
 	return WEXITSTATUS(status);
 }
 
+static void f32_draw_arrays(h_rng *rng);
+
 int main(void)
 {
 	static const char *fmts[] = { "bf16", "fp16", "e4m3fn", "e5m2", "e2m1", "e4m3fnuz",
@@ -903,6 +905,7 @@ int main(void)
 	gauss_arrays(&rng);
 	deep_tiny_arrays(&rng);
 	sp_boundaries(&rng);
+	f32_draw_arrays(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);
 	f32_arrays("e4m3fn", 1, &rng);
@@ -918,4 +921,47 @@ int main(void)
 	free(b);
 	free(c);
 	return h_done();
+}
+
+/*
+ * The draws of binary32 arrays in sp and se (the AVX-512 binary32 loop
+ * computes a vector's draws one vector ahead, x86/round_direct.c's
+ * kf_span): for each format that fits binary32 and every sr_bits R = 1..32
+ * (and se), an array of 4099 elements (a tail) mixing N(0, 1) values at
+ * scales 1, 2^emin and 2^(emin+3) in runs (so that spans branch per
+ * vector and go branch-free), then a run of fill_hot's values (zeros,
+ * subnormals of the format and of binary32, ties, values past max, inf,
+ * NaN), the input misaligned by up to 7 floats, one and two threads.
+ * 9 formats x 33 x 4099 elements: 1.2 million outputs against the scalar
+ * engine, bit for bit and flag for flag.
+ */
+static void f32_draw_arrays(h_rng *rng)
+{
+	static const char *const names[] = { "bf16", "fp16", "e4m3fn", "e5m2", "e4m3fnuz",
+					     "e5m2fnuz", "e3m2", "e2m3", "e2m1" };
+	const size_t n = 4099;
+	double *x = malloc((n + 8) * sizeof *x);
+	size_t ni, outs = 0;
+	int R;
+
+	for (ni = 0; ni < sizeof names / sizeof *names; ni++) {
+		fpl_format f;
+		if (!h_check(fpl_format_lookup(&f, names[ni]) == 0)) {
+			h_fail("f32_draw_arrays: no format %s", names[ni]);
+			continue;
+		}
+		for (R = 0; R <= 32; R++) {
+			/* R = 0: se (sr_bits left at the state's default) */
+			gauss_fill(&f, x, n + 8, rng);
+			fill_hot(&f, x + 3000, 900, rng, 5);
+			g_sr_bits = R;
+			g_f32_off = (size_t)R % 8;
+			one_f32(&f, R ? FPL_RND_SP : FPL_RND_SE, n, 1 + R % 2, 0, x + R % 5);
+			outs += n;
+		}
+	}
+	g_sr_bits = 0;
+	g_f32_off = 0;
+	free(x);
+	h_note("binary32 sp and se arrays, R = 1..32: %zu outputs", outs);
 }

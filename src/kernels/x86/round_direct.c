@@ -161,7 +161,7 @@ KD_INLINE __m512i kd_pick(const kd_c *c, fpl_rnd rnd, __m512i a, __mmask8 neg, _
 		 * fraction below the kept lsb left-aligned (a << (64 - s): the
 		 * kept bits fall off), r' the top R bits of the draw; the
 		 * fraction's bits below the top R do not change the carry
-		 * (kf_pick's comment, with 64 for 32) */
+		 * (kf_vec's sp lanes, with 64 for 32) */
 		__m512i T = _mm512_sllv_epi64(a, c->lal);
 		__m512i sum = _mm512_add_epi64(T, _mm512_and_si512(d, c->rmask));
 		return _mm512_mask_add_epi64(tr, _mm512_cmplt_epu64_mask(sum, T), tr, c->q);
@@ -445,9 +445,9 @@ KD_INLINE void kd_store(void *z, size_t j, __m512i r, __mmask8 m, int stream, in
  * float fraction bits below the kept lsb. */
 typedef struct kf_c {
 	__m512i absm, one, q, mask, half, halfm1, klor, s, lal;	/* lal = 32 - s32 */
-	__m512i minm1, min, max, rmask, odd_words;
+	__m512i minm1, min, max, rmask, rlo, odd_words;	/* rlo = rmask >> (32 - s32) */
 	__m512i umin, sgn;			/* see kf_vec; the sign bit */
-	__m512 C, Qf, halfQ, tscale;		/* tiny lanes: see kf_vec */
+	__m512 C, Qf, halfQ, tscale, t55;	/* tiny lanes: see kf_vec */
 	int ok;					/* 1 <= s32: the 32-bit lanes apply */
 	int tiny_ok;				/* tiny lanes done in the 32-bit lanes */
 	int uok, tiny_before, zero_special;
@@ -466,17 +466,38 @@ KD_INLINE __m512i kf_dh(const kf_c *f, __m512i z0, __m512i z1, int top_only)
 	return _mm512_xor_si512(h, _mm512_srli_epi32(h, 31));
 }
 
+/* The draws of the sixteen elements whose mix arguments are z0, z1, as
+ * kf_pick and kf_vec read them: the high words before the last xorshift
+ * (kf_dh), which se's top bit and sp's aligned increment (kf_pick) do not
+ * see; sp's tiny lanes apply it (kf_dn). */
+KD_INLINE __m512i kf_draws(const kf_c *f, __m512i z0, __m512i z1)
+{
+	return kf_dh(f, z0, z1, 1);
+}
+
+/* ~r' for sp's tiny lanes from kf_draws' h: r' = the draw's top R bits in
+ * place (high word h ^ (h >> 31), masked), complemented, in one ternary
+ * op: ~((A ^ B) & C) = 0xd7. */
+KD_INLINE __m512i kf_dn(const kf_c *f, __m512i h)
+{
+	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
+}
+
 /* kd_pick on sixteen binary32 lanes: the same increments on the float
- * bits (kd_pick's comment); sp adds the draw's top R bits aligned under
- * the kept lsb (dh, already masked to them) and reads the carry out of
- * 32 bits: T + r >= 2^R iff T 2^(32-R) + r 2^(32-R) >= 2^32.  The
- * fraction's bits below those R may stay in T': with l < 2^(32-R) of
- * them, T' + r' = (T + r) 2^(32-R) + l reaches 2^32 exactly when T + r
- * >= 2^R (T + r <= 2^R - 1 leaves it below 2^32 - 2^(32-R) + l).
- * For sp, dh holds the complement ~r' of the aligned draw (kf_span
- * makes it in the same ternary op that masks it): with T' and r' 32-bit,
- * T' + r' >= 2^32 iff T' >= 2^32 - r' iff T' > 2^32 - 1 - r' = ~r', one
- * unsigned compare instead of an addition and a compare. */
+ * bits (kd_pick's comment); dh is kf_draws' h.  sp rounds up iff T + r
+ * >= 2^R, T the R bits below the kept lsb (T = floor(F 2^R / 2^s32), F
+ * the s32 fraction bits there), r the draw's top R bits.  That is an
+ * increment like the other modes': with r'' = r 2^(s32-R) when R <= s32
+ * and floor(r / 2^(R-s32)) when R > s32 (the top s32 bits of r' = r
+ * 2^(32-R), r' >> (32 - s32)), T + r >= 2^R iff F + r'' >= 2^s32, the
+ * carry into the kept lsb of a + r''.  R <= s32: T = floor(F /
+ * 2^(s32-R)) >= 2^R - r iff F >= (2^R - r) 2^(s32-R) (an integer bound).
+ * R > s32: T = F 2^(R-s32), r = r'' 2^(R-s32) + l with l < 2^(R-s32),
+ * so T + r = (F + r'') 2^(R-s32) + l reaches 2^R iff F + r'' >= 2^s32.
+ * r'' = (h >> (32 - s32)) & (rmask >> (32 - s32)): the last xorshift
+ * h ^ (h >> 31) changes bit 0 of h only, which the shift drops (32 - s32
+ * >= 9), and a + r'' < 2^31 + 2^23 does not wrap.  (The carry out of 32
+ * bits, T'' > ~r', that sp's tiny lanes read: kf_vec.) */
 KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, __m512i dh)
 {
 	const __m512i tr = _mm512_andnot_si512(f->mask, a);
@@ -501,13 +522,16 @@ KD_INLINE __m512i kf_pick(const kf_c *f, fpl_rnd rnd, __m512i a, __mmask16 neg, 
 		return _mm512_mask_or_epi32(tr, up, tr, f->q);
 	}
 	case FPL_RND_SP: {
-		__m512i T = _mm512_sllv_epi32(a, f->lal);	/* the kept bits fall off */
-		return _mm512_mask_add_epi32(tr, _mm512_cmpgt_epu32_mask(T, dh), tr, f->q);
+		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(dh, f->lal), f->rlo);
+		return _mm512_andnot_si512(f->mask, _mm512_add_epi32(a, r2));
 	}
-	case FPL_RND_SE: {
-		__mmask16 up = _mm512_test_epi32_mask(a, f->mask) & _mm512_movepi32_mask(dh);
-		return _mm512_mask_add_epi32(tr, up, tr, f->q);
-	}
+	case FPL_RND_SE:
+		/* up iff inexact and the draw's top bit: tp's increment
+		 * (mask, a carry iff a discarded bit is set) where the top
+		 * bit is set (h >> 31 arithmetic: all ones there) */
+		return _mm512_andnot_si512(f->mask,
+					   _mm512_add_epi32(a, _mm512_and_si512(_mm512_srai_epi32(dh, 31),
+										f->mask)));
 	default:	/* tz */
 		return tr;
 	}
@@ -534,9 +558,13 @@ typedef struct kf_out {
  * rem > Q/2, tp/tn iff inexact with the sign, od iff inexact and K even,
  * se iff inexact and the draw's top bit, sp iff T + r >= 2^R with T =
  * floor(rem/Q 2^R), read as the carry out of 32 bits of T' + r', T' the
- * top R bits of floor(rem 2^32/Q), one exact scaling and a truncating
- * conversion (rem 2^32/Q < 2^32).  The result (K + up) Q <= 2^emin is
- * exact.  Tininess after rounding as in kd_tiny: rn of a tiny lane is x
+ * top R bits of floor(rem 2^32/Q), computed exactly by two fused steps
+ * and a truncating conversion (rem 2^32/Q < 2^32).  The result (K + up) Q
+ * <= 2^emin is exact: the sum's encoding plus up (C + (K + up) Q <= 2C,
+ * in a binade of spacing Q), less C, merged into rn in the tiny lanes by
+ * one masked subtraction (na and nz: K Q + up Q).  In branch-free spans
+ * the zero lanes go with the tiny ones: 0 + C = C, rem = 0, and no mode
+ * moves it, so they give +0, inexact in no lane.  Tininess after rounding as in kd_tiny: rn of a tiny lane is x
  * rounded to precision p with an unbounded exponent when x's binade
  * below 2^emin is a float normal (uok); tiny_ok is off when that fails
  * and tininess is after rounding.  odd: lanes above max, inf, NaN, and
@@ -548,91 +576,79 @@ KD_INLINE kf_out kf_vec(const kf_c *f, fpl_rnd rnd, __m512i u, __m512i dh, int t
 {
 	__m512i a = _mm512_and_si512(u, f->absm);
 	__mmask16 neg = _mm512_movepi32_mask(u);
-	__mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, f->one), f->minm1);
+	/* branch-free (tf): the zero lanes too, which the tiny-lane steps
+	 * give +0, exactly (0 + C = C in every mode, rem = 0, no draw read
+	 * moves it); otherwise 0 < |x| < 2^emin, whose lanes branch */
+	__mmask16 tiny = tf && f->tiny_ok ? _mm512_cmplt_epu32_mask(a, f->min)
+		: _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, f->one), f->minm1);
 	__m512i rn = kf_pick(f, rnd, a, neg, dh), r = rn;
 	kf_out o;
 
 	/* inf and NaN give rn >= bits(inf) > max too (no wrap: a < 2^31) */
 	o.odd = _mm512_cmpgt_epu32_mask(rn, f->max);
 	if (tf || tiny) {
+		__m512 af = _mm512_castsi512_ps(a);
 		if (!f->tiny_ok) {
 			o.odd |= tiny;
 		} else if (rnd == FPL_RND_NE || rnd == FPL_RND_TZ) {
 			/* one addition in the mode itself: |x| + C rounds |x| / Q
-			 * to an integer as the mode does, and - C is exact */
-			__m512 af = _mm512_castsi512_ps(a), t;
+			 * to an integer as the mode does, and - C is exact (in
+			 * the tiny lanes: the others keep rn) */
+			__m512 t;
 			if (rnd == FPL_RND_NE)
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 			else
 				t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			t = _mm512_sub_ps(t, f->C);
-			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
-		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN) {
-			/* the magnitude rounds up in the lanes of one sign:
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny, t, f->C));
+		} else if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_SE) {
+			/* the magnitude rounds up in the lanes of one sign (se:
+			 * whose draw has its top bit set; up iff inexact there):
 			 * toward +inf there, toward zero in the others */
-			__m512 af = _mm512_castsi512_ps(a);
+			__mmask16 upl = rnd == FPL_RND_TP ? (__mmask16)~neg
+					: rnd == FPL_RND_TN ? neg : _mm512_movepi32_mask(dh);
 			__m512 t = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			t = _mm512_mask_add_round_ps(t, rnd == FPL_RND_TP ? (__mmask16)~neg : neg, af, f->C,
+			t = _mm512_mask_add_round_ps(t, upl, af, f->C,
 						     _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-			t = _mm512_sub_ps(t, f->C);
-			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(t));
-		} else if (rnd == FPL_RND_OD || rnd == FPL_RND_SE) {
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny, t, f->C));
+		} else if (rnd == FPL_RND_OD) {
 			/* truncation K Q, inexact iff K Q != |x|; od makes K
-			 * odd (its lsb is the sum's last bit), se adds Q on
-			 * the draw's top bit */
-			__m512 af = _mm512_castsi512_ps(a);
-			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-			__m512 kq = _mm512_sub_ps(rz, f->C);
+			 * odd (its lsb is the sum's last bit: one to the sum's
+			 * encoding, C + K Q <= C + (2^m - 1) Q < 2C, whose
+			 * spacing is Q) */
+			__m512i rz = _mm512_castps_si512(
+				_mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+			__m512 kq = _mm512_sub_ps(_mm512_castsi512_ps(rz), f->C);
 			__mmask16 ix = _mm512_cmpneq_epi32_mask(_mm512_castps_si512(kq), a);
-			if (rnd == FPL_RND_OD)
-				kq = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_mask_or_epi32(
-							   _mm512_castps_si512(rz), ix,
-							   _mm512_castps_si512(rz), f->one)),
-						   f->C);
-			else
-				kq = _mm512_mask_add_ps(kq, ix & _mm512_movepi32_mask(dh), kq, f->Qf);
-			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
+			rz = _mm512_mask_or_epi32(rz, ix, rz, f->one);
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny,
+								   _mm512_castsi512_ps(rz), f->C));
+		} else if (rnd == FPL_RND_SP) {
+			/* rz = C + K Q (toward zero); then rem 2^32/Q = |x|
+			 * 2^32/Q - K 2^32 in two fused steps, each exact: rz
+			 * tscale - 2^55 = (rz - C) 2^32/Q = K 2^32 (C tscale =
+			 * 2^55, K < 2^m), and |x| tscale - K 2^32 = rem 2^32/Q
+			 * (rem's bits scaled, below 2^32).  T'' is its
+			 * truncation, and T + r >= 2^R as the carry out of 32
+			 * bits of T' + r', T' = the top R bits of T'' in place:
+			 * the bits of T'' below them (l < 2^(32-R)) leave T'' +
+			 * r' = (T + r) 2^(32-R) + l at or above 2^32 exactly
+			 * when T + r >= 2^R; with 32-bit T'' and r', T'' + r' >=
+			 * 2^32 iff T'' > 2^32 - 1 - r' = ~r' (kf_dn), one
+			 * compare.  K + 1 as one more in rz's encoding (as se) */
+			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			__m512 kt = _mm512_fmsub_ps(rz, f->tscale, f->t55);
+			__m512i T = _mm512_cvttps_epu32(_mm512_fmsub_ps(af, f->tscale, kt));
+			__m512i rzi = _mm512_castps_si512(rz);
+			rzi = _mm512_mask_add_epi32(rzi, _mm512_cmpgt_epu32_mask(T, kf_dn(f, dh)), rzi, f->one);
+			r = _mm512_castps_si512(_mm512_mask_sub_ps(_mm512_castsi512_ps(rn), tiny,
+								   _mm512_castsi512_ps(rzi), f->C));
 		} else {
-			__m512 af = _mm512_castsi512_ps(a);
+			/* na, nz: from rem = |x| - K Q */
 			__m512 rz = _mm512_add_round_ps(af, f->C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			__m512 kq = _mm512_sub_ps(rz, f->C), rem = _mm512_sub_ps(af, kq);
 			__m512i rb = _mm512_castps_si512(rem), hb = _mm512_castps_si512(f->halfQ);
-			__mmask16 ix = _mm512_test_epi32_mask(rb, rb), up;
-			__mmask16 kodd = _mm512_test_epi32_mask(_mm512_castps_si512(rz), f->one);
-
-			switch (rnd) {
-			case FPL_RND_NE:
-				up = _mm512_cmpgt_epu32_mask(rb, hb)
-				     | (_mm512_cmpeq_epi32_mask(rb, hb) & kodd);
-				break;
-			case FPL_RND_NA:
-				up = _mm512_cmpge_epu32_mask(rb, hb);
-				break;
-			case FPL_RND_NZ:
-				up = _mm512_cmpgt_epu32_mask(rb, hb);
-				break;
-			case FPL_RND_TP:
-				up = ix & (__mmask16)~neg;
-				break;
-			case FPL_RND_TN:
-				up = ix & neg;
-				break;
-			case FPL_RND_OD:
-				up = ix & (__mmask16)~kodd;
-				break;
-			case FPL_RND_SP: {
-				/* dh = ~r' (kf_pick): the carry is T' > ~r' */
-				__m512i T = _mm512_cvttps_epu32(_mm512_mul_ps(rem, f->tscale));
-				up = _mm512_cmpgt_epu32_mask(T, dh);
-				break;
-			}
-			case FPL_RND_SE:
-				up = ix & _mm512_movepi32_mask(dh);
-				break;
-			default:
-				up = 0;
-				break;
-			}
+			__mmask16 up = rnd == FPL_RND_NA ? _mm512_cmpge_epu32_mask(rb, hb)
+						     : _mm512_cmpgt_epu32_mask(rb, hb);
 			kq = _mm512_mask_add_ps(kq, up, kq, f->Qf);
 			r = _mm512_mask_mov_epi32(rn, tiny, _mm512_castps_si512(kq));
 		}
@@ -687,6 +703,7 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->umin = _mm512_set1_epi32(p->tiny_before ? -1 : (int)min32);
 	f->sgn = _mm512_set1_epi32((int)0x80000000u);
 	f->rmask = _mm512_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
+	f->rlo = _mm512_set1_epi32((int)((0xffffffffu << (32 - R)) >> (32 - s32)));
 	for (i = 0; i < 16; i++)
 		w[i] = 2 * i + 1;
 	f->odd_words = _mm512_loadu_si512(w);
@@ -694,6 +711,7 @@ static void kf_setup(kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->Qf = _mm512_set1_ps(ldexpf(1.0f, emin - m));
 	f->halfQ = _mm512_set1_ps(ldexpf(1.0f, emin - m - 1));
 	f->tscale = _mm512_set1_ps(emin - m >= -95 ? ldexpf(1.0f, 32 - emin + m) : 0.0f);
+	f->t55 = _mm512_set1_ps(0x1p55f);	/* C tscale */
 	f->uok = emin >= -125;
 	f->tiny_before = (int)p->tiny_before;
 	f->zero_special = (int)p->zero_special;
@@ -724,16 +742,19 @@ static __attribute__((noinline)) void kf_wide(const kd_c *c, fpl_rnd rnd, float 
  * cannot do.  It runs in spans of KF_SPAN vectors, each either branching
  * to the tiny-lane code only for a vector with a tiny lane, or (after a
  * span with at least KF_TON such vectors) branch-free, until a span has
- * fewer than KF_TOFF tiny lanes: the same bits and counts either way,
+ * fewer than KF_TOFF tiny lanes (zero lanes counted with them there, as
+ * kf_vec does them): the same bits and counts either way,
  * only the speed differs (with N(0, 1) data, fp6 and fp4 have tiny lanes
- * in most vectors, the fp8 formats in a few).
+ * in most vectors, the fp8 formats in a few).  sp and se compute a
+ * vector's draws one vector ahead (by index, as always), so that their
+ * multiplies are not on the path of the vector that reads them.
  */
 #define KF_SPAN 64
 #define KF_TON 3
 #define KF_TOFF 3
 
 /* One span of kf_run: vectors j..end-1, branch-free when tf; returns the
- * vectors with a tiny lane (tf = 0) or the tiny lanes (tf = 1). */
+ * vectors with a tiny lane (tf = 0) or the tiny and zero lanes (tf = 1). */
 KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, int tf, float *z,
 			 const float *x, size_t j, size_t end, uint64_t idx0, kd_acc *acc,
 			 fpl_kslow slow, void *ctx, kd_rcnt *cnt)
@@ -745,19 +766,19 @@ KD_INLINE size_t kf_span(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, 
 
 	__m512i z0 = kd_base(c, idx0 + j), z1 = kd_base(c, idx0 + j + 8);
 	const __m512i step = _mm512_set1_epi64((long long)(16 * KD_GOLDEN));
+	__m512i dh = draws ? kf_draws(f, z0, z1) : _mm512_setzero_si512();
 
-	for (; j < end; j += 16, z0 = _mm512_add_epi64(z0, step), z1 = _mm512_add_epi64(z1, step)) {
-		__m512i u = _mm512_loadu_si512(x + j);
-		__m512i dh = _mm512_setzero_si512();
-		if (rnd == FPL_RND_SP) {
-			/* ~(draw & rmask) with the draw's last xorshift h ^ (h
-			 * >> 31) in the same ternary op: ~((A ^ B) & C) = 0xd7 */
-			__m512i h = kf_dh(f, z0, z1, 1);
-			dh = _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), f->rmask, 0xd7);
+	for (; j < end; j += 16) {
+		__m512i u = _mm512_loadu_si512(x + j), dhn = dh;
+		/* the next vector's draws first (unused after the last):
+		 * their multiplies start an iteration before they are read */
+		if (draws) {
+			z0 = _mm512_add_epi64(z0, step);
+			z1 = _mm512_add_epi64(z1, step);
+			dhn = kf_draws(f, z0, z1);
 		}
-		else if (draws)	/* se reads the top bit only */
-			dh = kf_dh(f, z0, z1, 1);
 		kf_out o = kf_vec(f, rnd, u, dh, tf);
+		dh = dhn;
 		if (__builtin_expect(o.odd != 0, 0)) {
 			kf_wide(c, rnd, z, x, j, 16, idx0, stream, acc, slow, ctx, cnt);
 		} else {
