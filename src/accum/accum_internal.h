@@ -235,6 +235,11 @@ extern uint64_t fpl__acc_eo32_runs;
 void fpl__acc_sp64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
 			  uint64_t *cnt);
 extern uint64_t fpl__acc_sp64_avx512_runs;
+/* x86/chain_sp_avx2.c: the same chains on AVX2 (J->simd == 1, acc->m <=
+ * 50: chain_fast.c's sp_simd), the same contract; its ranges run. */
+void fpl__acc_sp64_avx2(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			uint64_t *cnt);
+extern uint64_t fpl__acc_sp64_avx2_runs;
 
 /* x86/chain_ro32_avx512.c (J->ro32): the whole sequential or blocked
  * tile, res[] holding the initial values in and the results out (before
