@@ -240,6 +240,10 @@ extern uint64_t fpl__acc_sp64_avx512_runs;
 void fpl__acc_sp64_avx2(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
 			uint64_t *cnt);
 extern uint64_t fpl__acc_sp64_avx2_runs;
+/* For tests: hi[i] = the high 32 bits of fpl__mix64(z[i]) as that
+ * kernel computes them (kernels/x86/draw_avx2.h; with xs = 0 bit 0 is
+ * unspecified), for i below n rounded down to a multiple of 4. */
+void fpl__acc_sp64_avx2_draws(const uint64_t *z, size_t n, int xs, uint64_t *hi);
 
 /* x86/chain_ro32_avx512.c (J->ro32): the whole sequential or blocked
  * tile, res[] holding the initial values in and the results out (before

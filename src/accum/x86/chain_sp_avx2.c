@@ -302,3 +302,14 @@ void fpl__acc_sp64_avx2(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, doubl
 	else
 		run(T, k0, k1, ks, s, cnt, 0, 0);
 }
+
+void fpl__acc_sp64_avx2_draws(const uint64_t *z, size_t n, int xs, uint64_t *hi)
+{
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		__m256i h = xs ? fpl__dr2_mix_hi(_mm256_loadu_si256((const __m256i *)(z + i)), 1)
+			       : fpl__dr2_mix_hi(_mm256_loadu_si256((const __m256i *)(z + i)), 0);
+		_mm256_storeu_si256((__m256i *)(hi + i), _mm256_srli_epi64(h, 32));
+	}
+}
