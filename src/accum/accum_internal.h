@@ -60,7 +60,7 @@ typedef struct fpl__acc_job {
 	fpl_state plain;	/* no flips: the state of those comparisons */
 	/* fast paths (chain_fast.c, chain_fma.c); path 0 = reference */
 	int path;		/* FPL__ACC_* */
-	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels;
+	int simd;		/* 1: fma32, ne64 and sp may use their AVX2 kernels;
 				 * 2: also the AVX-512 ones (x86/) */
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
