@@ -205,6 +205,27 @@ SP2_INLINE size_t steps(const sp2 *P, const double *arow, const double *b, size_
 	return i;
 }
 
+/* Step kn of the chunk at tile lane j0 (n lanes) lane by lane, the
+ * header's loop: a bad lane by the reference's step, the others taking
+ * the kernel's value and inexact. */
+static void redo_step(fpl__acc_tile *T, size_t kn, size_t j0, size_t n, const spstop *o,
+		      double *x, uint64_t *cnt)
+{
+	const fpl__acc_job *J = T->J;
+	const double a = J->A[T->i * J->K + kn];
+	size_t l;
+
+	for (l = 0; l < n; l++) {
+		if (o->bad >> l & 1) {
+			x[l] = fpl__acc_ne64_slow(T, a, J->B[kn * J->N + T->j0 + j0 + l], x[l],
+						  fpl__acc_idx(T, kn, j0 + l), j0 + l);
+		} else {
+			x[l] = o->y[l];
+			cnt[j0 + l] += o->inex >> l & 1;
+		}
+	}
+}
+
 uint64_t fpl__acc_sp64_avx2_runs;
 
 SP2_INLINE void run(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s, uint64_t *cnt,
@@ -219,9 +240,9 @@ SP2_INLINE void run(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s
 	const double *arow = J->A + T->i * K;
 	const double *bcol = J->Bp ? J->Bp + T->j0 / FPL__ACC_TILE * K * FPL__ACC_TILE
 				   : J->B + T->j0;
-	size_t j0;
+	size_t j0, l;
 	sp2 P;
-	int r, l;
+	int r;
 
 	__atomic_fetch_add(&fpl__acc_sp64_avx2_runs, 1, __ATOMIC_RELAXED);
 	P.mask = _mm256_set1_epi64x((long long)((1ull << sh) - 1));
@@ -266,25 +287,13 @@ SP2_INLINE void run(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s
 				done += in - i;
 				if (in >= nb)
 					break;
-				/* step kn, lane by lane (the header's loop) */
-				for (l = 0; l < (int)n; l++) {
-					if (o.bad >> l & 1) {
-						const double a = arow[kn];
-						const double bo = J->B[kn * J->N + T->j0 + j0 + (size_t)l];
-						x[l] = fpl__acc_ne64_slow(T, a, bo, x[l],
-									  fpl__acc_idx(T, kn, j0 + (size_t)l),
-									  j0 + (size_t)l);
-					} else {
-						x[l] = o.y[l];
-						cnt[j0 + (size_t)l] += o.inex >> l & 1;
-					}
-				}
+				redo_step(T, kn, j0, n, &o, x, cnt);
 				i = in + 1;
 			}
 		}
 		memcpy(s + j0, x, n * sizeof *x);
-		for (l = 0; l < (int)n; l++)
-			cnt[j0 + (size_t)l] += done + (uint64_t)c[l];
+		for (l = 0; l < n; l++)
+			cnt[j0 + l] += done + (uint64_t)c[l];
 	}
 }
 
