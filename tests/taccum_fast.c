@@ -884,6 +884,128 @@ static void test_untracked(void)
 	       (unsigned long long)(fpl__acc_whole_runs - whole0));
 }
 
+/*
+ * Mode sp on AVX2 (x86/chain_sp_avx2.c; issue 24, item 3).  The sp
+ * chains under the avx2 kernel set (FPLAB_KERNELS=avx2's selection, so
+ * that the default env mode runs the AVX2 kernel too, as do "avx2" and,
+ * without it, "nosimd" the portable path), each model on 10^6 outputs
+ * against FPLAB_ACCUM=ref with 1 and 2 threads (check_case: bits, flags,
+ * counts, counter): verified jobs (bf16 into fp16 with TwoSum-inexact
+ * sums from wide data, into fp32 whose s = 29 is below R = 32 and 30)
+ * and EXACT64 ones (e4m3fn into fp16, e5m2 into bf16), special values,
+ * tiny and huge results, fnuz, saturating and no-subnormal accumulators,
+ * sr_bits 32, 31, 17, 5 and 1, sequential and blocked, N = 500 and 77
+ * (tiles ending in a partial chunk of lanes).  Under sanitizers the
+ * same models on 2000 outputs.  The kernel must have run.
+ */
+extern uint64_t fpl__acc_sp64_avx2_runs;
+void fpl__acc_sp64_avx2_draws(const uint64_t *z, size_t n, int xs, uint64_t *hi);
+
+/* splitmix64's finalizer, written here from its definition (Steele,
+ * Lea and Flood; the engine's fpl__mix64 constants). */
+static uint64_t sp2_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The AVX2 draws' high words (kernels/x86/draw_avx2.h) against
+ * sp2_mix64 on 10^6 arguments: random ones, the draw arguments of
+ * consecutive indices, and words with all-zero or all-one halves; bit
+ * 32 (the high word's bit 0) compared only with the last xorshift
+ * (xs = 1). */
+static void test_sp64_avx2_draws(void)
+{
+	enum { NZ = 1 << 12 };
+	static uint64_t z[NZ], hi[NZ];
+	const size_t rounds = h_sanitized() ? 4 : 250;
+	size_t r, i;
+	int xs;
+	h_rng g;
+
+	if (!fpl_cpu()->avx2)
+		return;
+	h_rng_init(&g, 31);
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < NZ; i++) {
+			uint64_t u = h_rng_next(&g);
+			switch (r % 4) {
+			case 0: z[i] = u; break;
+			case 1: z[i] = 0x1234567890abcdefull + (u % 64 + i + 1) * 0x9e3779b97f4a7c15ull; break;
+			case 2: z[i] = (u & 1 ? 0xffffffffull : 0) | (u & 2 ? 0xffffffff00000000ull : 0)
+				       | (u >> 2 & 0x1f) << (u >> 8 & 63); break;
+			default: z[i] = u >> (u & 63); break;
+			}
+		}
+		for (xs = 0; xs < 2; xs++) {
+			fpl__acc_sp64_avx2_draws(z, NZ, xs, hi);
+			for (i = 0; i < NZ; i++) {
+				uint64_t want = sp2_mix64(z[i]) >> 32, got = hi[i] & 0xffffffffull;
+				uint64_t care = xs ? 0xffffffffull : 0xfffffffeull;
+				if (!h_check(((want ^ got) & care) == 0)) {
+					h_fail("sp64 avx2 draws: z %#llx xs %d: high word %#llx, want %#llx",
+					       (unsigned long long)z[i], xs, (unsigned long long)got,
+					       (unsigned long long)want);
+					return;
+				}
+			}
+		}
+	}
+	h_note("sp64 avx2 draws: %zu arguments against splitmix64", rounds * NZ);
+}
+
+static void test_sp64_avx2_million(void)
+{
+	static const struct {
+		const char *in, *acc, *ord;
+		int R, kind;
+		size_t N;
+	} c[] = {
+		{ "bf16", "fp16:sp", "sequential", 32, D_MIX, 500 },
+		{ "bf16", "fp16:sp", "sequential", 31, D_WIDE, 500 },
+		{ "bf16", "fp16:sp", "blocked:5", 17, D_SPECIAL, 77 },
+		{ "bf16", "fp32:sp", "sequential", 32, D_MIX, 500 },
+		{ "bf16", "fp32:sp", "sequential", 30, D_TINY, 77 },
+		{ "bf16", "fp16+nosub:sp", "sequential", 5, D_TINY, 500 },
+		{ "bf16", "fp16+sat:sp", "blocked:8", 1, D_HUGE, 500 },
+		{ "bf16", "e4m3fnuz:sp", "sequential", 17, D_MIX, 77 },
+		{ "e4m3fn", "fp16:sp", "sequential", 32, D_MIX, 500 },
+		{ "e4m3fn", "fp16:sp", "blocked:5:fp32", 1, D_WIDE, 77 },
+		{ "e5m2", "bf16:sp", "sequential", 5, D_SPECIAL, 500 },
+	};
+	const char *prev = fpl_kernels_selected();
+	const int restore = strcmp(prev, "avx2") != 0;
+	const uint64_t runs0 = fpl__acc_sp64_avx2_runs;
+	size_t i;
+	h_rng g;
+
+	if (!fpl_cpu()->avx2 || !fpl_cpu()->fma || fpl_kernels_select("avx2"))
+		return;
+	h_rng_init(&g, 37);
+	for (i = 0; i < NELEM(c); i++) {
+		const size_t M = (h_sanitized() ? 2000 : 1000000) / c[i].N + 1;
+		fpl_accum_model m;
+		char what[112];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		fpl_accum_parse_order(&m, c[i].ord);
+		sr_bits = c[i].R;
+		snprintf(what, sizeof what, "avx2 set: %s/%s %s sr_bits %d, %zux%zu outputs", c[i].in,
+			 c[i].acc, c[i].ord, c[i].R, M, c[i].N);
+		check_case(&m, what, M, c[i].N, 13, c[i].kind, 1, &g);
+	}
+	sr_bits = 32;
+	if (restore && !h_check(fpl_kernels_select(prev) == 0))
+		h_fail("sp64 avx2: cannot restore the kernel set %s", prev);
+	if (!h_check(fpl__acc_sp64_avx2_runs > runs0))
+		h_fail("sp64 avx2: the AVX2 sp kernel never ran on an AVX2 CPU");
+	h_note("sp64 avx2: %s outputs per model under the avx2 set, AVX2 kernel ranges %llu",
+	       h_sanitized() ? "2000" : "10^6", (unsigned long long)(fpl__acc_sp64_avx2_runs - runs0));
+}
+
 int main(void)
 {
 	h_init("taccum_fast");
@@ -899,5 +1021,7 @@ int main(void)
 	test_profiles();
 	test_signed_zeros();
 	test_random();
+	test_sp64_avx2_draws();
+	test_sp64_avx2_million();
 	return h_done();
 }

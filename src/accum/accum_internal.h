@@ -60,7 +60,7 @@ typedef struct fpl__acc_job {
 	fpl_state plain;	/* no flips: the state of those comparisons */
 	/* fast paths (chain_fast.c, chain_fma.c); path 0 = reference */
 	int path;		/* FPL__ACC_* */
-	int simd;		/* 1: fma32 and ne64 may use their AVX2 kernels;
+	int simd;		/* 1: fma32, ne64 and sp may use their AVX2 kernels;
 				 * 2: also the AVX-512 ones (x86/) */
 	const fpl_kernels *k;	/* binary64 paths: the kernel set, read once */
 	fpl_kparams kp;		/* its parameters for acc and acc_rnd */
@@ -235,6 +235,15 @@ extern uint64_t fpl__acc_eo32_runs;
 void fpl__acc_sp64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
 			  uint64_t *cnt);
 extern uint64_t fpl__acc_sp64_avx512_runs;
+/* x86/chain_sp_avx2.c: the same chains on AVX2 (J->simd == 1, acc->m <=
+ * 50: chain_fast.c's sp_simd), the same contract; its ranges run. */
+void fpl__acc_sp64_avx2(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s,
+			uint64_t *cnt);
+extern uint64_t fpl__acc_sp64_avx2_runs;
+/* For tests: hi[i] = the high 32 bits of fpl__mix64(z[i]) as that
+ * kernel computes them (kernels/x86/draw_avx2.h; with xs = 0 bit 0 is
+ * unspecified), for i below n rounded down to a multiple of 4. */
+void fpl__acc_sp64_avx2_draws(const uint64_t *z, size_t n, int xs, uint64_t *hi);
 
 /* x86/chain_ro32_avx512.c (J->ro32): the whole sequential or blocked
  * tile, res[] holding the initial values in and the results out (before

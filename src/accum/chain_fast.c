@@ -58,11 +58,12 @@
  * Under the verified NE64 variant (x86/chain_ne_avx512.c) x + y is
  * binary64's rounded sum with TwoSum's exact error, and a lane whose
  * error is not 0 is left to fpl__add_ix too (t is then exact otherwise).
- * Mode sp on AVX-512 (x86/chain_sp_avx512.c): sequential and blocked
- * EXACT64 chains run that kernel (one lane per output, draws in
- * registers, its header argues each lane), and so do jobs whose products
- * alone are exact (verify_sp_ok: EXACT64 with J->verify, each step's sum
- * checked by TwoSum there); step() and add_step() never run those.
+ * Mode sp on AVX-512 (x86/chain_sp_avx512.c) and AVX2 (x86/
+ * chain_sp_avx2.c): sequential and blocked EXACT64 chains run that
+ * kernel (one lane per output, draws in registers, its header argues
+ * each lane), and so do jobs whose products alone are exact
+ * (verify_sp_ok: EXACT64 with J->verify, each step's sum checked by
+ * TwoSum there); step() and add_step() never run those.
  * The lean NE64 kernels (chain_ne.c: lean_ok's static condition, a bound
  * per range of steps) keep every lane; chain_ne.c argues them.  Evenodd
  * with a binary32 accumulator runs whole tiles in binary32 on AVX-512 or
@@ -211,8 +212,20 @@ static int verify_ok(const fpl__acc_job *J)
 	return 1;
 }
 
-/* The verified sp variant (x86/chain_sp_avx512.c, J->verify on the
- * EXACT64 path): mode sp, exact binary64 products (condition (1) of the
+/* Are the sp kernels there for J: x86/chain_sp_avx512.c (J->simd >= 2)
+ * or x86/chain_sp_avx2.c (J->simd == 1), both for acc's m <= 50? */
+static int sp_kernels(const fpl__acc_job *J)
+{
+#ifdef FPL_HAVE_X86_KERNELS
+	return J->simd >= 1 && J->m->acc.m <= 50;
+#else
+	(void)J;
+	return 0;
+#endif
+}
+
+/* The verified sp variant (x86/chain_sp_avx512.c or _avx2.c, J->verify
+ * on the EXACT64 path): mode sp, exact binary64 products (condition (1) of the
  * header comment), no sum s + p of a value of acc and a product reaching
  * 2^1023 (TwoSum's error then exact), no DAZ accumulator (its operands
  * would be flushed).  Only for sequential and blocked, whose chains
@@ -223,7 +236,7 @@ static int verify_sp_ok(const fpl__acc_job *J)
 	const fpl_accum_model *m = J->m;
 	const fpl_format *a = &m->a, *b = &m->b, *c = &m->acc;
 
-	if (m->acc_rnd != FPL_RND_SP || J->simd < 2 || c->daz || !a->explim || !b->explim
+	if (m->acc_rnd != FPL_RND_SP || !sp_kernels(J) || c->daz || !a->explim || !b->explim
 	    || !c->explim || m->order == FPL_ORDER_EVENODD)
 		return 0;
 	return products_exact64(a, b, c);
@@ -423,11 +436,11 @@ static int avx512_ok(void)
 }
 #endif
 
-/* Does a job's chain_range run x86/chain_sp_avx512.c: EXACT64 in mode
- * sp with the AVX-512 kernels allowed (J->simd >= 2: acc's m <= 50)? */
-static int sp_avx512(const fpl__acc_job *J)
+/* Does a job's chain_range run x86/chain_sp_avx512.c or _avx2.c: EXACT64
+ * in mode sp with sp_kernels? */
+static int sp_simd(const fpl__acc_job *J)
 {
-	return J->path == FPL__ACC_EXACT64 && J->m->acc_rnd == FPL_RND_SP && J->simd >= 2;
+	return J->path == FPL__ACC_EXACT64 && J->m->acc_rnd == FPL_RND_SP && sp_kernels(J);
 }
 
 static int plan(fpl__acc_job *J)
@@ -501,7 +514,7 @@ static int plan(fpl__acc_job *J)
 	if (!J->lean)
 		J->lean = lean_ok(J);
 	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
-	    || (sp_avx512(J) && m->order != FPL_ORDER_EVENODD))
+	    || (sp_simd(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
 	return 0;
 }
@@ -685,8 +698,8 @@ static void add_step(fpl__acc_tile *T, uint64_t sn, const double *x, const doubl
 	}
 }
 
-/* x86/chain_sp_avx512.c over [k0, k1), its per-lane inexact counts
- * noted in T. */
+/* x86/chain_sp_avx512.c (or _avx2.c) over [k0, k1), its per-lane
+ * inexact counts noted in T. */
 #ifdef FPL_HAVE_X86_KERNELS
 static void sp_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 {
@@ -694,7 +707,10 @@ static void sp_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	size_t jj;
 
 	memset(inex, 0, sizeof inex);
-	fpl__acc_sp64_avx512(T, k0, k1, 1, s, inex);
+	if (T->J->simd >= 2)
+		fpl__acc_sp64_avx512(T, k0, k1, 1, s, inex);
+	else
+		fpl__acc_sp64_avx2(T, k0, k1, 1, s, inex);
 	for (jj = 0; jj < T->nj; jj++) {
 		if (inex[jj])
 			T->fl[jj] |= FPL_FLAG_INEXACT;
@@ -718,7 +734,7 @@ static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes
 		return;
 	}
 #ifdef FPL_HAVE_X86_KERNELS
-	if (sp_avx512(T->J)) {
+	if (sp_simd(T->J)) {
 		sp_chain(T, k0, k1, s);
 		return;
 	}
