@@ -977,6 +977,58 @@ static void test_ro32_avx2_million(void)
 	       (unsigned long long)(fpl__acc_ro32_avx2_mids - mids0));
 }
 
+/*
+ * An accumulator whose normal binades reach below binary32's (emin =
+ * -139, p = 4, a custom bias: values down to 2^-142, binary32
+ * subnormals): the binary32 tiles (AVX-512 and AVX2) must leave it to
+ * the other paths (chain_fast.c's ro32_ok asks emin >= -126; the AVX-512
+ * kernel, which took it, rounded such sums at the wrong quantum).  bf16
+ * inputs near 2^-66, products near 2^-131, every env mode under each
+ * kernel set this CPU runs, against the reference.
+ */
+static void test_ro32_low_emin(void)
+{
+	static const char *const sets[] = { "avx512", "avx2" };
+	const size_t M = 40, N = 70, K = 16;
+	double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+	double *c0 = malloc(M * N * sizeof *c0);
+	fpl_accum_model m;
+	char orig[32];
+	size_t i, s;
+	h_rng g;
+
+	h_rng_init(&g, 37);
+	fpl_accum_init(&m);
+	spec(&m.a, &m.a_rnd, "bf16");
+	m.b = m.a;
+	if (fpl_format_params(&m.acc, 4, -139, -109)) {
+		h_fail("low emin: cannot make the accumulator");
+		return;
+	}
+	m.acc.subnormal = FPL_SUB_YES;
+	m.acc_rnd = FPL_RND_NE;
+	fpl_accum_parse_order(&m, "sequential");
+	snprintf(orig, sizeof orig, "%s", fpl_kernels_selected());
+	for (s = 0; s < NELEM(sets); s++) {
+		if (fpl_kernels_select(sets[s]))
+			continue;
+		for (i = 0; i < M * K; i++)
+			a[i] = h_rng_value(&g, -68, -64, 8, 0);
+		for (i = 0; i < K * N; i++)
+			b[i] = h_rng_value(&g, -68, -64, 8, 0);
+		for (i = 0; i < M * N; i++)
+			c0[i] = h_rng_below(&g, 4) ? 0.0 : h_rng_value(&g, -135, -125, 4, 0);
+		check_data(&m, "bf16 -> p4,emin-139 sequential (low emin)", M, N, K, D_TINY, 1,
+			   h_rng_next(&g), a, b, c0);
+	}
+	if (fpl_kernels_select(orig))
+		h_fail("low emin: cannot restore the kernel set %s", orig);
+	free(a);
+	free(b);
+	free(c0);
+	h_note("low emin: the binary32 tiles leave acc below binary32's normal range alone");
+}
+
 int main(void)
 {
 	h_init("taccum_fast");
@@ -993,5 +1045,6 @@ int main(void)
 	test_signed_zeros();
 	test_random();
 	test_ro32_avx2_million();
+	test_ro32_low_emin();
 	return h_done();
 }

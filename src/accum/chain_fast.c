@@ -381,13 +381,14 @@ static int lean2_ok(const fpl__acc_job *J)
 }
 
 /* The binary32 tiles' condition (x86/chain_ro32_avx512.c argues them):
- * AVX-512 (on AVX2 alone x86/chain_ro32_avx2.c, with its conditions (P),
- * (E), (M) too), sequential or blocked in mode ne on a fast path, A's and B's
+ * AVX-512 (on AVX2 alone x86/chain_ro32_avx2.c, with its conditions (P)
+ * and (M) too), sequential or blocked in mode ne on a fast path, A's and B's
  * values binary32 values (fits32), acc's too with m <= 21 (two spare
  * bits for the round to odd), its quanta at least 2^-147, max >= 2^emax,
- * some binade between 2^emin and 2^top (top = min(emax, 104 + m)), no
- * DAZ; blocked adds in IEEE binary32 without DAZ; fewer than 2^30 steps
- * per output (32-bit counts).  Sequential jobs that the lean kernels
+ * some binade between 2^emin and 2^top (top = min(emax, 104 + m)), emin
+ * >= -126 (acc's normal binades binary32-normal), no DAZ; blocked adds
+ * in IEEE binary32 without DAZ; fewer than 2^30 steps per output
+ * (32-bit counts).  Sequential jobs that the lean kernels
  * take (chain_ne.c: e4m3fn into fp16) stay there: they run faster.  2
  * (lean tiles, x86/chain_ro32_avx512.c's (5)) when acc has subnormals
  * and a signed zero and every product is a multiple of acc's smallest
@@ -405,11 +406,14 @@ static int ro32_ok(const fpl__acc_job *J)
 	    || J->K >= (1u << 30)
 	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED))
 		return 0;
+	/* emin >= -126: both kernels take C and the kept binades from s's
+	 * binary32 exponent field, wrong for binary32 subnormals */
 	if (!fits32(&m->a) || !fits32(&m->b) || !fits32(c) || c->m > 21 || c->daz
-	    || c->emin - c->m < -147 || c->max < ldexp(1.0, c->emax) || top <= c->emin + 1)
+	    || c->emin < -126 || c->emin - c->m < -147 || c->max < ldexp(1.0, c->emax)
+	    || top <= c->emin + 1)
 		return 0;
 	/* on AVX2 the jobs of chain_ne.c's lean2 stay there: faster */
-	if (J->simd == 1 && (m->a.m + m->b.m + 2 > 24 || c->emin < -126 || J->lean == 2
+	if (J->simd == 1 && (m->a.m + m->b.m + 2 > 24 || J->lean == 2
 			     || c->max + ldexp(1.0, top) > 0x1.fffffep127))
 		return 0;
 	/* sequential chains that the lean kernels may run are faster there */

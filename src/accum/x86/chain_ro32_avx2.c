@@ -19,7 +19,8 @@
  * m) > emin + 1; blocked adds in IEEE binary32; K < 2^30) with also
  *  (P) m_a + m_b + 2 <= 24: a product a*b has at most 24 significant
  *      bits, so it is a binary32 number whenever 2^-126 <= |a*b| < 2^128;
- *  (E) emin >= -126: acc's normal binades are binary32-normal;
+ *  (E) emin >= -126: acc's normal binades are binary32-normal (the
+ *      AVX-512 kernel needs it too: chain_fast.c asks it of both);
  *  (M) max + 2^top <= max32 = (2 - 2^-23) 2^127;
  * and not the sequential jobs that chain_ne.c's lean or lean2 kernels run
  * (faster there).  A step's exact value is x = s + a*b, s a value of
