@@ -972,7 +972,7 @@ static void test_ro32_avx2_million(void)
 		h_fail("ro32 avx2: the AVX2 binary32 tiles never ran");
 	if (!h_sanitized() && !h_check(fpl__acc_ro32_avx2_mids > mids0))
 		h_fail("ro32 avx2: no sum needed the midpoint correction");
-	h_note("ro32 avx2: 10^6 outputs per model, tiles %llu, midpoint corrections %llu",
+	h_note("ro32 avx2: %zu outputs per model, tiles %llu, midpoint corrections %llu", M * 500,
 	       (unsigned long long)(fpl__acc_ro32_avx2_runs - runs0),
 	       (unsigned long long)(fpl__acc_ro32_avx2_mids - mids0));
 }

@@ -71,7 +71,9 @@
  * inside binary32 (bf16, fp16, e4m3fn, e5m2 into fp16 or bf16) run whole
  * tiles in binary32 on AVX-512 (ro32_ok; x86/chain_ro32_avx512.c argues
  * them: a round to odd from two fma with embedded rounding, then one
- * rounding into acc, the 2p+2 double-rounding argument with 24 >= m+3).
+ * rounding into acc, the 2p+2 double-rounding argument with 24 >= m+3),
+ * and on AVX2 (x86/chain_ro32_avx2.c: one fma, TwoSum's error, one
+ * rounding into acc corrected where the binary32 sum fell on a tie).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can

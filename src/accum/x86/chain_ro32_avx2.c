@@ -101,12 +101,13 @@
  *   != 0.  The zero's sign: as there (a chain from +0 never meets -0; a
  *   sequential tile with -0 among C's values runs the checked variant).
  * (6) Exact lean blocks (lean tiles of blocked jobs with G = 24 +
- *   log2(q_a q_b) >= emin + 2): every partial sum of a block is a
- *   multiple of q_a q_b (the chain starts at +0; x = s + a*b is one if s
- *   is; y = RN_acc(x) is one too: where acc's quantum 2^(E-m) at y is at
- *   least q_a q_b, y is a multiple of it, and where it is smaller, x =
- *   k q_a q_b with |x| < 2^(E+1) has k < 2^(m+1), so x is a value of acc
- *   and y = x).  So an x with |x| <= 2^G is a binary32 number, e = 0,
+ *   log2(q_a q_b) >= emin + 2 and q_a q_b <= 2^(emax-m), acc's quantum
+ *   at max): every partial sum of a block is a multiple of q_a q_b (the
+ *   chain starts at +0; x = s + a*b is one if s is; y = RN_acc(x) is one
+ *   too: where acc's quantum 2^(E-m) at y is at least q_a q_b, y is a
+ *   multiple of it, and where it is smaller, x = k q_a q_b with |x| <
+ *   2^(E+1) has k < 2^(m+1), so x is a value of acc and y = x; a
+ *   saturated max is one too; inf and NaN stay flagged).  So an x with |x| <= 2^G is a binary32 number, e = 0,
  *   and RN32 being monotone, |s1| < 2^G gives it: the fast path of such
  *   a block skips TwoSum, counts y != s1, and flags every lane with |s1|
  *   >= min(2^G, 2^top) (one compare of the exponent field), which
@@ -498,7 +499,7 @@ int fpl__acc_ro32_avx2(fpl__acc_tile *T, double *res)
 	P.pmin = _mm256_set1_epi32(0x00800000);	/* |rn| > 2^-126 */
 	P.pmax = _mm256_set1_epi32(0x7e800000);	/* |R|, |blk| < 2^126 */
 	/* (6): every partial sum of a block a multiple of q_a q_b */
-	exact = lean && blocked && G >= f->emin + 2;
+	exact = lean && blocked && G >= f->emin + 2 && G - 24 <= f->emax - f->m;
 	P.kexact = _mm256_set1_epi32(((G < top ? G : top) + 127) * (1 << 23) - 1);
 	if (pchk && !lean)
 		plim_init(P.plim);
