@@ -41,6 +41,8 @@ extern uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns, fpl__acc_n
 extern uint64_t fpl__acc_eo32_runs;
 /* x86/chain_ro32_avx512.c: sequential and blocked tiles run in binary32. */
 extern uint64_t fpl__acc_ro32_runs;
+/* x86/chain_ro32_avx2.c: the same on AVX2 (test_ro32_avx2_million). */
+extern uint64_t fpl__acc_ro32_avx2_runs, fpl__acc_ro32_avx2_mids;
 
 /* The states' sr_bits in run_env (test_sp64_million varies it). */
 static int sr_bits = 32;
@@ -1008,6 +1010,149 @@ static void test_sp64_avx2_million(void)
 	       h_sanitized() ? "2000" : "10^6", (unsigned long long)(fpl__acc_sp64_avx2_runs - runs0));
 }
 
+/*
+ * The binary32 tiles on AVX2 (x86/chain_ro32_avx2.c: one fma rounded to
+ * nearest, TwoSum's error, one rounding into acc with the midpoint
+ * correction) against the reference, under the avx2 kernel set
+ * (FPLAB_KERNELS=avx2, as bench/bgemm's [avx2] rows: env '' and 'avx2'
+ * both run the AVX2 kernel), every env mode and 1 or 2 threads, 10^6
+ * outputs per model (N = 500: a tile of 52 lanes, a group of 20, in
+ * every row), test_ro32_million's data (tiny, huge, subnormal, zero,
+ * inf and NaN values, C too): the models the AVX2 kernel takes (products
+ * of at most 24 bits; sequential jobs that chain_ne.c's lean and lean2
+ * kernels run stay there): bf16 into fp16 blocked:32:fp32 (products
+ * below 2^-126: the per-lane product test) and into bf16, e4m3fn into
+ * fp16 blocked:32:fp32 (lean tiles, the bgemm row), fp16 inputs (22-bit
+ * products), a saturating and a flush-to-zero accumulator, e4m3fn
+ * accumulators, pairs:B (keep_first, no C), lean sequential tiles (-0 in
+ * C sends one to the checked variant) and inputs with inf.  Then small
+ * integers (D_INT: exact sums, ties of acc whose binary32 sum is exact)
+ * and moderate data on K = 300: e4m3fn blocks whose sums pass 2^6
+ * (x86/chain_ro32_avx2.c's (6): flagged lanes, then the switch to the
+ * general variant), bf16 sums inexact in binary32 that round onto a
+ * midpoint of acc (the correction).
+ */
+static void test_ro32_avx2_million(void)
+{
+	static const struct {
+		const char *in, *acc, *ord;
+		size_t K;
+		int beta, kind;
+	} c[] = {
+		{ "bf16", "fp16", "blocked:32:fp32", 70, 1, D_MIX },
+		{ "e4m3fn", "fp16", "blocked:32:fp32", 70, 1, D_MIX },
+		{ "bf16", "bf16", "sequential", 40, 1, D_MIX },
+		{ "fp16", "fp16", "blocked:16:fp32", 37, 1, D_MIX },
+		{ "e5m2", "fp16+sat", "blocked:5", 23, 1, D_MIX },
+		{ "e4m3fn", "fp16+ftz", "blocked:8", 30, 1, D_MIX },
+		{ "bf16", "e4m3fn", "blocked:8:fp32", 19, 1, D_MIX },
+		{ "bf16", "fp16", "pairs:6", 30, 0, D_MIX },
+		{ "e4m3fn", "bf16", "sequential", 33, 1, D_MIX },
+		{ "e2m3", "fp16", "blocked:4:fp32", 21, 1, D_MIX },
+		{ "e4m3fn", "fp16", "pairs:6", 30, 0, D_MIX },
+		{ "e5m2", "bf16", "sequential", 26, 1, D_MIX },
+		{ "e5m2", "bf16", "blocked:8:fp32", 26, 1, D_MIX },
+		{ "e4m3fn", "fp16", "blocked:32:fp32", 300, 1, D_INT },
+		{ "e4m3fn", "fp16", "blocked:128:fp32", 300, 1, D_MODERATE },
+		{ "bf16", "fp16", "blocked:64:fp32", 300, 1, D_MODERATE },
+		{ "bf16", "bf16", "sequential", 300, 0, D_MODERATE },
+	};
+	const size_t M = h_sanitized() ? 4 : 2000;
+	uint64_t runs0 = fpl__acc_ro32_avx2_runs, mids0 = fpl__acc_ro32_avx2_mids;
+	char orig[32];
+	size_t i;
+	h_rng g;
+
+	if (!fpl_cpu()->avx2 || !fpl_cpu()->fma) {
+		h_note("ro32 avx2: skipped (no AVX2+FMA here)");
+		return;
+	}
+	snprintf(orig, sizeof orig, "%s", fpl_kernels_selected());
+	if (fpl_kernels_select("avx2")) {
+		h_fail("ro32 avx2: cannot select the avx2 kernel set");
+		return;
+	}
+	h_rng_init(&g, 31);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		uint64_t r0 = fpl__acc_ro32_avx2_runs;
+		char what[112];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		fpl_accum_parse_order(&m, c[i].ord);
+		snprintf(what, sizeof what, "%s/%s ne %s K %zu (AVX2 binary32 tiles), %zu outputs",
+			 c[i].in, c[i].acc, c[i].ord, c[i].K, M * 500);
+		check_case(&m, what, c[i].K > 100 ? M / 4 + 1 : M, 500, c[i].K, c[i].kind, c[i].beta,
+			   &g);
+		/* the bgemm rows' models must run the kernel */
+		if (i < 3 && !h_check(fpl__acc_ro32_avx2_runs > r0))
+			h_fail("%s: the AVX2 binary32 tiles did not run", what);
+	}
+	if (fpl_kernels_select(orig))
+		h_fail("ro32 avx2: cannot restore the kernel set %s", orig);
+	if (!h_check(fpl__acc_ro32_avx2_runs > runs0))
+		h_fail("ro32 avx2: the AVX2 binary32 tiles never ran");
+	if (!h_sanitized() && !h_check(fpl__acc_ro32_avx2_mids > mids0))
+		h_fail("ro32 avx2: no sum needed the midpoint correction");
+	h_note("ro32 avx2: %zu outputs per model, tiles %llu, midpoint corrections %llu", M * 500,
+	       (unsigned long long)(fpl__acc_ro32_avx2_runs - runs0),
+	       (unsigned long long)(fpl__acc_ro32_avx2_mids - mids0));
+}
+
+/*
+ * An accumulator whose normal binades reach below binary32's (emin =
+ * -139, p = 4, a custom bias: values down to 2^-142, binary32
+ * subnormals): the binary32 tiles (AVX-512 and AVX2) must leave it to
+ * the other paths (chain_fast.c's ro32_ok asks emin >= -126; the AVX-512
+ * kernel, which took it, rounded such sums at the wrong quantum).  bf16
+ * inputs near 2^-66, products near 2^-131, every env mode under each
+ * kernel set this CPU runs, against the reference.
+ */
+static void test_ro32_low_emin(void)
+{
+	static const char *const sets[] = { "avx512", "avx2" };
+	const size_t M = 40, N = 70, K = 16;
+	double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+	double *c0 = malloc(M * N * sizeof *c0);
+	fpl_accum_model m;
+	char orig[32];
+	size_t i, s;
+	h_rng g;
+
+	h_rng_init(&g, 37);
+	fpl_accum_init(&m);
+	spec(&m.a, &m.a_rnd, "bf16");
+	m.b = m.a;
+	if (fpl_format_params(&m.acc, 4, -139, -109)) {
+		h_fail("low emin: cannot make the accumulator");
+		return;
+	}
+	m.acc.subnormal = FPL_SUB_YES;
+	m.acc_rnd = FPL_RND_NE;
+	fpl_accum_parse_order(&m, "sequential");
+	snprintf(orig, sizeof orig, "%s", fpl_kernels_selected());
+	for (s = 0; s < NELEM(sets); s++) {
+		if (fpl_kernels_select(sets[s]))
+			continue;
+		for (i = 0; i < M * K; i++)
+			a[i] = h_rng_value(&g, -68, -64, 8, 0);
+		for (i = 0; i < K * N; i++)
+			b[i] = h_rng_value(&g, -68, -64, 8, 0);
+		for (i = 0; i < M * N; i++)
+			c0[i] = h_rng_below(&g, 4) ? 0.0 : h_rng_value(&g, -135, -125, 4, 0);
+		check_data(&m, "bf16 -> p4,emin-139 sequential (low emin)", M, N, K, D_TINY, 1,
+			   h_rng_next(&g), a, b, c0);
+	}
+	if (fpl_kernels_select(orig))
+		h_fail("low emin: cannot restore the kernel set %s", orig);
+	free(a);
+	free(b);
+	free(c0);
+	h_note("low emin: the binary32 tiles leave acc below binary32's normal range alone");
+}
+
 int main(void)
 {
 	h_init("taccum_fast");
@@ -1025,5 +1170,7 @@ int main(void)
 	test_random();
 	test_sp64_avx2_draws();
 	test_sp64_avx2_million();
+	test_ro32_avx2_million();
+	test_ro32_low_emin();
 	return h_done();
 }

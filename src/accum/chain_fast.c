@@ -72,7 +72,9 @@
  * inside binary32 (bf16, fp16, e4m3fn, e5m2 into fp16 or bf16) run whole
  * tiles in binary32 on AVX-512 (ro32_ok; x86/chain_ro32_avx512.c argues
  * them: a round to odd from two fma with embedded rounding, then one
- * rounding into acc, the 2p+2 double-rounding argument with 24 >= m+3).
+ * rounding into acc, the 2p+2 double-rounding argument with 24 >= m+3),
+ * and on AVX2 (x86/chain_ro32_avx2.c: one fma, TwoSum's error, one
+ * rounding into acc corrected where the binary32 sum fell on a tie).
  * Lanes left to fpl__add_ix: as for a step (zero or non-finite t, marks).
  * Flags of an unmarked lane: the block kernel (sub = 0) marks every lane
  * whose result is tiny, overflows or is special, so an unmarked lane can
@@ -88,6 +90,7 @@
 
 #include "accum/accum_internal.h"
 #include "accum/chain_blocked.h"
+#include "accum/x86/chain_ro32_avx2.h"
 #include "util/scratch.h"
 
 #define NT FPL__ACC_TILE
@@ -393,12 +396,14 @@ static int lean2_ok(const fpl__acc_job *J)
 }
 
 /* The binary32 tiles' condition (x86/chain_ro32_avx512.c argues them):
- * AVX-512, sequential or blocked in mode ne on a fast path, A's and B's
+ * AVX-512 (on AVX2 alone x86/chain_ro32_avx2.c, with its conditions (P)
+ * and (M) too), sequential or blocked in mode ne on a fast path, A's and B's
  * values binary32 values (fits32), acc's too with m <= 21 (two spare
  * bits for the round to odd), its quanta at least 2^-147, max >= 2^emax,
- * some binade between 2^emin and 2^top (top = min(emax, 104 + m)), no
- * DAZ; blocked adds in IEEE binary32 without DAZ; fewer than 2^30 steps
- * per output (32-bit counts).  Sequential jobs that the lean kernels
+ * some binade between 2^emin and 2^top (top = min(emax, 104 + m)), emin
+ * >= -126 (acc's normal binades binary32-normal), no DAZ; blocked adds
+ * in IEEE binary32 without DAZ; fewer than 2^30 steps per output
+ * (32-bit counts).  Sequential jobs that the lean kernels
  * take (chain_ne.c: e4m3fn into fp16) stay there: they run faster.  2
  * (lean tiles, x86/chain_ro32_avx512.c's (5)) when acc has subnormals
  * and a signed zero and every product is a multiple of acc's smallest
@@ -409,12 +414,22 @@ static int ro32_ok(const fpl__acc_job *J)
 	const fpl_format *c = &m->acc, *p = &m->promo;
 	const int top = c->emax < 104 + c->m ? c->emax : 104 + c->m;
 
-	if (J->simd < 2 || J->path == FPL__ACC_REF || m->acc_rnd != FPL_RND_NE || J->sum
+#ifndef FPL_HAVE_X86_KERNELS
+	return 0;	/* the kernels are native x86 files */
+#endif
+	if (J->simd < 1 || J->path == FPL__ACC_REF || m->acc_rnd != FPL_RND_NE || J->sum
 	    || J->K >= (1u << 30)
 	    || (m->order != FPL_ORDER_SEQUENTIAL && m->order != FPL_ORDER_BLOCKED))
 		return 0;
+	/* emin >= -126: both kernels take C and the kept binades from s's
+	 * binary32 exponent field, wrong for binary32 subnormals */
 	if (!fits32(&m->a) || !fits32(&m->b) || !fits32(c) || c->m > 21 || c->daz
-	    || c->emin - c->m < -147 || c->max < ldexp(1.0, c->emax) || top <= c->emin + 1)
+	    || c->emin < -126 || c->emin - c->m < -147 || c->max < ldexp(1.0, c->emax)
+	    || top <= c->emin + 1)
+		return 0;
+	/* on AVX2 the jobs of chain_ne.c's lean2 stay there: faster */
+	if (J->simd == 1 && (m->a.m + m->b.m + 2 > 24 || J->lean == 2
+			     || c->max + ldexp(1.0, top) > 0x1.fffffep127))
 		return 0;
 	/* sequential chains that the lean kernels may run are faster there */
 	if (m->order == FPL_ORDER_SEQUENTIAL ? lean_ok(J)
@@ -874,7 +889,7 @@ int fpl__acc_fast_tile(fpl__acc_tile *T, double *res)
 	for (jj = 0; jj < T->nj; jj++)
 		res[jj] = J->C ? J->C[T->i * J->N + T->j0 + jj] : 0.0;
 #ifdef FPL_HAVE_X86_KERNELS
-	if (J->ro32 && fpl__acc_ro32_avx512(T, res)) {
+	if (J->ro32 && (J->simd >= 2 ? fpl__acc_ro32_avx512(T, res) : fpl__acc_ro32_avx2(T, res))) {
 		fpl__acc_tile_out(T, res);
 		return 1;
 	}
