@@ -1055,8 +1055,6 @@ static void test_fused64_avx2_million(void)
 	size_t i;
 	h_rng g;
 
-	if (h_sanitized())
-		return;
 	h_rng_init(&g, 24);
 	for (i = 0; i < NELEM(c); i++) {
 		const uint64_t p0 = fpl__acc_path_runs[5];
@@ -1070,14 +1068,16 @@ static void test_fused64_avx2_million(void)
 		fpl_accum_parse_order(&m, c[i].ord);
 		snprintf(what, sizeof what, "fused64 avx2: %s/%s:%s %s %zux%zux%zu", c[i].in,
 			 c[i].acc, fpl_rnd_name(c[i].rnd), c[i].ord, c[i].M, c[i].N, c[i].K);
-		fedge_case(&m, what, c[i].M, c[i].N, c[i].K, &g);
+		/* under the sanitizers a hundredth: the kernel's loads and
+		 * stores at every tail, not the 10^6 */
+		fedge_case(&m, what, c[i].M / (h_sanitized() ? 100 : 1), c[i].N, c[i].K, &g);
 		if (!h_check(fpl__acc_path_runs[5] > p0))
 			h_fail("%s: the FUSED64 path was not taken", what);
 	}
 	if (native && !h_check(fpl__acc_fused_avx2_runs > r0))
 		h_fail("fused64 avx2: the AVX2 group sums never ran on an AVX2 CPU");
-	h_note("fused64 avx2: 10^6 outputs per model, edge data; AVX2 group sums %llu",
-	       (unsigned long long)(fpl__acc_fused_avx2_runs - r0));
+	h_note("fused64 avx2: %s outputs per model, edge data; AVX2 group sums %llu",
+	       h_sanitized() ? "10^4" : "10^6", (unsigned long long)(fpl__acc_fused_avx2_runs - r0));
 }
 
 int main(void)
