@@ -43,6 +43,8 @@ extern uint64_t fpl__acc_eo32_runs;
 extern uint64_t fpl__acc_ro32_runs;
 /* x86/chain_ro32_avx2.c: the same on AVX2 (test_ro32_avx2_million). */
 extern uint64_t fpl__acc_ro32_avx2_runs, fpl__acc_ro32_avx2_mids;
+/* chain_fused.c: group sums run by x86/chain_fused_avx2.c. */
+extern uint64_t fpl__acc_fused_avx2_runs;
 
 /* The states' sr_bits in run_env (test_sp64_million varies it). */
 static int sr_bits = 32;
@@ -1153,6 +1155,200 @@ static void test_ro32_low_emin(void)
 	h_note("low emin: the binary32 tiles leave acc below binary32's normal range alone");
 }
 
+/*
+ * The FUSED64 group sums on AVX2 (x86/chain_fused_avx2.c, env 'avx2';
+ * on an AVX-512 CPU env '' runs the AVX-512 twin, and 'nosimd' the
+ * portable one, on the same data) on 10^6 outputs per model, against the
+ * reference path, on data built for the fused sum's edges:
+ *  - significands of 1 to m+1 bits at exponents top or top - d, d chosen
+ *    so that the exact group sums span about 53 bits: some lanes' binary64
+ *    additions are exact, some are off by the last bit (the TwoSum errors
+ *    the kernel must see, or the lane is wrong);
+ *  - zeros, infinities, quiet and signaling NaNs, subnormal and huge
+ *    inputs (products overflowing the accumulator), inputs near the
+ *    square root of acc's smallest normal (tiny and subnormal sums),
+ *    rare enough that most lanes stay finite;
+ *  - rows whose first group's exact sum lies next to a value of acc or a
+ *    midpoint, below binary64's last bit (fedge_tie_row): a lane whose
+ *    inexact binary64 sum were taken would round wrongly;
+ *  - groups whose products cancel exactly (rows of A with equal pairs
+ *    times columns of B with opposite pairs), with a zero C: an exact zero
+ *    sum and its sign rule;
+ *  - N with every tail of the kernel's passes (16 lanes, 4 lanes, and a
+ *    last 1 to 3 lanes by the portable body), K not a multiple of F, F
+ *    longer than K and F = 1.
+ * Expected values come from the reference path (FPLAB_ACCUM=ref).
+ */
+static double fedge_value(h_rng *g, const fpl_accum_model *m, int is_c)
+{
+	const fpl_format *f = is_c ? &m->acc : &m->a;
+	const uint64_t u = h_rng_next(g), r = u % (is_c ? 256 : 4096);
+	/* group sums near 2^4 whose products at 2^(-2d) have their last bit
+	 * at 2^(-2d-2m) span 53 bits when d is about (49 - 2m) / 2: jittered
+	 * around it, some lanes are exact in binary64 and some are not */
+	const int d = (49 - 2 * m->a.m) / 2 + (int)((u >> 40) % 7) - 3;
+	int e;
+
+	/* rare enough that most lanes stay finite over K terms */
+	if (r < 2) {	/* specials, signaling NaNs included */
+		switch ((u >> 10) % 5) {
+		case 0: return (u >> 20) & 1 ? -INFINITY : INFINITY;
+		case 1: return -INFINITY;
+		case 2: return h_from_bits(0x7ff8000000000000ull | ((u >> 24) & 0xff) << 40);
+		case 3: return h_from_bits(0xfff0000000000001ull | ((u >> 24) & 0xff) << 40);
+		default: return NAN;
+		}
+	}
+	if (r < 4)	/* huge: products, sums overflowing acc */
+		return h_rng_value(g, f->emax - 2, f->emax, 53, 0);
+	if (r < 100)	/* zeros */
+		return (u >> 20) & 1 ? -0.0 : 0.0;
+	if (r < (is_c ? 180 : 108))	/* subnormal */
+		return h_rng_value(g, f->emin - f->m, f->emin - 1, 53, 0);
+	/* tiny: products near acc's smallest normal (inputs subnormal, or
+	 * flushed on load, where the format cannot get there) */
+	if (r < (is_c ? 260 : 116)) {
+		if (is_c)
+			return h_rng_value(g, f->emin - f->m, f->emin + 1, 53, 0);
+		return h_rng_value(g, m->acc.emin / 2 - 3, m->acc.emin / 2 + 1, 53, 0);
+	}
+	if (is_c)
+		e = (int)((u >> 10) % 9) - 4;
+	else
+		e = (u >> 10) & 1 ? -d : (int)((u >> 12) % 3) - 1;
+	if (e < f->emin - f->m)
+		e = f->emin - f->m;
+	return h_rng_value(g, e, e, 1 + (int)((u >> 16) % (uint64_t)(f->m + 1)), 0);
+}
+
+/*
+ * Row arow of A (K deep) and its outputs c (N of them), made to put the
+ * exact sum of the first group on an edge of acc's rounding, missed by
+ * one bit in binary64: the group holds S + q + r, q = a_0 b_0j with a_0
+ * a power of two (so q is a value of acc when b_0j has at most acc.m + 1
+ * bits), S = c_j either +-0 or +-half an ulp of q in acc (q + S a value
+ * of acc or a midpoint between two), r = a_1 b_1j with a_1 about 2^-50
+ * times a_0: r lies around the last bit binary64 keeps of q, so q + S +
+ * r is sometimes exact in binary64 and sometimes not, and then rounds
+ * differently from its binary64 sum in every mode.  The rest of the
+ * first group's row is zero.
+ */
+static void fedge_tie_row(const fpl_accum_model *m, double *arow, const double *b, double *c,
+			  size_t N, size_t K, h_rng *g)
+{
+	const fpl_format *f = &m->a, *ac = &m->acc;
+	const uint64_t u = h_rng_next(g);
+	const int e0 = (int)(u % 3) - 1, lo = f->emin - f->m;
+	const int e1 = e0 - 48 - (int)((u >> 4) % 12);
+	const size_t F = m->block < K ? m->block : K;
+	size_t j, k;
+
+	if (K < 2)
+		return;
+	arow[0] = ldexp((u >> 8) & 1 ? -1.0 : 1.0, e0);
+	arow[1] = ldexp((u >> 9) & 1 ? -1.0 : 1.0, e1 < lo ? lo : e1);
+	for (k = 2; k < F; k++)
+		arow[k] = 0;
+	for (j = 0; j < N; j++) {
+		const double q = arow[0] * b[j];
+		const uint64_t v = h_rng_next(g);
+		int eq;
+
+		if (q == 0 || !isfinite(q))
+			continue;
+		eq = ilogb(q);
+		if (eq < ac->emin || eq > ac->emax)
+			continue;
+		switch (v % 4) {
+		case 0: c[j] = (v >> 8) & 1 ? -0.0 : 0.0; break;
+		case 1: c[j] = ldexp(1.0, eq - ac->m - 1); break;
+		case 2: c[j] = -ldexp(1.0, eq - ac->m - 1); break;
+		default: break;	/* c[j] as generated */
+		}
+	}
+}
+
+/* One model on fedge data: M x N outputs, K deep. */
+static void fedge_case(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
+		       h_rng *g)
+{
+	double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+	double *c0 = malloc(M * N * sizeof *c0);
+	uint64_t seed = h_rng_next(g);
+	size_t i, j, k;
+
+	for (i = 0; i < M * K; i++)
+		a[i] = fedge_value(g, m, 0);
+	for (i = 0; i < K * N; i++)
+		b[i] = fedge_value(g, m, 0);
+	for (i = 0; i < M * N; i++)
+		c0[i] = fedge_value(g, m, 1);
+	/* exact cancellation: rows i = 0 mod 3 as pairs a, a; columns j = 0
+	 * mod 4 as pairs b, -b (every group of an even F starts a pair); C
+	 * zero (either sign) at half of those outputs */
+	for (i = 0; i < M; i += 3)
+		for (k = 0; k + 1 < K; k += 2)
+			a[i * K + k + 1] = a[i * K + k];
+	for (k = 0; k + 1 < K; k += 2)
+		for (j = 0; j < N; j += 4)
+			b[(k + 1) * N + j] = -b[k * N + j];
+	for (i = 0; i < M; i += 6)
+		for (j = 0; j < N; j += 4)
+			c0[i * N + j] = ((i + j) % 5) & 1 ? -0.0 : 0.0;
+	for (i = 2; i < M; i += 6)
+		fedge_tie_row(m, a + i * K, b, c0 + i * N, N, K, g);
+	check_data(m, what, M, N, K, D_MIX, 1, seed, a, b, c0);
+	free(a);
+	free(b);
+	free(c0);
+}
+
+static void test_fused64_avx2_million(void)
+{
+	static const struct {
+		const char *in, *acc, *ord;
+		fpl_rnd rnd;
+		size_t M, N, K;
+	} c[] = {
+		/* N: tiles of 64 and 61 = 3*16 + 3*4 + 1; groups 32, 32, 6 */
+		{ "bf16", "fp32", "fused:32", FPL_RND_NE, 8000, 125, 70 },
+		/* 63 = 3*16 + 3*4 + 3; groups 7, 7, 7, 2 */
+		{ "e4m3fn", "fp16", "fused:7", FPL_RND_SP, 7875, 127, 23 },
+		/* 66 = 64 + 2: a tail by the portable body alone; one group */
+		{ "fp16", "bf16", "fused:64", FPL_RND_TN, 15152, 66, 40 },
+		/* F = 1: S plus one product; 100 = 64 + 2*16 + 4 */
+		{ "bf16", "fp16", "fused:1", FPL_RND_TZ, 10000, 100, 9 },
+	};
+	const int native = fpl_cpu()->avx2 && fpl_cpu()->fma && strcmp(fpl_kernels_selected(), "ref");
+	uint64_t r0 = fpl__acc_fused_avx2_runs;
+	size_t i;
+	h_rng g;
+
+	h_rng_init(&g, 24);
+	for (i = 0; i < NELEM(c); i++) {
+		const uint64_t p0 = fpl__acc_path_runs[5];
+		fpl_accum_model m;
+		char what[96];
+		fpl_accum_init(&m);
+		spec(&m.a, &m.a_rnd, c[i].in);
+		m.b = m.a;
+		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		m.acc_rnd = c[i].rnd;
+		fpl_accum_parse_order(&m, c[i].ord);
+		snprintf(what, sizeof what, "fused64 avx2: %s/%s:%s %s %zux%zux%zu", c[i].in,
+			 c[i].acc, fpl_rnd_name(c[i].rnd), c[i].ord, c[i].M, c[i].N, c[i].K);
+		/* under the sanitizers a hundredth: the kernel's loads and
+		 * stores at every tail, not the 10^6 */
+		fedge_case(&m, what, c[i].M / (h_sanitized() ? 100 : 1), c[i].N, c[i].K, &g);
+		if (!h_check(fpl__acc_path_runs[5] > p0))
+			h_fail("%s: the FUSED64 path was not taken", what);
+	}
+	if (native && !h_check(fpl__acc_fused_avx2_runs > r0))
+		h_fail("fused64 avx2: the AVX2 group sums never ran on an AVX2 CPU");
+	h_note("fused64 avx2: %s outputs per model, edge data; AVX2 group sums %llu",
+	       h_sanitized() ? "10^4" : "10^6", (unsigned long long)(fpl__acc_fused_avx2_runs - r0));
+}
+
 int main(void)
 {
 	h_init("taccum_fast");
@@ -1172,5 +1368,6 @@ int main(void)
 	test_sp64_avx2_million();
 	test_ro32_avx2_million();
 	test_ro32_low_emin();
+	test_fused64_avx2_million();
 	return h_done();
 }

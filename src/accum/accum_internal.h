@@ -257,11 +257,16 @@ extern uint64_t fpl__acc_ro32_runs;
  * exact binary64 products, no partial sum overflowing: the static part;
  * the kernel set is checked by the caller)?  The tile runner: as
  * fpl__acc_fast_tile.  x86/chain_fused_avx512.c: its group sums on
- * AVX-512 (J->simd >= 2), chain_fused_body.h's contract. */
+ * AVX-512 (J->simd >= 2), chain_fused_body.h's contract;
+ * x86/chain_fused_avx2.c: the same on AVX2 (J->simd == 1). */
 int fpl__acc_fused64_ok(const fpl__acc_job *J);
 int fpl__acc_fused64_tile(fpl__acc_tile *T, double *res);
 void fpl__acc_fused_sums_avx512(const double *arow, const double *b, size_t ldb, size_t nj,
 				size_t k0, size_t k1, double *sum, unsigned char *bad);
+void fpl__acc_fused_sums_avx2(const double *arow, const double *b, size_t ldb, size_t nj,
+			      size_t k0, size_t k1, double *sum, unsigned char *bad);
+/* Calls of it (tests; atomic). */
+extern uint64_t fpl__acc_fused_avx2_runs;
 
 /*
  * fused.c: one group of a fused order: S plus the nt terms ops[1+2t] *

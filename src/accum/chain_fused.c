@@ -3,8 +3,9 @@
  * chain_fused.c - the FUSED64 path: the fused order (fused:F, exact
  * groups, fused_w = 0) with exact products, run across a tile of
  * outputs: each group's S + F products summed in binary64 with TwoSum
- * (chain_fused_body.h), then rounded once into acc by the kernel set's
- * block rounding, the way chain_fast.c rounds a step.
+ * (chain_fused_body.h; on AVX-512 and AVX2 by x86/chain_fused_avx512.c
+ * and x86/chain_fused_avx2.c, the same bits), then rounded once into acc
+ * by the kernel set's block rounding, the way chain_fast.c rounds a step.
  *
  * Why a lane's result is fpl__acc_fused_group's.  The reference sums the
  * group exactly (fpl_exact) and rounds the real sum once with the
@@ -45,6 +46,8 @@
 #define FUSED_SUMS_NAME fused_sums
 #define FUSED_SUMS_STORAGE static
 #include "accum/chain_fused_body.h"
+
+uint64_t fpl__acc_fused_avx2_runs;
 
 int fpl__acc_fused64_ok(const fpl__acc_job *J)
 {
@@ -89,7 +92,7 @@ int fpl__acc_fused64_tile(fpl__acc_tile *T, double *res)
 	const size_t K = J->K, F = J->m->block, nj = T->nj;
 	const double *arow = J->A + T->i * J->K, *b = J->B + T->j0;
 	double sum[NT], y[NT];
-	uint64_t spc[NT], ninex = 0;
+	uint64_t spc[NT], ninex = 0, navx2 = 0;
 	unsigned char bad[NT];
 	size_t k0, jj;
 
@@ -107,6 +110,8 @@ int fpl__acc_fused64_tile(fpl__acc_tile *T, double *res)
 #ifdef FPL_HAVE_X86_KERNELS
 		if (J->simd >= 2)
 			fpl__acc_fused_sums_avx512(arow, b, J->N, nj, k0, k1, sum, bad);
+		else if (J->simd == 1)
+			fpl__acc_fused_sums_avx2(arow, b, J->N, nj, k0, k1, sum, bad), navx2++;
 		else
 #endif
 			fused_sums(arow, b, J->N, nj, k0, k1, sum, bad);
@@ -127,6 +132,8 @@ int fpl__acc_fused64_tile(fpl__acc_tile *T, double *res)
 		}
 	}
 	T->cnt[INEX_INDEX] += ninex;
+	if (navx2)
+		__atomic_fetch_add(&fpl__acc_fused_avx2_runs, navx2, __ATOMIC_RELAXED);
 	fpl__acc_tile_out(T, res);
 	return 1;
 }

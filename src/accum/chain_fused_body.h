@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * accum/chain_fused_body.h - the sums of one fused group across a tile
- * (chain_fused.c), included by chain_fused.c (portable) and by
- * x86/chain_fused_avx512.c (the same loop compiled for AVX-512): one
- * function, FUSED_SUMS_NAME (FUSED_SUMS_STORAGE: static or empty), so both give the same bits by construction.
+ * (chain_fused.c), included by chain_fused.c (portable), by
+ * x86/chain_fused_avx512.c (the same loop compiled for AVX-512) and by
+ * x86/chain_fused_avx2.c (for the lanes its registers leave over): one
+ * function, FUSED_SUMS_NAME (FUSED_SUMS_STORAGE: static or empty), so
+ * all give the same bits by construction.  x86/chain_fused_avx2.c's own
+ * loop argues its equality with this one in its header.
  *
  * For each lane jj: sum[jj] = S + a_k0 b_k0j + ... + a_k1-1 b_k1-1j in
  * binary64, term by term, with Knuth's TwoSum error of every addition;
