@@ -76,6 +76,12 @@
  *    (|x| >= 2^emin under both tininess rules; FTZ and DAZ do not touch
  *    it) nor overflowing nor special: its value is y and its only flag
  *    inexact, raised iff y != t (t is x, or RO(x) as argued in (2)).
+ *    With F32 the rounding is cvtps_pd(cvtpd_ps(t)): for a kept lane t
+ *    lies in binary32's normal range (2^-126 <= 2^emin <= |t|) and its
+ *    rounding at 24 bits is at most max <= FLT_MAX (no overflow), so the
+ *    conversion (nearest-even, the default MXCSR; no FTZ or DAZ) is t
+ *    rounded to nearest-even at m + 1 = 24 bits, and the conversion back
+ *    is exact: the same y.
  *  (4) Every other lane (zero, tiny, overflow, inf, NaN) is recomputed
  *    from the step's original operands by fpl__acc_ne64_slow (the
  *    engine's fpl__fma_ix with the step's draw index, as the reference
@@ -86,15 +92,23 @@
  *    +0, the sums here with +0) are never kept nor redone: their values
  *    and counts are dropped.
  *
- * Speed: a register step runs (1) and (3) (17 vector operations); a
- * group of four registers in which some lane is inexact in binary64 or
- * is to be redone takes redo_group, which recomputes the four registers
- * from their old sums, takes their counts back and does (2), (3) and (4)
- * for every lane: the same values.  For jobs whose steps are mostly
- * inexact in binary64 (products and acc together wider than 53 bits:
- * fp32 inputs) the kernel does (2) in every register instead (ODD: a
- * blend keeps the exact lanes' t), so only the lanes of (4) go to
- * redo_group.  Both give the same bits; the choice is speed only.
+ * Speed: a register step runs (1) and (3); a group step (GR registers,
+ * step k) in which some lane is inexact in binary64 or is to be redone
+ * takes redo, which recomputes the group's registers from their old
+ * sums, takes the fast step's counts back and does (2), (3) and (4) for
+ * every lane: the same values.  For jobs whose steps are mostly inexact
+ * in binary64 (products and acc together wider than 53 bits: fp32
+ * inputs) the kernel does (2) in every register instead (ODD: a blend
+ * keeps the exact lanes' t), so only the lanes of (4) go to redo.  Both
+ * give the same bits; the choice is speed only.  Without ODD, a group
+ * of whole registers tests the range of (3) on all of it at once: the
+ * minimum and the maximum of its |t| (vminpd, vmaxpd) against 2^emin
+ * and L as doubles; without NaN lanes these are the exact extremes, so
+ * every lane is in range iff both tests pass, and a NaN lane (which the
+ * extremes may drop or return) is flagged by its inexact test (compared
+ * unordered there), so the group is redone whole either way.  Binary32
+ * accumulators (acc's m = 23, its normal range inside binary32's: F32)
+ * round by conversion, as (3) says.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -103,6 +117,9 @@
 
 #define NT FPL__ACC_TILE
 #define INEX_INDEX __builtin_ctz(FPL_FLAG_INEXACT)
+#define GR 4		/* registers per group */
+#define GL (4 * GR)	/* lanes per group */
+_Static_assert(NT % GL == 0, "whole groups in a padded tile");
 
 typedef struct par4 {
 	__m256i sign, expm, cadd, bias, range, one;
@@ -172,7 +189,7 @@ static inline void count(__m256i *cv, __m256d y, __m256d t)
 
 /* One register's fast step: y (the rounding of t, or with ODD of t made
  * odd), its count in *cv, and the lanes that send the group to
- * redo_group: with ODD *flag = the lanes out of range; else *flag = the
+ * redo: with ODD *flag = the lanes out of range; else *flag = the
  * inexact and NaN lanes and *at = |t| (the range is tested on the
  * group: group_flag), or when not FULL both in *flag. */
 __attribute__((always_inline)) static inline __m256d step4(const par4 *P, __m256d av,
@@ -217,7 +234,7 @@ __attribute__((always_inline)) static inline void redo(fpl__acc_tile *T, const p
 	size_t r, l;
 
 	__atomic_fetch_add(&fpl__acc_ne64_avx2_redos, 1, __ATOMIC_RELAXED);
-	for (r = 0; r < 4; r++) {
+	for (r = 0; r < GR; r++) {
 		__m256i flag, bad, c0 = _mm256_setzero_si256(), c1 = c0;
 		__m256d e1, e2, inx, t, yr, at;
 		double so[4], yo[4];
@@ -273,22 +290,25 @@ __attribute__((noinline)) static void redo_11(fpl__acc_tile *T, const par4 *P, s
 
 /* Does the group step need redo: any flag of a valid lane, and for the
  * fast steps without ODD on a FULL group, a |t| below 2^emin or not
- * below L (min and max of the four registers' |t|: a NaN there may be
+ * below L (min and max of the registers' |t|: a NaN there may be
  * dropped, but its lane is flagged already). */
 __attribute__((always_inline)) static inline int group_flag(const par4 *P, const __m256i *f,
 							   const __m256d *at, size_t n,
 							   const int ODD, const int FULL)
 {
 	const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
-	__m256i x, v;
-	__m256d mn, mx;
+	__m256i x = f[0], v;
+	__m256d mn = at[0], mx = at[0];
 	int r;
 
 	if (FULL) {
-		x = _mm256_or_si256(_mm256_or_si256(f[0], f[1]), _mm256_or_si256(f[2], f[3]));
+		for (r = 1; r < GR; r++)
+			x = _mm256_or_si256(x, f[r]);
 		if (!ODD) {
-			mn = _mm256_min_pd(_mm256_min_pd(at[0], at[1]), _mm256_min_pd(at[2], at[3]));
-			mx = _mm256_max_pd(_mm256_max_pd(at[0], at[1]), _mm256_max_pd(at[2], at[3]));
+			for (r = 1; r < GR; r++) {
+				mn = _mm256_min_pd(mn, at[r]);
+				mx = _mm256_max_pd(mx, at[r]);
+			}
 			x = _mm256_or_si256(x, _mm256_castpd_si256(_mm256_or_pd(
 						       _mm256_cmp_pd(mn, P->lo, _CMP_LT_OQ),
 						       _mm256_cmp_pd(mx, P->hi, _CMP_GE_OQ))));
@@ -296,7 +316,7 @@ __attribute__((always_inline)) static inline int group_flag(const par4 *P, const
 		return !_mm256_testz_si256(x, x);
 	}
 	x = _mm256_setzero_si256();
-	for (r = 0; r < 4; r++) {
+	for (r = 0; r < GR; r++) {
 		v = _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)n),
 				       _mm256_add_epi64(lane, _mm256_set1_epi64x(4 * r)));
 		x = _mm256_or_si256(x, _mm256_and_si256(f[r], v));
@@ -310,12 +330,12 @@ static void add_counts(uint64_t *cnt, __m256i cv, size_t n)
 	size_t l;
 
 	_mm256_storeu_si256((__m256i *)co, cv);
-	for (l = 0; l < n; l++)
+	for (l = 0; l < n && l < 4; l++)
 		cnt[l] -= co[l];	/* cv holds -count */
 }
 
-/* The chains of lanes base .. base + 15 of the tile (n of them valid;
- * s[] holds sixteen sums, padded) over k = k0, k0+ks, ... below k1;
+/* The chains of lanes base .. base + GL - 1 of the tile (n of them
+ * valid; s[] holds GL sums, padded) over k = k0, k0+ks, ... below k1;
  * cnt[] += their inexact steps. */
 __attribute__((always_inline)) static inline void group(fpl__acc_tile *T, const par4 *P,
 							size_t k0, size_t k1, size_t ks,
@@ -326,44 +346,46 @@ __attribute__((always_inline)) static inline void group(fpl__acc_tile *T, const 
 	const fpl__acc_job *J = T->J;
 	const double *arow = J->A + T->i * J->K;
 	const double *bp = J->Bp + T->j0 / NT * J->K * NT + base;
-	__m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + 4);
-	__m256d s2 = _mm256_loadu_pd(s + 8), s3 = _mm256_loadu_pd(s + 12);
-	__m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+	__m256d sv[GR];
+	__m256i cv[GR];
 	size_t k;
+	int r;
 
+	for (r = 0; r < GR; r++) {
+		sv[r] = _mm256_loadu_pd(s + 4 * r);
+		cv[r] = _mm256_setzero_si256();
+	}
 	for (k = k0; k < k1; k += ks) {
 		const __m256d av = _mm256_set1_pd(arow[k]);
 		const double *b = bp + k * NT;
-		__m256i f[4];
-		__m256d at[4];
-		__m256d y0 = step4(P, av, b, s0, &c0, &f[0], &at[0], ODD, F32, FULL);
-		__m256d y1 = step4(P, av, b + 4, s1, &c1, &f[1], &at[1], ODD, F32, FULL);
-		__m256d y2 = step4(P, av, b + 8, s2, &c2, &f[2], &at[2], ODD, F32, FULL);
-		__m256d y3 = step4(P, av, b + 12, s3, &c3, &f[3], &at[3], ODD, F32, FULL);
+		__m256i f[GR];
+		__m256d at[GR], y[GR];
 
+		for (r = 0; r < GR; r++)
+			y[r] = step4(P, av, b + 4 * r, sv[r], &cv[r], &f[r], &at[r], ODD, F32, FULL);
 		if (__builtin_expect(group_flag(P, f, at, n, ODD, FULL), 0)) {
-			__m256d so[4] = { s0, s1, s2, s3 }, yo[4];
-			__m256i co[4] = { c0, c1, c2, c3 };
+			__m256d so[GR], yo[GR];
+			__m256i co[GR];
+			for (r = 0; r < GR; r++)
+				so[r] = sv[r], co[r] = cv[r];
 			if (ODD)
 				(F32 ? redo_11 : redo_10)(T, P, k, base, n, so, yo, co);
 			else
 				(F32 ? redo_01 : redo_00)(T, P, k, base, n, so, yo, co);
-			y0 = yo[0], y1 = yo[1], y2 = yo[2], y3 = yo[3];
-			c0 = co[0], c1 = co[1], c2 = co[2], c3 = co[3];
+			for (r = 0; r < GR; r++)
+				y[r] = yo[r], cv[r] = co[r];
 		}
-		s0 = y0, s1 = y1, s2 = y2, s3 = y3;
+		for (r = 0; r < GR; r++)
+			sv[r] = y[r];
 	}
-	_mm256_storeu_pd(s, s0);
-	_mm256_storeu_pd(s + 4, s1);
-	_mm256_storeu_pd(s + 8, s2);
-	_mm256_storeu_pd(s + 12, s3);
-	add_counts(cnt, c0, n < 4 ? n : 4);
-	add_counts(cnt + 4, c1, n < 4 ? 0 : n - 4 < 4 ? n - 4 : 4);
-	add_counts(cnt + 8, c2, n < 8 ? 0 : n - 8 < 4 ? n - 8 : 4);
-	add_counts(cnt + 12, c3, n < 12 ? 0 : n - 12 < 4 ? n - 12 : 4);
+	for (r = 0; r < GR; r++) {
+		_mm256_storeu_pd(s + 4 * r, sv[r]);
+		if (n > (size_t)(4 * r))
+			add_counts(cnt + 4 * r, cv[r], n - (size_t)(4 * r));
+	}
 }
 
-/* The tile's chains, sixteen lanes at a time. */
+/* The tile's chains, GL lanes at a time. */
 __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, const par4 *P,
 						      size_t k0, size_t k1, size_t ks,
 						      double *sv, uint64_t *cnt, const int ODD,
@@ -371,9 +393,9 @@ __attribute__((always_inline)) static inline void run(fpl__acc_tile *T, const pa
 {
 	size_t j;
 
-	for (j = 0; j < T->nj; j += 16) {
-		if (T->nj - j >= 16)
-			group(T, P, k0, k1, ks, j, 16, sv + j, cnt + j, ODD, F32, 1);
+	for (j = 0; j < T->nj; j += GL) {
+		if (T->nj - j >= GL)
+			group(T, P, k0, k1, ks, j, GL, sv + j, cnt + j, ODD, F32, 1);
 		else
 			group(T, P, k0, k1, ks, j, T->nj - j, sv + j, cnt + j, ODD, F32, 0);
 	}
