@@ -125,6 +125,7 @@ X86_SRCS := \
 	src/hist/x86/classify_avx2.c \
 	src/hist/x86/classify_avx512.c \
 	src/accum/x86/chain_ne_avx512.c \
+	src/accum/x86/chain_ne64_avx2.c \
 	src/accum/x86/chain_ro32_avx512.c \
 	src/accum/x86/chain_ro32_avx2.c \
 	src/accum/x86/chain_sp_avx512.c \
@@ -461,6 +462,7 @@ $(BUILD)/src/hist/x86/classify_avx512.o: X86_ISA = $(X86_AVX512_FLAGS)
 $(BUILD)/src/accum/x86/chain_blocked_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/accum/x86/chain_ro32_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/accum/x86/chain_fused_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
+$(BUILD)/src/accum/x86/chain_ne64_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/accum/x86/exact_gemm_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 $(BUILD)/src/accum/x86/chain_sp_avx2.o: X86_ISA = $(X86_AVX2_FLAGS)
 

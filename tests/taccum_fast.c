@@ -1349,6 +1349,143 @@ static void test_fused64_avx2_million(void)
 	       h_sanitized() ? "10^4" : "10^6", (unsigned long long)(fpl__acc_fused_avx2_runs - r0));
 }
 
+/*
+ * The verified NE64 chains on AVX2 (x86/chain_ne64_avx2.c) under the
+ * avx2 kernel set (as FPLAB_KERNELS=avx2 selects it: env '' and 'avx2'
+ * then run that kernel, 'nosimd' the portable paths), every env mode and
+ * 1 or 2 threads against the reference, 10^6 outputs per model: the
+ * bf16 hardware profiles (DAZ and FTZ), fp32 inputs into fp32 (most sums
+ * inexact in binary64: rounded to odd) and into a fp32 with DAZ, a
+ * saturating fp32 and a fp16 with FTZ, bf16 into bf16 blocked and
+ * evenodd (chains of stride 2), fp16 into a DAZ fp32.  Data (avx2_value):
+ * moderate values, a few with exponents spread over 2^-40 .. 2^40 (sums
+ * inexact in binary64 also for bf16), powers of two and all-ones
+ * significands (binade edges, carries into the next binade), values
+ * whose products reach acc's max (overflow) or its smallest normal
+ * (tiny results: FTZ, underflow), signed zeros, infinities and NaNs;
+ * without subnormals of acc where acc reads denormals as zero (the path
+ * is not taken otherwise); the even rows of A and every other block of
+ * 16 columns of B moderate only.  N = 500 and 1000: tiles of 52 and 40 lanes
+ * (groups of 4 and 8 lanes in the kernel).
+ */
+extern uint64_t fpl__acc_ne64_avx2_runs, fpl__acc_ne64_avx2_redos;
+
+static double avx2_value(h_rng *g, const fpl_format *f, const fpl_format *acc, int nosub,
+			 int clean)
+{
+	const uint64_t u = h_rng_next(g);
+	const double sg = (u >> 8) & 1 ? -1.0 : 1.0;
+	const int e = (int)((u >> 12) % 17) - 8;
+
+	switch (clean ? 63 : u % 64) {
+	case 0: return sg * 0.0;
+	case 1: return sg * INFINITY;
+	case 2: return NAN;
+	case 3:
+	case 4: return h_rng_value(g, acc->emax / 2 - 1, acc->emax / 2, 53, 0);
+	case 5:
+	case 6:
+		if (!nosub)
+			return h_rng_value(g, acc->emin - f->m - 1, acc->emin + 1, 53, 0);
+		return h_rng_value(g, acc->emin / 2 - 1, acc->emin / 2 + 1, 53, 0);
+	case 7: return sg * ldexp(1.0, e);
+	case 8: return sg * ldexp(2.0 - ldexp(1.0, -f->m), e);
+	case 9:
+	case 10:
+	case 11: return h_rng_value(g, -40, 40, 53, 0);
+	default: return h_rng_value(g, -6, 5, 53, 0);
+	}
+}
+
+/* An acc value (C) without subnormals when nosub. */
+static double avx2_cvalue(h_rng *g, const fpl_format *acc, int nosub)
+{
+	double v = avx2_value(g, acc, acc, nosub, 0);
+
+	return nosub && v != 0 && fabs(v) < acc->min_normal ? 0.0 : v;
+}
+
+static void avx2_case(const fpl_accum_model *m, const char *what, size_t M, size_t N, size_t K,
+		      int nosub, h_rng *g)
+{
+	double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+	double *c0 = malloc(M * N * sizeof *c0);
+	size_t i;
+
+	/* even rows of A and columns j with j/16 even moderate (groups of
+	 * steps on the kernel's fast path), the others mixed */
+	for (i = 0; i < M * K; i++)
+		a[i] = avx2_value(g, &m->a, &m->acc, nosub, (i / K) % 2 == 0);
+	for (i = 0; i < K * N; i++)
+		b[i] = avx2_value(g, &m->b, &m->acc, nosub, (i % N) / 16 % 2 == 0);
+	for (i = 0; i < M * N; i++)
+		c0[i] = (i / N) % 2 == 0 && (i % N) / 16 % 2 == 0 ? avx2_value(g, &m->acc, &m->acc, 0, 1)
+								 : avx2_cvalue(g, &m->acc, nosub);
+	check_data(m, what, M, N, K, D_MIX, 1, h_rng_next(g), a, b, c0);
+	free(a);
+	free(b);
+	free(c0);
+}
+
+static void test_ne64_avx2_million(void)
+{
+	static const struct {
+		const char *prof, *in, *acc, *ord;
+		size_t N, K;
+		int nosub;
+	} c[] = {
+		{ "avx512bf16", NULL, NULL, NULL, 500, 37, 1 },
+		{ "onednn-bf16", NULL, NULL, NULL, 1000, 40, 1 },	/* blocks of 8 */
+		{ NULL, "fp32", "fp32", "sequential", 500, 37, 0 },
+		{ NULL, "fp32", "fp32+daz+ftz", "pairs:6", 1000, 30, 1 },
+		{ NULL, "fp32", "fp16+ftz", "sequential", 500, 37, 0 },
+		{ NULL, "bf16", "bf16", "blocked:8:fp32", 1000, 37, 0 },
+		{ NULL, "bf16", "bf16", "evenodd:5", 500, 37, 0 },
+		{ NULL, "bf16", "fp32+sat", "blocked:8", 500, 37, 0 },
+		{ NULL, "fp16", "fp32+daz+ftz", "sequential", 1000, 37, 1 },
+	};
+	const uint64_t runs0 = fpl__acc_ne64_avx2_runs, redo0 = fpl__acc_ne64_avx2_redos;
+	const int avx2 = fpl_cpu()->avx2 && fpl_cpu()->fma;
+	char keep[32];
+	size_t i;
+	h_rng g;
+
+	snprintf(keep, sizeof keep, "%s", fpl_kernels_selected());
+	if (avx2 && !h_check(fpl_kernels_select("avx2") == 0))
+		h_fail("ne64 avx2: cannot select the avx2 kernel set");
+	h_rng_init(&g, 31);
+	for (i = 0; i < NELEM(c); i++) {
+		fpl_accum_model m;
+		char what[96];
+		if (c[i].prof) {
+			fpl_accum_profile(&m, c[i].prof);
+			m.a_load = m.b_load = FPL_LOAD_ROUND;
+			if (m.pair_block)
+				m.pair_block = 8;
+			snprintf(what, sizeof what, "%s (ne64 avx2), 10^6 outputs", c[i].prof);
+		} else {
+			fpl_accum_init(&m);
+			spec(&m.a, &m.a_rnd, c[i].in);
+			m.b = m.a;
+			spec(&m.acc, &m.acc_rnd, c[i].acc);
+			fpl_accum_parse_order(&m, c[i].ord);
+			snprintf(what, sizeof what, "%s/%s %s (ne64 avx2), 10^6 outputs", c[i].in,
+				 c[i].acc, c[i].ord);
+		}
+		/* under the sanitizers a few rows (a few tiles) */
+		avx2_case(&m, what, h_sanitized() ? 4 : 1000000 / c[i].N, c[i].N, c[i].K,
+			  c[i].nosub, &g);
+	}
+	fpl_kernels_select(keep);
+	if (avx2 && !h_check(fpl__acc_ne64_avx2_runs > runs0 && fpl__acc_ne64_avx2_redos > redo0))
+		h_fail("ne64 avx2: the kernel ran %llu ranges, %llu group steps redone",
+		       (unsigned long long)(fpl__acc_ne64_avx2_runs - runs0),
+		       (unsigned long long)(fpl__acc_ne64_avx2_redos - redo0));
+	h_note("ne64 avx2: 10^6 outputs per model, %llu ranges, %llu group steps redone",
+	       (unsigned long long)(fpl__acc_ne64_avx2_runs - runs0),
+	       (unsigned long long)(fpl__acc_ne64_avx2_redos - redo0));
+}
+
 int main(void)
 {
 	h_init("taccum_fast");
@@ -1369,5 +1506,6 @@ int main(void)
 	test_ro32_avx2_million();
 	test_ro32_low_emin();
 	test_fused64_avx2_million();
+	test_ne64_avx2_million();
 	return h_done();
 }

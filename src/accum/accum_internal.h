@@ -68,11 +68,11 @@ typedef struct fpl__acc_job {
 				 * the set's rounding too (chain_fast.c) */
 	fpl_kparams kpp;	/* the parameters for promo and acc_rnd */
 	float *Af, *Bf;		/* fma32 path: A and B as binary32; eo32: Bf (owned) */
-	int verify;		/* ne64 on AVX-512 only: steps not exact by the
-				 * static condition, each checked by TwoSum
-				 * (x86/chain_ne_avx512.c) */
-	double *Bp;		/* ne64 on AVX-512: B packed by column panels of
-				 * FPL__ACC_TILE, panel p's (k, jj) at
+	int verify;		/* ne64 on AVX-512 or AVX2 only: steps not exact
+				 * by the static condition, each checked by TwoSum
+				 * (x86/chain_ne_avx512.c, x86/chain_ne64_avx2.c) */
+	double *Bp;		/* ne64 on AVX-512 or verified: B packed by
+				 * column panels of FPL__ACC_TILE, panel p's (k, jj) at
 				 * Bp[(p*K + k)*FPL__ACC_TILE + jj] (owned), or NULL */
 	int whole;		/* fma32 path without inexact tracking: the whole
 				 * GEMM in one register-blocked kernel */
@@ -207,6 +207,12 @@ void fpl__acc_ne64_avx512(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, dou
 			  uint64_t *cnt);
 /* Chain ranges run by it (for tests/taccum_fast.c; atomic, never read). */
 extern uint64_t fpl__acc_ne64_avx512_runs;
+/* x86/chain_ne64_avx2.c (J->verify with J->simd == 1): the verified
+ * chains on AVX2, over k = k0, k0+ks, ... below k1 of the tile in s[]
+ * (step numbers k), flags and counts noted in T.  Ranges run and group
+ * steps redone lane by lane (tests; atomic). */
+void fpl__acc_ne64_avx2(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s);
+extern uint64_t fpl__acc_ne64_avx2_runs, fpl__acc_ne64_avx2_redos;
 /* x86/chain_ne_avx512.c, the lean kernel (J->lean, chain_ne.c states
  * when a range may run it): the 64 chains of s[0..64) over k = k0, k0+ks,
  * ... below k1, a_k = arow[k], b_kj = bp[k*64 + j]; cnt[j] += the

@@ -55,7 +55,8 @@
  * multiple of Q <= q_acc below 2^(emax_acc+2) <= 2^H: exact in binary64
  * under EXACT64's condition, as (2) above; under ODD64 the set's add
  * intermediate is the one fpl_add_array rounds (acc's DAZ included).
- * Under the verified NE64 variant (x86/chain_ne_avx512.c) x + y is
+ * Under the verified NE64 variant (x86/chain_ne_avx512.c, on AVX2
+ * x86/chain_ne64_avx2.c) x + y is
  * binary64's rounded sum with TwoSum's exact error, and a lane whose
  * error is not 0 is left to fpl__add_ix too (t is then exact otherwise).
  * Mode sp on AVX-512 (x86/chain_sp_avx512.c) and AVX2 (x86/
@@ -458,6 +459,15 @@ static int sp_simd(const fpl__acc_job *J)
 	return J->path == FPL__ACC_EXACT64 && J->m->acc_rnd == FPL_RND_SP && sp_kernels(J);
 }
 
+/* The least J->simd that runs verified NE64 jobs: the AVX-512 kernel
+ * and, where the x86 kernels are built, x86/chain_ne64_avx2.c (its
+ * chains: ne64_chain below). */
+#ifdef FPL_HAVE_X86_KERNELS
+#define VERIFY_SIMD 1
+#else
+#define VERIFY_SIMD 2
+#endif
+
 static int plan(fpl__acc_job *J)
 {
 	const fpl_accum_model *m = J->m;
@@ -508,7 +518,8 @@ static int plan(fpl__acc_job *J)
 				  && m->acc.m <= 50 ? FPL__ACC_NE64 : FPL__ACC_EXACT64;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && lean2_ok(J))
 		J->path = FPL__ACC_NE64, J->lean = 2;
-	else if (J->simd >= 2 && kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_ok(J))
+	else if (J->simd >= VERIFY_SIMD && kernel_ok(&m->acc, m->acc_rnd, J->st, 1)
+		 && verify_ok(J))
 		J->path = FPL__ACC_NE64, J->verify = 1;
 	else if (kernel_ok(&m->acc, m->acc_rnd, J->st, 1) && verify_sp_ok(J))
 		J->path = FPL__ACC_EXACT64, J->verify = 1;
@@ -528,7 +539,7 @@ static int plan(fpl__acc_job *J)
 		return pack_bf(J);
 	if (!J->lean)
 		J->lean = lean_ok(J);
-	if ((J->path == FPL__ACC_NE64 && J->simd >= 2) || J->lean
+	if ((J->path == FPL__ACC_NE64 && (J->simd >= 2 || J->verify)) || J->lean
 	    || (sp_simd(J) && m->order != FPL_ORDER_EVENODD))
 		return pack_b(J);
 	return 0;
@@ -735,13 +746,27 @@ static void sp_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 }
 #endif
 
+/* The NE64 chains over k = k0, k0+ks, ... below k1 of the tile in s[]:
+ * verified jobs on AVX2 (J->simd == 1) on x86/chain_ne64_avx2.c, the
+ * others on chain_ne.c (which runs the AVX-512 kernel). */
+static void ne64_chain(fpl__acc_tile *T, size_t k0, size_t k1, size_t ks, double *s)
+{
+#ifdef FPL_HAVE_X86_KERNELS
+	if (T->J->verify && T->J->simd == 1) {
+		fpl__acc_ne64_avx2(T, k0, k1, ks, s);
+		return;
+	}
+#endif
+	fpl__acc_ne64_chain(T, k0, k1, ks, s);
+}
+
 /* The chains [k0, k1) of the tile in s[]. */
 static void chain_range(fpl__acc_tile *T, size_t k0, size_t k1, double *s, lanes *w)
 {
 	size_t k;
 
 	if (T->J->path == FPL__ACC_NE64) {
-		fpl__acc_ne64_chain(T, k0, k1, 1, s);
+		ne64_chain(T, k0, k1, 1, s);
 		return;
 	}
 	if (T->J->tz_trunc) {
@@ -863,9 +888,9 @@ static void evenodd(fpl__acc_tile *T, double *res, lanes *w)
 		for (jj = 0; jj < T->nj; jj++)
 			ch[0][jj] = ch[1][jj] = 0.0;
 		if (J->path == FPL__ACC_NE64) {	/* verified: the kernel, stride 2 */
-			fpl__acc_ne64_chain(T, k0, k1, 2, ch[0]);
+			ne64_chain(T, k0, k1, 2, ch[0]);
 			if (k0 + 1 < k1)
-				fpl__acc_ne64_chain(T, k0 + 1, k1, 2, ch[1]);
+				ne64_chain(T, k0 + 1, k1, 2, ch[1]);
 		} else {
 			for (k = k0; k < k1; k++)
 				step(T, k, ch[(k - k0) & 1], w);
