@@ -83,10 +83,11 @@
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.  A
  * zero result of an fnuz format (no -0) is +0 with the flags computed for
- * it, as round_direct.c has it, in every fast vector (kd_sign, kf_sign):
- * with N(0, 1) data e4m3fnuz rounds a value to zero in one binary32
- * vector in three hundred, which the scalar engine made 15% slower;
- * kd_full still gives such lanes to the scalar engine.
+ * it, as round_direct.c has it, in the ne and uni loops (kd_sign,
+ * kf_sign): with N(0, 1) data e4m3fnuz rounds a value to zero in one
+ * binary32 vector in three hundred, which the scalar engine made 15%
+ * slower; the adaptive loops and kd_full still give such lanes to the
+ * scalar engine.
  *
  * Draws are fpl__draw(key, idx) of the element index, so no result
  * depends on the blocking; counts are the scalar engine's: normal lanes
@@ -128,7 +129,7 @@ typedef struct kd_c {
 	__m256d ureach;				/* tp tn: the reach threshold */
 	int cq;					/* na nz od se of kd_uni64 apply */
 	__m256i uc, uh, uql, ureachb;		/* (52 - m) << 52, 53 << 52, 52 << 52, bits(ureach Q) */
-	int zs;					/* fnuz: zero results are +0 (kd_sign) */
+	int zs;					/* fnuz: zeros are special (kd_sign) */
 	__m256i fbiaszs, fmaxzsx;		/* kd_full: biaszs, maxzsx with fnuz zeros odd */
 } kd_c;
 
@@ -153,7 +154,8 @@ typedef struct kf_c {
 	__m256 ureach;				/* tp tn: the reach threshold */
 	int cq;					/* na nz od se of kf_uni apply */
 	__m256i uc, uh, uql, ureachb;		/* (23 - m) << 23, 24 << 23, 23 << 23, bits(ureach Q) */
-	int zs;					/* fnuz: zero results are +0 (kf_sign) */
+	int zs;					/* fnuz: zeros are special (kf_sign) */
+	uint32_t max32;				/* bits of max as a float */
 } kf_c;
 
 /* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
@@ -237,22 +239,24 @@ KD_INLINE __m256i kd_blend(__m256i a, __m256i b, __m256i m)
 						    _mm256_castsi256_pd(m)));
 }
 
-/* The result of magnitude r (r < 2^63) with u's sign; when zeros are
- * special (fnuz: the format has no -0) a zero result is +0, as the
- * scalar engine gives it, with the flags computed for it. */
-KD_INLINE __m256i kd_sign(const kd_c *c, __m256i r, __m256i u)
+/* The result of magnitude r (r < 2^63) with u's sign; with zs (a
+ * constant: the loops for fnuz formats, whose zeros are special: the
+ * format has no -0) a zero result is +0, as the scalar engine gives it,
+ * with the flags computed for it.  Loops without zs keep maxzsx and
+ * biaszs such that zero results are odd lanes (kd_run). */
+KD_INLINE __m256i kd_sign(const kd_c *c, __m256i r, __m256i u, int zs)
 {
 	__m256i sign = _mm256_andnot_si256(c->absm, u);
-	if (c->zs)
+	if (zs)
 		sign = _mm256_andnot_si256(_mm256_cmpeq_epi64(r, _mm256_setzero_si256()), sign);
 	return _mm256_or_si256(r, sign);
 }
 
 /* kd_sign on eight binary32 lanes. */
-KD_INLINE __m256i kf_sign(const kf_c *f, __m256i r, __m256i u)
+KD_INLINE __m256i kf_sign(const kf_c *f, __m256i r, __m256i u, int zs)
 {
 	__m256i sign = _mm256_andnot_si256(f->absm, u);
-	if (f->zs)
+	if (zs)
 		sign = _mm256_andnot_si256(_mm256_cmpeq_epi32(r, _mm256_setzero_si256()), sign);
 	return _mm256_or_si256(r, sign);
 }
@@ -432,7 +436,7 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 
 /* kf_finish on four binary64 lanes (kd_ne64, kd_sp64). */
 KD_INLINE __m256i kd_finish(const kd_c *c, __m256i u, __m256i a, __m256i r, __m256i rn,
-			    __m256i tiny, __m256i *exact, __m256i *under, int *odd)
+			    __m256i tiny, __m256i *exact, __m256i *under, int *odd, int zs)
 {
 	__m256i eq = _mm256_cmpeq_epi64(r, a);
 	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
@@ -444,7 +448,7 @@ KD_INLINE __m256i kd_finish(const kd_c *c, __m256i u, __m256i a, __m256i r, __m2
 	*odd = !_mm256_testz_si256(o, o);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return kd_sign(c, r, u);
+	return kd_sign(c, r, u, zs);
 }
 
 /*
@@ -479,7 +483,7 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
 	__m256i r = kd_blend(rn, rt, tiny);
 
 	*tinyp = tiny;
-	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd, 0);
 }
 
 /*
@@ -562,7 +566,7 @@ KD_INLINE __m256i kd_gen64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(K, c->magic)), c->two52), c->qd));
 	r = kd_blend(rn, rt, tiny);
 	*tinyp = tiny;
-	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd, 0);
 }
 
 /* A binary64 vector with a tiny or odd lane (c->sok): kd_sp64 or
@@ -653,7 +657,7 @@ KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __
 		*odd = !_mm256_testz_si256(o, o);
 	}
 	*ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), _mm256_setzero_si256());
-	return kd_sign(c, r, u);
+	return kd_sign(c, r, u, 0);
 }
 
 /* kb_pick on eight binary32 lanes: a the magnitudes (or scaled tiny
@@ -737,7 +741,7 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m
 			    _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx));
 	*odd = !_mm256_testz_si256(o, o);
 	*ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), _mm256_setzero_si256());
-	return kf_sign(f, r, u);
+	return kf_sign(f, r, u, 0);
 }
 
 /*
@@ -752,7 +756,7 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m
  * lane type).  Returns r with x's sign.
  */
 KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m256i rn,
-			    __m256i tiny, __m256i *exact, __m256i *under, int *odd)
+			    __m256i tiny, __m256i *exact, __m256i *under, int *odd, int zs)
 {
 	__m256i eq = _mm256_cmpeq_epi32(r, a);
 	__m256i o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
@@ -764,7 +768,7 @@ KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m2
 	*odd = !_mm256_testz_si256(o, o);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return kf_sign(f, r, u);
+	return kf_sign(f, r, u, zs);
 }
 
 /*
@@ -807,7 +811,7 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *
 	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
 						 _mm256_castsi256_ps(tiny)));
 	*tinyp = tiny;
-	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd, 0);
 	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
 	return r;
 }
@@ -879,7 +883,7 @@ KD_INLINE __m256i kf_gen(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
 						 _mm256_castsi256_ps(tiny)));
 	*tinyp = tiny;
-	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd, 0);
 	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
 	return r;
 }
@@ -911,7 +915,8 @@ KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m25
  * path.  exact: the exact lanes; under: the underflowing ones; *odd: a
  * lane above max, inf, NaN, a special zero, or such a tiny lane.
  */
-KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under, int *odd)
+KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under, int *odd,
+			int zs)
 {
 	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
@@ -922,12 +927,13 @@ KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under
 	__m256i r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn),
 							 _mm256_castsi256_ps(rt),
 							 _mm256_castsi256_ps(tiny)));
-	return kf_finish(f, u, a, r, rn, tiny, exact, under, odd);
+	return kf_finish(f, u, a, r, rn, tiny, exact, under, odd, zs);
 }
 
 /* kf_ne on four binary64 lanes (c->nok): C = 2^52 Q, binary64's spacing
  * in [C, 2C]. */
-KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *under, int *odd)
+KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *under, int *odd,
+			  int zs)
 {
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256i rn = _mm256_andnot_si256(
@@ -936,7 +942,7 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
 	__m256i rt = _mm256_castpd_si256(
 		_mm256_sub_pd(_mm256_add_pd(_mm256_castsi256_pd(a), c->nC), c->nC));
 	__m256i r = kd_blend(rn, rt, tiny);
-	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd, zs);
 }
 
 /*
@@ -1011,20 +1017,19 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * reach.
  */
 KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *exact,
-			 __m256i *under, __m256i *tinyp, int *odd)
+			 __m256i *under, __m256i *tinyp, int *odd, int zs)
 {
 	const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
 	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256 xf = _mm256_castsi256_ps(u), af = _mm256_castsi256_ps(a);
 	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
-	__m256i reach = _mm256_setzero_si256(), rm, eq, o;
+	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
 		__m256i qb = _mm256_max_epi32(_mm256_sub_epi32(_mm256_and_si256(a, f->uexp), f->um),
 					      f->uq);
 		__m256 inv = _mm256_castsi256_ps(_mm256_sub_epi32(f->uinv, qb));
 		__m256 v = _mm256_mul_ps(xf, inv), K;
-		__m256i rb;
 		if (rnd == FPL_RND_TP) {
 			K = _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
 			reach = _mm256_castps_si256(_mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ));
@@ -1074,7 +1079,12 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return kf_sign(f, rm, u);
+	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
+		return kf_sign(f, rm, u, zs);
+	if (zs)	/* +0 for a zero result (kf_sign) */
+		rb = _mm256_andnot_si256(
+			_mm256_andnot_si256(f->absm, _mm256_cmpeq_epi32(rm, _mm256_setzero_si256())), rb);
+	return rb;	/* K q carries x's sign */
 }
 
 /* kf_uni on four binary64 lanes (c->uni, c->cq): the same formulas.  tp
@@ -1088,13 +1098,13 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
  * lanes with e >= 972 + m have C's exponent field overflow (c->cq: max <
  * 2^(972+m)). */
 KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *exact,
-			   __m256i *under, __m256i *tinyp, int *odd)
+			   __m256i *under, __m256i *tinyp, int *odd, int zs)
 {
 	const __m256d sgn = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN));
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256d xf = _mm256_castsi256_pd(u), af = _mm256_castsi256_pd(a);
 	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
-	__m256i reach = _mm256_setzero_si256(), rm, eq, o;
+	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
 		__m256i qe = _mm256_sub_epi64(_mm256_and_si256(a, c->uexp), c->um);
@@ -1111,8 +1121,8 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		} else {
 			K = _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 		}
-		rm = _mm256_and_si256(_mm256_castpd_si256(_mm256_mul_pd(K, _mm256_castsi256_pd(qb))),
-				      c->absm);
+		rb = _mm256_castpd_si256(_mm256_mul_pd(K, _mm256_castsi256_pd(qb)));
+		rm = _mm256_and_si256(rb, c->absm);
 	} else {
 		__m256i cb = _mm256_add_epi64(_mm256_max_epi32(_mm256_and_si256(a, c->uexp), c->min),
 					      c->uc);
@@ -1150,7 +1160,12 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return kd_sign(c, rm, u);
+	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
+		return kd_sign(c, rm, u, zs);
+	if (zs)
+		rb = _mm256_andnot_si256(
+			_mm256_andnot_si256(c->absm, _mm256_cmpeq_epi64(rm, _mm256_setzero_si256())), rb);
+	return rb;
 }
 
 static uint32_t kd_fbits(double v)
@@ -1184,8 +1199,9 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->ssh = _mm_cvtsi64_si128((long long)(64 - s));
 	c->rmask = _mm256_set1_epi64x((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
 	c->minm1x = _mm256_set1_epi64x((long long)((p->min_bits - 1) ^ 0x8000000000000000ull));
-	/* the fast vectors make fnuz zeros +0 themselves (kd_sign); kd_full
-	 * gives them to the scalar engine */
+	/* the ne and uni loops make fnuz zeros +0 themselves (kd_sign), with
+	 * these; kd_full and the adaptive loops (kd_run) give them to the
+	 * scalar engine, with fbiaszs and fmaxzsx */
 	c->zs = (int)p->zero_special;
 	c->biaszs = _mm256_set1_epi64x((long long)0x8000000000000000ull);
 	c->maxzsx = _mm256_set1_epi64x((long long)(p->max_bits ^ 0x8000000000000000ull));
@@ -1238,7 +1254,8 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	/* binary32 lanes: only when called for a format that fits binary32
 	 * (s >= 29); min and max are then binary32 values */
 	f->ok = s >= 30 && s <= 52;
-	f->tok = f->nok = f->uni = 0;
+	f->tok = f->nok = f->uni = f->zs = 0;
+	f->max32 = 0;
 	if (!f->ok)
 		return;
 	memcpy(&dmin, &p->min_bits, sizeof dmin);
@@ -1254,7 +1271,8 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->klor = _mm256_set1_epi32(s32 == 23);
 	f->s52 = s32 == 23;
 	f->minm1x = _mm256_set1_epi32((int)((min32 - 1) ^ 0x80000000u));
-	f->zs = (int)zs;	/* kf_sign; the odd vectors' kd_full uses kd_c's fbiaszs */
+	f->zs = (int)zs;
+	f->max32 = max32;
 	f->biaszs = _mm256_set1_epi32((int)0x80000000u);
 	f->maxzsx = _mm256_set1_epi32((int)(max32 ^ 0x80000000u));
 	f->rmask = _mm256_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
@@ -1549,7 +1567,7 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
  * branch-free vector per four elements, kd_odd64 for a vector with an
  * odd lane; exact and underflowing lanes counted in registers. */
 KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x, size_t n,
-			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
 {
 	size_t j = 0, inexact = 0, under = 0;
 
@@ -1564,7 +1582,7 @@ KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x
 		for (; j + 4 <= n; j += 4) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
 			int odd;
-			r = kd_ne64(c, u, &eq, &un, &odd);
+			r = kd_ne64(c, u, &eq, &un, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 4 - kd_cnt64(eq);
@@ -1584,7 +1602,7 @@ KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x
 
 /* The same for binary32 lanes (kf_ne). */
 KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, const float *x,
-			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
 {
 	size_t j = 0, inexact = 0, under = 0;
 
@@ -1599,7 +1617,7 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 		for (; j + 8 <= n; j += 8) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
 			int odd;
-			r = kf_ne(f, u, &eq, &un, &odd);
+			r = kf_ne(f, u, &eq, &un, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 8 - kd_cnt32(eq);
@@ -1632,7 +1650,7 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
  * lane; exact and underflowing lanes counted in general registers. */
 KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, float *z,
 			    const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
-			    kd_acc *acc)
+			    kd_acc *acc, int zs)
 {
 	const unsigned csr = KD_UNI_CSR(rnd);
 	size_t j = 0, inexact = 0, under = 0;
@@ -1652,7 +1670,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 		     zhi = _mm256_add_epi64(zhi, f->step)) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			int odd;
-			r = kf_uni(f, rnd, u, kf_dh(f, rnd, 0, zlo, zhi), &eq, &un, &ti, &odd);
+			r = kf_uni(f, rnd, u, kf_dh(f, rnd, 0, zlo, zhi), &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 8 - kd_cnt32(eq);
@@ -1677,7 +1695,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 
 /* The same for binary64 lanes (kd_uni64), kd_odd64 for an odd vector. */
 KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
-			    size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+			    size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
 {
 	const unsigned csr = KD_UNI_CSR(rnd);
 	const int draws = rnd == FPL_RND_SE;
@@ -1697,7 +1715,7 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			__m256i d = draws ? kd_mixx(zb, 0) : _mm256_setzero_si256();
 			int odd;
-			r = kd_uni64(c, rnd, u, d, &eq, &un, &ti, &odd);
+			r = kd_uni64(c, rnd, u, d, &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 4 - kd_cnt64(eq);
@@ -1742,14 +1760,37 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
 	acc.special = &special;
-	if (rnd == FPL_RND_NE && f32 && f.nok)
-		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc);
+	/* the ne and uni loops do fnuz zeros in place, instantiated with zs
+	 * for them, except the directed modes' when the tiny range is narrow
+	 * (e5m2fnuz: zero results are rare, the three operations of kf_uni's
+	 * cost more); the adaptive ones leave them to kd_full (the constants
+	 * that make zero results odd lanes) */
+	const int adaptive = !(rnd == FPL_RND_NE && f32 && f.nok) && !(rnd == FPL_RND_NE && !f32 && c.nok)
+			     && !(f32 && f.uni && (directed || wide_tiny))
+			     && !(!f32 && c.uni && (directed || wide_tiny64));
+	const int zs = p->zero_special && !adaptive && !(directed && !(f32 ? wide_tiny : wide_tiny64));
+	if (p->zero_special && !zs) {
+		c.biaszs = c.fbiaszs;
+		c.maxzsx = c.fmaxzsx;
+		f.biaszs = _mm256_set1_epi32((int)(0x80000000u - 1));
+		f.maxzsx = _mm256_set1_epi32((int)((f.max32 - 1) ^ 0x80000000u));
+	}
+	if (rnd == FPL_RND_NE && f32 && f.nok && zs)
+		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 1);
+	else if (rnd == FPL_RND_NE && f32 && f.nok)
+		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (rnd == FPL_RND_NE && !f32 && c.nok && zs)
+		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (rnd == FPL_RND_NE && !f32 && c.nok)
-		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc);
+		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (f32 && f.uni && (directed || wide_tiny) && zs)
+		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (f32 && f.uni && (directed || wide_tiny))
-		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (!f32 && c.uni && (directed || wide_tiny64) && zs)
+		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (!f32 && c.uni && (directed || wide_tiny64))
-		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32)
