@@ -1753,25 +1753,22 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	 * tiny-lane code was taken in one vector in ten or more, and
 	 * binary64 arrays with emin >= -10 too (e4m3fn na: 8.1 ms against
 	 * 9.2 ms for the adaptive loop, since na nz od se add C instead of
-	 * dividing; wide_tiny64 keeps emin >= -2 for the directed modes,
-	 * where it only decides fnuz zeros in place).  Speed only: the bits
-	 * are the same. */
+	 * dividing).  Speed only: the bits are the same. */
 	const int directed = rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ;
 	const int wide_tiny = (int)p->emin_b - 1023 >= -10;
-	const int wide_tiny64 = (int)p->emin_b - 1023 >= (directed ? -2 : -10);
 
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
 	acc.special = &special;
 	/* the ne and uni loops do fnuz zeros in place, instantiated with zs
-	 * for them, except the directed modes' when the tiny range is narrow
-	 * (e5m2fnuz: zero results are rare, the three operations of kf_uni's
-	 * cost more); the adaptive ones leave them to kd_full (the constants
-	 * that make zero results odd lanes) */
+	 * for them, when the tiny range is wide (e4m3fnuz: binary64 ne 8.0 ms
+	 * against 8.5; e5m2fnuz, whose zero results are rare, 8.15 against
+	 * 7.6 ms, keeps them odd); the adaptive ones leave them to kd_full
+	 * (the constants that make zero results odd lanes) */
 	const int adaptive = !(rnd == FPL_RND_NE && f32 && f.nok) && !(rnd == FPL_RND_NE && !f32 && c.nok)
 			     && !(f32 && f.uni && (directed || wide_tiny))
-			     && !(!f32 && c.uni && (directed || wide_tiny64));
-	const int zs = p->zero_special && !adaptive && !(directed && !(f32 ? wide_tiny : wide_tiny64));
+			     && !(!f32 && c.uni && (directed || wide_tiny));
+	const int zs = p->zero_special && !adaptive && wide_tiny;
 	if (p->zero_special && !zs) {
 		c.biaszs = c.fbiaszs;
 		c.maxzsx = c.fmaxzsx;
@@ -1790,9 +1787,9 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (f32 && f.uni && (directed || wide_tiny))
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
-	else if (!f32 && c.uni && (directed || wide_tiny64) && zs)
+	else if (!f32 && c.uni && (directed || wide_tiny) && zs)
 		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
-	else if (!f32 && c.uni && (directed || wide_tiny64))
+	else if (!f32 && c.uni && (directed || wide_tiny))
 		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
