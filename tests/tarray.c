@@ -461,10 +461,9 @@ static void gauss_arrays(h_rng *rng)
  * A million elements per mode and array type through the avx2 set's
  * one-formula loops (x86/round_direct_avx2.c's kf_uni and kd_uni64: na,
  * nz, od and se by one addition of C = 2^23 q or 2^52 q in the mode's
- * MXCSR direction; tp, tn, tz) and its ne loops, with fnuz zeros made +0
- * in place: e4m3fnuz (binary32 arrays in the uni loops, binary64 ones in
- * the adaptive and ne loops), e3m2 and an fnuz variant of e2m1 (binary64
- * arrays in the uni loops too).  The data interleaves runs of N(0, 1)
+ * MXCSR direction; tp, tn, tz) and its ne loops: e4m3fnuz, e3m2 and an
+ * fnuz variant of e2m1, whose zero results binary32 arrays make +0 in
+ * place and binary64 ones leave to the scalar engine.  The data interleaves runs of N(0, 1)
  * values (many results zero, tiny or on a binade edge) with values where
  * the format lives (ties, near-ties, subnormals of the format, of
  * binary32 and binary64, overflow, NaN, inf, signed zeros: fill_in_range

@@ -83,8 +83,9 @@
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.  A
  * zero result of an fnuz format (no -0) is +0 with the flags computed for
- * it, as round_direct.c has it, in the ne and uni loops (kd_sign,
- * kf_sign): with N(0, 1) data e4m3fnuz rounds a value to zero in one
+ * it, as round_direct.c has it, in the ne and uni loops of binary32
+ * arrays when the tiny range is wide (kf_sign; kd_sign has the same
+ * option, unused: binary64 arrays measured slower with it): with N(0, 1) data e4m3fnuz rounds a value to zero in one
  * binary32 vector in three hundred, which the scalar engine made 15%
  * slower; the adaptive loops and kd_full still give such lanes to the
  * scalar engine.
@@ -1751,24 +1752,28 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	 * when the tiny range is wide: binary32 arrays with emin >= -10 (the
 	 * e4m3 formats, fp6, fp4), where the adaptive loop's branch to the
 	 * tiny-lane code was taken in one vector in ten or more, and
-	 * binary64 arrays with emin >= -10 too (e4m3fn na: 8.1 ms against
-	 * 9.2 ms for the adaptive loop, since na nz od se add C instead of
-	 * dividing).  Speed only: the bits are the same. */
+	 * binary64 arrays with emin >= -6 (e4m3fn na: 8.1 ms against 9.2 ms
+	 * for the adaptive loop, since na nz od se add C instead of
+	 * dividing; e4m3fnuz, emin = -7, has half as many tiny lanes and
+	 * measured faster in the adaptive loop).  Speed only: the bits are
+	 * the same. */
 	const int directed = rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ;
 	const int wide_tiny = (int)p->emin_b - 1023 >= -10;
+	const int wide_tiny64 = (int)p->emin_b - 1023 >= -6;
 
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
 	acc.special = &special;
-	/* the ne and uni loops do fnuz zeros in place, instantiated with zs
-	 * for them, when the tiny range is wide (e4m3fnuz: binary64 ne 8.0 ms
-	 * against 8.5; e5m2fnuz, whose zero results are rare, 8.15 against
-	 * 7.6 ms, keeps them odd); the adaptive ones leave them to kd_full
-	 * (the constants that make zero results odd lanes) */
+	/* the ne and uni loops of binary32 arrays do fnuz zeros in place,
+	 * instantiated with zs for them, when the tiny range is wide
+	 * (e4m3fnuz nz: 0.77 of memcpy against 0.63; e5m2fnuz, whose zero
+	 * results are rare, measured slower so, as did binary64 arrays,
+	 * with half as many lanes per vector); the others leave them to
+	 * kd_full (the constants that make zero results odd lanes) */
 	const int adaptive = !(rnd == FPL_RND_NE && f32 && f.nok) && !(rnd == FPL_RND_NE && !f32 && c.nok)
 			     && !(f32 && f.uni && (directed || wide_tiny))
-			     && !(!f32 && c.uni && (directed || wide_tiny));
-	const int zs = p->zero_special && !adaptive && wide_tiny;
+			     && !(!f32 && c.uni && (directed || wide_tiny64));
+	const int zs = p->zero_special && !adaptive && wide_tiny && f32;
 	if (p->zero_special && !zs) {
 		c.biaszs = c.fbiaszs;
 		c.maxzsx = c.fmaxzsx;
@@ -1779,17 +1784,13 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (rnd == FPL_RND_NE && f32 && f.nok)
 		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 0);
-	else if (rnd == FPL_RND_NE && !f32 && c.nok && zs)
-		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (rnd == FPL_RND_NE && !f32 && c.nok)
 		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && f.uni && (directed || wide_tiny) && zs)
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (f32 && f.uni && (directed || wide_tiny))
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
-	else if (!f32 && c.uni && (directed || wide_tiny) && zs)
-		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
-	else if (!f32 && c.uni && (directed || wide_tiny))
+	else if (!f32 && c.uni && (directed || wide_tiny64))
 		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
