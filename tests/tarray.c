@@ -458,6 +458,62 @@ static void gauss_arrays(h_rng *rng)
 }
 
 /*
+ * A million elements per mode and array type through the avx2 set's
+ * one-formula loops (x86/round_direct_avx2.c's kf_uni and kd_uni64: na,
+ * nz, od and se by one addition of C = 2^23 q or 2^52 q in the mode's
+ * MXCSR direction; tp, tn, tz) and its ne loops: e4m3fnuz, e3m2 and an
+ * fnuz variant of e2m1, whose zero results binary32 arrays make +0 in
+ * place and binary64 ones leave to the scalar engine.  The data interleaves runs of N(0, 1)
+ * values (many results zero, tiny or on a binade edge) with values where
+ * the format lives (ties, near-ties, subnormals of the format, of
+ * binary32 and binary64, overflow, NaN, inf, signed zeros: fill_in_range
+ * and fill_hot), so that odd vectors sit among fast ones.  Every mode,
+ * binary64 and binary32 arrays, one and two threads, each against the
+ * scalar engine.  Run in the avx2 child only (it is that set's test; the
+ * others take the same inputs elsewhere at smaller sizes).
+ */
+static void uni_million(h_rng *rng)
+{
+	static const char *const names[] = { "e4m3fnuz", "e3m2", "e2m1" };
+	const size_t n = (1u << 19) + 3;
+	double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+	size_t ni, j;
+
+	for (ni = 0; ni < sizeof names / sizeof *names; ni++) {
+		fpl_format f;
+		int r, t;
+		if (!h_check(fpl_format_lookup(&f, names[ni]) == 0)) {
+			h_fail("uni_million: no format %s", names[ni]);
+			continue;
+		}
+		if (ni == 2) {	/* e2m1 with fnuz zeros: kd_uni64's in-place zeros */
+			f.specials = FPL_SPEC_FNUZ;
+			if (!h_check(fpl_format_finish(&f) == 0)) {
+				h_fail("uni_million: e2m1 with fnuz specials refused");
+				continue;
+			}
+		}
+		gauss_fill(&f, x, n, rng);
+		for (j = 0; j < n; j += 4096) {	/* every other run of 2048: the format's values */
+			size_t k = n - j < 2048 ? n - j : 2048;
+			if (j % 8192 == 0)
+				fill_in_range(&f, y, k, rng);
+			else
+				fill_hot(&f, y, k, rng, 11);
+			memcpy(x + j, y, k * sizeof *y);
+		}
+		for (r = 0; r < FPL_RND_COUNT; r++)
+			for (t = 1; t <= 2; t++) {
+				one(&f, A_ROUND, (fpl_rnd)r, n - (size_t)t, t, 0, x + t, x, x);
+				one_f32(&f, (fpl_rnd)r, n - (size_t)t, t, t == 2, x + t);
+			}
+	}
+	free(x);
+	free(y);
+	h_note("uni-loop arrays done (2^20 elements per mode and type)");
+}
+
+/*
  * Tiny lanes far below the subnormal quantum Q in the branch-free spans
  * (x86/round_direct_avx2.c's kd_gen64 and kf_gen): arrays that are almost
  * all tiny, so that the kernels stay branch-free, with lanes whose
@@ -906,6 +962,8 @@ int main(void)
 	deep_tiny_arrays(&rng);
 	sp_boundaries(&rng);
 	f32_draw_arrays(&rng);
+	if (strcmp(fpl_kernels_selected(), "avx2") == 0)
+		uni_million(&rng);
 	f32_arrays("bf16", 1, &rng);
 	f32_arrays("fp16", 1, &rng);
 	f32_arrays("e4m3fn", 1, &rng);

@@ -51,7 +51,10 @@ int fpl__parallel(size_t n, int threads, fpl_range_fn fn, void *ctx)
 		fn(ctx, 0, n, 0);
 		return 0;
 	}
-	per = (n / (size_t)threads + 4095) & ~(size_t)4095;
+	/* a multiple of 4096 covering n: ceil(n / threads), not the floor,
+	 * which lost the last n % threads elements when the floor was a
+	 * multiple of 4096 (n = 2^19 + 1 on two threads) */
+	per = ((n + (size_t)threads - 1) / (size_t)threads + 4095) & ~(size_t)4095;
 	for (t = 0; t < threads; t++) {
 		size_t lo = per * (size_t)t, hi = lo + per;
 		jobs[t] = (job){ fn, ctx, lo < n ? lo : n, hi < n ? hi : n, t };

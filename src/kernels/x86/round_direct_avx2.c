@@ -41,7 +41,7 @@
  * max_epu32(T' + r', T') != T' + r'.  A vector whose lanes are zero or
  * normal and not above max after rounding is done there; a vector with
  * tiny lanes by kf_tfast (kf_sp, kf_gen: their comments); any other
- * vector (an overflow, inf, NaN, an fnuz zero) is widened exactly to two
+ * vector (an overflow, inf, NaN) is widened exactly to two
  * binary64 vectors and done by the binary64 code, whose results are
  * values of the format and narrow exactly.
  *
@@ -65,8 +65,9 @@
  * domain (kf_gen, kd_gen64).  The directed modes (tp tn tz), and na, nz,
  * od and se of binary32 arrays whose format has a wide tiny range, run
  * instead one formula for every lane (kf_uni, kd_uni64: K q with q =
- * max(ulp(x), Q) and K the integer vroundps picks from x / q; their
- * comment argues exactness), as cheap as the fast vector and without a
+ * max(ulp(x), Q) and K the integer vroundps picks from x / q, or for na
+ * nz od se one addition of C = 2^23 q (2^52 q) in the mode's MXCSR
+ * direction; their comment argues exactness), as cheap as the fast vector and without a
  * branch to tiny-lane code.  The floating-point steps need the default
  * MXCSR (RNE, no DAZ or FTZ), which the entry point sets for the call
  * and then restores.
@@ -80,7 +81,14 @@
  * vector).
  *
  * Overflowing lanes go to the scalar engine here (round_direct.c does
- * them in the kernel); they are rare in data that fits the format.
+ * them in the kernel); they are rare in data that fits the format.  A
+ * zero result of an fnuz format (no -0) is +0 with the flags computed for
+ * it, as round_direct.c has it, in the ne and uni loops of binary32
+ * arrays when the tiny range is wide (kf_sign; kd_sign has the same
+ * option, unused: binary64 arrays measured slower with it): with N(0, 1) data e4m3fnuz rounds a value to zero in one
+ * binary32 vector in three hundred, which the scalar engine made 15%
+ * slower; the adaptive loops and kd_full still give such lanes to the
+ * scalar engine.
  *
  * Draws are fpl__draw(key, idx) of the element index, so no result
  * depends on the blocking; counts are the scalar engine's: normal lanes
@@ -119,7 +127,11 @@ typedef struct kd_c {
 	__m256d qd;				/* sp: Q = 2^(emin-m) */
 	int uni;				/* kd_uni64 applies */
 	__m256i uexp, um, uq, uinv;		/* kd_uni64: exponent mask, m << 52, bits(Q), bits(1) << 1 */
-	__m256d uhalf, uone, ureach;		/* 0.5, 1, the reach threshold */
+	__m256d ureach;				/* tp tn: the reach threshold */
+	int cq;					/* na nz od se of kd_uni64 apply */
+	__m256i uc, uh, uql, ureachb;		/* (52 - m) << 52, 53 << 52, 52 << 52, bits(ureach Q) */
+	int zs;					/* fnuz: zeros are special (kd_sign) */
+	__m256i fbiaszs, fmaxzsx;		/* kd_full: biaszs, maxzsx with fnuz zeros odd */
 } kd_c;
 
 /* The same for binary32 lanes. */
@@ -140,7 +152,11 @@ typedef struct kf_c {
 	__m256 qf;				/* tiny lanes: Q = 2^(emin-m) */
 	int uni;				/* kf_uni applies */
 	__m256i uexp, um, uq, uinv;		/* kf_uni: exponent mask, m << 23, bits(Q), 254 << 23 */
-	__m256 uhalf, uone, ureach;		/* 0.5, 1, the reach threshold */
+	__m256 ureach;				/* tp tn: the reach threshold */
+	int cq;					/* na nz od se of kf_uni apply */
+	__m256i uc, uh, uql, ureachb;		/* (23 - m) << 23, 24 << 23, 23 << 23, bits(ureach Q) */
+	int zs;					/* fnuz: zeros are special (kf_sign) */
+	uint32_t max32;				/* bits of max as a float */
 } kf_c;
 
 /* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
@@ -222,6 +238,28 @@ KD_INLINE __m256i kd_blend(__m256i a, __m256i b, __m256i m)
 {
 	return _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b),
 						    _mm256_castsi256_pd(m)));
+}
+
+/* The result of magnitude r (r < 2^63) with u's sign; with zs (a
+ * constant: the loops for fnuz formats, whose zeros are special: the
+ * format has no -0) a zero result is +0, as the scalar engine gives it,
+ * with the flags computed for it.  Loops without zs keep maxzsx and
+ * biaszs such that zero results are odd lanes (kd_run). */
+KD_INLINE __m256i kd_sign(const kd_c *c, __m256i r, __m256i u, int zs)
+{
+	__m256i sign = _mm256_andnot_si256(c->absm, u);
+	if (zs)
+		sign = _mm256_andnot_si256(_mm256_cmpeq_epi64(r, _mm256_setzero_si256()), sign);
+	return _mm256_or_si256(r, sign);
+}
+
+/* kd_sign on eight binary32 lanes. */
+KD_INLINE __m256i kf_sign(const kf_c *f, __m256i r, __m256i u, int zs)
+{
+	__m256i sign = _mm256_andnot_si256(f->absm, u);
+	if (zs)
+		sign = _mm256_andnot_si256(_mm256_cmpeq_epi32(r, _mm256_setzero_si256()), sign);
+	return _mm256_or_si256(r, sign);
 }
 
 /* kb_pick on four binary64 lanes: a the magnitudes, u the inputs (their
@@ -382,7 +420,7 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 			spc = tiny;
 		}
 	}
-	bad = _mm256_and_si256(_mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx), live);
+	bad = _mm256_and_si256(_mm256_cmpgt_epi64(_mm256_add_epi64(r, c->fbiaszs), c->fmaxzsx), live);
 	spc = _mm256_or_si256(spc, bad);
 	r = _mm256_or_si256(r, sign);
 	if (!_mm256_testz_si256(spc, spc)) {
@@ -399,7 +437,7 @@ KD_INLINE __m256i kd_full(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i live, s
 
 /* kf_finish on four binary64 lanes (kd_ne64, kd_sp64). */
 KD_INLINE __m256i kd_finish(const kd_c *c, __m256i u, __m256i a, __m256i r, __m256i rn,
-			    __m256i tiny, __m256i *exact, __m256i *under, int *odd)
+			    __m256i tiny, __m256i *exact, __m256i *under, int *odd, int zs)
 {
 	__m256i eq = _mm256_cmpeq_epi64(r, a);
 	__m256i o = _mm256_cmpgt_epi64(_mm256_add_epi64(r, c->biaszs), c->maxzsx);
@@ -411,7 +449,7 @@ KD_INLINE __m256i kd_finish(const kd_c *c, __m256i u, __m256i a, __m256i r, __m2
 	*odd = !_mm256_testz_si256(o, o);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+	return kd_sign(c, r, u, zs);
 }
 
 /*
@@ -446,7 +484,7 @@ KD_INLINE __m256i kd_sp64(const kd_c *c, __m256i u, __m256i d, __m256i *exact, _
 	__m256i r = kd_blend(rn, rt, tiny);
 
 	*tinyp = tiny;
-	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd, 0);
 }
 
 /*
@@ -529,7 +567,7 @@ KD_INLINE __m256i kd_gen64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		_mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(K, c->magic)), c->two52), c->qd));
 	r = kd_blend(rn, rt, tiny);
 	*tinyp = tiny;
-	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd, 0);
 }
 
 /* A binary64 vector with a tiny or odd lane (c->sok): kd_sp64 or
@@ -620,7 +658,7 @@ KD_INLINE __m256i kd_fast64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __
 		*odd = !_mm256_testz_si256(o, o);
 	}
 	*ex = _mm256_cmpeq_epi64(_mm256_and_si256(a, c->mask), _mm256_setzero_si256());
-	return _mm256_or_si256(r, _mm256_andnot_si256(c->absm, u));
+	return kd_sign(c, r, u, 0);
 }
 
 /* kb_pick on eight binary32 lanes: a the magnitudes (or scaled tiny
@@ -704,7 +742,7 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m
 			    _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx));
 	*odd = !_mm256_testz_si256(o, o);
 	*ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, f->mask), _mm256_setzero_si256());
-	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+	return kf_sign(f, r, u, 0);
 }
 
 /*
@@ -719,7 +757,7 @@ KD_INLINE __m256i kf_fast(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m
  * lane type).  Returns r with x's sign.
  */
 KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m256i rn,
-			    __m256i tiny, __m256i *exact, __m256i *under, int *odd)
+			    __m256i tiny, __m256i *exact, __m256i *under, int *odd, int zs)
 {
 	__m256i eq = _mm256_cmpeq_epi32(r, a);
 	__m256i o = _mm256_cmpgt_epi32(_mm256_add_epi32(r, f->biaszs), f->maxzsx);
@@ -731,7 +769,7 @@ KD_INLINE __m256i kf_finish(const kf_c *f, __m256i u, __m256i a, __m256i r, __m2
 	*odd = !_mm256_testz_si256(o, o);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return _mm256_or_si256(r, _mm256_andnot_si256(f->absm, u));
+	return kf_sign(f, r, u, zs);
 }
 
 /*
@@ -774,7 +812,7 @@ KD_INLINE __m256i kf_sp(const kf_c *f, int r32, __m256i u, __m256i dh, __m256i *
 	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
 						 _mm256_castsi256_ps(tiny)));
 	*tinyp = tiny;
-	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd, 0);
 	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
 	return r;
 }
@@ -846,7 +884,7 @@ KD_INLINE __m256i kf_gen(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn), _mm256_castsi256_ps(rt),
 						 _mm256_castsi256_ps(tiny)));
 	*tinyp = tiny;
-	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd);
+	r = kf_finish(f, u, a, r, rn, tiny, &eq, under, odd, 0);
 	*inex = _mm256_xor_si256(eq, _mm256_set1_epi32(-1));
 	return r;
 }
@@ -878,7 +916,8 @@ KD_INLINE __m256i kf_tfast(const kf_c *f, fpl_rnd rnd, int r32, __m256i u, __m25
  * path.  exact: the exact lanes; under: the underflowing ones; *odd: a
  * lane above max, inf, NaN, a special zero, or such a tiny lane.
  */
-KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under, int *odd)
+KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under, int *odd,
+			int zs)
 {
 	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256i kl = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi32(a, f->s), f->one), f->klor);
@@ -889,12 +928,13 @@ KD_INLINE __m256i kf_ne(const kf_c *f, __m256i u, __m256i *exact, __m256i *under
 	__m256i r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rn),
 							 _mm256_castsi256_ps(rt),
 							 _mm256_castsi256_ps(tiny)));
-	return kf_finish(f, u, a, r, rn, tiny, exact, under, odd);
+	return kf_finish(f, u, a, r, rn, tiny, exact, under, odd, zs);
 }
 
 /* kf_ne on four binary64 lanes (c->nok): C = 2^52 Q, binary64's spacing
  * in [C, 2C]. */
-KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *under, int *odd)
+KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *under, int *odd,
+			  int zs)
 {
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256i rn = _mm256_andnot_si256(
@@ -903,233 +943,229 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
 	__m256i rt = _mm256_castpd_si256(
 		_mm256_sub_pd(_mm256_add_pd(_mm256_castsi256_pd(a), c->nC), c->nC));
 	__m256i r = kd_blend(rn, rt, tiny);
-	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd);
+	return kd_finish(c, u, a, r, rn, tiny, exact, under, odd, zs);
 }
 
 /*
  * Every lane in one formula: na, nz, tp, tn, tz, od and se on eight
  * binary32 lanes, zero, normal and tiny lanes alike, branch-free (f->uni:
- * gradual underflow, m >= 1, Q = 2^(emin-m) a normal float).
+ * gradual underflow, m >= 1, Q = 2^(emin-m) a normal float; for na, nz,
+ * od and se also f->cq, below).
  *
  * The result of rounding x into the format is K q, where q = max(ulp(x),
  * Q) is the format's quantum at x (ulp(x) = 2^(e-m), e the exponent of
  * x; Q below 2^emin, where the format is fixed-point) and K the integer
- * the mode picks from v = x / q.  As bits: q = max(bits(x) & exponent -
- * (m << 23), bits(Q)) (a signed max: for a tiny lane the difference is
- * below bits(Q), or negative), and 1/q = bits 254 << 23 minus those bits,
- * a normal float because q lies in [2^(emin-m), 2^(127-m)], m >= 1 and
- * emin - m >= -126.  v = x (1/q) is exact: a power-of-two scaling of a
- * binary32 value to |v| < 2^(m+1) that is either an upscaling (tiny
- * lanes) or stays normal; the rounding of v to an integer is vroundps
- * with the mode's direction in its immediate (MXCSR not read): trunc for
- * tz, ceil of the signed v for tp (up for positive lanes, toward zero
- * for negative ones), floor for tn; na is floor(|v| + 1/2) and nz is
- * -floor(1/2 - |v|), with the addition rounded down (MXCSR set so by the
- * loop, KD_UNI_CSR): rounding down keeps a sum w on the same side of
- * every integer k (w >= k iff RD(w) >= k, k being a float), so the floor
- * of the rounded sum is the floor of the exact one, which is |v| rounded
- * to nearest with ties away from zero (na), and toward zero (nz: K <= 0,
- * its magnitude taken); od is trunc(|v|) with its last bit set when
- * |v| is not an integer: |v| + 2^23 (2^52 in binary64 lanes) rounded
- * toward zero is 2^23 + trunc(|v|) (|v| < 2^(m+1) <= 2^23, the sum's
- * spacing 1), whose encoding ends in K's bits, and taking 2^23 off
- * again is exact; se adds 1 to trunc(|v|) when |v| is not an integer
- * and the draw's top bit is set.  K q is exact
- * (K <= 2^(m+1) an integer, q a power of two, K q >= Q normal when
- * nonzero) or overflows (to inf, or under na's and nz's rounding down
- * to the largest float, which is above max too: m <= 22); a result
- * above max, a NaN or inf input
- * (v and K q stay inf or NaN) and an fnuz zero (its magnitude 0 wraps in
- * kf_finish's compare) are odd lanes for the slow path.  A carry K =
- * 2^(m+1) is the next binade's 2^(e+1), as the format has it.  Signs:
- * vroundps keeps the sign of v (ceil(-0.3) = -0), so tp, tn and tz
- * results carry x's sign; the other modes work on |v| and put it back.
+ * the mode picks from v = x / q.
  *
- * Inexact iff K q != x (the bits).  Underflow: a tiny inexact lane, and
- * when tininess is after rounding, one whose x rounded to p = m + 1 bits
- * with an unbounded exponent does not reach 2^emin.  Only x in
- * [2^(emin-1), 2^emin) can reach it, where that rounding is of 2|v| =
- * |x| / (Q/2) to an integer, reaching 2^(m+1) iff 2|v| > 2^(m+1) - 1
- * with an up decision (tp on positive, tn on negative lanes, se on a
- * set draw bit: |v| > 2^m - 1/2), iff 2|v| >= 2^(m+1) - 1/2 (na; ne
- * too), iff 2|v| > 2^(m+1) - 1/2 (nz), never for tz and od (od's K is
- * odd); ureach holds 2^m - 1/4 or 2^m - 1/2, exact floats (m <= 22).
- * All of x below 2^(emin-1) has 2|v| < 2^m: no reach.
+ * tp, tn, tz: as bits, q = max(bits(x) & exponent - (m << 23), bits(Q))
+ * (a signed max: for a tiny lane the difference is below bits(Q), or
+ * negative), and 1/q = bits 254 << 23 minus those bits, a normal float
+ * because q lies in [2^(emin-m), 2^(127-m)], m >= 1 and emin - m >= -126.
+ * v = x (1/q) is exact: a power-of-two scaling of a binary32 value to |v|
+ * < 2^(m+1) that is either an upscaling (tiny lanes) or stays normal; the
+ * rounding of v to an integer is vroundps with the mode's direction in
+ * its immediate (MXCSR not read): trunc for tz, ceil of the signed v for
+ * tp (up for positive lanes, toward zero for negative ones), floor for
+ * tn; K q is exact (K <= 2^(m+1) an integer, q a power of two, K q >= Q
+ * normal when nonzero) or overflows to inf.  vroundps keeps the sign of v
+ * (ceil(-0.3) = -0), so the results carry x's sign.
+ *
+ * na, nz, od, se: no division and no product.  C = 2^23 q has the bits
+ * max(bits(x) & exponent, bits(2^emin)) + ((23 - m) << 23), and a = |x| <
+ * 2^(e+1) <= C (m <= 22; a tiny lane: a < 2^emin <= C), so a sum C + w
+ * with 0 <= w <= C lies in [C, 2C], where binary32's spacing is q: the
+ * one addition rounds w to a multiple of q in the direction of the MXCSR
+ * set by the loop (KD_UNI_CSR), and subtracting C again is exact (both
+ * multiples of q, the difference at most 2C - C).  A rounding in a
+ * direction d is monotone and leaves every value of the format's grid in
+ * place, so rounding w first in d (an inexact a + h or a - h) and then
+ * C + that in d gives the one rounding of C + w in d:
+ *  - od: C + a toward zero is C + trunc(a/q) q, whose last encoding bit
+ *    is K's (C's fraction bits are zero, K < 2^(m+1) <= 2^23); setting it
+ *    when t - C != a and taking C off is od's K q;
+ *  - na: floor((a + h)/q) q with h = q/2 (bits: C's minus 24 << 23, a
+ *    normal float: emin - m - 1 >= -126), both additions rounded down:
+ *    the nearest multiple, ties away from zero; a zero difference t - C
+ *    is -0 when rounding down, hence the sign bit cleared;
+ *  - nz: ceil((a - h)/q) q, both additions rounded up: the nearest
+ *    multiple, ties toward zero.  For a < h, a - h lies in [-h, 0) and C
+ *    + it rounds up to C, result 0, except a = 0, where C - h is a float
+ *    and the difference -h: max(0, .) makes it +0 (and keeps a NaN: the
+ *    maximum returns its second operand when one is a NaN).  Without it,
+ *    and without na's cleared sign, such lanes would be odd (their sign
+ *    bit set) and done by the slow path: speed, not bits;
+ *  - se: the truncation (od's t - C) plus q (bits: C's minus 23 << 23)
+ *    when it is not a and the draw's top bit is set, at most 2^(e+1),
+ *    exact.
+ * A carry to K = 2^(m+1) is the next binade's 2^(e+1), as the format has
+ * it.  Lanes with e >= 105 + m make C's exponent field overflow (C inf,
+ * or a negative C of tiny magnitude): their result is NaN or within an
+ * ulp of a, above max, because f->cq requires max < 2^(105+m).
+ *
+ * A result above max, a NaN or inf input (the sums stay inf or NaN) is
+ * an odd lane for the slow path; an fnuz zero result is +0 (kf_sign).
+ * Inexact iff K q != |x|.  Underflow: a tiny inexact lane, and when
+ * tininess is after rounding, one whose x rounded to p = m + 1 bits with
+ * an unbounded exponent does not reach 2^emin.  Only x in [2^(emin-1),
+ * 2^emin) can reach it, where that rounding is of 2|v| = |x| / (Q/2) to
+ * an integer, reaching 2^(m+1) iff 2|v| > 2^(m+1) - 1 with an up
+ * decision (tp on positive, tn on negative lanes, se on a set draw bit:
+ * |v| > 2^m - 1/2), iff 2|v| >= 2^(m+1) - 1/2 (na; ne too), iff 2|v| >
+ * 2^(m+1) - 1/2 (nz), never for tz and od (od's K is odd); ureach holds
+ * 2^m - 1/4 or 2^m - 1/2, exact floats (m <= 22), and for a tiny lane (v
+ * = |x| / Q) ureachb the bits of ureach Q (minus one for na's >=), a
+ * compare of a's bits.  All of x below 2^(emin-1) has 2|v| < 2^m: no
+ * reach.
  */
 KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *exact,
-			 __m256i *under, __m256i *tinyp, int *odd)
+			 __m256i *under, __m256i *tinyp, int *odd, int zs)
 {
 	const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
 	__m256i a = _mm256_and_si256(u, f->absm);
-	__m256i qb = _mm256_max_epi32(_mm256_sub_epi32(_mm256_and_si256(a, f->uexp), f->um), f->uq);
-	__m256 q = _mm256_castsi256_ps(qb);
-	__m256 inv = _mm256_castsi256_ps(_mm256_sub_epi32(f->uinv, qb));
 	__m256 xf = _mm256_castsi256_ps(u), af = _mm256_castsi256_ps(a);
 	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
-	__m256 v, K = _mm256_setzero_ps(), r, reach = _mm256_setzero_ps();
-	__m256i rb, rm, eq, o;
+	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
-	switch (rnd) {
-	case FPL_RND_TP:
-		v = _mm256_mul_ps(xf, inv);
-		K = _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-		reach = _mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ);
-		break;
-	case FPL_RND_TN:
-		v = _mm256_mul_ps(xf, inv);
-		K = _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-		reach = _mm256_cmp_ps(_mm256_xor_ps(v, sgn), f->ureach, _CMP_GT_OQ);
-		break;
-	case FPL_RND_TZ:
-		v = _mm256_mul_ps(xf, inv);
-		K = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-		reach = _mm256_setzero_ps();
-		break;
-	default: {	/* na, nz, od, se: on |v|, the sign put back below */
-		__m256 kt, fr;
-		__m256i ix;
-		v = _mm256_mul_ps(af, inv);
-		if (rnd == FPL_RND_OD) {
-			/* |v| + 2^23 rounded toward zero (MXCSR) is 2^23 +
-			 * trunc(|v|), |v| < 2^23, whose last bit is K's: set
-			 * it when inexact, then take 2^23 off (exact) */
-			const __m256 c23 = _mm256_set1_ps(0x1p23f);
-			__m256 t = _mm256_add_ps(v, c23);
-			__m256 nx = _mm256_cmp_ps(_mm256_sub_ps(t, c23), v, _CMP_NEQ_UQ);
-			K = _mm256_sub_ps(_mm256_or_ps(t, _mm256_and_ps(nx, _mm256_castsi256_ps(f->one))), c23);
-			reach = _mm256_setzero_ps();
-			(void)ix;
-			break;
+	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
+		__m256i qb = _mm256_max_epi32(_mm256_sub_epi32(_mm256_and_si256(a, f->uexp), f->um),
+					      f->uq);
+		__m256 inv = _mm256_castsi256_ps(_mm256_sub_epi32(f->uinv, qb));
+		__m256 v = _mm256_mul_ps(xf, inv), K;
+		if (rnd == FPL_RND_TP) {
+			K = _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_castps_si256(_mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ));
+		} else if (rnd == FPL_RND_TN) {
+			K = _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_castps_si256(
+				_mm256_cmp_ps(_mm256_xor_ps(v, sgn), f->ureach, _CMP_GT_OQ));
+		} else {
+			K = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 		}
-		if (rnd == FPL_RND_NA) {	/* floor(|v| + 1/2), the addition rounded down */
-			K = _mm256_round_ps(_mm256_add_ps(v, f->uhalf),
-					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-			reach = _mm256_cmp_ps(v, f->ureach, _CMP_GE_OQ);
-			break;
+		rb = _mm256_castps_si256(_mm256_mul_ps(K, _mm256_castsi256_ps(qb)));
+		rm = _mm256_and_si256(rb, f->absm);
+	} else {
+		__m256i cb = _mm256_add_epi32(_mm256_max_epi32(_mm256_and_si256(a, f->uexp), f->min),
+					      f->uc);
+		__m256 C = _mm256_castsi256_ps(cb), rt;
+		if (rnd == FPL_RND_NA) {	/* rounded down (MXCSR) */
+			__m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uh));
+			rt = _mm256_andnot_ps(sgn, _mm256_sub_ps(_mm256_add_ps(_mm256_add_ps(af, h), C), C));
+			reach = _mm256_cmpgt_epi32(a, f->ureachb);
+		} else if (rnd == FPL_RND_NZ) {	/* rounded up (MXCSR) */
+			__m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uh));
+			rt = _mm256_max_ps(_mm256_setzero_ps(),
+					   _mm256_sub_ps(_mm256_add_ps(_mm256_sub_ps(af, h), C), C));
+			reach = _mm256_cmpgt_epi32(a, f->ureachb);
+		} else {	/* od, se: rounded toward zero (MXCSR) */
+			__m256 t = _mm256_add_ps(af, C), tr = _mm256_sub_ps(t, C);
+			__m256 nx = _mm256_cmp_ps(tr, af, _CMP_NEQ_UQ);
+			if (rnd == FPL_RND_OD) {
+				rt = _mm256_sub_ps(_mm256_or_ps(t, _mm256_and_ps(nx, _mm256_castsi256_ps(f->one))),
+						   C);
+			} else {
+				__m256 db = _mm256_castsi256_ps(_mm256_srai_epi32(dh, 31));
+				__m256 q = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uql));
+				rt = _mm256_add_ps(tr, _mm256_and_ps(_mm256_and_ps(nx, db), q));
+				reach = _mm256_and_si256(_mm256_cmpgt_epi32(a, f->ureachb),
+							 _mm256_castps_si256(db));
+			}
 		}
-		if (rnd == FPL_RND_NZ) {	/* -floor(1/2 - |v|), rounded down: K <= 0 */
-			K = _mm256_round_ps(_mm256_sub_ps(f->uhalf, v),
-					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-			reach = _mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ);
-			break;
-		}
-		kt = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-		if (rnd == FPL_RND_SE) {
-			__m256 up = _mm256_and_ps(_mm256_cmp_ps(kt, v, _CMP_NEQ_UQ),
-						  _mm256_castsi256_ps(_mm256_srai_epi32(dh, 31)));
-			K = _mm256_add_ps(kt, _mm256_and_ps(up, f->uone));
-			reach = _mm256_and_ps(_mm256_cmp_ps(v, f->ureach, _CMP_GT_OQ),
-					      _mm256_castsi256_ps(_mm256_srai_epi32(dh, 31)));
-			break;
-		}
-		(void)ix;
-		(void)fr;
-		break;
+		rm = _mm256_castps_si256(rt);
 	}
-	}
-	r = _mm256_mul_ps(K, q);
-	if (rnd == FPL_RND_NZ)	/* |K q|, K <= 0 */
-		r = _mm256_andnot_ps(sgn, r);
-	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
-		r = _mm256_or_ps(r, _mm256_and_ps(xf, sgn));
-	rb = _mm256_castps_si256(r);
-	rm = _mm256_and_si256(rb, f->absm);
-	eq = _mm256_cmpeq_epi32(rb, u);
+	eq = _mm256_cmpeq_epi32(rm, a);
 	o = _mm256_cmpgt_epi32(_mm256_add_epi32(rm, f->biaszs), f->maxzsx);
 	*odd = !_mm256_testz_si256(o, o);
 	*tinyp = tiny;
 	if (!f->tiny_before)
-		tiny = _mm256_andnot_si256(_mm256_castps_si256(reach), tiny);
+		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
-	return rb;
+	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
+		return kf_sign(f, rm, u, zs);
+	if (zs)	/* +0 for a zero result (kf_sign) */
+		rb = _mm256_andnot_si256(
+			_mm256_andnot_si256(f->absm, _mm256_cmpeq_epi32(rm, _mm256_setzero_si256())), rb);
+	return rb;	/* K q carries x's sign */
 }
 
-/* kf_uni on four binary64 lanes (c->uni): the same formula with 2046 <<
- * 52 for 1/q, m << 52, and the signed 64-bit max by a compare and a
- * blend (AVX2 has no vpmaxsq); q in [2^(emin-m), 2^(1023-m)] and m >= 1
- * keep 1/q normal, K <= 2^(m+1) <= 2^53 converts exactly to int64
- * through 2^52 + K (od: K's parity). */
+/* kf_uni on four binary64 lanes (c->uni, c->cq): the same formulas.  tp
+ * tn tz: 2046 << 52 for 1/q, m << 52, and the signed 64-bit max by a
+ * compare and a blend (AVX2 has no vpmaxsq); q in [2^(emin-m),
+ * 2^(1023-m)] and m >= 1 keep 1/q normal.  na nz od se: C = 2^52 q, with
+ * the bits max(bits(x) & exponent, bits(2^emin)) + ((52 - m) << 52), the
+ * maximum taken on the dwords (the low dwords of both are zero, the high
+ * ones nonnegative), h = q/2 (53 << 52 off C's bits: emin - m - 1 >=
+ * -1022), q (52 << 52 off), K < 2^(m+1) <= 2^52 in C's fraction bits;
+ * lanes with e >= 972 + m have C's exponent field overflow (c->cq: max <
+ * 2^(972+m)). */
 KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m256i *exact,
-			   __m256i *under, __m256i *tinyp, int *odd)
+			   __m256i *under, __m256i *tinyp, int *odd, int zs)
 {
 	const __m256d sgn = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN));
 	__m256i a = _mm256_and_si256(u, c->absm);
-	__m256i qe = _mm256_sub_epi64(_mm256_and_si256(a, c->uexp), c->um);
-	__m256i qb = kd_blend(qe, c->uq, _mm256_cmpgt_epi64(c->uq, qe));
-	__m256d q = _mm256_castsi256_pd(qb);
-	__m256d inv = _mm256_castsi256_pd(_mm256_sub_epi64(c->uinv, qb));
 	__m256d xf = _mm256_castsi256_pd(u), af = _mm256_castsi256_pd(a);
 	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
-	__m256d v, K = _mm256_setzero_pd(), r, reach = _mm256_setzero_pd();
-	__m256i rb, rm, eq, o;
+	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
-	switch (rnd) {
-	case FPL_RND_TP:
-		v = _mm256_mul_pd(xf, inv);
-		K = _mm256_round_pd(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-		reach = _mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ);
-		break;
-	case FPL_RND_TN:
-		v = _mm256_mul_pd(xf, inv);
-		K = _mm256_round_pd(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-		reach = _mm256_cmp_pd(_mm256_xor_pd(v, sgn), c->ureach, _CMP_GT_OQ);
-		break;
-	case FPL_RND_TZ:
-		v = _mm256_mul_pd(xf, inv);
-		K = _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-		reach = _mm256_setzero_pd();
-		break;
-	default: {
-		__m256d kt, fr;
-		v = _mm256_mul_pd(af, inv);
-		if (rnd == FPL_RND_OD) {	/* as kf_uni, with 2^52 */
-			__m256d t = _mm256_add_pd(v, c->two52);
-			__m256d nx = _mm256_cmp_pd(_mm256_sub_pd(t, c->two52), v, _CMP_NEQ_UQ);
-			K = _mm256_sub_pd(_mm256_or_pd(t, _mm256_and_pd(nx, _mm256_castsi256_pd(c->one))),
-					  c->two52);
-			reach = _mm256_setzero_pd();
-			break;
+	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
+		__m256i qe = _mm256_sub_epi64(_mm256_and_si256(a, c->uexp), c->um);
+		__m256i qb = kd_blend(qe, c->uq, _mm256_cmpgt_epi64(c->uq, qe));
+		__m256d inv = _mm256_castsi256_pd(_mm256_sub_epi64(c->uinv, qb));
+		__m256d v = _mm256_mul_pd(xf, inv), K;
+		if (rnd == FPL_RND_TP) {
+			K = _mm256_round_pd(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_castpd_si256(_mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ));
+		} else if (rnd == FPL_RND_TN) {
+			K = _mm256_round_pd(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+			reach = _mm256_castpd_si256(
+				_mm256_cmp_pd(_mm256_xor_pd(v, sgn), c->ureach, _CMP_GT_OQ));
+		} else {
+			K = _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 		}
-		if (rnd == FPL_RND_NA) {	/* as kf_uni */
-			K = _mm256_round_pd(_mm256_add_pd(v, c->uhalf),
-					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-			reach = _mm256_cmp_pd(v, c->ureach, _CMP_GE_OQ);
-			break;
+		rb = _mm256_castpd_si256(_mm256_mul_pd(K, _mm256_castsi256_pd(qb)));
+		rm = _mm256_and_si256(rb, c->absm);
+	} else {
+		__m256i cb = _mm256_add_epi64(_mm256_max_epi32(_mm256_and_si256(a, c->uexp), c->min),
+					      c->uc);
+		__m256d C = _mm256_castsi256_pd(cb), rt;
+		if (rnd == FPL_RND_NA) {
+			__m256d h = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uh));
+			rt = _mm256_andnot_pd(sgn, _mm256_sub_pd(_mm256_add_pd(_mm256_add_pd(af, h), C), C));
+			reach = _mm256_cmpgt_epi64(a, c->ureachb);
+		} else if (rnd == FPL_RND_NZ) {
+			__m256d h = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uh));
+			rt = _mm256_max_pd(_mm256_setzero_pd(),
+					   _mm256_sub_pd(_mm256_add_pd(_mm256_sub_pd(af, h), C), C));
+			reach = _mm256_cmpgt_epi64(a, c->ureachb);
+		} else {
+			__m256d t = _mm256_add_pd(af, C), tr = _mm256_sub_pd(t, C);
+			__m256d nx = _mm256_cmp_pd(tr, af, _CMP_NEQ_UQ);
+			if (rnd == FPL_RND_OD) {
+				rt = _mm256_sub_pd(_mm256_or_pd(t, _mm256_and_pd(nx, _mm256_castsi256_pd(c->one))),
+						   C);
+			} else {
+				__m256d db = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_setzero_si256(), d));
+				__m256d q = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uql));
+				rt = _mm256_add_pd(tr, _mm256_and_pd(_mm256_and_pd(nx, db), q));
+				reach = _mm256_and_si256(_mm256_cmpgt_epi64(a, c->ureachb),
+							 _mm256_castpd_si256(db));
+			}
 		}
-		if (rnd == FPL_RND_NZ) {
-			K = _mm256_round_pd(_mm256_sub_pd(c->uhalf, v),
-					    _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-			reach = _mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ);
-			break;
-		}
-		kt = _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-		if (rnd == FPL_RND_SE) {
-			__m256d db = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_setzero_si256(), d));
-			__m256d up = _mm256_and_pd(_mm256_cmp_pd(kt, v, _CMP_NEQ_UQ), db);
-			K = _mm256_add_pd(kt, _mm256_and_pd(up, c->uone));
-			reach = _mm256_and_pd(_mm256_cmp_pd(v, c->ureach, _CMP_GT_OQ), db);
-			break;
-		}
-		(void)fr;
-		break;
+		rm = _mm256_castpd_si256(rt);
 	}
-	}
-	r = _mm256_mul_pd(K, q);
-	if (rnd == FPL_RND_NZ)
-		r = _mm256_andnot_pd(sgn, r);
-	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
-		r = _mm256_or_pd(r, _mm256_and_pd(xf, sgn));
-	rb = _mm256_castpd_si256(r);
-	rm = _mm256_and_si256(rb, c->absm);
-	eq = _mm256_cmpeq_epi64(rb, u);
+	eq = _mm256_cmpeq_epi64(rm, a);
 	o = _mm256_cmpgt_epi64(_mm256_add_epi64(rm, c->biaszs), c->maxzsx);
 	*odd = !_mm256_testz_si256(o, o);
 	*tinyp = tiny;
 	if (!c->tiny_before)
-		tiny = _mm256_andnot_si256(_mm256_castpd_si256(reach), tiny);
+		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
 	*under = _mm256_andnot_si256(eq, tiny);
+	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
+		return kd_sign(c, rm, u, zs);
+	if (zs)
+		rb = _mm256_andnot_si256(
+			_mm256_andnot_si256(c->absm, _mm256_cmpeq_epi64(rm, _mm256_setzero_si256())), rb);
 	return rb;
 }
 
@@ -1164,8 +1200,14 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->ssh = _mm_cvtsi64_si128((long long)(64 - s));
 	c->rmask = _mm256_set1_epi64x((long long)(~0ull << (64 - R)));	/* 1 <= R <= 32 */
 	c->minm1x = _mm256_set1_epi64x((long long)((p->min_bits - 1) ^ 0x8000000000000000ull));
-	c->biaszs = _mm256_set1_epi64x((long long)(0x8000000000000000ull - p->zero_special));
-	c->maxzsx = _mm256_set1_epi64x(
+	/* the ne and uni loops make fnuz zeros +0 themselves (kd_sign), with
+	 * these; kd_full and the adaptive loops (kd_run) give them to the
+	 * scalar engine, with fbiaszs and fmaxzsx */
+	c->zs = (int)p->zero_special;
+	c->biaszs = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+	c->maxzsx = _mm256_set1_epi64x((long long)(p->max_bits ^ 0x8000000000000000ull));
+	c->fbiaszs = _mm256_set1_epi64x((long long)(0x8000000000000000ull - p->zero_special));
+	c->fmaxzsx = _mm256_set1_epi64x(
 		(long long)((p->max_bits - p->zero_special) ^ 0x8000000000000000ull));
 	c->min = _mm256_set1_epi64x((long long)p->min_bits);
 	c->lanes_g = _mm256_set_epi64x((long long)(3 * KD_GOLDEN), (long long)(2 * KD_GOLDEN),
@@ -1188,21 +1230,33 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	c->tb = _mm256_set1_epi64x((long long)(p->emin_b + s));
 	c->qd = _mm256_set1_pd(ldexp(1.0, emin - m));
 	c->ton = c->sok || (rnd != FPL_RND_SP && c->sub_ok);
-	/* kd_uni64: gradual underflow, m >= 1, Q a normal double */
+	/* kd_uni64: gradual underflow, m >= 1, Q a normal double; na nz od
+	 * se (cq) also h = Q/2 normal and max < 2^(972+m) */
+	c->cq = emin - m - 1 >= -1022 && p->max_bits < (uint64_t)(972 + m + 1023) << 52;
 	c->uni = p->sub_fast && m >= 1 && emin - m >= -1022 && rnd != FPL_RND_SP
-		 && rnd != FPL_RND_NE;
+		 && rnd != FPL_RND_NE
+		 && (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ || c->cq);
 	c->uexp = _mm256_set1_epi64x(0x7ff0000000000000ll);
 	c->um = _mm256_set1_epi64x((long long)((uint64_t)m << 52));
 	c->uq = _mm256_set1_epi64x((long long)((uint64_t)(emin - m + 1023) << 52));
 	c->uinv = _mm256_set1_epi64x((long long)(2046ull << 52));
-	c->uhalf = _mm256_set1_pd(0.5);
-	c->uone = _mm256_set1_pd(1.0);
 	c->ureach = _mm256_set1_pd(ldexp(1.0, m) - (rnd == FPL_RND_NA || rnd == FPL_RND_NZ ? 0.25 : 0.5));
+	c->uc = _mm256_set1_epi64x((long long)((uint64_t)(52 - m) << 52));
+	c->uh = _mm256_set1_epi64x((long long)(53ull << 52));
+	c->uql = _mm256_set1_epi64x((long long)(52ull << 52));
+	{	/* bits of ureach Q = 2^emin - 2^(emin-m-2) (na: - 1/4 Q) or
+		 * 2^emin - 2^(emin-m-1), exact; na's >= is > of one less */
+		double rq = ldexp(1.0, emin) - ldexp(1.0, emin - m - (rnd == FPL_RND_NA || rnd == FPL_RND_NZ ? 2 : 1));
+		uint64_t rb;
+		memcpy(&rb, &rq, sizeof rb);
+		c->ureachb = _mm256_set1_epi64x((long long)(rb - (rnd == FPL_RND_NA)));
+	}
 
 	/* binary32 lanes: only when called for a format that fits binary32
 	 * (s >= 29); min and max are then binary32 values */
 	f->ok = s >= 30 && s <= 52;
-	f->tok = f->nok = f->uni = 0;
+	f->tok = f->nok = f->uni = f->zs = 0;
+	f->max32 = 0;
 	if (!f->ok)
 		return;
 	memcpy(&dmin, &p->min_bits, sizeof dmin);
@@ -1218,8 +1272,10 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->klor = _mm256_set1_epi32(s32 == 23);
 	f->s52 = s32 == 23;
 	f->minm1x = _mm256_set1_epi32((int)((min32 - 1) ^ 0x80000000u));
-	f->biaszs = _mm256_set1_epi32((int)(0x80000000u - zs));
-	f->maxzsx = _mm256_set1_epi32((int)((max32 - zs) ^ 0x80000000u));
+	f->zs = (int)zs;
+	f->max32 = max32;
+	f->biaszs = _mm256_set1_epi32((int)0x80000000u);
+	f->maxzsx = _mm256_set1_epi32((int)(max32 ^ 0x80000000u));
 	f->rmask = _mm256_set1_epi32((int)(0xffffffffu << (32 - R)));	/* 1 <= R <= 32 */
 	f->glo = _mm256_set_epi64x((long long)(5 * KD_GOLDEN), (long long)(4 * KD_GOLDEN),
 				   (long long)KD_GOLDEN, 0);
@@ -1242,15 +1298,23 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	f->tb = _mm256_set1_epi32(emin + 127 + (int)s32);
 	f->qf = _mm256_set1_ps(ldexpf(1.0f, emin - m));
 	f->tok = p->sub_fast && emin >= -126;
-	/* kf_uni: gradual underflow, m >= 1, Q a normal float */
-	f->uni = p->sub_fast && m >= 1 && emin - m >= -126 && rnd != FPL_RND_SP && rnd != FPL_RND_NE;
+	/* kf_uni: gradual underflow, m >= 1, Q a normal float; na nz od se
+	 * (cq) also h = Q/2 normal and max < 2^(105+m) */
+	f->cq = emin - m - 1 >= -126 && max32 < (uint32_t)(105 + m + 127) << 23;
+	f->uni = p->sub_fast && m >= 1 && emin - m >= -126 && rnd != FPL_RND_SP && rnd != FPL_RND_NE
+		 && (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ || f->cq);
 	f->uexp = _mm256_set1_epi32(0x7f800000);
 	f->um = _mm256_set1_epi32((int)((uint32_t)m << 23));
 	f->uq = _mm256_set1_epi32((int)((uint32_t)(emin - m + 127) << 23));	/* used when uni */
 	f->uinv = _mm256_set1_epi32(254 << 23);
-	f->uhalf = _mm256_set1_ps(0.5f);
-	f->uone = _mm256_set1_ps(1.0f);
 	f->ureach = _mm256_set1_ps(ldexpf(1.0f, m) - (rnd == FPL_RND_NA || rnd == FPL_RND_NZ ? 0.25f : 0.5f));
+	f->uc = _mm256_set1_epi32((int)((uint32_t)(23 - m) << 23));
+	f->uh = _mm256_set1_epi32(24 << 23);
+	f->uql = _mm256_set1_epi32(23 << 23);
+	/* bits of ureach Q (kd_c's ureachb), a binary32 value in [2^(emin-1),
+	 * 2^emin) with m + 2 bits: exact */
+	f->ureachb = _mm256_set1_epi32((int)(kd_fbits(ldexp(1.0, emin) - ldexp(1.0, emin - m - (rnd == FPL_RND_NA || rnd == FPL_RND_NZ ? 2 : 1)))
+					     - (rnd == FPL_RND_NA)));
 }
 
 /* Sum of four 64-bit lanes. */
@@ -1504,7 +1568,7 @@ KD_INLINE void kd_run32(const kd_c *c, const kf_c *f, fpl_rnd rnd, int r32, int 
  * branch-free vector per four elements, kd_odd64 for a vector with an
  * odd lane; exact and underflowing lanes counted in registers. */
 KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x, size_t n,
-			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+			   uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
 {
 	size_t j = 0, inexact = 0, under = 0;
 
@@ -1519,7 +1583,7 @@ KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x
 		for (; j + 4 <= n; j += 4) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
 			int odd;
-			r = kd_ne64(c, u, &eq, &un, &odd);
+			r = kd_ne64(c, u, &eq, &un, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 4 - kd_cnt64(eq);
@@ -1539,7 +1603,7 @@ KD_INLINE void kd_run64_ne(const kd_c *c, int stream, double *z, const double *x
 
 /* The same for binary32 lanes (kf_ne). */
 KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, const float *x,
-			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+			   size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
 {
 	size_t j = 0, inexact = 0, under = 0;
 
@@ -1554,7 +1618,7 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 		for (; j + 8 <= n; j += 8) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, r;
 			int odd;
-			r = kf_ne(f, u, &eq, &un, &odd);
+			r = kf_ne(f, u, &eq, &un, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 8 - kd_cnt32(eq);
@@ -1574,20 +1638,20 @@ KD_INLINE void kf_run32_ne(const kd_c *c, const kf_c *f, int stream, float *z, c
 	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
 }
 
-/* MXCSR for the uni loops: na and nz add 1/2 rounded down, od adds 2^23
- * (2^52) rounded toward zero (kf_uni), the other modes' steps are exact
- * or vroundps with its own direction; the
- * default 0x1f80 (RNE, exceptions masked, no DAZ or FTZ) is put back for
- * every call of the other code (odd vectors, heads, tails). */
-#define KD_UNI_CSR(rnd) ((rnd) == FPL_RND_NA || (rnd) == FPL_RND_NZ ? 0x3f80u \
-			 : (rnd) == FPL_RND_OD ? 0x7f80u : 0x1f80u)
+/* MXCSR for the uni loops (kf_uni's sums with C): na rounds down, nz up,
+ * od and se toward zero; tp, tn and tz use vroundps with its own
+ * direction and exact products.  The default 0x1f80 (RNE, exceptions
+ * masked, no DAZ or FTZ) is put back for every call of the other code
+ * (odd vectors, heads, tails). */
+#define KD_UNI_CSR(rnd) ((rnd) == FPL_RND_NA ? 0x3f80u : (rnd) == FPL_RND_NZ ? 0x5f80u \
+			 : (rnd) == FPL_RND_OD || (rnd) == FPL_RND_SE ? 0x7f80u : 0x1f80u)
 
 /* The modes of kf_uni, binary32 lanes: one branch-free vector per eight
  * elements (draws for se only), kd_wide8o for a vector with an odd
  * lane; exact and underflowing lanes counted in general registers. */
 KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, float *z,
 			    const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
-			    kd_acc *acc)
+			    kd_acc *acc, int zs)
 {
 	const unsigned csr = KD_UNI_CSR(rnd);
 	size_t j = 0, inexact = 0, under = 0;
@@ -1607,7 +1671,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 		     zhi = _mm256_add_epi64(zhi, f->step)) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			int odd;
-			r = kf_uni(f, rnd, u, kf_dh(f, rnd, 0, zlo, zhi), &eq, &un, &ti, &odd);
+			r = kf_uni(f, rnd, u, kf_dh(f, rnd, 0, zlo, zhi), &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 8 - kd_cnt32(eq);
@@ -1632,7 +1696,7 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 
 /* The same for binary64 lanes (kd_uni64), kd_odd64 for an odd vector. */
 KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
-			    size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc)
+			    size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
 {
 	const unsigned csr = KD_UNI_CSR(rnd);
 	const int draws = rnd == FPL_RND_SE;
@@ -1652,7 +1716,7 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			__m256i d = draws ? kd_mixx(zb, 0) : _mm256_setzero_si256();
 			int odd;
-			r = kd_uni64(c, rnd, u, d, &eq, &un, &ti, &odd);
+			r = kd_uni64(c, rnd, u, d, &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
 			inexact += 4 - kd_cnt64(eq);
@@ -1687,24 +1751,47 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 	 * modes always, whose rounding is one vroundps; na, nz, od and se
 	 * when the tiny range is wide: binary32 arrays with emin >= -10 (the
 	 * e4m3 formats, fp6, fp4), where the adaptive loop's branch to the
-	 * tiny-lane code was taken in one vector in ten or more, binary64
-	 * arrays with emin >= -2 (fp6, fp4), where its branch-free vectors
-	 * (kd_gen64) cost more.  Speed only: the bits are the same. */
+	 * tiny-lane code was taken in one vector in ten or more, and
+	 * binary64 arrays with emin >= -6 (e4m3fn na: 8.1 ms against 9.2 ms
+	 * for the adaptive loop, since na nz od se add C instead of
+	 * dividing; e4m3fnuz, emin = -7, has half as many tiny lanes and
+	 * measured faster in the adaptive loop).  Speed only: the bits are
+	 * the same. */
 	const int directed = rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ;
 	const int wide_tiny = (int)p->emin_b - 1023 >= -10;
-	const int wide_tiny64 = (int)p->emin_b - 1023 >= -2;
+	const int wide_tiny64 = (int)p->emin_b - 1023 >= -6;
 
 	kd_setup(&c, &f, p, rnd);
 	acc.inexact = acc.under = acc.tiny = _mm256_setzero_si256();
 	acc.special = &special;
-	if (rnd == FPL_RND_NE && f32 && f.nok)
-		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc);
+	/* the ne and uni loops of binary32 arrays do fnuz zeros in place,
+	 * instantiated with zs for them, when the tiny range is wide
+	 * (e4m3fnuz nz: 0.77 of memcpy against 0.63; e5m2fnuz, whose zero
+	 * results are rare, measured slower so, as did binary64 arrays,
+	 * with half as many lanes per vector); the others leave them to
+	 * kd_full (the constants that make zero results odd lanes) */
+	const int adaptive = !(rnd == FPL_RND_NE && f32 && f.nok) && !(rnd == FPL_RND_NE && !f32 && c.nok)
+			     && !(f32 && f.uni && (directed || wide_tiny))
+			     && !(!f32 && c.uni && (directed || wide_tiny64));
+	const int zs = p->zero_special && !adaptive && wide_tiny && f32;
+	if (p->zero_special && !zs) {
+		c.biaszs = c.fbiaszs;
+		c.maxzsx = c.fmaxzsx;
+		f.biaszs = _mm256_set1_epi32((int)(0x80000000u - 1));
+		f.maxzsx = _mm256_set1_epi32((int)((f.max32 - 1) ^ 0x80000000u));
+	}
+	if (rnd == FPL_RND_NE && f32 && f.nok && zs)
+		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 1);
+	else if (rnd == FPL_RND_NE && f32 && f.nok)
+		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (rnd == FPL_RND_NE && !f32 && c.nok)
-		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc);
+		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (f32 && f.uni && (directed || wide_tiny) && zs)
+		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (f32 && f.uni && (directed || wide_tiny))
-		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (!f32 && c.uni && (directed || wide_tiny64))
-		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc);
+		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
 		kd_run32(&c, &f, rnd, 1, stream, z, x, n, idx0, slow, ctx, &acc);
 	else if (f32)
