@@ -62,7 +62,10 @@
 #include "util/parallel.h"
 #include "util/scratch.h"
 
-enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
+enum {
+	C_REL = FPL__EXACT_C_REL, C_ABS = FPL__EXACT_C_ABS, C_ZERO = FPL__EXACT_C_ZERO,
+	C_NONFIN = FPL__EXACT_C_NONFIN, C_NAN = FPL__EXACT_C_NAN, C_INF = FPL__EXACT_C_INF
+};
 
 /* The class bits of the result y itself: C_NAN, C_INF or none. */
 static unsigned result_class(double y)
@@ -92,6 +95,8 @@ typedef struct ectx {
 	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
 	/* the blocked path (exact_gemm.c): B packed, or NULL */
 	const fpl__exact_gemm *gk;
+	const int *tb;			/* its columns' t (not finite: TB_NONFIN),
+					 * for gk->rd; or NULL */
 	uint64_t *nblock;		/* outputs done by it, or NULL */
 } ectx;
 
@@ -295,11 +300,18 @@ static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L);
  * those whose certificate fails go to lone_output (with L), which adds
  * its grid and compensated ones to *ng.  Returns the count done here.
  * One row at a time, X's fields held in locals: the class stores (bytes)
- * would otherwise make the compiler reload them for every output. */
+ * would otherwise make the compiler reload them for every output.
+ * Without C, a readings kernel (gk->rd, exact_internal.h) first does
+ * the common outputs, 8 at a time, with the same operations; the loop
+ * below then visits only those it left (their indices in left[]), and
+ * decides them from scratch. */
+#define TB_NONFIN (-(1 << 24))
+#define RD_MAX 4096	/* the most outputs per call for gk->rd */
+
 static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const double *te,
 			     const double *tg, struct lazy_ints *L, uint64_t *ng)
 {
-	size_t o0 = i * X->N + j0, c;
+	size_t o0 = i * X->N + j0, c, k, cnt = n;
 	const double *yr = X->r + i * X->ldr + j0, *cr = X->c ? X->c + i * X->ldc + j0 : NULL;
 	const fpl__grid_row *rb = X->rb + j0;
 	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0, *ab = X->abserr + o0;
@@ -307,9 +319,19 @@ static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const
 	unsigned char *cls = X->cls + o0;
 	int ta = X->ra[i].t, fa = X->ra[i].fin, slack = X->slack;
 	uint64_t done = 0;
+	uint32_t left[RD_MAX], *idx = NULL;
 
-	for (c = 0; c < n; c++) {
-		double y = yr[c], e = te[c], den = tg[c], d, cv;
+	if (X->gk->rd && X->tb && !cr && fa && n <= RD_MAX) {
+		cnt = X->gk->rd(n, te, tg, yr, X->tb + j0, ta, slack, ex, rel, ab, dn, cls, left);
+		done = n - cnt;
+		idx = left;
+	}
+	for (k = 0; k < cnt; k++) {
+		double y, e, den, d, cv;
+		c = idx ? idx[k] : k;
+		y = yr[c];
+		e = te[c];
+		den = tg[c];
 		int g = ta + rb[c].t, lim = g + 53 + slack;
 		unsigned char cl = 0;
 
@@ -1011,6 +1033,7 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 {
 	void *mem = NULL;
 	double *own = NULL;
+	int *tb = NULL;
 	fpl__exact_gemm gk;
 	ectx X;
 	int st = 0;
@@ -1053,6 +1076,11 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 				free(mem);
 				mem = NULL;
 				X.ra = X.rb = NULL;
+			} else if (gk.rd && (tb = malloc(n * sizeof *tb))) {
+				size_t j;
+				for (j = 0; j < n; j++)
+					tb[j] = X.rb[j].fin ? X.rb[j].t : TB_NONFIN;
+				X.tb = tb;
 			}
 		}
 	}
@@ -1076,6 +1104,7 @@ out:
 	fpl__exact_gemm_release(&gk);
 	free(mem);
 	free(own);
+	free(tb);
 	return st;
 }
 

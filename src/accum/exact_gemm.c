@@ -119,6 +119,7 @@ void fpl__exact_gemm_pick(fpl__exact_gemm *gk)
 	gk->mr = 4;
 	gk->nr = 4;
 	gk->mk = mk_c;
+	gk->rd = NULL;
 #ifdef FPL_HAVE_X86_KERNELS
 	{
 		const char *sel = fpl_kernels_selected();
@@ -128,6 +129,7 @@ void fpl__exact_gemm_pick(fpl__exact_gemm *gk)
 			gk->mr = FPL__EXACT_AVX512_MR;
 			gk->nr = FPL__EXACT_AVX512_NR;
 			gk->mk = fpl__exact_mk_avx512;
+			gk->rd = fpl__exact_rd_avx512;
 		} else if (strcmp(sel, "ref") && cpu->avx2 && cpu->fma) {
 			gk->mr = FPL__EXACT_AVX2_MR;
 			gk->nr = FPL__EXACT_AVX2_NR;
