@@ -857,89 +857,118 @@ static double scale_of(int e)
 	return e >= -1022 && e <= 1023 ? pow2(e) : 0.0;
 }
 
-/* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
- * *s = inf: an entry is inf), scaled so that no square overflows; mx is
- * the largest of those entries (0 when none exceeds 0; NaNs never do),
- * as summarize finds it. */
-static void frobenius(const double *v, const unsigned char *cls, size_t n, double mx,
-		      double *s, int *ex)
+/*
+ * The norms, in one pass over the outputs:
+ *   ||abserr over the outputs of class C_ABS||_F = *nd 2^*xd, and the
+ *   same of den, *dd 2^*xg (*nd = 0: zero, inf: an entry is inf),
+ *   scaled so that no square overflows; ma and mg are the largest of
+ *   those entries (0 when none exceeds 0; NaNs never do), as summarize
+ *   finds them;
+ *   *rr = sqrt(sum of rel[0..q)^2 / q) (q >= 1; rel >= 0), the squares
+ *   scaled by the power of two that brings the largest, mr (summarize's
+ *   max_rel: the same scan, from 0 with >), to [1, 2): +inf when one is.
+ * Each is a sum of squares in index order, a chain of its own; the three
+ * chains are independent and interleaved so that their latencies
+ * overlap (the bits are those of three separate loops: no sum is
+ * reordered).  A norm that is 0 or inf runs its chain on the harmless
+ * scale 2^0 and ignores it.
+ */
+__attribute__((noinline)) static void norms(const ectx *X, size_t n, size_t q, double ma,
+					     double mg, double mr, double *nd, int *xd,
+					     double *dd, int *xg, double *rr)
 {
-	double sum = 0, x, sc;
+	const double *ab = X->abserr, *dn = X->den, *rl = X->rel;
+	const unsigned char *cls = X->cls;
+	int ua = ma != 0 && !isinf(ma), ug = mg != 0 && !isinf(mg), ur = mr != 0 && !isinf(mr);
+	int ea = ua ? ilogb(ma) : 0, eg = ug ? ilogb(mg) : 0, er = ur ? ilogb(mr) : 0;
+	double sa = scale_of(-ea), sg = scale_of(-eg), sr = scale_of(-er);
+	double ta = 0, tg = 0, tr = 0, x;
 	size_t o;
 
-	*ex = 0;
-	*s = mx;
-	if (mx == 0 || isinf(mx))
-		return;
-	*ex = ilogb(mx);
-	sc = scale_of(-*ex);
-	for (o = 0; o < n; o++)
-		if (cls[o] & C_ABS) {
-			x = sc != 0 ? v[o] * sc : ldexp(v[o], -*ex);	/* one rounding */
-			sum += x * x;
+	if (sa != 0 && sg != 0 && sr != 0) {	/* the usual case: products */
+		double y, z;
+		for (o = 0; o < q; o++) {
+			z = rl[o] * sr;
+			tr += z * z;
+			if (cls[o] & C_ABS) {
+				x = ab[o] * sa;
+				y = dn[o] * sg;
+				ta += x * x;
+				tg += y * y;
+			}
 		}
-	*s = sqrt(sum);
-}
-
-/* sqrt(sum of v[0..n)^2 / n) for v >= 0 (n >= 1), the squares scaled by
- * the power of two that brings the largest, mx (summarize's max_rel:
- * the same scan, from 0 with >), to [1, 2): +inf when one is. */
-static double rms(const double *v, size_t n, double mx)
-{
-	double sum = 0, x, sc;
-	size_t i;
-	int ex;
-
-	if (mx == 0 || isinf(mx))
-		return mx;
-	ex = ilogb(mx);
-	sc = scale_of(-ex);
-	for (i = 0; i < n; i++) {
-		x = sc != 0 ? v[i] * sc : ldexp(v[i], -ex);	/* one rounding */
-		sum += x * x;
-	}
-	return ldexp(sqrt(sum / (double)n), ex);
+		for (; o < n; o++)
+			if (cls[o] & C_ABS) {
+				x = ab[o] * sa;
+				y = dn[o] * sg;
+				ta += x * x;
+				tg += y * y;
+			}
+	} else
+		for (o = 0; o < n; o++) {
+			if (cls[o] & C_ABS) {
+				x = sa != 0 ? ab[o] * sa : ldexp(ab[o], -ea);	/* one rounding */
+				ta += x * x;
+				x = sg != 0 ? dn[o] * sg : ldexp(dn[o], -eg);
+				tg += x * x;
+			}
+			if (o < q) {
+				x = sr != 0 ? rl[o] * sr : ldexp(rl[o], -er);
+				tr += x * x;
+			}
+		}
+	*xd = ea;
+	*nd = ua ? sqrt(ta) : ma;
+	*xg = eg;
+	*dd = ug ? sqrt(tg) : mg;
+	*rr = !ur ? mr : q ? ldexp(sqrt(tr / (double)q), er) : 0.0;
 }
 
 static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 {
-	double sum_rel = 0, nd, dd, mx_den = 0;
+	double sum_rel = 0, nd, dd, mx_den = 0, rr;
+	double mr = err->max_rel, ma = err->max_abs, *rel = X->rel;
+	const double *ab = X->abserr, *dn = X->den;
+	const unsigned char *cls = X->cls;
+	uint64_t nz = 0, nf = 0, cmp = 0, nn = 0, ni = 0;
 	size_t o, q = 0;
 	int xd, xg;
 
+	/* the fields in locals: stores to rel[] could otherwise alias them */
 	for (o = 0; o < n; o++) {
-		unsigned char c = X->cls[o];
+		unsigned char c = cls[o];
 		if (c & C_REL) {
-			err->rel_n++;
-			sum_rel += X->rel[o];
-			if (X->rel[o] > err->max_rel)
-				err->max_rel = X->rel[o];
-			if (q != o)	/* compact, in order */
-				X->rel[q] = X->rel[o];
+			double v = rel[o];
+			sum_rel += v;
+			if (v > mr)
+				mr = v;
+			rel[q] = v;	/* compact, in order */
 			q++;
 		}
-		if ((c & C_ABS) && X->abserr[o] > err->max_abs)
-			err->max_abs = X->abserr[o];
-		if ((c & C_ABS) && X->den[o] > mx_den)
-			mx_den = X->den[o];
-		if (c & C_ZERO)
-			err->became_zero++;
-		if (c & C_NONFIN)
-			err->nonfinite++;
-		if (c & (C_ABS | C_NONFIN))
-			err->compared++;
-		if (c & C_NAN)
-			err->nan++;
-		if (c & C_INF)
-			err->inf++;
+		if ((c & C_ABS) && ab[o] > ma)
+			ma = ab[o];
+		if ((c & C_ABS) && dn[o] > mx_den)
+			mx_den = dn[o];
+		nz += (c & C_ZERO) != 0;
+		nf += (c & C_NONFIN) != 0;
+		cmp += (c & (C_ABS | C_NONFIN)) != 0;
+		nn += (c & C_NAN) != 0;
+		ni += (c & C_INF) != 0;
 	}
+	err->rel_n += q;
+	err->max_rel = mr;
+	err->max_abs = ma;
+	err->became_zero += nz;
+	err->nonfinite += nf;
+	err->compared += cmp;
+	err->nan += nn;
+	err->inf += ni;
 	/* the norms first: abserr is then the median's scratch (n >= q
 	 * entries of 8 bytes) */
-	frobenius(X->abserr, X->cls, n, err->max_abs, &nd, &xd);
-	frobenius(X->den, X->cls, n, mx_den, &dd, &xg);
+	norms(X, n, q, err->max_abs, mx_den, err->max_rel, &nd, &xd, &dd, &xg, &rr);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
-		err->rms_rel = rms(X->rel, q, err->max_rel);
+		err->rms_rel = rr;
 		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
 	}
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
