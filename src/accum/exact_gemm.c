@@ -51,6 +51,8 @@
  * C's entry c and the readings are error_gemm.c's (gemm_output): the
  * sums with c are formed by TwoSum and kept only when exact, and so are
  * y - e; then every reading is one IEEE operation on exact operands.
+ * Without C, the AVX-512 kernel set also does those readings 8 outputs
+ * at a time (x86/exact_gemm_avx512.c, gk->rd: the same operations).
  *
  * Blocking (BLIS's loops): B is packed once into panels of nr columns
  * (k-major, columns past N are zero); for each block of up to MC rows
