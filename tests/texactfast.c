@@ -281,6 +281,54 @@ out:
 	free(y);
 }
 
+/*
+ * The readings kernel's batches (gk->rd, without C): every width 4..44
+ * (every tail of 8 and of a panel), and rows and columns whose outputs
+ * fail the certificate in clusters: a whole row of A (one entry far
+ * off), every third column of B, next to outputs that pass.
+ */
+static void batch_cases(h_rng *r)
+{
+	static const shape s = { -9, 8, 4 };
+	size_t m, n, k, i;
+	uint64_t b0 = g_block, o0 = g_outputs;
+
+	for (n = 4; n <= 44; n++) {
+		double *a, *bt, *y;
+		m = 4 + h_rng_below(r, 9);
+		k = 1 + h_rng_below(r, 40);
+		a = malloc(m * k * sizeof *a);
+		bt = malloc(n * k * sizeof *bt);
+		y = malloc(m * n * sizeof *y);
+		if (!a || !bt || !y) {
+			h_fail("batches: out of memory");
+			free(a);
+			free(bt);
+			free(y);
+			return;
+		}
+		for (i = 0; i < m; i++)
+			fill_row(r, a + i * k, k, s, i % 6 == 1 ? ROW_SPREAD : ROW_PLAIN);
+		for (i = 0; i < n; i++)
+			fill_row(r, bt + i * k, k, s,
+				 i % 4 == 2 ? ROW_SPREAD : i % 13 == 5 ? ROW_SPECIAL : ROW_PLAIN);
+		make_results(r, y, m, n, k, a, bt, NULL);
+		compare("batches", y, m, n, k, a, bt, NULL, 0);
+		free(a);
+		free(bt);
+		free(y);
+	}
+	/* both kinds met: outputs on the blocked path, and others */
+	if (!h_check(g_block > b0 && g_block - b0 < (g_outputs - o0) * (uint64_t)g_nsets))
+		h_fail("batches: %llu of %llu output runs on the blocked path",
+		       (unsigned long long)(g_block - b0),
+		       (unsigned long long)((g_outputs - o0) * (uint64_t)g_nsets));
+	else
+		h_note("batches: %llu of %llu output runs on the blocked path",
+		       (unsigned long long)(g_block - b0),
+		       (unsigned long long)((g_outputs - o0) * (uint64_t)g_nsets));
+}
+
 /* ------------------------------------------------------------ the edge */
 
 /*
@@ -655,6 +703,7 @@ int main(void)
 		/* mixed: a narrow row against a wide column */
 		gemm_case("mixed", &r, 50, 50, 1 + h_rng_below(&r, 100), narrow[0], wide[0], 1);
 	}
+	batch_cases(&r);
 	/* many outputs at small K (the bulk), then K = 10^5 and 10^6 */
 	for (t = 0; t < 16; t++)
 		gemm_case("bulk", &r, 256, 256, 1 + h_rng_below(&r, 24),

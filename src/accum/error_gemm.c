@@ -62,7 +62,10 @@
 #include "util/parallel.h"
 #include "util/scratch.h"
 
-enum { C_REL = 1, C_ABS = 2, C_ZERO = 4, C_NONFIN = 8, C_NAN = 16, C_INF = 32 };
+enum {
+	C_REL = FPL__EXACT_C_REL, C_ABS = FPL__EXACT_C_ABS, C_ZERO = FPL__EXACT_C_ZERO,
+	C_NONFIN = FPL__EXACT_C_NONFIN, C_NAN = FPL__EXACT_C_NAN, C_INF = FPL__EXACT_C_INF
+};
 
 /* The class bits of the result y itself: C_NAN, C_INF or none. */
 static unsigned result_class(double y)
@@ -92,6 +95,8 @@ typedef struct ectx {
 	uint64_t *ngrid;		/* outputs done by the grid path, or NULL */
 	/* the blocked path (exact_gemm.c): B packed, or NULL */
 	const fpl__exact_gemm *gk;
+	const int *tb;			/* its columns' t (not finite: TB_NONFIN),
+					 * for gk->rd; or NULL */
 	uint64_t *nblock;		/* outputs done by it, or NULL */
 } ectx;
 
@@ -295,11 +300,18 @@ static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L);
  * those whose certificate fails go to lone_output (with L), which adds
  * its grid and compensated ones to *ng.  Returns the count done here.
  * One row at a time, X's fields held in locals: the class stores (bytes)
- * would otherwise make the compiler reload them for every output. */
+ * would otherwise make the compiler reload them for every output.
+ * Without C, a readings kernel (gk->rd, exact_internal.h) first does
+ * the common outputs, 8 at a time, with the same operations; the loop
+ * below then visits only those it left (their indices in left[]), and
+ * decides them from scratch. */
+#define TB_NONFIN (-(1 << 24))
+#define RD_MAX 4096	/* the most outputs per call for gk->rd */
+
 static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const double *te,
 			     const double *tg, struct lazy_ints *L, uint64_t *ng)
 {
-	size_t o0 = i * X->N + j0, c;
+	size_t o0 = i * X->N + j0, c, k, cnt = n;
 	const double *yr = X->r + i * X->ldr + j0, *cr = X->c ? X->c + i * X->ldc + j0 : NULL;
 	const fpl__grid_row *rb = X->rb + j0;
 	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0, *ab = X->abserr + o0;
@@ -307,9 +319,19 @@ static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const
 	unsigned char *cls = X->cls + o0;
 	int ta = X->ra[i].t, fa = X->ra[i].fin, slack = X->slack;
 	uint64_t done = 0;
+	uint32_t left[RD_MAX], *idx = NULL;
 
-	for (c = 0; c < n; c++) {
-		double y = yr[c], e = te[c], den = tg[c], d, cv;
+	if (X->gk->rd && X->tb && !cr && fa && n <= RD_MAX) {
+		cnt = X->gk->rd(n, te, tg, yr, X->tb + j0, ta, slack, ex, rel, ab, dn, cls, left);
+		done = n - cnt;
+		idx = left;
+	}
+	for (k = 0; k < cnt; k++) {
+		double y, e, den, d, cv;
+		c = idx ? idx[k] : k;
+		y = yr[c];
+		e = te[c];
+		den = tg[c];
 		int g = ta + rb[c].t, lim = g + 53 + slack;
 		unsigned char cl = 0;
 
@@ -835,89 +857,118 @@ static double scale_of(int e)
 	return e >= -1022 && e <= 1023 ? pow2(e) : 0.0;
 }
 
-/* ||v over the outputs of class C_ABS||_F = *s 2^*ex (*s = 0: zero,
- * *s = inf: an entry is inf), scaled so that no square overflows; mx is
- * the largest of those entries (0 when none exceeds 0; NaNs never do),
- * as summarize finds it. */
-static void frobenius(const double *v, const unsigned char *cls, size_t n, double mx,
-		      double *s, int *ex)
+/*
+ * The norms, in one pass over the outputs:
+ *   ||abserr over the outputs of class C_ABS||_F = *nd 2^*xd, and the
+ *   same of den, *dd 2^*xg (*nd = 0: zero, inf: an entry is inf),
+ *   scaled so that no square overflows; ma and mg are the largest of
+ *   those entries (0 when none exceeds 0; NaNs never do), as summarize
+ *   finds them;
+ *   *rr = sqrt(sum of rel[0..q)^2 / q) (q >= 1; rel >= 0), the squares
+ *   scaled by the power of two that brings the largest, mr (summarize's
+ *   max_rel: the same scan, from 0 with >), to [1, 2): +inf when one is.
+ * Each is a sum of squares in index order, a chain of its own; the three
+ * chains are independent and interleaved so that their latencies
+ * overlap (the bits are those of three separate loops: no sum is
+ * reordered).  A norm that is 0 or inf runs its chain on the harmless
+ * scale 2^0 and ignores it.
+ */
+__attribute__((noinline)) static void norms(const ectx *X, size_t n, size_t q, double ma,
+					     double mg, double mr, double *nd, int *xd,
+					     double *dd, int *xg, double *rr)
 {
-	double sum = 0, x, sc;
+	const double *ab = X->abserr, *dn = X->den, *rl = X->rel;
+	const unsigned char *cls = X->cls;
+	int ua = ma != 0 && !isinf(ma), ug = mg != 0 && !isinf(mg), ur = mr != 0 && !isinf(mr);
+	int ea = ua ? ilogb(ma) : 0, eg = ug ? ilogb(mg) : 0, er = ur ? ilogb(mr) : 0;
+	double sa = scale_of(-ea), sg = scale_of(-eg), sr = scale_of(-er);
+	double ta = 0, tg = 0, tr = 0, x;
 	size_t o;
 
-	*ex = 0;
-	*s = mx;
-	if (mx == 0 || isinf(mx))
-		return;
-	*ex = ilogb(mx);
-	sc = scale_of(-*ex);
-	for (o = 0; o < n; o++)
-		if (cls[o] & C_ABS) {
-			x = sc != 0 ? v[o] * sc : ldexp(v[o], -*ex);	/* one rounding */
-			sum += x * x;
+	if (sa != 0 && sg != 0 && sr != 0) {	/* the usual case: products */
+		double y, z;
+		for (o = 0; o < q; o++) {
+			z = rl[o] * sr;
+			tr += z * z;
+			if (cls[o] & C_ABS) {
+				x = ab[o] * sa;
+				y = dn[o] * sg;
+				ta += x * x;
+				tg += y * y;
+			}
 		}
-	*s = sqrt(sum);
-}
-
-/* sqrt(sum of v[0..n)^2 / n) for v >= 0 (n >= 1), the squares scaled by
- * the power of two that brings the largest, mx (summarize's max_rel:
- * the same scan, from 0 with >), to [1, 2): +inf when one is. */
-static double rms(const double *v, size_t n, double mx)
-{
-	double sum = 0, x, sc;
-	size_t i;
-	int ex;
-
-	if (mx == 0 || isinf(mx))
-		return mx;
-	ex = ilogb(mx);
-	sc = scale_of(-ex);
-	for (i = 0; i < n; i++) {
-		x = sc != 0 ? v[i] * sc : ldexp(v[i], -ex);	/* one rounding */
-		sum += x * x;
-	}
-	return ldexp(sqrt(sum / (double)n), ex);
+		for (; o < n; o++)
+			if (cls[o] & C_ABS) {
+				x = ab[o] * sa;
+				y = dn[o] * sg;
+				ta += x * x;
+				tg += y * y;
+			}
+	} else
+		for (o = 0; o < n; o++) {
+			if (cls[o] & C_ABS) {
+				x = sa != 0 ? ab[o] * sa : ldexp(ab[o], -ea);	/* one rounding */
+				ta += x * x;
+				x = sg != 0 ? dn[o] * sg : ldexp(dn[o], -eg);
+				tg += x * x;
+			}
+			if (o < q) {
+				x = sr != 0 ? rl[o] * sr : ldexp(rl[o], -er);
+				tr += x * x;
+			}
+		}
+	*xd = ea;
+	*nd = ua ? sqrt(ta) : ma;
+	*xg = eg;
+	*dd = ug ? sqrt(tg) : mg;
+	*rr = !ur ? mr : q ? ldexp(sqrt(tr / (double)q), er) : 0.0;
 }
 
 static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 {
-	double sum_rel = 0, nd, dd, mx_den = 0;
+	double sum_rel = 0, nd, dd, mx_den = 0, rr;
+	double mr = err->max_rel, ma = err->max_abs, *rel = X->rel;
+	const double *ab = X->abserr, *dn = X->den;
+	const unsigned char *cls = X->cls;
+	uint64_t nz = 0, nf = 0, cmp = 0, nn = 0, ni = 0;
 	size_t o, q = 0;
 	int xd, xg;
 
+	/* the fields in locals: stores to rel[] could otherwise alias them */
 	for (o = 0; o < n; o++) {
-		unsigned char c = X->cls[o];
+		unsigned char c = cls[o];
 		if (c & C_REL) {
-			err->rel_n++;
-			sum_rel += X->rel[o];
-			if (X->rel[o] > err->max_rel)
-				err->max_rel = X->rel[o];
-			if (q != o)	/* compact, in order */
-				X->rel[q] = X->rel[o];
+			double v = rel[o];
+			sum_rel += v;
+			if (v > mr)
+				mr = v;
+			rel[q] = v;	/* compact, in order */
 			q++;
 		}
-		if ((c & C_ABS) && X->abserr[o] > err->max_abs)
-			err->max_abs = X->abserr[o];
-		if ((c & C_ABS) && X->den[o] > mx_den)
-			mx_den = X->den[o];
-		if (c & C_ZERO)
-			err->became_zero++;
-		if (c & C_NONFIN)
-			err->nonfinite++;
-		if (c & (C_ABS | C_NONFIN))
-			err->compared++;
-		if (c & C_NAN)
-			err->nan++;
-		if (c & C_INF)
-			err->inf++;
+		if ((c & C_ABS) && ab[o] > ma)
+			ma = ab[o];
+		if ((c & C_ABS) && dn[o] > mx_den)
+			mx_den = dn[o];
+		nz += (c & C_ZERO) != 0;
+		nf += (c & C_NONFIN) != 0;
+		cmp += (c & (C_ABS | C_NONFIN)) != 0;
+		nn += (c & C_NAN) != 0;
+		ni += (c & C_INF) != 0;
 	}
+	err->rel_n += q;
+	err->max_rel = mr;
+	err->max_abs = ma;
+	err->became_zero += nz;
+	err->nonfinite += nf;
+	err->compared += cmp;
+	err->nan += nn;
+	err->inf += ni;
 	/* the norms first: abserr is then the median's scratch (n >= q
 	 * entries of 8 bytes) */
-	frobenius(X->abserr, X->cls, n, err->max_abs, &nd, &xd);
-	frobenius(X->den, X->cls, n, mx_den, &dd, &xg);
+	norms(X, n, q, err->max_abs, mx_den, err->max_rel, &nd, &xd, &dd, &xg, &rr);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
-		err->rms_rel = rms(X->rel, q, err->max_rel);
+		err->rms_rel = rr;
 		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
 	}
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
@@ -1011,6 +1062,7 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 {
 	void *mem = NULL;
 	double *own = NULL;
+	int *tb = NULL;
 	fpl__exact_gemm gk;
 	ectx X;
 	int st = 0;
@@ -1053,6 +1105,11 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 				free(mem);
 				mem = NULL;
 				X.ra = X.rb = NULL;
+			} else if (gk.rd && (tb = malloc(n * sizeof *tb))) {
+				size_t j;
+				for (j = 0; j < n; j++)
+					tb[j] = X.rb[j].fin ? X.rb[j].t : TB_NONFIN;
+				X.tb = tb;
 			}
 		}
 	}
@@ -1076,6 +1133,7 @@ out:
 	fpl__exact_gemm_release(&gk);
 	free(mem);
 	free(own);
+	free(tb);
 	return st;
 }
 

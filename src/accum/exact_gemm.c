@@ -51,6 +51,8 @@
  * C's entry c and the readings are error_gemm.c's (gemm_output): the
  * sums with c are formed by TwoSum and kept only when exact, and so are
  * y - e; then every reading is one IEEE operation on exact operands.
+ * Without C, the AVX-512 kernel set also does those readings 8 outputs
+ * at a time (x86/exact_gemm_avx512.c, gk->rd: the same operations).
  *
  * Blocking (BLIS's loops): B is packed once into panels of nr columns
  * (k-major, columns past N are zero); for each block of up to MC rows
@@ -119,6 +121,7 @@ void fpl__exact_gemm_pick(fpl__exact_gemm *gk)
 	gk->mr = 4;
 	gk->nr = 4;
 	gk->mk = mk_c;
+	gk->rd = NULL;
 #ifdef FPL_HAVE_X86_KERNELS
 	{
 		const char *sel = fpl_kernels_selected();
@@ -128,6 +131,7 @@ void fpl__exact_gemm_pick(fpl__exact_gemm *gk)
 			gk->mr = FPL__EXACT_AVX512_MR;
 			gk->nr = FPL__EXACT_AVX512_NR;
 			gk->mk = fpl__exact_mk_avx512;
+			gk->rd = fpl__exact_rd_avx512;
 		} else if (strcmp(sel, "ref") && cpu->avx2 && cpu->fma) {
 			gk->mr = FPL__EXACT_AVX2_MR;
 			gk->nr = FPL__EXACT_AVX2_NR;

@@ -145,6 +145,31 @@ int fpl__exact_cert_dot(fpl_exact *elo, fpl_exact *ehi, fpl_exact *glo, fpl_exac
 typedef void (*fpl__exact_mk)(size_t kc, const double *ap, const double *bp, double *e,
 			      double *g, size_t ldo);
 
+/* error_gemm.c's output classes (the bits of its cls array). */
+enum {
+	FPL__EXACT_C_REL = 1, FPL__EXACT_C_ABS = 2, FPL__EXACT_C_ZERO = 4,
+	FPL__EXACT_C_NONFIN = 8, FPL__EXACT_C_NAN = 16, FPL__EXACT_C_INF = 32
+};
+
+/*
+ * A readings kernel: error_gemm.c's gemm_outputs for n outputs of one
+ * row of a GEMM without C, done in the common case only.  Output c (c <
+ * n) has the binary64 sums te[c] and tg[c], the result y[c], g = ta +
+ * tb[c] (tb[c]: column c's least weight t, or below -2^20 for a column
+ * that is not finite; the row is finite).  When -1074 <= g <= 970, tg[c]
+ * < 2^min(g + 53 + slack, 1023), y[c] is finite and TwoSum proves y[c] -
+ * te[c] exact, it writes ex[c] (when ex is not NULL), rel[c], ab[c],
+ * dn[c] and cls[c] exactly as gemm_outputs does; it writes nothing for
+ * the other outputs, their indices go to left[] (increasing), and their
+ * count is returned.  Portable twin: gemm_outputs's own loop.
+ */
+typedef size_t (*fpl__exact_rd)(size_t n, const double *te, const double *tg, const double *y,
+				const int *tb, int ta, int slack, double *ex, double *rel,
+				double *ab, double *dn, unsigned char *cls, uint32_t *left);
+size_t fpl__exact_rd_avx512(size_t n, const double *te, const double *tg, const double *y,
+			    const int *tb, int ta, int slack, double *ex, double *rel,
+			    double *ab, double *dn, unsigned char *cls, uint32_t *left);
+
 #define FPL__EXACT_AVX512_MR 6
 #define FPL__EXACT_AVX512_NR 16
 #define FPL__EXACT_AVX2_MR 6
@@ -159,6 +184,7 @@ void fpl__exact_mk_avx2(size_t kc, const double *ap, const double *bp, double *e
 typedef struct fpl__exact_gemm {
 	int mr, nr;
 	fpl__exact_mk mk;
+	fpl__exact_rd rd;	/* or NULL: gemm_outputs's own loop */
 	size_t N, K, np;
 	double *bp;
 } fpl__exact_gemm;
