@@ -357,35 +357,48 @@ NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, s
 #undef LEAN4X2
 #undef LEAN4
 
-/* lean2 (J->lean == 2, argued above): lean4 over the 64 chains of s[]
- * for k in [k0, k1) (stride 1), cnt[j] += lane j's inexact steps, with
- * C built from max(t's exponent field, emin's) (e_min, the field of
- * 2^emin: a tiny t is rounded at the absolute quantum 2^(emin-m) =
- * q_acc, C = 1.5 * 2^52 * q_acc, so y is t rounded to nearest-even in
- * acc's subnormal range) and a watch for tiny inexact steps: over the
- * eight registers the running unsigned minimum of the 32-bit halves
- * of (bits(t) & expm) | eq, eq all ones for a step with y == t, whose
- * upper half is 2^20 e (e t's exponent field) for an inexact step and
- * 0xffffffff for an exact one (one register: the spills of a second
- * cost more than the rare reruns it saves).  A minimum below 2^20 e_min
- * (tinyb) in lane l means an inexact step with |t| < 2^emin in lane l
- * of one of the registers: bad[] is set for all eight of them. */
-#define LEAN2(sv, bb, mn)                                                                      \
+/* lean2 (J->lean == 2, argued above): lean4's rounding over the 64
+ * chains of s[] for k in [k0, k1) (stride 1), cnt[j] += lane j's
+ * inexact steps, with C built from max(t's exponent field, emin's)
+ * (e_min, the field of 2^emin: a tiny t is rounded at the absolute
+ * quantum 2^(emin-m) = q_acc, C = 1.5 * 2^52 * q_acc, so y is t rounded
+ * to nearest-even in acc's subnormal range) and a watch for tiny
+ * inexact steps.  The eight registers of 32 chains go by pairs (lanes
+ * j+8p .. j+8p+3 and the next four): eq, all ones for a lane with y ==
+ * t, of both registers folded by one vshufps (their upper 32-bit
+ * halves: dword d of the result is lane (d & 1) + 2 (d >> 2) of the
+ * first register when d & 2 == 0, of the second otherwise) into one
+ * register of eight 32-bit counters of exact steps (n <= LEAN_CHUNK <
+ * 2^32), and the same fold of bits(t) & expm (upper halves: 2^20 e, e
+ * t's exponent field) or'ed with it into a running unsigned minimum
+ * over the pairs, whose dword is 2^20 e for an inexact step and
+ * 0xffffffff for an exact one.  A minimum below 2^20 e_min (tinyb) in
+ * dword d means an inexact step with |t| < 2^emin in that lane of one
+ * of the four pairs: bad[] is set for the four lanes of that position.
+ * Per pair 5 vector operations besides the 7 per register of the
+ * rounding and eq (lean4's packing needed 7 and more registers). */
+#define LEAN2(sv, bb, e_, q_)                                                                  \
 	do {                                                                                   \
 		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
-		__m256i e_ = _mm256_and_si256(_mm256_castpd_si256(t_), expm);                  \
-		__m256d c_ = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_max_epi32(e_, emin), cadd)); \
+		__m256d c_;                                                                    \
+		(e_) = _mm256_and_si256(_mm256_castpd_si256(t_), expm);                        \
+		c_ = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_max_epi32((e_), emin), cadd)); \
 		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
-		eq_ = _mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_));     \
-		(mn) = _mm256_min_epu32((mn), _mm256_or_si256(e_, eq_));                       \
+		(q_) = _mm256_castsi256_ps(                                                    \
+			_mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_))); \
 	} while (0)
 #define LEAN2X2(sa, sb, cv, bb, mn)                                                            \
 	do {                                                                                   \
-		__m256i eq_, eqa_;                                                             \
-		LEAN2(sa, bb, mn);                                                             \
-		eqa_ = eq_;                                                                    \
-		LEAN2(sb, (bb) + 4, mn);                                                       \
-		(cv) = _mm256_sub_epi64(_mm256_add_epi64((cv), eqa_), _mm256_slli_epi64(eq_, 32)); \
+		__m256i ea_, eb_, x_;                                                          \
+		__m256 qa_, qb_;                                                               \
+		LEAN2(sa, bb, ea_, qa_);                                                       \
+		LEAN2(sb, (bb) + 4, eb_, qb_);                                                 \
+		x_ = _mm256_castps_si256(_mm256_shuffle_ps(qa_, qb_, 0xdd));                   \
+		(cv) = _mm256_sub_epi32((cv), x_);                                             \
+		(mn) = _mm256_min_epu32(                                                       \
+			(mn), _mm256_or_si256(x_, _mm256_castps_si256(_mm256_shuffle_ps(      \
+							  _mm256_castsi256_ps(ea_),           \
+							  _mm256_castsi256_ps(eb_), 0xdd)))); \
 	} while (0)
 
 NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t k0, size_t k1,
@@ -406,7 +419,7 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
 		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
 		__m256i m0 = _mm256_set1_epi64x(-1);
-		uint64_t eo[16], mo[4];
+		uint32_t eo[32], mo[8];
 		int l;
 		for (k = k0; k < k1; k++) {
 			const __m256d av = _mm256_set1_pd(arow[k]);
@@ -425,22 +438,23 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 		_mm256_storeu_pd(s + j + 24, s6);
 		_mm256_storeu_pd(s + j + 28, s7);
 		_mm256_storeu_si256((__m256i *)eo, e0);
-		_mm256_storeu_si256((__m256i *)(eo + 4), e1);
-		_mm256_storeu_si256((__m256i *)(eo + 8), e2);
-		_mm256_storeu_si256((__m256i *)(eo + 12), e3);
+		_mm256_storeu_si256((__m256i *)(eo + 8), e1);
+		_mm256_storeu_si256((__m256i *)(eo + 16), e2);
+		_mm256_storeu_si256((__m256i *)(eo + 24), e3);
 		_mm256_storeu_si256((__m256i *)mo, m0);
-		/* as lean4's counters */
-		for (l = 0; l < 16; l++) {
-			const size_t base = j + (size_t)(l / 4) * 8 + (size_t)(l % 4);
-			const uint64_t ea = (uint32_t)(0u - (uint32_t)eo[l]);
-			cnt[base] += n - ea;
-			cnt[base + 4] += n - ((eo[l] + ea) >> 32);
+		/* counter dword 8p + d: the exact steps of lane 8p + lp(d),
+		 * lp(d) = 4 ((d >> 1) & 1) + (d & 1) + 2 (d >> 2) */
+		for (l = 0; l < 32; l++) {
+			const int d = l & 7;
+			const size_t lp = (size_t)(4 * ((d >> 1) & 1) + (d & 1) + 2 * (d >> 2));
+			cnt[j + (size_t)(l - d) + lp] += n - eo[l];
 		}
-		for (l = 0; l < 4; l++)
-			if ((uint32_t)(mo[l] >> 32) < tinyb) {
+		for (l = 0; l < 8; l++)
+			if (mo[l] < tinyb) {
+				const size_t lp = (size_t)(4 * ((l >> 1) & 1) + (l & 1) + 2 * (l >> 2));
 				size_t r;
-				for (r = 0; r < 32; r += 4)
-					bad[j + r + (size_t)l] = 1;
+				for (r = 0; r < 32; r += 8)
+					bad[j + r + lp] = 1;
 			}
 	}
 }
