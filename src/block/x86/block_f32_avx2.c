@@ -24,9 +24,9 @@
  *    count is such a count), exactly k_round's F;
  *  - unsigned comparisons F > ~r' as signed ones of both biased by 2^31;
  *    magnitudes (below 2^31) compare signed directly;
- *  - the draws' high words by 32-bit products (kd_mix_hi8 of
- *    kernels/x86/round_direct_avx2.c, copied: x * k mod 2^64 from
- *    vpmuludq and vpmulld).
+ *  - the draws' high words by 32-bit products (fpl__dr2_mix_hi8 of
+ *    kernels/x86/draw_avx2.h: x * k mod 2^64 from vpmuludq and
+ *    vpmulld).
  * Blocks whose scale leaves the binary32 constants' range (kb_init's
  * conditions) and NaN blocks go to fpl__bq_block_scalar / NaN, as there.
  */
@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "block/block_f32.h"
+#include "kernels/x86/draw_avx2.h"
 
 #define KI static inline __attribute__((always_inline))
 #define GOLD 0x9e3779b97f4a7c15ull
@@ -48,39 +49,14 @@ typedef struct kc2 {
 	uint64_t key, c0;
 } kc2;
 
-/* kd_mul64, kd_mix1, kd_mix_hi8 of round_direct_avx2.c */
-KI __m256i mul64(__m256i x, __m256i kl, __m256i ks)
-{
-	__m256i t = _mm256_mullo_epi32(x, ks);
-	__m256i hi = _mm256_add_epi64(_mm256_slli_epi64(t, 32),
-				      _mm256_and_si256(t, _mm256_set1_epi64x((long long)0xffffffff00000000ull)));
-	return _mm256_add_epi64(_mm256_mul_epu32(x, kl), hi);
-}
-
-KI __m256i mix1(__m256i z)
-{
-	z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
-	z = mul64(z, _mm256_set1_epi64x(0x1ce4e5b9), _mm256_set1_epi64x(0x1ce4e5b9bf58476dll));
-	return _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
-}
-
-/* The high words of fpl__draw(key, idx + i), i = 0..7, in lane order, then
- * biased for the signed comparison: (~(h & rmask)) ^ 2^31. */
+/* The high words of fpl__draw(key, idx + i), i = 0..7, in lane order
+ * (kernels/x86/draw_avx2.h), then biased for the signed comparison:
+ * (~(h & rmask)) ^ 2^31. */
 KI __m256i draws8(const kc2 *c, uint64_t idx)
 {
-	const __m256i kl = _mm256_set1_epi64x(0x133111eb), ks = _mm256_set1_epi64x(0x133111eb94d049bbll);
 	__m256i base = _mm256_set1_epi64x((long long)(c->key + (idx + 1) * GOLD));
-	__m256i a = mix1(_mm256_add_epi64(base, c->glo)), b = mix1(_mm256_add_epi64(base, c->ghi));
-	__m256i ta = _mm256_mullo_epi32(a, ks), tb = _mm256_mullo_epi32(b, ks);
-	__m256i va = _mm256_add_epi32(_mm256_mul_epu32(a, kl), ta);
-	__m256i vb = _mm256_add_epi32(_mm256_mul_epu32(b, kl), tb);
-	__m256i h = _mm256_add_epi32(
-		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(va), _mm256_castsi256_ps(vb),
-						      _MM_SHUFFLE(3, 1, 3, 1))),
-		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ta), _mm256_castsi256_ps(tb),
-						      _MM_SHUFFLE(2, 0, 2, 0))));
+	__m256i h = fpl__dr2_mix_hi8(_mm256_add_epi64(base, c->glo), _mm256_add_epi64(base, c->ghi), 1);
 
-	h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 31));
 	/* ~(h & rmask) ^ 2^31 = (h & rmask) ^ 0x7fffffff */
 	return _mm256_xor_si256(_mm256_and_si256(h, c->rmask), c->x7f);
 }

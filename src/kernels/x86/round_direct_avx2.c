@@ -20,7 +20,7 @@
  *    ((lo*kh + hi*kl) << 32), one vpmuludq and one vpmulld for both
  *    cross products; sp and se read only the top 32 bits of a draw, so
  *    the second multiply and the last xorshift compute only the high
- *    words (kd_mix);
+ *    words (kd_mix, by kernels/x86/draw_avx2.h, which argues it);
  *  - masks: all-ones lanes; tp and tn select by the sign bit of x itself
  *    (vblendvpd);
  *  - cvtepu64_pd for the scaled tiny results K <= 2^52: the bits K +
@@ -101,6 +101,7 @@
 #include <string.h>
 
 #include "kernels/kernels_internal.h"
+#include "kernels/x86/draw_avx2.h"
 
 #define KD_INLINE static inline __attribute__((always_inline))
 #define KD_GOLDEN 0x9e3779b97f4a7c15ull	/* fpl__draw's index step */
@@ -159,42 +160,14 @@ typedef struct kf_c {
 	uint32_t max32;				/* bits of max as a float */
 } kf_c;
 
-/* x * k mod 2^64 for a constant k = kh 2^32 + kl: lo*kl + ((lo*kh +
- * hi*kl) << 32), the two cross products in one vpmulld by ks, the
- * constant with its halves swapped (kl in the high words). */
-KD_INLINE __m256i kd_mul64(__m256i x, __m256i kl, __m256i ks)
-{
-	__m256i t = _mm256_mullo_epi32(x, ks);	/* lo*kh in the low, hi*kl in the high word */
-	__m256i hi = _mm256_add_epi64(_mm256_slli_epi64(t, 32),
-				      _mm256_and_si256(t, _mm256_set1_epi64x((long long)0xffffffff00000000ull)));
-	return _mm256_add_epi64(_mm256_mul_epu32(x, kl), hi);
-}
-
-/* splitmix64's finalizer (fpl__mix64) on four lanes: kd_mix1, then the
- * second multiply and the last xorshift. */
-#define KD_K2L 0x133111eb
-#define KD_K2S 0x133111eb94d049bbll
-KD_INLINE __m256i kd_mix1(__m256i z)
-{
-	z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
-	z = kd_mul64(z, _mm256_set1_epi64x(0x1ce4e5b9), _mm256_set1_epi64x(0x1ce4e5b9bf58476dll));
-	return _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
-}
-
-/* The draws' high words (the low words are garbage: sp reads the top R
- * <= 32 bits, se the top bit): the high word of x*k is hi(lo*kl) + lo*kh
- * + hi*kl (mod 2^32), added in 32-bit lanes (no carry from the low
- * word), and that of z ^ (z >> 31) is h ^ (h >> 31).  That last step
- * changes bit 0 of h only (h >> 31 is 0 or 1), which sp reads only when
- * R = 32 and se never (its top bit): xs = 0 leaves it out (kd_xs). */
-KD_INLINE __m256i kd_mixx(__m256i z, int xs)
-{
-	__m256i a = kd_mix1(z), t = _mm256_mullo_epi32(a, _mm256_set1_epi64x(KD_K2S));
-	__m256i h = _mm256_add_epi32(_mm256_add_epi32(_mm256_mul_epu32(a, _mm256_set1_epi64x(KD_K2L)),
-						      t),
-				     _mm256_slli_epi64(t, 32));
-	return xs ? _mm256_xor_si256(h, _mm256_srli_epi64(h, 31)) : h;
-}
+/* splitmix64's finalizer (fpl__mix64) on four lanes, by draw_avx2.h
+ * (which argues it): kd_mixx(z, xs) is the draw's high word in each
+ * lane's high word (the low words are garbage: sp reads the top R <= 32
+ * bits, se the top bit); the last xorshift changes bit 0 of that word
+ * only, which sp reads only when R = 32 and se never: xs = 0 leaves it
+ * out (kd_xs).  kd_mix_hi8 packs two vectors' high words in lane order. */
+#define kd_mixx(z, xs) fpl__dr2_mix_hi((z), (xs))
+#define kd_mix_hi8(za, zb, xs) fpl__dr2_mix_hi8((za), (zb), (xs))
 
 KD_INLINE __m256i kd_mix(__m256i z)
 {
@@ -203,23 +176,6 @@ KD_INLINE __m256i kd_mix(__m256i z)
 
 /* Whether a draw's last xorshift matters (kd_mixx): sp with R = 32. */
 #define kd_xs(rnd, r32) ((rnd) == FPL_RND_SP && (r32))
-
-/* The high words of the draws of two kd_base vectors za (lanes 0,1,4,5)
- * and zb (lanes 2,3,6,7), packed in lane order (as kd_mix). */
-KD_INLINE __m256i kd_mix_hi8(__m256i za, __m256i zb, int xs)
-{
-	const __m256i kl = _mm256_set1_epi64x(KD_K2L), ks = _mm256_set1_epi64x(KD_K2S);
-	__m256i a = kd_mix1(za), b = kd_mix1(zb);
-	__m256i ta = _mm256_mullo_epi32(a, ks), tb = _mm256_mullo_epi32(b, ks);
-	__m256i va = _mm256_add_epi32(_mm256_mul_epu32(a, kl), ta);	/* hi(lo*kl) + hi*kl */
-	__m256i vb = _mm256_add_epi32(_mm256_mul_epu32(b, kl), tb);
-	__m256i h = _mm256_add_epi32(
-		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(va), _mm256_castsi256_ps(vb),
-						      _MM_SHUFFLE(3, 1, 3, 1))),
-		_mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ta), _mm256_castsi256_ps(tb),
-						      _MM_SHUFFLE(2, 0, 2, 0))));	/* + lo*kh */
-	return xs ? _mm256_xor_si256(h, _mm256_srli_epi32(h, 31)) : h;
-}
 
 /* The splitmix state of fpl__draw(key, idx + k) in lane k (offsets g:
  * k * golden): kd_mix of it is the draw. */
