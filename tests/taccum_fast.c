@@ -207,6 +207,23 @@ static void spec(fpl_format *f, fpl_rnd *r, const char *s)
 		h_fail("cannot parse spec %s", s);
 }
 
+/* m = profile prof (inputs rounded on load, pairs:8 where it pairs), or
+ * else inputs of spec in (A and B alike) into acc, sequential order. */
+static void model(fpl_accum_model *m, const char *prof, const char *in, const char *acc)
+{
+	if (prof) {
+		fpl_accum_profile(m, prof);
+		m->a_load = m->b_load = FPL_LOAD_ROUND;
+		if (m->pair_block)
+			m->pair_block = 8;
+		return;
+	}
+	fpl_accum_init(m);
+	spec(&m->a, &m->a_rnd, in);
+	m->b = m->a;
+	spec(&m->acc, &m->acc_rnd, acc);
+}
+
 static const char *const ins[] = { "e4m3fn", "e5m2", "bf16", "fp16", "fp32", "e2m3" };
 static const char *const accs[] = { "fp16", "fp32", "bf16", "fp16+nosub", "fp16+ftz",
 				    "fp32+daz+ftz", "fp32+sat", "e5m2", "e4m3fnuz", "fp16+sat" };
@@ -232,10 +249,7 @@ static void test_random(void)
 						fpl_accum_model m;
 						size_t r;
 						char what[160];
-						fpl_accum_init(&m);
-						spec(&m.a, &m.a_rnd, ins[i]);
-						m.b = m.a;
-						spec(&m.acc, &m.acc_rnd, accs[j]);
+						model(&m, NULL, ins[i], accs[j]);
 						m.acc_rnd = modes[q];
 						fpl_accum_parse_order(&m, orders[o]);
 						if (h_rng_below(&g, 4) == 0) {
@@ -266,10 +280,7 @@ static void expect_path(const char *what, const char *a, const char *acc, fpl_rn
 	uint64_t before = fpl__acc_path_runs[path];
 
 	h_rng_init(&g, 12);
-	fpl_accum_init(&m);
-	spec(&m.a, &m.a_rnd, a);
-	m.b = m.a;
-	spec(&m.acc, &m.acc_rnd, acc);
+	model(&m, NULL, a, acc);
 	m.acc_rnd = rnd;
 	fpl_accum_parse_order(&m, order);
 	check_case(&m, what, 9, 70, 33, kind, 1, &g);
@@ -382,15 +393,9 @@ static void test_verify_million(void)
 		fpl_accum_model m;
 		char what[80];
 		if (c[i].prof) {
-			fpl_accum_profile(&m, c[i].prof);
-			m.a_load = m.b_load = FPL_LOAD_ROUND;
-			if (m.pair_block)
-				m.pair_block = 8;
+			model(&m, c[i].prof, NULL, NULL);
 		} else {
-			fpl_accum_init(&m);
-			spec(&m.a, &m.a_rnd, c[i].in);
-			m.b = m.a;
-			spec(&m.acc, &m.acc_rnd, c[i].acc);
+			model(&m, NULL, c[i].in, c[i].acc);
 			fpl_accum_parse_order(&m, c[i].ord);
 		}
 		snprintf(what, sizeof what, "%s (verified ne64), 10^6 outputs", c[i].what);
@@ -420,10 +425,7 @@ static void test_fused64_million(void)
 	for (i = 0; i < NELEM(in); i++) {
 		fpl_accum_model m;
 		char what[80];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, in[i]);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, acc[i]);
+		model(&m, NULL, in[i], acc[i]);
 		m.acc_rnd = rnd[i];
 		fpl_accum_parse_order(&m, ord[i]);
 		snprintf(what, sizeof what, "%s/%s:%s %s, 10^6 outputs", in[i], acc[i],
@@ -450,10 +452,7 @@ static void test_ne64_million(void)
 		for (o = 0; o < NELEM(ord); o++) {
 			fpl_accum_model m;
 			char what[80];
-			fpl_accum_init(&m);
-			spec(&m.a, &m.a_rnd, in[i]);
-			m.b = m.a;
-			spec(&m.acc, &m.acc_rnd, "fp16");
+			model(&m, NULL, in[i], "fp16");
 			fpl_accum_parse_order(&m, ord[o]);
 			snprintf(what, sizeof what, "%s/fp16 ne %s, 10^6 outputs", in[i], ord[o]);
 			check_case(&m, what, 2000, 500, 12, D_MIX, 1, &g);
@@ -513,10 +512,7 @@ static void test_ro32_million(void)
 	for (i = 0; i < NELEM(c); i++) {
 		fpl_accum_model m;
 		char what[96];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		fpl_accum_parse_order(&m, c[i].ord);
 		snprintf(what, sizeof what, "%s/%s ne %s (binary32 tiles), 10^6 outputs", c[i].in,
 			 c[i].acc, c[i].ord);
@@ -601,10 +597,7 @@ static void test_lean_million(void)
 	for (i = 0; i < NELEM(c); i++) {
 		fpl_accum_model m;
 		char what[96];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		fpl_accum_parse_order(&m, c[i].ord);
 		snprintf(what, sizeof what, "%s/%s ne %s (lean), 10^6 outputs", c[i].in, c[i].acc,
 			 c[i].ord);
@@ -651,10 +644,7 @@ static void test_lean2_million(void)
 	for (i = 0; i < NELEM(c); i++) {
 		fpl_accum_model m;
 		char what[96];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		fpl_accum_parse_order(&m, "sequential");
 		snprintf(what, sizeof what, "%s/%s ne sequential (lean2), 10^6 outputs", c[i].in,
 			 c[i].acc);
@@ -717,10 +707,7 @@ static void test_sp64_million(void)
 	for (i = 0; i < NELEM(c); i++) {
 		fpl_accum_model m;
 		char what[96];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		fpl_accum_parse_order(&m, c[i].ord);
 		sr_bits = c[i].R;
 		snprintf(what, sizeof what, "%s/%s %s sr_bits %d, 10^6 outputs", c[i].in, c[i].acc,
@@ -789,10 +776,7 @@ static void test_signed_zeros(void)
 					for (beta = 0; beta < 2; beta++) {
 						fpl_accum_model m;
 						char what[96];
-						fpl_accum_init(&m);
-						spec(&m.a, &m.a_rnd, "e4m3fn");
-						m.b = m.a;
-						spec(&m.acc, &m.acc_rnd, acc[a]);
+						model(&m, NULL, "e4m3fn", acc[a]);
 						m.acc_rnd = rnd[q];
 						fpl_accum_parse_order(&m, ords[o]);
 						snprintf(what, sizeof what, "signed zeros: e4m3fn -> %s:%s %s K %zu",
@@ -832,10 +816,7 @@ static void test_untracked(void)
 				result R[2];
 				uint64_t seed = h_rng_next(&g);
 
-				fpl_accum_init(&m);
-				spec(&m.a, &m.a_rnd, mods[mi][0]);
-				m.b = m.a;
-				spec(&m.acc, &m.acc_rnd, mods[mi][1]);
+				model(&m, NULL, mods[mi][0], mods[mi][1]);
 				beta = (int)(si & 1);
 				for (i = 0; i < M * K; i++)
 					a[i] = gen(&g, &m.a, kind);
@@ -993,10 +974,7 @@ static void test_sp64_avx2_million(void)
 		const size_t M = (h_sanitized() ? 2000 : 1000000) / c[i].N + 1;
 		fpl_accum_model m;
 		char what[112];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		fpl_accum_parse_order(&m, c[i].ord);
 		sr_bits = c[i].R;
 		snprintf(what, sizeof what, "avx2 set: %s/%s %s sr_bits %d, %zux%zu outputs", c[i].in,
@@ -1079,10 +1057,7 @@ static void test_ro32_avx2_million(void)
 		fpl_accum_model m;
 		uint64_t r0 = fpl__acc_ro32_avx2_runs;
 		char what[112];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		fpl_accum_parse_order(&m, c[i].ord);
 		snprintf(what, sizeof what, "%s/%s ne %s K %zu (AVX2 binary32 tiles), %zu outputs",
 			 c[i].in, c[i].acc, c[i].ord, c[i].K, M * 500);
@@ -1329,10 +1304,7 @@ static void test_fused64_avx2_million(void)
 		const uint64_t p0 = fpl__acc_path_runs[5];
 		fpl_accum_model m;
 		char what[96];
-		fpl_accum_init(&m);
-		spec(&m.a, &m.a_rnd, c[i].in);
-		m.b = m.a;
-		spec(&m.acc, &m.acc_rnd, c[i].acc);
+		model(&m, NULL, c[i].in, c[i].acc);
 		m.acc_rnd = c[i].rnd;
 		fpl_accum_parse_order(&m, c[i].ord);
 		snprintf(what, sizeof what, "fused64 avx2: %s/%s:%s %s %zux%zux%zu", c[i].in,
@@ -1458,16 +1430,10 @@ static void test_ne64_avx2_million(void)
 		fpl_accum_model m;
 		char what[96];
 		if (c[i].prof) {
-			fpl_accum_profile(&m, c[i].prof);
-			m.a_load = m.b_load = FPL_LOAD_ROUND;
-			if (m.pair_block)
-				m.pair_block = 8;
+			model(&m, c[i].prof, NULL, NULL);
 			snprintf(what, sizeof what, "%s (ne64 avx2), 10^6 outputs", c[i].prof);
 		} else {
-			fpl_accum_init(&m);
-			spec(&m.a, &m.a_rnd, c[i].in);
-			m.b = m.a;
-			spec(&m.acc, &m.acc_rnd, c[i].acc);
+			model(&m, NULL, c[i].in, c[i].acc);
 			fpl_accum_parse_order(&m, c[i].ord);
 			snprintf(what, sizeof what, "%s/%s %s (ne64 avx2), 10^6 outputs", c[i].in,
 				 c[i].acc, c[i].ord);
