@@ -259,33 +259,20 @@ __attribute__((always_inline)) static inline void redo(fpl__acc_tile *T, const p
 	}
 }
 
-/* redo for each variant (the fast step's counts differ). */
-__attribute__((noinline)) static void redo_00(fpl__acc_tile *T, const par4 *P, size_t k,
-					      size_t base, size_t n, const __m256d *sold,
-					      __m256d *y, __m256i *cv)
+/* redo out of the hot loop, instantiated for each variant (the fast
+ * step's counts differ): ODD and F32 as the caller's constants. */
+__attribute__((noinline)) static void redo_cold(fpl__acc_tile *T, const par4 *P, size_t k,
+						size_t base, size_t n, const __m256d *sold,
+						__m256d *y, __m256i *cv, int odd, int f32)
 {
-	redo(T, P, k, base, n, sold, y, cv, 0, 0);
-}
-
-__attribute__((noinline)) static void redo_01(fpl__acc_tile *T, const par4 *P, size_t k,
-					      size_t base, size_t n, const __m256d *sold,
-					      __m256d *y, __m256i *cv)
-{
-	redo(T, P, k, base, n, sold, y, cv, 0, 1);
-}
-
-__attribute__((noinline)) static void redo_10(fpl__acc_tile *T, const par4 *P, size_t k,
-					      size_t base, size_t n, const __m256d *sold,
-					      __m256d *y, __m256i *cv)
-{
-	redo(T, P, k, base, n, sold, y, cv, 1, 0);
-}
-
-__attribute__((noinline)) static void redo_11(fpl__acc_tile *T, const par4 *P, size_t k,
-					      size_t base, size_t n, const __m256d *sold,
-					      __m256d *y, __m256i *cv)
-{
-	redo(T, P, k, base, n, sold, y, cv, 1, 1);
+	if (odd && f32)
+		redo(T, P, k, base, n, sold, y, cv, 1, 1);
+	else if (odd)
+		redo(T, P, k, base, n, sold, y, cv, 1, 0);
+	else if (f32)
+		redo(T, P, k, base, n, sold, y, cv, 0, 1);
+	else
+		redo(T, P, k, base, n, sold, y, cv, 0, 0);
 }
 
 /* Does the group step need redo: any flag of a valid lane, and for the
@@ -368,10 +355,7 @@ __attribute__((always_inline)) static inline void group(fpl__acc_tile *T, const 
 			__m256i co[GR];
 			for (r = 0; r < GR; r++)
 				so[r] = sv[r], co[r] = cv[r];
-			if (ODD)
-				(F32 ? redo_11 : redo_10)(T, P, k, base, n, so, yo, co);
-			else
-				(F32 ? redo_01 : redo_00)(T, P, k, base, n, so, yo, co);
+			redo_cold(T, P, k, base, n, so, yo, co, ODD, F32);
 			for (r = 0; r < GR; r++)
 				y[r] = yo[r], cv[r] = co[r];
 		}
