@@ -14,7 +14,10 @@
  * binary32 input, the ratio to memcpy, and "floor 0.6: met" or "NOT met"
  * (tests/bench/floors.sh collects those lines).  Then, for comparison,
  * fpl_block_round of the widened binary64 values (no floor).
- * FPLAB_KERNELS picks the kernel set measured (avx512, avx2, ref);
+ * FPLAB_KERNELS picks the kernel set measured (avx512, avx2, ref); when
+ * it is avx512, the binary32 rows are measured again under the avx2 set
+ * (rows "avx2: FORMAT", best of 3; FPLAB_BENCH_AVX2=0 skips them), since
+ * the floor holds on AVX2-only CPUs too;
  * FPLAB_BENCH_CLOCK=thread times by the thread's CPU time (bench.h).
  * Usage: bblock [-n N] [FORMAT...]
  */
@@ -81,16 +84,58 @@ static void turns(void (*base)(void *), void (*op)(void *), struct ctx *c, int r
 	}
 }
 
+/* The binary32 rows of the named formats under the selected kernel set,
+ * each mode; label prefixes each row ("avx2: " for the second pass).
+ * Returns the rows NOT met. */
+static int f32_rows(struct ctx *c, const char *const *names, int nn, int reps, const char *label)
+{
+	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_SP };
+	int i, m, misses = 0;
+
+	for (i = 0; i < nn; i++) {
+		fpl_block_format b;
+		char err[256], row[64];
+
+		if (fpl_block_parse(&b, names[i], err, sizeof err)) {
+			fprintf(stderr, "bblock: %s\n", err[0] ? err : "not a block format");
+			exit(2);
+		}
+		c->b = &b;
+		snprintf(row, sizeof row, "%s%s", label, names[i]);
+		for (m = 0; m < 2; m++) {
+			double tb, to, q;
+
+			c->rnd = modes[m];
+			fpl_state_init(&c->st, 1);
+			turns(run_copy, run_f32, c, reps, &tb, &to);
+			q = tb / to;
+			printf("%-22s %-3s %10.0f %8.3f  floor %.1f: %s\n", row, fpl_rnd_name(c->rnd),
+			       4.0 * (double)c->n / to / 1e6, q, FLOOR, q >= FLOOR ? "met" : "NOT met");
+			misses += q < FLOOR;
+		}
+	}
+	return misses;
+}
+
+/* Whether to measure the avx2 set too (as bround): the selected set is
+ * avx512 and FPLAB_BENCH_AVX2 is not 0. */
+static int want_avx2(void)
+{
+	const char *e = getenv("FPLAB_BENCH_AVX2");
+
+	return !(e && e[0] == '0') && strcmp(fpl_kernels_selected(), "avx512") == 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const defaults[] = { "mxfp8",      "mxfp8-e5m2", "mxfp6-e3m2",
 						"mxfp6-e2m3", "mxfp4",      "mxint8",
 						"nvfp4",      "nvfp4:q32" };
-	static const fpl_rnd modes[] = { FPL_RND_NE, FPL_RND_SP };
 	const char *const *names = defaults;
 	struct ctx c;
 	size_t n = (size_t)1 << 24, j;
-	int nn = (int)(sizeof defaults / sizeof *defaults), i, m, reps = bench_reps(), misses = 0;
+	int nn = (int)(sizeof defaults / sizeof *defaults), i, reps = bench_reps(), misses = 0;
+	char main_set[32];
 
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
 		n = (size_t)strtoull(argv[2], NULL, 10) / 1024 * 1024;
@@ -114,31 +159,16 @@ int main(int argc, char **argv)
 	for (j = 0; j < c.n; j++)
 		c.x[j] = (float)c.xd[j];
 	memset(c.y, 0, c.n * sizeof *c.y);
-	printf("bblock: fpl_block_round_f32 of %zu binary32 values, one thread, kernels %s; "
+	snprintf(main_set, sizeof main_set, "%s", fpl_kernels_selected());
+	printf("bblock: fpl_block_round_f32 of %zu binary32 values, one thread, kernels %s%s; "
 	       "ratio = memcpy time / time, floor %.1f\n",
-	       c.n, fpl_kernels_selected(), FLOOR);
+	       c.n, main_set, want_avx2() ? " then avx2" : "", FLOOR);
 	printf("%-22s %-3s %10s %8s\n", "format", "rnd", "MB/s", "x memcpy");
-	for (i = 0; i < nn; i++) {
-		fpl_block_format b;
-		char err[256];
-
-		if (fpl_block_parse(&b, names[i], err, sizeof err)) {
-			fprintf(stderr, "bblock: %s\n", err[0] ? err : "not a block format");
-			return 2;
-		}
-		c.b = &b;
-		for (m = 0; m < 2; m++) {
-			double tb, to, q;
-
-			c.rnd = modes[m];
-			fpl_state_init(&c.st, 1);
-			turns(run_copy, run_f32, &c, reps, &tb, &to);
-			q = tb / to;
-			printf("%-22s %-3s %10.0f %8.3f  floor %.1f: %s\n", names[i],
-			       fpl_rnd_name(c.rnd), 4.0 * (double)c.n / to / 1e6, q, FLOOR,
-			       q >= FLOOR ? "met" : "NOT met");
-			misses += q < FLOOR;
-		}
+	misses += f32_rows(&c, names, nn, reps, "");
+	if (want_avx2() && fpl_kernels_select("avx2") == 0) {
+		printf("the avx2 set (AVX2-only CPUs: the same floor):\n");
+		misses += f32_rows(&c, names, nn, reps < 3 ? reps : 3, "avx2: ");
+		fpl_kernels_select(main_set);
 	}
 	free(c.x);
 	free(c.y);
