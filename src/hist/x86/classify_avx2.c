@@ -312,6 +312,10 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
 typedef struct rc8 {
 	__m256i absm, one, mask, halfm1, klor, s, min, max, aovp, aovn, tpflip;
 	__m256 C, Q, scale;
+	/* the cast by one addition (cn8, ne only; add_setup's conditions) */
+	__m256i emask, cexp, cs, ovt, unt;
+	__m256 tmin;
+	int fastne;
 	fpl_rnd rnd;
 	int scaled, tiny_before;
 	uint32_t tiny_lo;	/* blocks with a nonzero |v| below: the engine */
@@ -326,6 +330,9 @@ typedef struct rc8 {
  * and of v < 0. */
 typedef struct cacc8 {
 	__m256i k, mx, mi;
+	__m256i kf;	/* cn8: minus the counts, bytes 0-3 / 4-7 / 8-11 / 12-15
+			 * of each half: |y| == 0, |y| < min normal, exact
+			 * lanes, underflows (k: only the non-finite y) */
 	__m256 rs, rq, rmx, dmx;
 	__m256d ds, dq;
 	__m256i eq, un, op, on;
@@ -408,6 +415,84 @@ static inline __attribute__((always_inline)) __m256i cc8(cacc8 *a, const vconst 
 	return _mm256_srli_epi32(x, 23);
 }
 
+/*
+ * The cast of eight v for ne by one binary32 addition per lane, with
+ * cc8's classes, extremes and errors (cn8; the fast variant where
+ * add_setup allows it).  For finite x = |v| in the binade [2^e, 2^(e+1))
+ * with e >= emin, let C = 2^(e+s) (s = 23 - m >= 1); x + C lies in [C,
+ * 2C], where binary32's spacing is 2^(e+s-23) = 2^(e-m), the quantum of
+ * p = m + 1 bits in x's binade; so x + C, rounded to nearest even (the
+ * call runs with the default MXCSR), is C + K 2^(e-m) with K 2^(e-m) the
+ * rounding of x to p bits, ties to the even K, which is rn's tie to the
+ * even kept lsb (a carry to 2^(e+1) is K = 2^(m+1), exact too); and
+ * (x + C) - C is exact (Sterbenz: x + C is in [C, 2C]).  For tiny x
+ * (below 2^emin, zero included) C = 2^(emin+s) is hist_cast's C and the
+ * same two operations are the tiny lanes' cast of cc8 (to nearest even).
+ * So q = (x + C) - C with C's exponent field max(x's, emin's) + s is cc8's
+ * q in every lane that does not overflow.  Those are the lanes with x <=
+ * ovt (the largest x whose rn is <= max: add_setup finds it with cc8's
+ * integer rn and checks it), whose exponent field plus s is at most 254
+ * (add_setup's condition), so C is a binary32 normal there; lanes above
+ * (overflows, NaN, inf) may compute garbage, which the rare branch below
+ * replaces as cc8 does (a NaN or infinite v: block_cast redoes the block).
+ * Exact iff q == x, as cc8 (an overflowing lane counts as exact there, as
+ * cc8's eq - 1 correction makes it); underflow iff inexact and x < unt,
+ * where unt is 2^emin (tininess before rounding) or the least x whose rn
+ * is 2^emin (after: x < unt iff rn < 2^emin; add_setup checks it with
+ * cc8's rn); both are <= 2^emin, so no lane at or above 2^emin and no
+ * overflow is tiny, and a zero is exact.  The relative error divides by
+ * max(|v|, 2^-149): |v| itself but for a zero, whose d is 0 (q = 0) and
+ * gives 0 / 2^-149 = +0, cc8's masked result.  The least |v| is kept as
+ * the unsigned min of x - 1 (a zero wraps to the top and drops out;
+ * block_cast adds the 1 back).  The classes |y| == 0 and |y| < min normal,
+ * exact and underflow are counted in bytes (kf, as cacc's k: at most BLK /
+ * 8 = 128 a byte and block, -128 wraps to 0x80, read back as 128).
+ */
+static inline __attribute__((always_inline)) __m256i cn8(cacc8 *a, const vconst *c,
+							 const rc8 *r, __m256 fv, __m256 *pr,
+							 __m256 *pd)
+{
+	__m256i x = _mm256_and_si256(_mm256_castps_si256(fv), r->absm);
+	__m256 af = _mm256_castsi256_ps(x);
+	__m256 C = _mm256_castsi256_ps(
+		_mm256_add_epi32(_mm256_max_epu32(_mm256_and_si256(x, r->emask), r->cexp), r->cs));
+	__m256i q = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(af, C), C));
+	__m256i ovf = _mm256_cmpgt_epi32(x, r->ovt);
+	__m256i eq = _mm256_cmpeq_epi32(q, x);
+	__m256i un = _mm256_andnot_si256(eq, _mm256_cmpgt_epi32(r->unt, x));
+	a->mx = _mm256_max_epu32(a->mx, x);
+	a->mi = _mm256_min_epu32(a->mi, _mm256_add_epi32(x, _mm256_set1_epi32(-1)));
+	__m256 d;
+	if (__builtin_expect(!_mm256_testz_si256(ovf, ovf), 0)) {
+		/* as cc8: an overflowing lane counts as exact (the overflow's
+		 * events, dpos/dneg, hold its inexact); un is 0 there (x > ovt
+		 * >= unt) */
+		__m256i neg = _mm256_srai_epi32(_mm256_castps_si256(fv), 31);
+		eq = _mm256_or_si256(eq, ovf);
+		a->op = _mm256_add_epi32(a->op, _mm256_andnot_si256(neg, ovf));
+		a->on = _mm256_add_epi32(a->on, _mm256_and_si256(neg, ovf));
+		q = _mm256_blendv_epi8(q, _mm256_blendv_epi8(r->aovp, r->aovn, neg), ovf);
+		__m256i inf = _mm256_and_si256(ovf, _mm256_cmpgt_epi32(q, c->fmax));
+		a->k = _mm256_add_epi8(a->k, _mm256_packs_epi16(_mm256_setzero_si256(),
+								_mm256_packs_epi32(inf, inf)));
+		d = _mm256_andnot_ps(_mm256_castsi256_ps(inf),
+				     _mm256_and_ps(_mm256_sub_ps(_mm256_castsi256_ps(q), af),
+						   _mm256_castsi256_ps(c->absm)));
+	} else {
+		d = _mm256_and_ps(_mm256_sub_ps(_mm256_castsi256_ps(q), af),
+				  _mm256_castsi256_ps(c->absm));
+	}
+	__m256i yz = _mm256_cmpeq_epi32(q, _mm256_setzero_si256());
+	__m256i lt = _mm256_cmpgt_epi32(c->mn, q);
+	a->kf = _mm256_add_epi8(a->kf, _mm256_packs_epi16(_mm256_packs_epi32(yz, lt),
+							  _mm256_packs_epi32(eq, un)));
+	*pr = _mm256_div_ps(d, _mm256_max_ps(af, r->tmin));
+	*pd = d;
+	return _mm256_srli_epi32(x, 23);
+}
+
+#define CC8(fast, a, c, r, fv, pr, pd) ((fast) ? cn8(a, c, r, fv, pr, pd) : cc8(a, c, r, fv, pr, pd))
+
 /* The absolute error's sum and sum of squares of one vector, in binary64
  * (the squares exact, their sum rounded once). */
 static inline __attribute__((always_inline)) void dsum8(__m256 d, __m256d *s, __m256d *q)
@@ -422,14 +507,14 @@ static inline __attribute__((always_inline)) void dsum8(__m256 d, __m256d *s, __
  * added to the accumulators once (short dependency chains, the
  * accumulators touched once a group). */
 static inline __attribute__((always_inline)) void cc32(cacc8 *a, const vconst *c, const rc8 *r,
-						       const __m256 fv[4], uint8_t *eb)
+						       const __m256 fv[4], uint8_t *eb, int fast)
 {
 	__m256 r0, r1, r2, r3, d0, d1, d2, d3;
-	__m256i e0 = cc8(a, c, r, fv[0], &r0, &d0);
-	__m256i e1 = cc8(a, c, r, fv[1], &r1, &d1);
+	__m256i e0 = CC8(fast, a, c, r, fv[0], &r0, &d0);
+	__m256i e1 = CC8(fast, a, c, r, fv[1], &r1, &d1);
 	__m256i p01 = _mm256_packus_epi32(e0, e1);
-	__m256i e2 = cc8(a, c, r, fv[2], &r2, &d2);
-	__m256i e3 = cc8(a, c, r, fv[3], &r3, &d3);
+	__m256i e2 = CC8(fast, a, c, r, fv[2], &r2, &d2);
+	__m256i e3 = CC8(fast, a, c, r, fv[3], &r3, &d3);
 	_mm256_storeu_si256((__m256i *)eb, _mm256_packus_epi16(p01, _mm256_packus_epi32(e2, e3)));
 	a->rs = _mm256_add_ps(a->rs, _mm256_add_ps(_mm256_add_ps(r0, r1), _mm256_add_ps(r2, r3)));
 	a->rq = _mm256_add_ps(a->rq, _mm256_add_ps(_mm256_fmadd_ps(r0, r0, _mm256_mul_ps(r1, r1)),
@@ -454,15 +539,37 @@ static uint64_t lanesum(__m256i v)
 	return s;
 }
 
+/* The four byte fields of a class accumulator (bytes 4f..4f+3 of each
+ * 16-byte half are field f, each minus a count mod 256) as counts: the
+ * bytes negated, then summed apart by vpsadbw (fields 0 and 2 in one sum,
+ * 1 and 3 in another: each 64-bit sum covers one field's eight bytes). */
+static void fields(__m256i k, uint32_t cnt[4])
+{
+	const __m256i zero = _mm256_setzero_si256();
+	const __m256i m02 = _mm256_set1_epi64x(0x00000000ffffffffLL);
+	__m256i nb = _mm256_sub_epi8(zero, k);
+	lanes s02 = { .i = _mm256_sad_epu8(_mm256_and_si256(nb, m02), zero) };
+	lanes s13 = { .i = _mm256_sad_epu8(_mm256_andnot_si256(m02, nb), zero) };
+	/* 64-bit sums: s.u[0], u[2] (low half: fields 0, 2), u[4], u[6] */
+	cnt[0] += s02.u[0] + s02.u[4];
+	cnt[2] += s02.u[2] + s02.u[6];
+	cnt[1] += s13.u[0] + s13.u[4];
+	cnt[3] += s13.u[2] + s13.u[6];
+}
+
 /* One block of m <= BLK values x (scaled into vb where the call scales)
  * cast and classified in one pass into *acc, t and ev (inexact,
  * underflow, overflows of v > 0 and v < 0); returns 0, having added
  * nothing, when a v is NaN or infinite. */
-static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const rc8 *r,
-		      const float *x, size_t m, float *vb, uint64_t ev[4])
+static inline __attribute__((always_inline)) int block_cast_t(hist_f32_acc *acc,
+							      uint64_t (*t)[256],
+							      const vconst *c, const rc8 *r,
+							      const float *x, size_t m,
+							      float *vb, uint64_t ev[4], int fast)
 {
 	cacc8 a;
 	a.k = a.mx = a.eq = a.un = a.op = a.on = _mm256_setzero_si256();
+	a.kf = _mm256_setzero_si256();
 	a.mi = _mm256_set1_epi32(-1);
 	a.rs = a.rq = a.rmx = a.dmx = _mm256_setzero_ps();
 	a.ds = a.dq = _mm256_setzero_pd();
@@ -475,7 +582,7 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 			if (r->scaled)
 				_mm256_store_ps(vb + i + 8 * j, fv[j]);
 		}
-		cc32(&a, c, r, fv, eb[g]);
+		cc32(&a, c, r, fv, eb[g], fast);
 		if (g)
 			count_bytes(t, eb[g - 1]);
 	}
@@ -494,14 +601,14 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 			if (r->scaled)
 				_mm256_maskstore_ps(vb + i + off, mk, fv[j]);
 		}
-		cc32(&a, c, r, fv, eb[g]);
+		cc32(&a, c, r, fv, eb[g], fast);
 		count_bytes(t, eb[g]);
 		g++;
 		pad = (uint32_t)(GRP - rem);
 		lanes_done += GRP;
 	}
 	lanes mx = { .i = a.mx }, mi = { .i = a.mi }, rmx = { .f = a.rmx }, dmx = { .f = a.dmx };
-	lanes rs = { .f = a.rs }, rq = { .f = a.rq }, kc = { .i = a.k };
+	lanes rs = { .f = a.rs }, rq = { .f = a.rq };
 	uint32_t bmx = 0, bmi = 0xffffffffu;
 	float acc1 = 0, acc2 = 0, amx = 0, dm = 0;
 	for (int j = 0; j < 8; j++) {
@@ -512,6 +619,8 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 		acc1 += rs.fl[j];
 		acc2 += rq.fl[j];
 	}
+	if (fast && bmi != 0xffffffffu)
+		bmi++;	/* cn8 kept the min of |v| - 1 */
 	if (bmx > 0x7f7fffffu || bmi < r->tiny_lo) {
 		/* a NaN or an infinity, or a tiny v the lanes do not cast:
 		 * take the block's bytes back out */
@@ -530,8 +639,13 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 		t[k][0] = 0;	/* (bin 255 is empty: no NaN/inf v) */
 	}
 	uint32_t cnt[4] = { 0, 0, 0, 0 };
-	for (int j = 0; j < 32; j++)
-		cnt[(j >> 2) & 3] += (uint8_t)(0u - kc.b[j]);
+	fields(a.k, cnt);
+	uint32_t cf[4] = { 0, 0, 0, 0 };	/* cn8's */
+	if (fast) {
+		fields(a.kf, cf);
+		cnt[0] += cf[0];
+		cnt[1] += cf[1];
+	}
 	const float *v = r->scaled ? vb : x;
 	uint32_t nsub = bmi < 0x00800000u ? hist_f32_subnormals(acc, v, m) : 0;
 	/* lanes with v = +-0 (and the padding): b0 less the binary32
@@ -552,11 +666,59 @@ static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, co
 	acc->bmax = bmx > acc->bmax ? bmx : acc->bmax;
 	acc->bmin = bmi < acc->bmin ? bmi : acc->bmin;
 	const __m256i zero = _mm256_setzero_si256();
-	ev[0] += lanes_done - lanesum(_mm256_sub_epi32(zero, a.eq));
-	ev[1] += lanesum(_mm256_sub_epi32(zero, a.un));
+	if (fast) {
+		ev[0] += lanes_done - cf[2];
+		ev[1] += cf[3];
+	} else {
+		ev[0] += lanes_done - lanesum(_mm256_sub_epi32(zero, a.eq));
+		ev[1] += lanesum(_mm256_sub_epi32(zero, a.un));
+	}
 	ev[2] += lanesum(_mm256_sub_epi32(zero, a.op));
 	ev[3] += lanesum(_mm256_sub_epi32(zero, a.on));
 	return 1;
+}
+
+static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const rc8 *r,
+		      const float *x, size_t m, float *vb, uint64_t ev[4])
+{
+	if (r->fastne)
+		return block_cast_t(acc, t, c, r, x, m, vb, ev, 1);
+	return block_cast_t(acc, t, c, r, x, m, vb, ev, 0);
+}
+
+/* cc8's rn of |v| bits x for ne (s = 23 - m bits discarded). */
+static uint32_t rn_ne(uint32_t x, int s)
+{
+	uint32_t mask = (1u << s) - 1, kl = ((x >> s) & 1) | (s == 23);
+	return (x + kl + (1u << (s - 1)) - 1) & ~mask;
+}
+
+/* Can cn8 cast for r (ne)?  Sets r->fastne and its constants: ovt, the
+ * largest x with rn(x) <= max, and unt (cn8's comment), both checked on
+ * cc8's rn, and the exponent field of ovt plus s at most 254. */
+static void add_setup(rc8 *r, const hist_cast *hc)
+{
+	const int s = hc->s;
+	r->fastne = 0;
+	if (r->rnd != FPL_RND_NE)
+		return;
+	/* rn(max + 2^(s-1) - 1) <= max; one more is the tie, which rounds to
+	 * the even one of max and its successor */
+	uint32_t ovt = hc->max + (1u << (s - 1)) - 1;
+	if (!((hc->max >> s) & 1))
+		ovt++;
+	uint32_t unt = hc->tiny_before ? hc->min : hc->min - (1u << (s - 1));
+	if (rn_ne(ovt, s) > hc->max || rn_ne(ovt + 1, s) <= hc->max || (ovt >> 23) + (uint32_t)s > 254)
+		return;
+	if (!hc->tiny_before && (rn_ne(unt, s) < hc->min || rn_ne(unt - 1, s) >= hc->min))
+		return;
+	r->emask = _mm256_set1_epi32(0x7f800000);
+	r->cexp = _mm256_set1_epi32((int)(hc->min & 0x7f800000u));
+	r->cs = _mm256_set1_epi32(s << 23);
+	r->ovt = _mm256_set1_epi32((int)ovt);
+	r->unt = _mm256_set1_epi32((int)unt);
+	r->tmin = _mm256_castsi256_ps(_mm256_set1_epi32(1));
+	r->fastne = 1;
 }
 
 int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
@@ -584,6 +746,7 @@ int hist_add_f32_avx2(fpl_hist *h, const float *x, size_t n)
 	r.scaled = k != 0;
 	r.tiny_before = hc.tiny_before;
 	r.tiny_lo = hc.tiny_fb ? hc.min : 0;
+	add_setup(&r, &hc);
 
 	const float mnf = (float)h->cfg.fmt.min_normal;
 	uint32_t mn;
