@@ -565,7 +565,8 @@ static inline __attribute__((always_inline)) int block_cast_t(hist_f32_acc *acc,
 							      uint64_t (*t)[256],
 							      const vconst *c, const rc8 *r,
 							      const float *x, size_t m,
-							      float *vb, uint64_t ev[4], int fast)
+							      float *vb, uint64_t ev[4], int fast,
+							      int sc)
 {
 	cacc8 a;
 	a.k = a.mx = a.eq = a.un = a.op = a.on = _mm256_setzero_si256();
@@ -578,8 +579,10 @@ static inline __attribute__((always_inline)) int block_cast_t(hist_f32_acc *acc,
 	size_t i = 0, g = 0;
 	for (; i + GRP <= m; i += GRP, g++) {
 		for (int j = 0; j < 4; j++) {
-			fv[j] = scaled8(r, _mm256_loadu_ps(x + i + 8 * j));
-			if (r->scaled)
+			fv[j] = _mm256_loadu_ps(x + i + 8 * j);
+			if (sc)
+				fv[j] = _mm256_mul_ps(fv[j], r->scale);
+			if (sc)
 				_mm256_store_ps(vb + i + 8 * j, fv[j]);
 		}
 		cc32(&a, c, r, fv, eb[g], fast);
@@ -681,9 +684,12 @@ static inline __attribute__((always_inline)) int block_cast_t(hist_f32_acc *acc,
 static int block_cast(hist_f32_acc *acc, uint64_t (*t)[256], const vconst *c, const rc8 *r,
 		      const float *x, size_t m, float *vb, uint64_t ev[4])
 {
+	/* the variants apart, so that the loop tests neither (sc: r->scaled) */
 	if (r->fastne)
-		return block_cast_t(acc, t, c, r, x, m, vb, ev, 1);
-	return block_cast_t(acc, t, c, r, x, m, vb, ev, 0);
+		return r->scaled ? block_cast_t(acc, t, c, r, x, m, vb, ev, 1, 1)
+				 : block_cast_t(acc, t, c, r, x, m, vb, ev, 1, 0);
+	return r->scaled ? block_cast_t(acc, t, c, r, x, m, vb, ev, 0, 1)
+			 : block_cast_t(acc, t, c, r, x, m, vb, ev, 0, 0);
 }
 
 /* cc8's rn of |v| bits x for ne (s = 23 - m bits discarded). */
