@@ -308,6 +308,10 @@ void hist_classify_f32_avx2(fpl_hist *h, const float *v, const float *y, size_t 
  * A block with a NaN or infinite v (the max of the |v| bits) takes its
  * exponent bytes back out of the tables and goes to the engine
  * (fpl_round_array_f32, from its first element's draw) and block().
+ * For ne, where add_setup allows it, cn8 replaces cc8: the cast by one
+ * binary32 addition and subtraction per lane, C chosen from the lane's
+ * own exponent (its comment argues the bits), and fewer operations for
+ * the classes; it gives cc8's y, classes and events in every lane.
  */
 typedef struct rc8 {
 	__m256i absm, one, mask, halfm1, klor, s, min, max, aovp, aovn, tpflip;
@@ -329,7 +333,7 @@ typedef struct rc8 {
  * exact lanes (inexact = lanes - exact), underflows, overflows of v > 0
  * and of v < 0. */
 typedef struct cacc8 {
-	__m256i k, mx, mi;
+	__m256i k, mx, mi;	/* cn8: mi holds the min of |v| bits - 1 */
 	__m256i kf;	/* cn8: minus the counts, bytes 0-3 / 4-7 / 8-11 / 12-15
 			 * of each half: |y| == 0, |y| < min normal, exact
 			 * lanes, underflows (k: only the non-finite y) */
