@@ -98,7 +98,30 @@ typedef struct ectx {
 	const int *tb;			/* its columns' t (not finite: TB_NONFIN),
 					 * for gk->rd; or NULL */
 	uint64_t *nblock;		/* outputs done by it, or NULL */
+	/* the streamed summary (summarize_stream), or NULL; abserr, den
+	 * and cls then hold one band of rows: output o at o - ob */
+	struct esum *sum;
+	size_t ob;
 } ectx;
+
+/*
+ * The streamed summary (fpl_accum_errors_gemm on one worker by the
+ * blocked path): the rows are done in order, a band of up to 48 at a
+ * time, so summarize's pass in output order can run band by band while
+ * the band is in cache (fold), and abserr, den and cls need one band's
+ * room (ab, dn, cls: 48 x N), not m x n; rel is kept whole for the
+ * median.  The sums of squares are formed unscaled (summarize_stream
+ * argues when they are the scaled ones times a power of two).
+ */
+typedef struct esum {
+	double *ab, *dn;		/* the band's readings, 48 x N each */
+	unsigned char *cls;
+	double sum_rel, mr, ma, mg;	/* summarize's sum and maxima */
+	uint64_t nz, nf, cmp, nn, ni;	/* and counts */
+	size_t q;			/* rel's entries kept (compacted) */
+	double ta, tg, tr;		/* sums of squares of abserr, den, rel */
+	double la, lg, lr;		/* their least nonzero squares (+inf: none) */
+} esum;
 
 typedef struct eworker {
 	const ectx *X;
@@ -174,8 +197,8 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 		X->exact[o] = fpl__grid_value(&s);
 	if (isfinite(y)) {
 		cl |= C_ABS;
-		fpl__grid_errors(&s, y, &X->abserr[o], &X->rel[o]);
-		X->den[o] = fpl__grid_den(&s);
+		fpl__grid_errors(&s, y, &X->abserr[o - X->ob], &X->rel[o]);
+		X->den[o - X->ob] = fpl__grid_den(&s);
 		if (s.E != 0) {
 			cl |= C_REL;
 			if (y == 0)
@@ -185,7 +208,7 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = (unsigned char)(cl | result_class(y));
+	X->cls[o - X->ob] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -243,10 +266,10 @@ static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 		rel = fpl_exact_relerr(&lo, y);
 		if (!same(ab, fpl_exact_abserr(&hi, y)) || !same(rel, fpl_exact_relerr(&hi, y)))
 			return 0;
-		X->den[o] = fpl_exact_value(&glo);
-		if (!same(X->den[o], fpl_exact_value(&ghi)))
+		X->den[o - X->ob] = fpl_exact_value(&glo);
+		if (!same(X->den[o - X->ob], fpl_exact_value(&ghi)))
 			return 0;
-		X->abserr[o] = ab;
+		X->abserr[o - X->ob] = ab;
 		X->rel[o] = rel;
 		cl |= C_ABS | C_REL;
 		if (y == 0)
@@ -257,7 +280,7 @@ static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 	}
 	if (X->exact)
 		X->exact[o] = v;
-	X->cls[o] = (unsigned char)(cl | result_class(y));
+	X->cls[o - X->ob] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -314,9 +337,9 @@ static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const
 	size_t o0 = i * X->N + j0, c, k, cnt = n;
 	const double *yr = X->r + i * X->ldr + j0, *cr = X->c ? X->c + i * X->ldc + j0 : NULL;
 	const fpl__grid_row *rb = X->rb + j0;
-	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0, *ab = X->abserr + o0;
-	double *dn = X->den + o0;
-	unsigned char *cls = X->cls + o0;
+	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0;
+	double *ab = X->abserr + (o0 - X->ob), *dn = X->den + (o0 - X->ob);
+	unsigned char *cls = X->cls + (o0 - X->ob);
 	int ta = X->ra[i].t, fa = X->ra[i].fin, slack = X->slack;
 	uint64_t done = 0;
 	uint32_t left[RD_MAX], *idx = NULL;
@@ -392,8 +415,8 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 		X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
 		cl |= C_ABS;
-		X->abserr[o] = fpl_exact_abserr(&e, y);
-		X->den[o] = fpl_exact_value(&g);
+		X->abserr[o - X->ob] = fpl_exact_abserr(&e, y);
+		X->den[o - X->ob] = fpl_exact_value(&g);
 		if (!fpl__exact_is_zero(&e)) {
 			cl |= C_REL;
 			X->rel[o] = fpl_exact_relerr(&e, y);
@@ -405,7 +428,7 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = (unsigned char)(cl | result_class(y));
+	X->cls[o - X->ob] = (unsigned char)(cl | result_class(y));
 	return 0;
 }
 
@@ -561,9 +584,72 @@ static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L)
  */
 #define QC_COLS 2048	/* columns per chunk */
 
+/* summarize's pass over the outputs o0 .. o0 + n - 1 of a band (at 0 ..
+ * n - 1 in S's buffers), in output order: the same sum, maxima, counts
+ * and compaction of rel, with the three chains of squares unscaled. */
+static void fold(esum *S, double *rel, size_t o0, size_t n)
+{
+	const double *ab = S->ab, *dn = S->dn;
+	const unsigned char *cls = S->cls;
+	double sum_rel = S->sum_rel, mr = S->mr, ma = S->ma, mg = S->mg;
+	double ta = S->ta, tg = S->tg, tr = S->tr, la = S->la, lg = S->lg, lr = S->lr, z;
+	uint64_t nz = S->nz, nf = S->nf, cmp = S->cmp, nn = S->nn, ni = S->ni;
+	size_t q = S->q, i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = cls[i];
+		if (c & C_REL) {
+			double v = rel[o0 + i];
+			sum_rel += v;
+			if (v > mr)
+				mr = v;
+			rel[q] = v;	/* compact, in order: q <= o0 + i */
+			q++;
+			z = v * v;
+			tr += z;
+			lr = z != 0 && z < lr ? z : lr;
+		}
+		if (c & C_ABS) {
+			double x = ab[i], y = dn[i];
+			if (x > ma)
+				ma = x;
+			if (y > mg)
+				mg = y;
+			z = x * x;
+			ta += z;
+			la = z != 0 && z < la ? z : la;
+			z = y * y;
+			tg += z;
+			lg = z != 0 && z < lg ? z : lg;
+		}
+		nz += (c & C_ZERO) != 0;
+		nf += (c & C_NONFIN) != 0;
+		cmp += (c & (C_ABS | C_NONFIN)) != 0;
+		nn += (c & C_NAN) != 0;
+		ni += (c & C_INF) != 0;
+	}
+	S->sum_rel = sum_rel;
+	S->mr = mr;
+	S->ma = ma;
+	S->mg = mg;
+	S->ta = ta;
+	S->tg = tg;
+	S->tr = tr;
+	S->la = la;
+	S->lg = lg;
+	S->lr = lr;
+	S->nz = nz;
+	S->nf = nf;
+	S->cmp = cmp;
+	S->nn = nn;
+	S->ni = ni;
+	S->q = q;
+}
+
 static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 {
 	const ectx *X = w->X;
+	ectx Y;
 	const fpl__exact_gemm *gk = X->gk;
 	size_t nr = (size_t)gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
 	size_t rc = fpl__exact_gemm_rows(gk), i1 = w->i1;
@@ -574,9 +660,18 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 
 	memset(&L, 0, sizeof L);
 	L.one = w->one;
+	if (X->sum) {	/* streamed (one worker): the band's buffers */
+		Y = *X;
+		Y.abserr = X->sum->ab;
+		Y.den = X->sum->dn;
+		Y.cls = X->sum->cls;
+		X = &Y;
+	}
 	for (ib = w->i0; ib < i1; ib += rows) {
 		rows = i1 - ib < 48 ? i1 - ib : 48;
 		fast = 0;
+		if (X == &Y)
+			Y.ob = ib * X->N;
 		if (L.da) {
 			L.ib = ib;
 			memset(L.da, 0, 48);
@@ -591,6 +686,8 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 						     E + r * ld, E + rc * ld + r * ld, &L, ng);
 		}
 		*nb += fast;
+		if (X->sum)
+			fold(X->sum, X->rel, ib * X->N, rows * X->N);
 		if (X->progress)
 			__atomic_fetch_add(X->progress, (uint64_t)rows * X->N * (X->K + 1),
 					   __ATOMIC_RELAXED);
@@ -648,6 +745,12 @@ static int probe(const ectx *X)
 	return 2 * pass >= tried && tried;
 }
 
+/* The workers run_rows starts for an M x N x K reference. */
+static int workers(size_t M, size_t N, size_t K, int threads)
+{
+	return fpl__spawn_threads(threads, M, (double)M * (double)N * ((double)K + 1), 16384);
+}
+
 /* Rows split into `threads` contiguous ranges; a thread that cannot be
  * started has its range run here (the same results, later). */
 static int run_rows(const ectx *X, int threads)
@@ -655,8 +758,7 @@ static int run_rows(const ectx *X, int threads)
 	eworker w[FPL_MAX_THREADS];
 	int t, st = 0;
 
-	threads = fpl__spawn_threads(threads, X->M,
-				     (double)X->M * (double)X->N * ((double)X->K + 1), 16384);
+	threads = workers(X->M, X->N, X->K, threads);
 	for (t = 0; t < threads; t++) {
 		w[t].X = X;
 		w[t].E = w[t].ap = w[t].one = NULL;
@@ -978,6 +1080,93 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 	}
 }
 
+/*
+ * The streamed sums of squares.  norms forms t = sum of fl(fl(x 2^-e)^2)
+ * over a norm's entries x in output order (each addition rounded), e =
+ * ilogb of their largest; fold forms u = sum of fl(x^2), the same chain
+ * unscaled.  Claim: with s = 2^-2e, if -500 <= e <= 500, u < 2^1022 and
+ * every nonzero fl(x^2) = w has w >= 2^-1020 and w s >= 2^-1020, then t =
+ * u s (a binary64: the product is exact).  Proof: x 2^-e < 2 (x <= the
+ * largest < 2^(e+1)), so nothing overflows scaled; unscaled, every
+ * partial sum is at most u (the additions of nonnegative terms are
+ * monotone), so below 2^1022.  A nonzero x has x^2 >= w / (1 + 2^-52) >
+ * 2^-1021 and x^2 s > 2^-1021 likewise: x 2^-e > 2^-511 is normal, hence
+ * exact, and x^2 and x^2 s both lie in the normal range, where rounding
+ * to nearest commutes with scaling by a power of two: fl((x 2^-e)^2) =
+ * fl(x^2) s.  A zero x gives 0 in both.  Each partial sum, exact, is 0
+ * or at least one nonzero term (>= 2^-1020, and >= 2^-1020 scaled) and
+ * below 2^1022 (scaled: below 4 times the count): normal in both chains,
+ * so by induction each scaled partial sum is the unscaled one times s.
+ * Returns 0 when the conditions fail (then the caller recomputes).
+ */
+static int rescale(double u, double least, int e, double *t)
+{
+	double s;
+
+	if (e < -500 || e > 500 || !(u < 0x1p1022))
+		return 0;
+	s = pow2(-2 * e);
+	if (least != INFINITY && (least < 0x1p-1020 || least * s < 0x1p-1020))
+		return 0;
+	*t = u * s;
+	return 1;
+}
+
+/* norms' chain for rel[0..q), scaled by 2^-er (rescale's failure). */
+static double rel_chain(const double *rel, size_t q, int er)
+{
+	double sr = scale_of(-er), t = 0, x;
+	size_t o;
+
+	for (o = 0; o < q; o++) {
+		x = sr != 0 ? rel[o] * sr : ldexp(rel[o], -er);
+		t += x * x;
+	}
+	return t;
+}
+
+/*
+ * summarize from S (fold's sums over every output, rel compacted to
+ * rel[0..S->q)): the same fields, bit for bit, where rescale proves the
+ * unscaled sums of squares of abserr and den to be norms' scaled ones
+ * (rel's chain is formed again from rel when it does not); else -1,
+ * nothing written.  tmp: S->q entries, the median's.
+ */
+static int summarize_stream(fpl_accum_errors *err, double *rel, const esum *S, uint64_t *tmp)
+{
+	double ta = 0, tg = 0, tr = 0, nd, dd;
+	double ma = S->ma, mg = S->mg, mr = S->mr;
+	int ua = ma != 0 && !isinf(ma), ug = mg != 0 && !isinf(mg), ur = mr != 0 && !isinf(mr);
+	int ea = ua ? ilogb(ma) : 0, eg = ug ? ilogb(mg) : 0, er = ur ? ilogb(mr) : 0;
+	size_t q = S->q;
+
+	if ((ua && !rescale(S->ta, S->la, ea, &ta)) || (ug && !rescale(S->tg, S->lg, eg, &tg)))
+		return -1;
+	err->rel_n += q;
+	err->max_rel = mr;
+	err->max_abs = ma;
+	err->became_zero += S->nz;
+	err->nonfinite += S->nf;
+	err->compared += S->cmp;
+	err->nan += S->nn;
+	err->inf += S->ni;
+	nd = ua ? sqrt(ta) : ma;
+	dd = ug ? sqrt(tg) : mg;
+	if (q) {
+		err->mean_rel = S->sum_rel / (double)q;
+		if (ur && !rescale(S->tr, S->lr, er, &tr))
+			tr = rel_chain(rel, q, er);
+		err->rms_rel = !ur ? mr : ldexp(sqrt(tr / (double)q), er);
+		err->median_rel = median(rel, q, tmp);
+	}
+	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, ea - eg);
+	if (err->nonfinite) {
+		err->max_abs = INFINITY;
+		err->normwise = INFINITY;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ driver */
 
 /* dst (rows x K) = the matrix src[i*si + k*sk]. */
@@ -1053,12 +1242,15 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 					    NULL);
 }
 
-int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
-				 unsigned char *cls, const double *r, size_t ldr, size_t m,
-				 size_t n, size_t kk, const double *pa, const double *pbt,
-				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
-				 size_t ldc, int mode, int blocked, int threads,
-				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
+/* fpl__accum_errors_outputs_ex, streamed into S when S is not NULL
+ * (then threads is 1 and abserr, den and cls are S's band buffers):
+ * returns 1, having done nothing, when the blocked path is not taken. */
+static int outputs_run(double *exact, double *rel, double *abserr, double *den,
+		       unsigned char *cls, const double *r, size_t ldr, size_t m, size_t n,
+		       size_t kk, const double *pa, const double *pbt, const double *b,
+		       ptrdiff_t sbk, ptrdiff_t sbj, const double *c, size_t ldc, int mode,
+		       int blocked, int threads, uint64_t *progress, uint64_t *ngrid,
+		       uint64_t *nblock, esum *S)
 {
 	void *mem = NULL;
 	double *own = NULL;
@@ -1113,6 +1305,11 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 			}
 		}
 	}
+	if (S && !X.gk) {
+		st = 1;
+		goto out;
+	}
+	X.sum = S;
 	if (!X.gk && !X.Bt && X.B) {	/* the paths below read B's columns as rows */
 		size_t nb, j, k;
 		if (__builtin_mul_overflow(n, kk, &nb) || !(own = malloc((nb ? nb : 1) * sizeof *own))) {
@@ -1137,6 +1334,67 @@ out:
 	return st;
 }
 
+int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
+				 unsigned char *cls, const double *r, size_t ldr, size_t m,
+				 size_t n, size_t kk, const double *pa, const double *pbt,
+				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
+				 size_t ldc, int mode, int blocked, int threads,
+				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
+{
+	return outputs_run(exact, rel, abserr, den, cls, r, ldr, m, n, kk, pa, pbt, b, sbk, sbj, c,
+			   ldc, mode, blocked, threads, progress, ngrid, nblock, NULL);
+}
+
+/*
+ * The reference streamed (esum): one worker by the blocked path, rel
+ * whole, abserr, den and cls one band at a time.  Returns 0 when done
+ * (E's fields written), 1 when the blocked path is not taken (nothing
+ * done), 2 when it ran but rescale could not prove the norms (progress
+ * counted; the caller runs the reference again with the whole arrays),
+ * or an error.
+ */
+static int errors_streamed(fpl_accum_errors *E, double *exact, const double *r, size_t ldr,
+			   size_t m, size_t n, size_t kk, const double *pa, const double *b,
+			   ptrdiff_t sbk, ptrdiff_t sbj, const double *c, size_t ldc,
+			   uint64_t *progress)
+{
+	size_t nb;
+	double *rel, *band;
+	uint64_t *tmp = NULL;
+	esum S;
+	int st;
+
+	if (__builtin_mul_overflow(n, (size_t)48 * (2 * sizeof *band + 1), &nb))
+		return 1;
+	rel = fpl__scratch_alloc(m * n * sizeof *rel);
+	band = fpl__scratch_alloc(nb);
+	if (!rel || !band) {
+		st = FPL_ENOMEM;
+		goto out;
+	}
+	memset(&S, 0, sizeof S);
+	S.ab = band;
+	S.dn = band + 48 * n;
+	S.cls = (unsigned char *)(band + 96 * n);
+	S.la = S.lg = S.lr = INFINITY;
+	st = outputs_run(exact, rel, S.ab, S.dn, S.cls, r, ldr, m, n, kk, pa, NULL, b, sbk, sbj, c,
+			 ldc, 0, 1, 1, progress, NULL, NULL, &S);
+	if (st)
+		goto out;
+	/* after outputs_run: B's panels, given back, are reused here */
+	tmp = fpl__scratch_alloc((S.q ? S.q : 1) * sizeof *tmp);
+	if (!tmp) {
+		st = FPL_ENOMEM;
+		goto out;
+	}
+	st = summarize_stream(E, rel, &S, tmp) ? 2 : 0;
+out:
+	fpl__scratch_free(tmp);
+	fpl__scratch_free(band);
+	fpl__scratch_free(rel);
+	return st;
+}
+
 int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
 				   size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
 				   size_t kk, const double *a, size_t lda, int transa,
@@ -1146,6 +1404,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	size_t nA, nB, nC;
 	double *pa = NULL, *buf = NULL;
 	unsigned char *cls = NULL;
+	ptrdiff_t sbk, sbj;
 	fpl_accum_errors E;
 	ectx X;
 	int st = 0, mode;
@@ -1172,20 +1431,37 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	}
 	/* A as it is when its rows are already packed */
 	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
-	/* from this thread's scratch cache, as the emulated GEMM's buffers:
-	 * a repeated call pays no page faults for them (util/scratch.h) */
-	buf = fpl__scratch_alloc(3 * nC * sizeof *buf);
-	cls = fpl__scratch_alloc(nC);
-	if ((!pa && (transa || lda != kk)) || !buf || !cls) {
+	if (!pa && (transa || lda != kk)) {
 		st = FPL_ENOMEM;
 		goto out;
 	}
 	if (kk && pa)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
+	sbk = transb ? 1 : (ptrdiff_t)ldb;
+	sbj = transb ? (ptrdiff_t)ldb : 1;
+	/* one worker: streamed, a third of the memory (its page faults on a
+	 * first call cost a fifth of the reference) and no pass over it */
+	if (mode == 0 && b && workers(m, n, kk, threads) == 1) {
+		st = errors_streamed(&E, exact, r, ldr, m, n, kk, pa ? pa : a, b, sbk, sbj, c, ldc,
+				     progress);
+		if (st == 0)
+			*err = E;
+		if (st <= 0)
+			goto out;
+		if (st == 2)
+			progress = NULL;	/* counted by the first run */
+	}
+	/* from this thread's scratch cache, as the emulated GEMM's buffers:
+	 * a repeated call pays no page faults for them (util/scratch.h) */
+	buf = fpl__scratch_alloc(3 * nC * sizeof *buf);
+	cls = fpl__scratch_alloc(nC);
+	if (!buf || !cls) {
+		st = FPL_ENOMEM;
+		goto out;
+	}
 	st = fpl__accum_errors_outputs_ex(exact, buf, buf + nC, buf + 2 * nC, cls, r, ldr, m, n,
-					  kk, pa ? pa : a, NULL, b,
-					  transb ? 1 : (ptrdiff_t)ldb, transb ? (ptrdiff_t)ldb : 1, c,
-					  ldc, mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL,
+					  kk, pa ? pa : a, NULL, b, sbk, sbj, c, ldc,
+					  mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL,
 					  NULL);
 	if (st)
 		goto out;
