@@ -824,22 +824,27 @@ static double select_kth(double *v, size_t n, size_t k)
 }
 
 /*
- * The k-th smallest of v[0..n) (k < n) when every v[i] is +0, positive
- * or +inf (sign bit clear, not NaN), by a radix selection on the bits:
- * for such values the bits, as unsigned integers, are ordered as the
- * values, so the k-th smallest value is the double of the k-th smallest
- * key (order statistics are values: the same as select_kth's).  Digits
- * of 12 bits from the top; each pass keeps the bucket holding rank k
- * (copied into t, n entries, the caller's: its contents are lost).
- * Returns 0 when a value is not of that kind or memory is short (the
- * caller takes select_kth), else 1.
+ * The k-th and k2-th smallest of v[0..n) (k <= k2 <= k + 1, k2 < n), into
+ * *lo and *hi, when every v[i] is +0, positive or +inf (sign bit clear,
+ * not NaN), by a radix selection on the bits, in place: for such values
+ * the bits, as unsigned integers, are ordered as the values, so the
+ * answers are the doubles of the k-th and k2-th smallest keys (order
+ * statistics are values: the same as select_kth's).  Digits of 12 bits
+ * from the top.  Each pass finds the buckets holding ranks k and k2; the
+ * same one: its members are kept, moved to the front of v (v's order and
+ * contents are lost; no branches, its members are in no pattern); two
+ * (k2 = k + 1): rank k is the largest of the first bucket and rank k2
+ * the least of the second (every member of a bucket is below every
+ * member of the next), read in one more pass.  Returns 0, v untouched,
+ * when a value is not of that kind or memory is short (the caller takes
+ * select_kth), else 1.
  */
-static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t *t)
+static int radix_pair(double *v, size_t n, size_t k, size_t k2, double *lo, double *hi)
 {
 	enum { DIG = 12, NB = 1 << DIG };
-	size_t *cnt = calloc(NB, sizeof *cnt), m = n, i, q, b, below;
-	int shift = 64 - DIG, first = 1;
-	uint64_t bad = 0, u;
+	size_t *cnt = calloc(NB, sizeof *cnt), m = n, i, q, b, b2, below, c;
+	int shift = 64 - DIG;
+	uint64_t bad = 0, u, d, mx, mn;
 
 	if (!cnt)
 		return 0;
@@ -855,96 +860,65 @@ static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t 
 		free(cnt);
 		return 0;
 	}
-	/* invariant: t[0..m) (v[0..n) on the first pass) are the values
-	 * that share the bits above shift + DIG with the answer, which is
-	 * the k-th smallest of them */
+	/* invariant: v[0..m) are the values that share the bits above
+	 * shift + DIG with both answers, which are the k-th and k2-th
+	 * smallest of them; cnt counts their digits at shift */
 	for (;;) {
-		if (!first) {
-			memset(cnt, 0, NB * sizeof *cnt);
-			for (i = 0; i < m; i++)
-				cnt[(t[i] >> shift) & (NB - 1)]++;
-		}
 		for (b = 0, below = 0; below + cnt[b] <= k; b++)
 			below += cnt[b];
-		k -= below;
-		/* keep bucket b, without branches (its members are in no
-		 * pattern): every value is stored, the index moves past the
-		 * kept ones; in place on t: q <= i */
-		if (first)
-			for (i = 0, q = 0; i < m; i++) {
+		for (b2 = b, c = below; c + cnt[b2] <= k2; b2++)
+			c += cnt[b2];
+		if (b2 != b) {
+			for (i = 0, mx = 0, mn = FPL__EXP_MASK; i < m; i++) {
 				u = fpl__bits(v[i]);
-				t[q] = u;
-				q += ((u >> shift) & (NB - 1)) == b;
+				d = (u >> shift) & (NB - 1);
+				mx = d == b && u > mx ? u : mx;
+				mn = d == b2 && u < mn ? u : mn;
 			}
-		else
-			for (i = 0, q = 0; i < m; i++) {
-				u = t[i];
-				t[q] = u;
-				q += ((u >> shift) & (NB - 1)) == b;
-			}
-		first = 0;
-		m = q;
-		if (m == 1 || shift == 0)	/* one left, or all equal */
+			*lo = fpl__from_bits(mx);
+			*hi = fpl__from_bits(mn);
 			break;
+		}
+		k -= below;
+		k2 -= below;
+		for (i = 0, q = 0; i < m; i++) {	/* in place: q <= i */
+			double x = v[i];
+			v[q] = x;
+			q += ((fpl__bits(x) >> shift) & (NB - 1)) == b;
+		}
+		m = q;
+		if (m == 1 || shift == 0) {	/* one left, or all equal */
+			*lo = *hi = v[0];
+			break;
+		}
 		shift = shift > DIG ? shift - DIG : 0;
+		memset(cnt, 0, NB * sizeof *cnt);
+		for (i = 0; i < m; i++)
+			cnt[(fpl__bits(v[i]) >> shift) & (NB - 1)]++;
 	}
-	*out = fpl__from_bits(t[0]);
 	free(cnt);
 	return 1;
 }
 
-/* The count of v[0..n) whose bits (as int64) are <= ka, and in *kb the
- * least bits above ka (FPL__EXP_MASK when none is), for values whose
- * bits are below 2^63: integer operations without branches, which the
- * ISA clones vectorize (the result is the same in every one). */
-#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-static size_t count_above(const double *v, size_t n, int64_t ka, int64_t *kb)
-{
-	int64_t b = (int64_t)FPL__EXP_MASK, u;
-	size_t i, le = 0;
-
-	for (i = 0; i < n; i++) {
-		memcpy(&u, v + i, sizeof u);
-		le += u <= ka;
-		u = u > ka ? u : (int64_t)FPL__EXP_MASK;
-		b = u < b ? u : b;
-	}
-	*kb = b;
-	return le;
-}
-
-/* The median of v[0..n), n >= 1; v may be reordered, tmp (n entries)
- * is overwritten.  An even count gives the mean of the two middle
- * values (ranks n/2 - 1 and n/2). */
-static double median(double *v, size_t n, uint64_t *tmp)
+/* The median of v[0..n), n >= 1; v's order and contents are lost.  An
+ * even count gives the mean of the two middle values (ranks n/2 - 1 and
+ * n/2). */
+static double median(double *v, size_t n)
 {
 	double a, b, s;
-	size_t i, le;
+	size_t i;
 
-	if (n % 2) {
-		if (radix_kth(v, n, n / 2, &a, tmp))
-			return a;
-		return select_kth(v, n, n / 2);
-	}
-	if (radix_kth(v, n, n / 2 - 1, &a, tmp)) {
-		/* rank n/2: a again when more than n/2 values are <= a, else
-		 * the least value above a.  radix_kth has checked every value
-		 * to be +0, positive or +inf: their bits, as integers below
-		 * 2^63, are ordered as the values (+inf's are FPL__EXP_MASK),
-		 * so the search runs on the bits, without branches */
-		int64_t kb;
-
-		le = count_above(v, n, (int64_t)fpl__bits(a), &kb);
-		b = le > n / 2 ? a : fpl__from_bits((uint64_t)kb);
-	} else {
+	if (!radix_pair(v, n, (n - 1) / 2, n / 2, &a, &b)) {
+		if (n % 2)
+			return select_kth(v, n, n / 2);
 		a = select_kth(v, n, n / 2 - 1);
 		b = v[n / 2];
 		for (i = n / 2 + 1; i < n; i++)
 			if (v[i] < b)
 				b = v[i];
 	}
+	if (n % 2)
+		return a;
 	s = a + b;
 	return isinf(s) && !isinf(a) && !isinf(b) ? a / 2 + b / 2 : s / 2;
 }
@@ -1065,13 +1039,12 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 	err->compared += cmp;
 	err->nan += nn;
 	err->inf += ni;
-	/* the norms first: abserr is then the median's scratch (n >= q
-	 * entries of 8 bytes) */
+	/* the norms first: the median then spends rel */
 	norms(X, n, q, err->max_abs, mx_den, err->max_rel, &nd, &xd, &dd, &xg, &rr);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
 		err->rms_rel = rr;
-		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
+		err->median_rel = median(X->rel, q);
 	}
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
 	if (err->nonfinite) {
@@ -1130,9 +1103,9 @@ static double rel_chain(const double *rel, size_t q, int er)
  * rel[0..S->q)): the same fields, bit for bit, where rescale proves the
  * unscaled sums of squares of abserr and den to be norms' scaled ones
  * (rel's chain is formed again from rel when it does not); else -1,
- * nothing written.  tmp: S->q entries, the median's.
+ * nothing written.  rel's contents are lost (the median).
  */
-static int summarize_stream(fpl_accum_errors *err, double *rel, const esum *S, uint64_t *tmp)
+static int summarize_stream(fpl_accum_errors *err, double *rel, const esum *S)
 {
 	double ta = 0, tg = 0, tr = 0, nd, dd;
 	double ma = S->ma, mg = S->mg, mr = S->mr;
@@ -1157,7 +1130,7 @@ static int summarize_stream(fpl_accum_errors *err, double *rel, const esum *S, u
 		if (ur && !rescale(S->tr, S->lr, er, &tr))
 			tr = rel_chain(rel, q, er);
 		err->rms_rel = !ur ? mr : ldexp(sqrt(tr / (double)q), er);
-		err->median_rel = median(rel, q, tmp);
+		err->median_rel = median(rel, q);
 	}
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, ea - eg);
 	if (err->nonfinite) {
@@ -1360,7 +1333,6 @@ static int errors_streamed(fpl_accum_errors *E, double *exact, const double *r, 
 {
 	size_t nb;
 	double *rel, *band;
-	uint64_t *tmp = NULL;
 	esum S;
 	int st;
 
@@ -1381,15 +1353,8 @@ static int errors_streamed(fpl_accum_errors *E, double *exact, const double *r, 
 			 ldc, 0, 1, 1, progress, NULL, NULL, &S);
 	if (st)
 		goto out;
-	/* after outputs_run: B's panels, given back, are reused here */
-	tmp = fpl__scratch_alloc((S.q ? S.q : 1) * sizeof *tmp);
-	if (!tmp) {
-		st = FPL_ENOMEM;
-		goto out;
-	}
-	st = summarize_stream(E, rel, &S, tmp) ? 2 : 0;
+	st = summarize_stream(E, rel, &S) ? 2 : 0;
 out:
-	fpl__scratch_free(tmp);
 	fpl__scratch_free(band);
 	fpl__scratch_free(rel);
 	return st;
