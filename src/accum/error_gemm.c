@@ -10,6 +10,9 @@
  * then forms every count, maximum, sum and norm, so the floating-point
  * sums are evaluated in one fixed order.  The median is a selection over
  * the stored relative errors (a multiset: its order does not matter).
+ * With one worker on the blocked path that pass runs band by band, as the
+ * rows are done (esum, fold): the same order, with only the relative
+ * errors stored whole (summarize_stream proves its norms equal).
  *
  * Exactness.  Each output's readings (its exact value, relative and
  * absolute errors and |A||B| + |C| entry, rounded as fpl_exact_value,
