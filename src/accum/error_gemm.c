@@ -732,7 +732,7 @@ static int probe(const ectx *X)
 		qn = gk->np;
 	step = gk->np / qn;
 	E = malloc(2 * rc * nr * sizeof *E);
-	ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	ap = fpl__scratch_alloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
 	for (q = 0; E && ap && q < qn; q++) {	/* one panel at a time, spread */
 		fpl__exact_gemm_block(gk, X->A, rows, q * step, q * step + 1, E, E + rc * nr, ap);
 		for (r = 0; r < rows; r++)
@@ -744,7 +744,7 @@ static int probe(const ectx *X)
 			}
 	}
 	free(E);
-	free(ap);
+	fpl__scratch_free(ap);	/* run_rows takes it again */
 	return 2 * pass >= tried && tried;
 }
 
@@ -770,7 +770,7 @@ static int run_rows(const ectx *X, int threads)
 			size_t nr = (size_t)X->gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
 			w[t].E = fpl__scratch_alloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr
 						    * sizeof *w[t].E);
-			w[t].ap = malloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
+			w[t].ap = fpl__scratch_alloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
 			w[t].one = malloc((X->K ? X->K : 1) * sizeof *w[t].one);
 			if (!w[t].E || !w[t].ap || !w[t].one)
 				st = -1;
@@ -780,7 +780,7 @@ static int run_rows(const ectx *X, int threads)
 		fpl__spawn(ework, w, sizeof *w, threads);
 	for (t = 0; t < threads; t++) {
 		fpl__scratch_free(w[t].E);
-		free(w[t].ap);
+		fpl__scratch_free(w[t].ap);
 		free(w[t].one);
 	}
 	return st;
