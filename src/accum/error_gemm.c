@@ -10,6 +10,9 @@
  * then forms every count, maximum, sum and norm, so the floating-point
  * sums are evaluated in one fixed order.  The median is a selection over
  * the stored relative errors (a multiset: its order does not matter).
+ * With one worker on the blocked path that pass runs band by band, as the
+ * rows are done (esum, fold): the same order, with only the relative
+ * errors stored whole (summarize_stream proves its norms equal).
  *
  * Exactness.  Each output's readings (its exact value, relative and
  * absolute errors and |A||B| + |C| entry, rounded as fpl_exact_value,
@@ -98,7 +101,30 @@ typedef struct ectx {
 	const int *tb;			/* its columns' t (not finite: TB_NONFIN),
 					 * for gk->rd; or NULL */
 	uint64_t *nblock;		/* outputs done by it, or NULL */
+	/* the streamed summary (summarize_stream), or NULL; abserr, den
+	 * and cls then hold one band of rows: output o at o - ob */
+	struct esum *sum;
+	size_t ob;
 } ectx;
+
+/*
+ * The streamed summary (fpl_accum_errors_gemm on one worker by the
+ * blocked path): the rows are done in order, a band of up to 48 at a
+ * time, so summarize's pass in output order can run band by band while
+ * the band is in cache (fold), and abserr, den and cls need one band's
+ * room (ab, dn, cls: 48 x N), not m x n; rel is kept whole for the
+ * median.  The sums of squares are formed unscaled (summarize_stream
+ * argues when they are the scaled ones times a power of two).
+ */
+typedef struct esum {
+	double *ab, *dn;		/* the band's readings, 48 x N each */
+	unsigned char *cls;
+	double sum_rel, mr, ma, mg;	/* summarize's sum and maxima */
+	uint64_t nz, nf, cmp, nn, ni;	/* and counts */
+	size_t q;			/* rel's entries kept (compacted) */
+	double ta, tg, tr;		/* sums of squares of abserr, den, rel */
+	double la, lg, lr;		/* their least nonzero squares (+inf: none) */
+} esum;
 
 typedef struct eworker {
 	const ectx *X;
@@ -174,8 +200,8 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 		X->exact[o] = fpl__grid_value(&s);
 	if (isfinite(y)) {
 		cl |= C_ABS;
-		fpl__grid_errors(&s, y, &X->abserr[o], &X->rel[o]);
-		X->den[o] = fpl__grid_den(&s);
+		fpl__grid_errors(&s, y, &X->abserr[o - X->ob], &X->rel[o]);
+		X->den[o - X->ob] = fpl__grid_den(&s);
 		if (s.E != 0) {
 			cl |= C_REL;
 			if (y == 0)
@@ -185,7 +211,7 @@ static int grid_output(const ectx *X, size_t i, size_t j, const double *bt, cons
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = (unsigned char)(cl | result_class(y));
+	X->cls[o - X->ob] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -243,10 +269,10 @@ static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 		rel = fpl_exact_relerr(&lo, y);
 		if (!same(ab, fpl_exact_abserr(&hi, y)) || !same(rel, fpl_exact_relerr(&hi, y)))
 			return 0;
-		X->den[o] = fpl_exact_value(&glo);
-		if (!same(X->den[o], fpl_exact_value(&ghi)))
+		X->den[o - X->ob] = fpl_exact_value(&glo);
+		if (!same(X->den[o - X->ob], fpl_exact_value(&ghi)))
 			return 0;
-		X->abserr[o] = ab;
+		X->abserr[o - X->ob] = ab;
 		X->rel[o] = rel;
 		cl |= C_ABS | C_REL;
 		if (y == 0)
@@ -257,7 +283,7 @@ static int cert_output(const ectx *X, size_t i, size_t j, const double *bt)
 	}
 	if (X->exact)
 		X->exact[o] = v;
-	X->cls[o] = (unsigned char)(cl | result_class(y));
+	X->cls[o - X->ob] = (unsigned char)(cl | result_class(y));
 	return 1;
 }
 
@@ -314,9 +340,9 @@ static uint64_t gemm_outputs(const ectx *X, size_t i, size_t j0, size_t n, const
 	size_t o0 = i * X->N + j0, c, k, cnt = n;
 	const double *yr = X->r + i * X->ldr + j0, *cr = X->c ? X->c + i * X->ldc + j0 : NULL;
 	const fpl__grid_row *rb = X->rb + j0;
-	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0, *ab = X->abserr + o0;
-	double *dn = X->den + o0;
-	unsigned char *cls = X->cls + o0;
+	double *ex = X->exact ? X->exact + o0 : NULL, *rel = X->rel + o0;
+	double *ab = X->abserr + (o0 - X->ob), *dn = X->den + (o0 - X->ob);
+	unsigned char *cls = X->cls + (o0 - X->ob);
 	int ta = X->ra[i].t, fa = X->ra[i].fin, slack = X->slack;
 	uint64_t done = 0;
 	uint32_t left[RD_MAX], *idx = NULL;
@@ -392,8 +418,8 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 		X->exact[o] = fpl_exact_value(&e);
 	if (efin && isfinite(y)) {
 		cl |= C_ABS;
-		X->abserr[o] = fpl_exact_abserr(&e, y);
-		X->den[o] = fpl_exact_value(&g);
+		X->abserr[o - X->ob] = fpl_exact_abserr(&e, y);
+		X->den[o - X->ob] = fpl_exact_value(&g);
 		if (!fpl__exact_is_zero(&e)) {
 			cl |= C_REL;
 			X->rel[o] = fpl_exact_relerr(&e, y);
@@ -405,7 +431,7 @@ static int one_output(const ectx *X, size_t i, size_t j, const double *bt, const
 		cl |= C_NONFIN | C_REL;
 		X->rel[o] = INFINITY;
 	}
-	X->cls[o] = (unsigned char)(cl | result_class(y));
+	X->cls[o - X->ob] = (unsigned char)(cl | result_class(y));
 	return 0;
 }
 
@@ -561,9 +587,72 @@ static int lone_output(const ectx *X, size_t i, size_t j, struct lazy_ints *L)
  */
 #define QC_COLS 2048	/* columns per chunk */
 
+/* summarize's pass over the outputs o0 .. o0 + n - 1 of a band (at 0 ..
+ * n - 1 in S's buffers), in output order: the same sum, maxima, counts
+ * and compaction of rel, with the three chains of squares unscaled. */
+static void fold(esum *S, double *rel, size_t o0, size_t n)
+{
+	const double *ab = S->ab, *dn = S->dn;
+	const unsigned char *cls = S->cls;
+	double sum_rel = S->sum_rel, mr = S->mr, ma = S->ma, mg = S->mg;
+	double ta = S->ta, tg = S->tg, tr = S->tr, la = S->la, lg = S->lg, lr = S->lr, z;
+	uint64_t nz = S->nz, nf = S->nf, cmp = S->cmp, nn = S->nn, ni = S->ni;
+	size_t q = S->q, i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = cls[i];
+		if (c & C_REL) {
+			double v = rel[o0 + i];
+			sum_rel += v;
+			if (v > mr)
+				mr = v;
+			rel[q] = v;	/* compact, in order: q <= o0 + i */
+			q++;
+			z = v * v;
+			tr += z;
+			lr = z != 0 && z < lr ? z : lr;
+		}
+		if (c & C_ABS) {
+			double x = ab[i], y = dn[i];
+			if (x > ma)
+				ma = x;
+			if (y > mg)
+				mg = y;
+			z = x * x;
+			ta += z;
+			la = z != 0 && z < la ? z : la;
+			z = y * y;
+			tg += z;
+			lg = z != 0 && z < lg ? z : lg;
+		}
+		nz += (c & C_ZERO) != 0;
+		nf += (c & C_NONFIN) != 0;
+		cmp += (c & (C_ABS | C_NONFIN)) != 0;
+		nn += (c & C_NAN) != 0;
+		ni += (c & C_INF) != 0;
+	}
+	S->sum_rel = sum_rel;
+	S->mr = mr;
+	S->ma = ma;
+	S->mg = mg;
+	S->ta = ta;
+	S->tg = tg;
+	S->tr = tr;
+	S->la = la;
+	S->lg = lg;
+	S->lr = lr;
+	S->nz = nz;
+	S->nf = nf;
+	S->cmp = cmp;
+	S->nn = nn;
+	S->ni = ni;
+	S->q = q;
+}
+
 static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 {
 	const ectx *X = w->X;
+	ectx Y;
 	const fpl__exact_gemm *gk = X->gk;
 	size_t nr = (size_t)gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
 	size_t rc = fpl__exact_gemm_rows(gk), i1 = w->i1;
@@ -574,9 +663,18 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 
 	memset(&L, 0, sizeof L);
 	L.one = w->one;
+	if (X->sum) {	/* streamed (one worker): the band's buffers */
+		Y = *X;
+		Y.abserr = X->sum->ab;
+		Y.den = X->sum->dn;
+		Y.cls = X->sum->cls;
+		X = &Y;
+	}
 	for (ib = w->i0; ib < i1; ib += rows) {
 		rows = i1 - ib < 48 ? i1 - ib : 48;
 		fast = 0;
+		if (X == &Y)
+			Y.ob = ib * X->N;
 		if (L.da) {
 			L.ib = ib;
 			memset(L.da, 0, 48);
@@ -591,6 +689,8 @@ static void rows_blocked(const eworker *w, uint64_t *ng, uint64_t *nb)
 						     E + r * ld, E + rc * ld + r * ld, &L, ng);
 		}
 		*nb += fast;
+		if (X->sum)
+			fold(X->sum, X->rel, ib * X->N, rows * X->N);
 		if (X->progress)
 			__atomic_fetch_add(X->progress, (uint64_t)rows * X->N * (X->K + 1),
 					   __ATOMIC_RELAXED);
@@ -632,7 +732,7 @@ static int probe(const ectx *X)
 		qn = gk->np;
 	step = gk->np / qn;
 	E = malloc(2 * rc * nr * sizeof *E);
-	ap = malloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
+	ap = fpl__scratch_alloc(fpl__exact_gemm_apack_len(gk) * sizeof *ap);
 	for (q = 0; E && ap && q < qn; q++) {	/* one panel at a time, spread */
 		fpl__exact_gemm_block(gk, X->A, rows, q * step, q * step + 1, E, E + rc * nr, ap);
 		for (r = 0; r < rows; r++)
@@ -644,8 +744,14 @@ static int probe(const ectx *X)
 			}
 	}
 	free(E);
-	free(ap);
+	fpl__scratch_free(ap);	/* run_rows takes it again */
 	return 2 * pass >= tried && tried;
+}
+
+/* The workers run_rows starts for an M x N x K reference. */
+static int workers(size_t M, size_t N, size_t K, int threads)
+{
+	return fpl__spawn_threads(threads, M, (double)M * (double)N * ((double)K + 1), 16384);
 }
 
 /* Rows split into `threads` contiguous ranges; a thread that cannot be
@@ -655,8 +761,7 @@ static int run_rows(const ectx *X, int threads)
 	eworker w[FPL_MAX_THREADS];
 	int t, st = 0;
 
-	threads = fpl__spawn_threads(threads, X->M,
-				     (double)X->M * (double)X->N * ((double)X->K + 1), 16384);
+	threads = workers(X->M, X->N, X->K, threads);
 	for (t = 0; t < threads; t++) {
 		w[t].X = X;
 		w[t].E = w[t].ap = w[t].one = NULL;
@@ -665,7 +770,7 @@ static int run_rows(const ectx *X, int threads)
 			size_t nr = (size_t)X->gk->nr, qc = QC_COLS / nr ? QC_COLS / nr : 1;
 			w[t].E = fpl__scratch_alloc(2 * fpl__exact_gemm_rows(X->gk) * qc * nr
 						    * sizeof *w[t].E);
-			w[t].ap = malloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
+			w[t].ap = fpl__scratch_alloc(fpl__exact_gemm_apack_len(X->gk) * sizeof *w[t].ap);
 			w[t].one = malloc((X->K ? X->K : 1) * sizeof *w[t].one);
 			if (!w[t].E || !w[t].ap || !w[t].one)
 				st = -1;
@@ -675,7 +780,7 @@ static int run_rows(const ectx *X, int threads)
 		fpl__spawn(ework, w, sizeof *w, threads);
 	for (t = 0; t < threads; t++) {
 		fpl__scratch_free(w[t].E);
-		free(w[t].ap);
+		fpl__scratch_free(w[t].ap);
 		free(w[t].one);
 	}
 	return st;
@@ -722,22 +827,27 @@ static double select_kth(double *v, size_t n, size_t k)
 }
 
 /*
- * The k-th smallest of v[0..n) (k < n) when every v[i] is +0, positive
- * or +inf (sign bit clear, not NaN), by a radix selection on the bits:
- * for such values the bits, as unsigned integers, are ordered as the
- * values, so the k-th smallest value is the double of the k-th smallest
- * key (order statistics are values: the same as select_kth's).  Digits
- * of 12 bits from the top; each pass keeps the bucket holding rank k
- * (copied into t, n entries, the caller's: its contents are lost).
- * Returns 0 when a value is not of that kind or memory is short (the
- * caller takes select_kth), else 1.
+ * The k-th and k2-th smallest of v[0..n) (k <= k2 <= k + 1, k2 < n), into
+ * *lo and *hi, when every v[i] is +0, positive or +inf (sign bit clear,
+ * not NaN), by a radix selection on the bits, in place: for such values
+ * the bits, as unsigned integers, are ordered as the values, so the
+ * answers are the doubles of the k-th and k2-th smallest keys (order
+ * statistics are values: the same as select_kth's).  Digits of 12 bits
+ * from the top.  Each pass finds the buckets holding ranks k and k2; the
+ * same one: its members are kept, moved to the front of v (v's order and
+ * contents are lost; no branches, its members are in no pattern); two
+ * (k2 = k + 1): rank k is the largest of the first bucket and rank k2
+ * the least of the second (every member of a bucket is below every
+ * member of the next), read in one more pass.  Returns 0, v untouched,
+ * when a value is not of that kind or memory is short (the caller takes
+ * select_kth), else 1.
  */
-static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t *t)
+static int radix_pair(double *v, size_t n, size_t k, size_t k2, double *lo, double *hi)
 {
 	enum { DIG = 12, NB = 1 << DIG };
-	size_t *cnt = calloc(NB, sizeof *cnt), m = n, i, q, b, below;
-	int shift = 64 - DIG, first = 1;
-	uint64_t bad = 0, u;
+	size_t *cnt = calloc(NB, sizeof *cnt), m = n, i, q, b, b2, below, c;
+	int shift = 64 - DIG;
+	uint64_t bad = 0, u, d, mx, mn;
 
 	if (!cnt)
 		return 0;
@@ -753,96 +863,65 @@ static int radix_kth(const double *v, size_t n, size_t k, double *out, uint64_t 
 		free(cnt);
 		return 0;
 	}
-	/* invariant: t[0..m) (v[0..n) on the first pass) are the values
-	 * that share the bits above shift + DIG with the answer, which is
-	 * the k-th smallest of them */
+	/* invariant: v[0..m) are the values that share the bits above
+	 * shift + DIG with both answers, which are the k-th and k2-th
+	 * smallest of them; cnt counts their digits at shift */
 	for (;;) {
-		if (!first) {
-			memset(cnt, 0, NB * sizeof *cnt);
-			for (i = 0; i < m; i++)
-				cnt[(t[i] >> shift) & (NB - 1)]++;
-		}
 		for (b = 0, below = 0; below + cnt[b] <= k; b++)
 			below += cnt[b];
-		k -= below;
-		/* keep bucket b, without branches (its members are in no
-		 * pattern): every value is stored, the index moves past the
-		 * kept ones; in place on t: q <= i */
-		if (first)
-			for (i = 0, q = 0; i < m; i++) {
+		for (b2 = b, c = below; c + cnt[b2] <= k2; b2++)
+			c += cnt[b2];
+		if (b2 != b) {
+			for (i = 0, mx = 0, mn = FPL__EXP_MASK; i < m; i++) {
 				u = fpl__bits(v[i]);
-				t[q] = u;
-				q += ((u >> shift) & (NB - 1)) == b;
+				d = (u >> shift) & (NB - 1);
+				mx = d == b && u > mx ? u : mx;
+				mn = d == b2 && u < mn ? u : mn;
 			}
-		else
-			for (i = 0, q = 0; i < m; i++) {
-				u = t[i];
-				t[q] = u;
-				q += ((u >> shift) & (NB - 1)) == b;
-			}
-		first = 0;
-		m = q;
-		if (m == 1 || shift == 0)	/* one left, or all equal */
+			*lo = fpl__from_bits(mx);
+			*hi = fpl__from_bits(mn);
 			break;
+		}
+		k -= below;
+		k2 -= below;
+		for (i = 0, q = 0; i < m; i++) {	/* in place: q <= i */
+			double x = v[i];
+			v[q] = x;
+			q += ((fpl__bits(x) >> shift) & (NB - 1)) == b;
+		}
+		m = q;
+		if (m == 1 || shift == 0) {	/* one left, or all equal */
+			*lo = *hi = v[0];
+			break;
+		}
 		shift = shift > DIG ? shift - DIG : 0;
+		memset(cnt, 0, NB * sizeof *cnt);
+		for (i = 0; i < m; i++)
+			cnt[(fpl__bits(v[i]) >> shift) & (NB - 1)]++;
 	}
-	*out = fpl__from_bits(t[0]);
 	free(cnt);
 	return 1;
 }
 
-/* The count of v[0..n) whose bits (as int64) are <= ka, and in *kb the
- * least bits above ka (FPL__EXP_MASK when none is), for values whose
- * bits are below 2^63: integer operations without branches, which the
- * ISA clones vectorize (the result is the same in every one). */
-#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-static size_t count_above(const double *v, size_t n, int64_t ka, int64_t *kb)
-{
-	int64_t b = (int64_t)FPL__EXP_MASK, u;
-	size_t i, le = 0;
-
-	for (i = 0; i < n; i++) {
-		memcpy(&u, v + i, sizeof u);
-		le += u <= ka;
-		u = u > ka ? u : (int64_t)FPL__EXP_MASK;
-		b = u < b ? u : b;
-	}
-	*kb = b;
-	return le;
-}
-
-/* The median of v[0..n), n >= 1; v may be reordered, tmp (n entries)
- * is overwritten.  An even count gives the mean of the two middle
- * values (ranks n/2 - 1 and n/2). */
-static double median(double *v, size_t n, uint64_t *tmp)
+/* The median of v[0..n), n >= 1; v's order and contents are lost.  An
+ * even count gives the mean of the two middle values (ranks n/2 - 1 and
+ * n/2). */
+static double median(double *v, size_t n)
 {
 	double a, b, s;
-	size_t i, le;
+	size_t i;
 
-	if (n % 2) {
-		if (radix_kth(v, n, n / 2, &a, tmp))
-			return a;
-		return select_kth(v, n, n / 2);
-	}
-	if (radix_kth(v, n, n / 2 - 1, &a, tmp)) {
-		/* rank n/2: a again when more than n/2 values are <= a, else
-		 * the least value above a.  radix_kth has checked every value
-		 * to be +0, positive or +inf: their bits, as integers below
-		 * 2^63, are ordered as the values (+inf's are FPL__EXP_MASK),
-		 * so the search runs on the bits, without branches */
-		int64_t kb;
-
-		le = count_above(v, n, (int64_t)fpl__bits(a), &kb);
-		b = le > n / 2 ? a : fpl__from_bits((uint64_t)kb);
-	} else {
+	if (!radix_pair(v, n, (n - 1) / 2, n / 2, &a, &b)) {
+		if (n % 2)
+			return select_kth(v, n, n / 2);
 		a = select_kth(v, n, n / 2 - 1);
 		b = v[n / 2];
 		for (i = n / 2 + 1; i < n; i++)
 			if (v[i] < b)
 				b = v[i];
 	}
+	if (n % 2)
+		return a;
 	s = a + b;
 	return isinf(s) && !isinf(a) && !isinf(b) ? a / 2 + b / 2 : s / 2;
 }
@@ -963,19 +1042,105 @@ static void summarize(fpl_accum_errors *err, const ectx *X, size_t n)
 	err->compared += cmp;
 	err->nan += nn;
 	err->inf += ni;
-	/* the norms first: abserr is then the median's scratch (n >= q
-	 * entries of 8 bytes) */
+	/* the norms first: the median then spends rel */
 	norms(X, n, q, err->max_abs, mx_den, err->max_rel, &nd, &xd, &dd, &xg, &rr);
 	if (q) {
 		err->mean_rel = sum_rel / (double)q;
 		err->rms_rel = rr;
-		err->median_rel = median(X->rel, q, (uint64_t *)X->abserr);
+		err->median_rel = median(X->rel, q);
 	}
 	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, xd - xg);
 	if (err->nonfinite) {
 		err->max_abs = INFINITY;
 		err->normwise = INFINITY;
 	}
+}
+
+/*
+ * The streamed sums of squares.  norms forms t = sum of fl(fl(x 2^-e)^2)
+ * over a norm's entries x in output order (each addition rounded), e =
+ * ilogb of their largest; fold forms u = sum of fl(x^2), the same chain
+ * unscaled.  Claim: with s = 2^-2e, if -500 <= e <= 500, u < 2^1022 and
+ * every nonzero fl(x^2) = w has w >= 2^-1020 and w s >= 2^-1020, then t =
+ * u s (a binary64: the product is exact).  Proof: x 2^-e < 2 (x <= the
+ * largest < 2^(e+1)), so nothing overflows scaled; unscaled, every
+ * partial sum is at most u (the additions of nonnegative terms are
+ * monotone), so below 2^1022.  A nonzero x has x^2 >= w / (1 + 2^-52) >
+ * 2^-1021 and x^2 s > 2^-1021 likewise: x 2^-e > 2^-511 is normal, hence
+ * exact, and x^2 and x^2 s both lie in the normal range, where rounding
+ * to nearest commutes with scaling by a power of two: fl((x 2^-e)^2) =
+ * fl(x^2) s.  A zero x gives 0 in both.  Each partial sum, exact, is 0
+ * or at least one nonzero term (>= 2^-1020, and >= 2^-1020 scaled) and
+ * below 2^1022 (scaled: below 4 times the count): normal in both chains,
+ * so by induction each scaled partial sum is the unscaled one times s.
+ * Returns 0 when the conditions fail (then the caller recomputes).
+ */
+static int rescale(double u, double least, int e, double *t)
+{
+	double s;
+
+	if (e < -500 || e > 500 || !(u < 0x1p1022))
+		return 0;
+	s = pow2(-2 * e);
+	if (least != INFINITY && (least < 0x1p-1020 || least * s < 0x1p-1020))
+		return 0;
+	*t = u * s;
+	return 1;
+}
+
+/* norms' chain for rel[0..q), scaled by 2^-er (rescale's failure). */
+static double rel_chain(const double *rel, size_t q, int er)
+{
+	double sr = scale_of(-er), t = 0, x;
+	size_t o;
+
+	for (o = 0; o < q; o++) {
+		x = sr != 0 ? rel[o] * sr : ldexp(rel[o], -er);
+		t += x * x;
+	}
+	return t;
+}
+
+/*
+ * summarize from S (fold's sums over every output, rel compacted to
+ * rel[0..S->q)): the same fields, bit for bit, where rescale proves the
+ * unscaled sums of squares of abserr and den to be norms' scaled ones
+ * (rel's chain is formed again from rel when it does not); else -1,
+ * nothing written.  rel's contents are lost (the median).
+ */
+static int summarize_stream(fpl_accum_errors *err, double *rel, const esum *S)
+{
+	double ta = 0, tg = 0, tr = 0, nd, dd;
+	double ma = S->ma, mg = S->mg, mr = S->mr;
+	int ua = ma != 0 && !isinf(ma), ug = mg != 0 && !isinf(mg), ur = mr != 0 && !isinf(mr);
+	int ea = ua ? ilogb(ma) : 0, eg = ug ? ilogb(mg) : 0, er = ur ? ilogb(mr) : 0;
+	size_t q = S->q;
+
+	if ((ua && !rescale(S->ta, S->la, ea, &ta)) || (ug && !rescale(S->tg, S->lg, eg, &tg)))
+		return -1;
+	err->rel_n += q;
+	err->max_rel = mr;
+	err->max_abs = ma;
+	err->became_zero += S->nz;
+	err->nonfinite += S->nf;
+	err->compared += S->cmp;
+	err->nan += S->nn;
+	err->inf += S->ni;
+	nd = ua ? sqrt(ta) : ma;
+	dd = ug ? sqrt(tg) : mg;
+	if (q) {
+		err->mean_rel = S->sum_rel / (double)q;
+		if (ur && !rescale(S->tr, S->lr, er, &tr))
+			tr = rel_chain(rel, q, er);
+		err->rms_rel = !ur ? mr : ldexp(sqrt(tr / (double)q), er);
+		err->median_rel = median(rel, q);
+	}
+	err->normwise = dd == 0 ? 0 : ldexp(nd / dd, ea - eg);
+	if (err->nonfinite) {
+		err->max_abs = INFINITY;
+		err->normwise = INFINITY;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------ driver */
@@ -1053,12 +1218,15 @@ int fpl__accum_errors_outputs(double *exact, double *rel, double *abserr, double
 					    NULL);
 }
 
-int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
-				 unsigned char *cls, const double *r, size_t ldr, size_t m,
-				 size_t n, size_t kk, const double *pa, const double *pbt,
-				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
-				 size_t ldc, int mode, int blocked, int threads,
-				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
+/* fpl__accum_errors_outputs_ex, streamed into S when S is not NULL
+ * (then threads is 1 and abserr, den and cls are S's band buffers):
+ * returns 1, having done nothing, when the blocked path is not taken. */
+static int outputs_run(double *exact, double *rel, double *abserr, double *den,
+		       unsigned char *cls, const double *r, size_t ldr, size_t m, size_t n,
+		       size_t kk, const double *pa, const double *pbt, const double *b,
+		       ptrdiff_t sbk, ptrdiff_t sbj, const double *c, size_t ldc, int mode,
+		       int blocked, int threads, uint64_t *progress, uint64_t *ngrid,
+		       uint64_t *nblock, esum *S)
 {
 	void *mem = NULL;
 	double *own = NULL;
@@ -1113,6 +1281,11 @@ int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, dou
 			}
 		}
 	}
+	if (S && !X.gk) {
+		st = 1;
+		goto out;
+	}
+	X.sum = S;
 	if (!X.gk && !X.Bt && X.B) {	/* the paths below read B's columns as rows */
 		size_t nb, j, k;
 		if (__builtin_mul_overflow(n, kk, &nb) || !(own = malloc((nb ? nb : 1) * sizeof *own))) {
@@ -1137,6 +1310,59 @@ out:
 	return st;
 }
 
+int fpl__accum_errors_outputs_ex(double *exact, double *rel, double *abserr, double *den,
+				 unsigned char *cls, const double *r, size_t ldr, size_t m,
+				 size_t n, size_t kk, const double *pa, const double *pbt,
+				 const double *b, ptrdiff_t sbk, ptrdiff_t sbj, const double *c,
+				 size_t ldc, int mode, int blocked, int threads,
+				 uint64_t *progress, uint64_t *ngrid, uint64_t *nblock)
+{
+	return outputs_run(exact, rel, abserr, den, cls, r, ldr, m, n, kk, pa, pbt, b, sbk, sbj, c,
+			   ldc, mode, blocked, threads, progress, ngrid, nblock, NULL);
+}
+
+/*
+ * The reference streamed (esum): one worker by the blocked path, rel
+ * whole, abserr, den and cls one band at a time.  Returns 0 when done
+ * (E's fields written), 1 when the blocked path is not taken (nothing
+ * done), 2 when it ran but rescale could not prove the norms (progress
+ * counted; the caller runs the reference again with the whole arrays),
+ * or an error.
+ */
+static int errors_streamed(fpl_accum_errors *E, double *exact, const double *r, size_t ldr,
+			   size_t m, size_t n, size_t kk, const double *pa, const double *b,
+			   ptrdiff_t sbk, ptrdiff_t sbj, const double *c, size_t ldc,
+			   uint64_t *progress)
+{
+	size_t nb;
+	double *rel, *band;
+	esum S;
+	int st;
+
+	if (__builtin_mul_overflow(n, (size_t)48 * (2 * sizeof *band + 1), &nb))
+		return 1;
+	rel = fpl__scratch_alloc(m * n * sizeof *rel);
+	band = fpl__scratch_alloc(nb);
+	if (!rel || !band) {
+		st = FPL_ENOMEM;
+		goto out;
+	}
+	memset(&S, 0, sizeof S);
+	S.ab = band;
+	S.dn = band + 48 * n;
+	S.cls = (unsigned char *)(band + 96 * n);
+	S.la = S.lg = S.lr = INFINITY;
+	st = outputs_run(exact, rel, S.ab, S.dn, S.cls, r, ldr, m, n, kk, pa, NULL, b, sbk, sbj, c,
+			 ldc, 0, 1, 1, progress, NULL, NULL, &S);
+	if (st)
+		goto out;
+	st = summarize_stream(E, rel, &S) ? 2 : 0;
+out:
+	fpl__scratch_free(band);
+	fpl__scratch_free(rel);
+	return st;
+}
+
 int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const double *r,
 				   size_t ldr, const fpl_accum_model *mod, size_t m, size_t n,
 				   size_t kk, const double *a, size_t lda, int transa,
@@ -1146,6 +1372,7 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	size_t nA, nB, nC;
 	double *pa = NULL, *buf = NULL;
 	unsigned char *cls = NULL;
+	ptrdiff_t sbk, sbj;
 	fpl_accum_errors E;
 	ectx X;
 	int st = 0, mode;
@@ -1172,20 +1399,37 @@ int fpl_accum_errors_gemm_progress(fpl_accum_errors *err, double *exact, const d
 	}
 	/* A as it is when its rows are already packed */
 	pa = !transa && lda == kk ? NULL : malloc((nA ? nA : 1) * sizeof *pa);
-	/* from this thread's scratch cache, as the emulated GEMM's buffers:
-	 * a repeated call pays no page faults for them (util/scratch.h) */
-	buf = fpl__scratch_alloc(3 * nC * sizeof *buf);
-	cls = fpl__scratch_alloc(nC);
-	if ((!pa && (transa || lda != kk)) || !buf || !cls) {
+	if (!pa && (transa || lda != kk)) {
 		st = FPL_ENOMEM;
 		goto out;
 	}
 	if (kk && pa)
 		pack(pa, m, kk, a, transa ? 1 : (ptrdiff_t)lda, transa ? (ptrdiff_t)lda : 1);
+	sbk = transb ? 1 : (ptrdiff_t)ldb;
+	sbj = transb ? (ptrdiff_t)ldb : 1;
+	/* one worker: streamed, a third of the memory (its page faults on a
+	 * first call cost a fifth of the reference) and no pass over it */
+	if (mode == 0 && b && workers(m, n, kk, threads) == 1) {
+		st = errors_streamed(&E, exact, r, ldr, m, n, kk, pa ? pa : a, b, sbk, sbj, c, ldc,
+				     progress);
+		if (st == 0)
+			*err = E;
+		if (st <= 0)
+			goto out;
+		if (st == 2)
+			progress = NULL;	/* counted by the first run */
+	}
+	/* from this thread's scratch cache, as the emulated GEMM's buffers:
+	 * a repeated call pays no page faults for them (util/scratch.h) */
+	buf = fpl__scratch_alloc(3 * nC * sizeof *buf);
+	cls = fpl__scratch_alloc(nC);
+	if (!buf || !cls) {
+		st = FPL_ENOMEM;
+		goto out;
+	}
 	st = fpl__accum_errors_outputs_ex(exact, buf, buf + nC, buf + 2 * nC, cls, r, ldr, m, n,
-					  kk, pa ? pa : a, NULL, b,
-					  transb ? 1 : (ptrdiff_t)ldb, transb ? (ptrdiff_t)ldb : 1, c,
-					  ldc, mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL,
+					  kk, pa ? pa : a, NULL, b, sbk, sbj, c, ldc,
+					  mode < 0 ? -1 : 0, mode == 0, threads, progress, NULL,
 					  NULL);
 	if (st)
 		goto out;
