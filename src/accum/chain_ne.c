@@ -642,6 +642,45 @@ static void lean2_sub(fpl__acc_tile *T, const ne_par *q, const double *arow, con
 	}
 }
 
+/* lean2's range sums (the header comment's lean2 paragraph) over steps
+ * [c0, c1): *D = the sum of |a_k| bmax_k (each product and sum rounded:
+ * the bound's 1 + 2^-30 covers any order) and *G = the least |a_k|
+ * bmin_k over the k with a_k != 0 (a NaN product leaves it unchanged:
+ * min_pd returns its second operand then), INFINITY when none. */
+NE64_TARGET static void lean2_dg(const double *arow, const double *bmax, const double *bmin,
+				 size_t c0, size_t c1, double *Dp, double *Gp)
+{
+	const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+	const __m256d inf = _mm256_set1_pd(INFINITY);
+	__m256d d4 = zero, d4b = zero, g4 = inf;
+	double d[4], g[4], D, G;
+	size_t k = c0;
+
+	for (; k + 8 <= c1; k += 8) {
+		const __m256d x = _mm256_andnot_pd(sign, _mm256_loadu_pd(arow + k));
+		const __m256d y = _mm256_andnot_pd(sign, _mm256_loadu_pd(arow + k + 4));
+		const __m256d gx = _mm256_mul_pd(x, _mm256_loadu_pd(bmin + k));
+		const __m256d gy = _mm256_mul_pd(y, _mm256_loadu_pd(bmin + k + 4));
+		d4 = _mm256_add_pd(d4, _mm256_mul_pd(x, _mm256_loadu_pd(bmax + k)));
+		d4b = _mm256_add_pd(d4b, _mm256_mul_pd(y, _mm256_loadu_pd(bmax + k + 4)));
+		g4 = _mm256_min_pd(_mm256_blendv_pd(inf, gx, _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ)), g4);
+		g4 = _mm256_min_pd(_mm256_blendv_pd(inf, gy, _mm256_cmp_pd(y, zero, _CMP_NEQ_UQ)), g4);
+	}
+	_mm256_storeu_pd(d, _mm256_add_pd(d4, d4b));
+	_mm256_storeu_pd(g, g4);
+	D = (d[0] + d[1]) + (d[2] + d[3]);
+	G = g[0] < g[1] ? g[0] : g[1];
+	G = g[2] < G ? g[2] : G;
+	G = g[3] < G ? g[3] : G;
+	for (; k < c1; k++) {
+		const double x0 = fabs(arow[k]), g0 = x0 * bmin[k];
+		D += x0 * bmax[k];
+		G = x0 != 0 && g0 < G ? g0 : G;
+	}
+	*Dp = D;
+	*Gp = G;
+}
+
 uint64_t fpl__acc_ne64_lean2_weak;
 
 /* One weak step k of lean2 (a product's quantum may be too small for
@@ -688,7 +727,7 @@ static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	double *sv = nj == NT ? s : pad;
 	uint64_t cnt[NT] = { 0 }, total = 0;
 	ne_par q;
-	size_t jj, c0, c1, k;
+	size_t jj, c0, c1;
 
 	ne_par_init(&q, f);
 	for (jj = 0; jj < nj; jj++)
@@ -703,28 +742,14 @@ static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	}
 	for (c0 = k0; c0 < k1; c0 = c1) {
 		const size_t n = k1 - c0 < chunk ? k1 - c0 : chunk;
-		double D = 0, D1 = 0, G = INFINITY, G1 = INFINITY, Bd;
+		double D, G, Bd;
 		uint64_t A = 0;
 		c1 = c0 + n;
 		for (jj = 0; jj < nj; jj++) {
 			uint64_t x = fpl__bits(sv[jj]) & ~FPL__SIGN_BIT;
 			A = x > A ? x : A;
 		}
-		for (k = c0; k + 1 < c1; k += 2) {
-			const double x0 = fabs(arow[k]), x1 = fabs(arow[k + 1]);
-			const double g0 = x0 * bmin[k], g1 = x1 * bmin[k + 1];
-			D += x0 * bmax[k];
-			D1 += x1 * bmax[k + 1];
-			G = x0 != 0 && g0 < G ? g0 : G;
-			G1 = x1 != 0 && g1 < G1 ? g1 : G1;
-		}
-		for (; k < c1; k++) {
-			const double x0 = fabs(arow[k]), g0 = x0 * bmin[k];
-			D += x0 * bmax[k];
-			G = x0 != 0 && g0 < G ? g0 : G;
-		}
-		D += D1;
-		G = G1 < G ? G1 : G;
+		lean2_dg(arow, bmax, bmin, c0, c1, &D, &G);
 		Bd = (fpl__from_bits(A) + D + (double)n * qacc) * (1 + 2 * (double)n * u)
 		     * (1 + 0x1p-30);
 		if (A < Lb && Bd < L) {
