@@ -98,22 +98,23 @@
  *  s + a b, is that exact t, and so is lane()'s s + a*b.
  *  Rounding.  Exact t with 2^emin <= |t| < L: the lean kernels' (t + C)
  *  - C, the reference's value, inexact iff y != t.  t = +0 (fma's exact
- *  zero sum, the reference's sign): y = +0, exact.  t = -0 (s and a b
- *  both -0; a -0 sum can arise here from the engine rounding a tiny
- *  negative t, and a tile with one among its initial sums runs
- *  engine_range whole): y = +0, whose bits differ from t's, so the
- *  watch below sees an inexact step of exponent field 0 and the lane is
- *  rerun.  0 < |t|
- *  < 2^emin: t need not be a value of acc here (a product's quantum may
- *  be below q_acc).  lean2_avx2 rounds such a t at the absolute quantum
- *  q_acc (its C from emin's exponent: |t| + C stays in C's binade, whose
- *  ulp is q_acc), the reference's value; when y == t, t is a value of
- *  acc (a subnormal), which the reference returns with no flag (as
- *  above).  An inexact tiny step (underflow) is watched for, and every
- *  lane of a group that met one is rerun over the whole range from the
- *  range's initial sum by lane() (t exact as just argued; its tiny, zero
- *  and overflow steps go to the engine), its kernel counts dropped.  A range that fails Bound or Exactness runs engine_range:
- *  each step of each lane by fpl__fma_ix, the reference's own step.
+ *  zero sum, the reference's sign): y = +0, exact.  t = -0 needs s and
+ *  a b both -0; lean2_avx2's y is never -0 (argued there), so only the
+ *  first step of a lane whose sum at the range's start is -0 can meet
+ *  one (a -0 sum can arise here from the engine rounding a tiny
+ *  negative t; a tile with one among its initial sums runs engine_range
+ *  whole), and lean2_sub reruns every such lane as below.
+ *  0 < |t| < 2^emin: t need not be a value of acc here (a product's
+ *  quantum may be below q_acc), and lean2_avx2 takes C from t's own
+ *  exponent, which rounds at a quantum below q_acc: every such step,
+ *  exact or not, is watched for, and every lane of a group that met one
+ *  is rerun over the whole range from the range's initial sum by lane()
+ *  (t exact as just argued; its tiny, zero and overflow steps go to the
+ *  engine), its kernel sums and counts dropped (after such a step a
+ *  lane's kernel sums may be off acc's grid: finite, |y| <= |t| (1 + u)
+ *  still, and unused).  A range that fails Bound or Exactness runs
+ *  engine_range: each step of each lane by fpl__fma_ix, the reference's
+ *  own step.
  */
 #include <math.h>
 #include <string.h>
@@ -359,75 +360,86 @@ NE64_TARGET static void lean4(const double *arow, const double *bp, size_t k0, s
 
 /* lean2 (J->lean == 2, argued above): lean4's rounding over the 64
  * chains of s[] for k in [k0, k1) (stride 1), cnt[j] += lane j's
- * inexact steps, with C built from max(t's exponent field, emin's)
- * (e_min, the field of 2^emin: a tiny t is rounded at the absolute
- * quantum 2^(emin-m) = q_acc, C = 1.5 * 2^52 * q_acc, so y is t rounded
- * to nearest-even in acc's subnormal range) and a watch for tiny
- * inexact steps.  The eight registers of 32 chains go by pairs (lanes
- * j+8p .. j+8p+3 and the next four): eq, all ones for a lane with y ==
- * t, of both registers folded by one vshufps (their upper 32-bit
- * halves: dword d of the result is lane (d & 1) + 2 (d >> 2) of the
- * first register when d & 2 == 0, of the second otherwise) into one
- * register of eight 32-bit counters of exact steps (n <= LEAN_CHUNK <
- * 2^32), and the same fold of bits(t) & expm (upper halves: 2^20 e, e
- * t's exponent field) or'ed with it into a running unsigned minimum
- * over the pairs, whose dword is 2^20 e for an inexact step and
- * 0xffffffff for an exact one.  A minimum below 2^20 e_min (tinyb) in
- * dword d means an inexact step with |t| < 2^emin in that lane of one
- * of the four pairs: bad[] is set for the four lanes of that position.
- * Per pair 5 vector operations besides the 7 per register of the
- * rounding and eq (lean4's packing needed 7 and more registers). */
+ * inexact steps, and a watch for tiny sums.  A step's C is lean4's,
+ * formed as c K: c = bits(t) & expm, as a binary64 2^e for t of
+ * exponent e (t is never a binary64 subnormal: the static condition)
+ * and +0 for t = +-0, and K = 1.5 * 2^(52-m), so c K = 1.5 * 2^52 *
+ * 2^(e-m) exactly, lean4's C; y = fnmadd(c, K, fma(c, K, t)) rounds t +
+ * C and then that minus C once each, lean4's (t + C) - C bit for bit,
+ * in two operations.  y is never -0: for t = +-0, c = 0 and y = (t + 0)
+ * - 0 = +0 in nearest-even; else the sum is positive (C > 2 |t|) and an
+ * exact zero difference is +0.  The eight registers of 32 chains go by
+ * pairs (lanes j+8p .. j+8p+3 and the next four): eq, all ones for a
+ * lane with y == t, of both registers folded by one vshufps (their
+ * upper 32-bit halves: dword d of the result is lane (d & 1) + 2 (d >>
+ * 2) of the first register when d & 2 == 0, of the second otherwise)
+ * into one register of eight 32-bit counters of exact steps (n <=
+ * LEAN_CHUNK < 2^32), and the same fold of c (upper halves: 2^20 e, e
+ * t's exponent field, 0 for t = +-0) minus 1 (mod 2^32) into a running
+ * unsigned minimum, m0 over pairs 0 and 1 and m1 over pairs 2 and 3:
+ * t = +-0 gives 0xffffffff, so a minimum below 2^20 e_min - 1 (tinyb -
+ * 1, e_min the field of 2^emin) in dword d means a step with 0 < |t| <
+ * 2^emin in that lane of one of the two pairs, exact or not (C from t's
+ * own exponent rounds it at a quantum below q_acc): bad[] is set for
+ * both lanes of that position.  Per pair 5 vector operations besides
+ * the 5 per register of the rounding and eq.  Registers (AVX2 has 16):
+ * the eight sums, m0, m1, a_k's broadcast and K stay in registers; expm
+ * and the all-ones are read from memory at each use (cst[], volatile:
+ * with them in registers gcc spilled two of the sums, and their store
+ * and reload lengthened every step's chain), and gcc keeps the four
+ * counters on the stack (a load and a store per pair and step, off the
+ * sums' chains). */
 #define LEAN2(sv, bb, e_, q_)                                                                  \
 	do {                                                                                   \
 		__m256d t_ = _mm256_fmadd_pd(av, _mm256_loadu_pd(bb), (sv));                   \
 		__m256d c_;                                                                    \
-		(e_) = _mm256_and_si256(_mm256_castpd_si256(t_), expm);                        \
-		c_ = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_max_epi32((e_), emin), cadd)); \
-		(sv) = _mm256_sub_pd(_mm256_add_pd(t_, c_), c_);                               \
+		c_ = _mm256_and_pd(t_, cst[0]);                                                \
+		(e_) = _mm256_castpd_si256(c_);                                                \
+		(sv) = _mm256_fnmadd_pd(c_, kq, _mm256_fmadd_pd(c_, kq, t_));                  \
 		(q_) = _mm256_castsi256_ps(                                                    \
 			_mm256_cmpeq_epi64(_mm256_castpd_si256(sv), _mm256_castpd_si256(t_))); \
 	} while (0)
 #define LEAN2X2(sa, sb, cv, bb, mn)                                                            \
 	do {                                                                                   \
-		__m256i ea_, eb_, x_;                                                          \
+		__m256i ea_, eb_, x_, f_;                                                      \
 		__m256 qa_, qb_;                                                               \
 		LEAN2(sa, bb, ea_, qa_);                                                       \
 		LEAN2(sb, (bb) + 4, eb_, qb_);                                                 \
 		x_ = _mm256_castps_si256(_mm256_shuffle_ps(qa_, qb_, 0xdd));                   \
 		(cv) = _mm256_sub_epi32((cv), x_);                                             \
-		(mn) = _mm256_min_epu32(                                                       \
-			(mn), _mm256_or_si256(x_, _mm256_castps_si256(_mm256_shuffle_ps(      \
-							  _mm256_castsi256_ps(ea_),           \
-							  _mm256_castsi256_ps(eb_), 0xdd)))); \
+		f_ = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(ea_),           \
+							  _mm256_castsi256_ps(eb_), 0xdd));    \
+		f_ = _mm256_add_epi32(f_, _mm256_castpd_si256(cst[1]));                        \
+		(mn) = _mm256_min_epu32((mn), f_);                                             \
 	} while (0)
 
 NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t k0, size_t k1,
 				   int m, uint32_t tinyb, double *s, uint64_t *cnt,
 				   unsigned char *bad)
 {
-	const __m256i expm = _mm256_set1_epi64x(0x7ff0000000000000ll);
-	const __m256i cadd = _mm256_set1_epi64x((long long)(((uint64_t)(52 - m) << 52)
-							    | 0x0008000000000000ull));
-	const __m256i emin = _mm256_set1_epi64x((long long)((uint64_t)tinyb << 32));
+	const __m256d kq = _mm256_set1_pd(ldexp(1.5, 52 - m));
+	volatile __m256d cst[2];	/* expm, all-ones: read at each use */
 	const uint64_t n = k1 - k0;
 	size_t j, k;
 
+	cst[0] = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7ff0000000000000ll));
+	cst[1] = _mm256_castsi256_pd(_mm256_set1_epi32(-1));
 	for (j = 0; j < NT; j += 32) {
 		__m256d s0 = _mm256_loadu_pd(s + j), s1 = _mm256_loadu_pd(s + j + 4);
 		__m256d s2 = _mm256_loadu_pd(s + j + 8), s3 = _mm256_loadu_pd(s + j + 12);
 		__m256d s4 = _mm256_loadu_pd(s + j + 16), s5 = _mm256_loadu_pd(s + j + 20);
 		__m256d s6 = _mm256_loadu_pd(s + j + 24), s7 = _mm256_loadu_pd(s + j + 28);
 		__m256i e0 = _mm256_setzero_si256(), e1 = e0, e2 = e0, e3 = e0;
-		__m256i m0 = _mm256_set1_epi64x(-1);
-		uint32_t eo[32], mo[8];
+		__m256i m0 = _mm256_set1_epi64x(-1), m1 = m0;
+		uint32_t eo[32], mo[16];
 		int l;
 		for (k = k0; k < k1; k++) {
 			const __m256d av = _mm256_set1_pd(arow[k]);
 			const double *b = bp + k * NT + j;
 			LEAN2X2(s0, s1, e0, b, m0);
 			LEAN2X2(s2, s3, e1, b + 8, m0);
-			LEAN2X2(s4, s5, e2, b + 16, m0);
-			LEAN2X2(s6, s7, e3, b + 24, m0);
+			LEAN2X2(s4, s5, e2, b + 16, m1);
+			LEAN2X2(s6, s7, e3, b + 24, m1);
 		}
 		_mm256_storeu_pd(s + j, s0);
 		_mm256_storeu_pd(s + j + 4, s1);
@@ -442,6 +454,7 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 		_mm256_storeu_si256((__m256i *)(eo + 16), e2);
 		_mm256_storeu_si256((__m256i *)(eo + 24), e3);
 		_mm256_storeu_si256((__m256i *)mo, m0);
+		_mm256_storeu_si256((__m256i *)(mo + 8), m1);
 		/* counter dword 8p + d: the exact steps of lane 8p + lp(d),
 		 * lp(d) = 4 ((d >> 1) & 1) + (d & 1) + 2 (d >> 2) */
 		for (l = 0; l < 32; l++) {
@@ -449,12 +462,12 @@ NE64_TARGET static void lean2_avx2(const double *arow, const double *bp, size_t 
 			const size_t lp = (size_t)(4 * ((d >> 1) & 1) + (d & 1) + 2 * (d >> 2));
 			cnt[j + (size_t)(l - d) + lp] += n - eo[l];
 		}
-		for (l = 0; l < 8; l++)
-			if (mo[l] < tinyb) {
-				const size_t lp = (size_t)(4 * ((l >> 1) & 1) + (l & 1) + 2 * (l >> 2));
-				size_t r;
-				for (r = 0; r < 32; r += 8)
-					bad[j + r + lp] = 1;
+		for (l = 0; l < 16; l++)
+			if (mo[l] < tinyb - 1) {
+				const int d = l & 7;
+				const size_t lp = (size_t)(4 * ((d >> 1) & 1) + (d & 1) + 2 * (d >> 2));
+				const size_t r = (size_t)(l >> 3) * 16;
+				bad[j + r + lp] = bad[j + r + 8 + lp] = 1;
 			}
 	}
 }
@@ -616,30 +629,76 @@ uint64_t fpl__acc_ne64_lean2_runs, fpl__acc_ne64_lean2_reruns;
 
 /* lean2's steps [c0, c1) of the tile in sv[] (all NT lanes), each
  * exact and below L (the header comment's lean2 paragraph): the kernel,
- * and the lanes of a group that met an inexact tiny sum rerun by lane()
- * from their sums at c0; cnt[] += the inexact steps. */
+ * then the lanes of a group that met a tiny sum and those whose sum at
+ * c0 is -0 rerun by lane() from their sums at c0, step by step over all
+ * of them (their chains overlap); cnt[] += the inexact steps. */
 static void lean2_sub(fpl__acc_tile *T, const ne_par *q, const double *arow, const double *bp,
 		      size_t c0, size_t c1, uint32_t tinyb, double *sv, uint64_t *cnt)
 {
 	double s0[NT];
 	uint64_t rc[NT] = { 0 };
 	unsigned char bad[NT] = { 0 };
-	size_t jj, k;
+	size_t jj, k, i, nb = 0, list[NT];
 
 	memcpy(s0, sv, sizeof s0);
 	lean2_avx2(arow, bp, c0, c1, T->J->m->acc.m, tinyb, sv, rc, bad);
 	for (jj = 0; jj < T->nj; jj++) {
-		double x = s0[jj];
-		if (!bad[jj]) {
+		if (!bad[jj] && fpl__bits(s0[jj]) != FPL__SIGN_BIT) {
 			cnt[jj] += rc[jj];
 			continue;
 		}
-		__atomic_fetch_add(&fpl__acc_ne64_lean2_reruns, 1, __ATOMIC_RELAXED);
-		for (k = c0; k < c1; k++)
-			x = lane(T, q, arow[k], bp[k * NT + jj], x, fpl__acc_idx(T, k, jj), jj,
-				 &cnt[jj]);
-		sv[jj] = x;
+		sv[jj] = s0[jj];
+		list[nb++] = jj;
 	}
+	if (!nb)
+		return;
+	__atomic_fetch_add(&fpl__acc_ne64_lean2_reruns, nb, __ATOMIC_RELAXED);
+	/* step by step over the rerun lanes: their chains overlap */
+	for (k = c0; k < c1; k++)
+		for (i = 0; i < nb; i++) {
+			jj = list[i];
+			sv[jj] = lane(T, q, arow[k], bp[k * NT + jj], sv[jj], fpl__acc_idx(T, k, jj), jj,
+				      &cnt[jj]);
+		}
+}
+
+/* lean2's range sums (the header comment's lean2 paragraph) over steps
+ * [c0, c1): *D = the sum of |a_k| bmax_k (each product and sum rounded:
+ * the bound's 1 + 2^-30 covers any order) and *G = the least |a_k|
+ * bmin_k over the k with a_k != 0 (a NaN product leaves it unchanged:
+ * min_pd returns its second operand then), INFINITY when none. */
+NE64_TARGET static void lean2_dg(const double *arow, const double *bmax, const double *bmin,
+				 size_t c0, size_t c1, double *Dp, double *Gp)
+{
+	const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+	const __m256d inf = _mm256_set1_pd(INFINITY);
+	__m256d d4 = zero, d4b = zero, g4 = inf;
+	double d[4], g[4], D, G;
+	size_t k = c0;
+
+	for (; k + 8 <= c1; k += 8) {
+		const __m256d x = _mm256_andnot_pd(sign, _mm256_loadu_pd(arow + k));
+		const __m256d y = _mm256_andnot_pd(sign, _mm256_loadu_pd(arow + k + 4));
+		const __m256d gx = _mm256_mul_pd(x, _mm256_loadu_pd(bmin + k));
+		const __m256d gy = _mm256_mul_pd(y, _mm256_loadu_pd(bmin + k + 4));
+		d4 = _mm256_add_pd(d4, _mm256_mul_pd(x, _mm256_loadu_pd(bmax + k)));
+		d4b = _mm256_add_pd(d4b, _mm256_mul_pd(y, _mm256_loadu_pd(bmax + k + 4)));
+		g4 = _mm256_min_pd(_mm256_blendv_pd(inf, gx, _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ)), g4);
+		g4 = _mm256_min_pd(_mm256_blendv_pd(inf, gy, _mm256_cmp_pd(y, zero, _CMP_NEQ_UQ)), g4);
+	}
+	_mm256_storeu_pd(d, _mm256_add_pd(d4, d4b));
+	_mm256_storeu_pd(g, g4);
+	D = (d[0] + d[1]) + (d[2] + d[3]);
+	G = g[0] < g[1] ? g[0] : g[1];
+	G = g[2] < G ? g[2] : G;
+	G = g[3] < G ? g[3] : G;
+	for (; k < c1; k++) {
+		const double x0 = fabs(arow[k]), g0 = x0 * bmin[k];
+		D += x0 * bmax[k];
+		G = x0 != 0 && g0 < G ? g0 : G;
+	}
+	*Dp = D;
+	*Gp = G;
 }
 
 uint64_t fpl__acc_ne64_lean2_weak;
@@ -688,7 +747,7 @@ static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	double *sv = nj == NT ? s : pad;
 	uint64_t cnt[NT] = { 0 }, total = 0;
 	ne_par q;
-	size_t jj, c0, c1, k;
+	size_t jj, c0, c1;
 
 	ne_par_init(&q, f);
 	for (jj = 0; jj < nj; jj++)
@@ -703,28 +762,14 @@ static void lean2_chain(fpl__acc_tile *T, size_t k0, size_t k1, double *s)
 	}
 	for (c0 = k0; c0 < k1; c0 = c1) {
 		const size_t n = k1 - c0 < chunk ? k1 - c0 : chunk;
-		double D = 0, D1 = 0, G = INFINITY, G1 = INFINITY, Bd;
+		double D, G, Bd;
 		uint64_t A = 0;
 		c1 = c0 + n;
 		for (jj = 0; jj < nj; jj++) {
 			uint64_t x = fpl__bits(sv[jj]) & ~FPL__SIGN_BIT;
 			A = x > A ? x : A;
 		}
-		for (k = c0; k + 1 < c1; k += 2) {
-			const double x0 = fabs(arow[k]), x1 = fabs(arow[k + 1]);
-			const double g0 = x0 * bmin[k], g1 = x1 * bmin[k + 1];
-			D += x0 * bmax[k];
-			D1 += x1 * bmax[k + 1];
-			G = x0 != 0 && g0 < G ? g0 : G;
-			G1 = x1 != 0 && g1 < G1 ? g1 : G1;
-		}
-		for (; k < c1; k++) {
-			const double x0 = fabs(arow[k]), g0 = x0 * bmin[k];
-			D += x0 * bmax[k];
-			G = x0 != 0 && g0 < G ? g0 : G;
-		}
-		D += D1;
-		G = G1 < G ? G1 : G;
+		lean2_dg(arow, bmax, bmin, c0, c1, &D, &G);
 		Bd = (fpl__from_bits(A) + D + (double)n * qacc) * (1 + 2 * (double)n * u)
 		     * (1 + 0x1p-30);
 		if (A < Lb && Bd < L) {
