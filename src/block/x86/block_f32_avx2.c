@@ -45,6 +45,8 @@
 typedef struct kc2 {
 	__m256i absm, sgn, fracm, impl, one, zero, cexp, fexp, m23, dreach, dones, rmask, bias;
 	__m256i c9m, sht, glo, ghi, x7f;
+	/* group8's vector fpl__bq_kpow2 and kb_init (as block_f32_avx512.c's kc_init) */
+	__m256i infb1, minnorm, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb;
 	int sp, tb, m;
 	uint64_t key, c0;
 } kc2;
@@ -77,8 +79,8 @@ KI __m256i tailv(size_t left)
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), idx);
 }
 
-KI int vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256i tm, int full,
-	    int sp, int tb, vc2 *vc)
+KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256i tm, int full,
+	     int sp, int tb, vc2 *vc, __m256i *asat)
 {
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256i be = _mm256_srli_epi32(a, 23);
@@ -87,7 +89,6 @@ KI int vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256
 	__m256 af = _mm256_castsi256_ps(a);
 	__m256 C = _mm256_castsi256_ps(_mm256_add_epi32(e23, c->cexp));
 	__m256i yb, inex, tiny, sat;
-	int any;
 
 	if (!sp) {
 		yb = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(af, C), C));
@@ -132,7 +133,7 @@ KI int vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256
 	/* saturated lanes, branch-free (frequent under floor) */
 	yb = _mm256_min_epi32(yb, B->maxb);
 	vc->sat = _mm256_sub_epi32(vc->sat, sat);
-	any = !_mm256_testz_si256(sat, _mm256_cmpeq_epi32(a, B->um));
+	*asat = _mm256_or_si256(*asat, _mm256_and_si256(sat, _mm256_cmpeq_epi32(a, B->um)));
 	inex = _mm256_or_si256(inex, sat);
 	vc->inex = _mm256_sub_epi32(vc->inex, inex);
 	yb = _mm256_or_si256(yb, _mm256_and_si256(u, c->sgn));
@@ -140,7 +141,6 @@ KI int vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256
 		_mm256_storeu_si256((__m256i *)y, yb);
 	else
 		_mm256_maskstore_epi32((int *)y, tm, yb);
-	return any;
 }
 
 static uint64_t vsum(__m256i v)
@@ -176,84 +176,241 @@ static uint32_t f2u(float f)
 	return u;
 }
 
+/* Block [lo, hi) alone: its largest magnitude, its scale by
+ * fpl__bq_kpow2, then vec8 (or fpl__bq_block_scalar where the scale
+ * leaves vec8's binary32 constants); all its events. */
+KI void one_block2(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t lo,
+		   size_t hi, fpl__bq_acc *a, vc2 *vc, int sp, int tb)
+{
+	__m256i mx = c->zero, m, asat = c->zero;
+	uint32_t um;
+	int k = 0, clamped = 0, kk;
+	size_t j;
+	kb2 B;
+
+	for (j = lo; j + 8 <= hi; j += 8)
+		mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
+							   c->absm));
+	if (j < hi)
+		mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
+										 tailv(hi - j)),
+							   c->absm));
+	m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
+	m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
+	m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
+	um = (uint32_t)_mm256_cvtsi256_si32(m);
+	a->s.blocks++;
+	a->s.elements += hi - lo;
+	if (um >= 0x7f800000u) {
+		a->s.nan_blocks++;
+		for (j = lo; j < hi; j++)
+			y[j] = NAN;
+		return;
+	}
+	if (um == 0)
+		a->s.zero_blocks++;
+	else
+		k = fpl__bq_kpow2(p, um, &clamped);
+	a->s.scale_range += (uint64_t)clamped;
+	kk = p->emin + k + 127;
+	if (kk < p->m + 34 || kk + 23 - p->m > 254 || (int)(um >> 23) + 23 - p->m > 254 || k > 200
+	    || k < -200) {
+		float amax;
+
+		memcpy(&amax, &um, 4);
+		fpl__bq_block_scalar(p, y, x, lo, hi, ldexp(1.0, k), amax, a);
+		return;
+	}
+	{
+		union { uint64_t u; double d; } t = { (uint64_t)(1023 + k) << 52 };
+		double mxv = (double)p->maxe * t.d;
+
+		B.kk = _mm256_set1_epi32(kk);
+		B.minb = _mm256_set1_epi32(kk << 23);
+		B.reach = _mm256_sub_epi32(B.minb, c->dreach);
+		B.ones = _mm256_sub_epi32(B.minb, c->dones);
+		B.maxb = _mm256_set1_epi32(mxv >= 0x1p128 ? 0x7f800000 : (int)f2u((float)mxv));
+		B.um = _mm256_set1_epi32((int)um);
+	}
+	for (j = lo; j + 8 <= hi; j += 8)
+		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + j)),
+		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, c->zero, 1, sp, tb, vc, &asat);
+	if (j < hi) {
+		__m256i tm = tailv(hi - j);
+
+		vec8(c, &B, _mm256_maskload_epi32((const int *)(x + j), tm),
+		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, sp, tb, vc, &asat);
+	}
+	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, asat);
+}
+
+/* The largest magnitude bits of 8 full blocks of 32 at x, lane
+ * (b >> 1) + 4 (b & 1) for block b: each block's four vectors reduced to
+ * one, then a transposing tree of maxima (each level halves the partial
+ * maxima per block and doubles the blocks per vector): 128-bit halves
+ * (blocks 2i, 2i + 1 in the low and high half), then twice the pairs of
+ * 32-bit lanes within each half (shuffle_ps 0x88 / 0xdd take the even /
+ * odd lanes of A then B). */
+KI __m256i umax8(const kc2 *c, const float *x)
+{
+	__m256i l0[8], l1[4], l2[2];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		const float *b = x + 32 * i;
+		__m256i m0 = _mm256_max_epu32(_mm256_and_si256(_mm256_loadu_si256((const __m256i *)b), c->absm),
+					      _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(b + 8)), c->absm));
+		__m256i m1 = _mm256_max_epu32(_mm256_and_si256(_mm256_loadu_si256((const __m256i *)(b + 16)), c->absm),
+					      _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(b + 24)), c->absm));
+
+		l0[i] = _mm256_max_epu32(m0, m1);
+	}
+	for (i = 0; i < 4; i++)	/* low half: block 2i, high half: block 2i + 1 */
+		l1[i] = _mm256_max_epu32(_mm256_permute2x128_si256(l0[2 * i], l0[2 * i + 1], 0x20),
+					 _mm256_permute2x128_si256(l0[2 * i], l0[2 * i + 1], 0x31));
+	for (i = 0; i < 2; i++) {	/* low: blocks 4i, 4i, 4i+2, 4i+2; high: 4i+1, 4i+1, 4i+3, 4i+3 */
+		__m256 A = _mm256_castsi256_ps(l1[2 * i]), Bv = _mm256_castsi256_ps(l1[2 * i + 1]);
+
+		l2[i] = _mm256_max_epu32(_mm256_castps_si256(_mm256_shuffle_ps(A, Bv, 0x88)),
+					 _mm256_castps_si256(_mm256_shuffle_ps(A, Bv, 0xdd)));
+	}
+	{	/* low: blocks 0, 2, 4, 6; high: 1, 3, 5, 7 */
+		__m256 A = _mm256_castsi256_ps(l2[0]), Bv = _mm256_castsi256_ps(l2[1]);
+
+		return _mm256_max_epu32(_mm256_castps_si256(_mm256_shuffle_ps(A, Bv, 0x88)),
+					_mm256_castps_si256(_mm256_shuffle_ps(A, Bv, 0xdd)));
+	}
+}
+
+/*
+ * Eight full blocks of 32 at x + lo: the eight scales at once in the
+ * lanes (fpl__bq_kpow2 on vectors, as block_f32_avx512.c's group16: k =
+ * E - emax_e, plus one where amax's fraction bits exceed the rule's
+ * threshold kthr (kc2 init: kpow2's test rewritten for a normal amax; the
+ * floor rule's threshold 2^31 - 1 is never exceeded by a fraction below
+ * 2^23); 0 for a zero block; clamped into [kmin, kmax]), and one_block2's
+ * conditions for its binary32 constants, as integer compares (every
+ * quantity a small integer or magnitude bits below 2^31, so signed
+ * compares order them); maxb = max_e 2^k's bits, maxe's bits plus k in
+ * the exponent field (a normal result where kk >= m + 34, min'd with
+ * inf's bits, the narrowed 2^128 and above, as one_block2's binary64
+ * product narrowed); then each block by vec8 with its lanes of these;
+ * the blocks one_block2 would not give to vec8 (NaN or inf, subnormal
+ * amax, tiny or huge scales) by one_block2.  The order of the blocks does
+ * not matter: each element's result, flags and draw depend on its
+ * block's scale and its own index only, and the counts are sums.
+ */
+KI void group8(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t lo,
+	       fpl__bq_acc *a, vc2 *vc, int sp, int tb)
+{
+	__m256i umv = umax8(c, x + lo);
+	__m256i zerom = _mm256_cmpeq_epi32(umv, c->zero);
+	__m256i be = _mm256_srli_epi32(umv, 23);
+	__m256i k = _mm256_sub_epi32(be, c->ebias), kcl, kk, maxb, slowm, clm;
+	int32_t kkv[8], maxbv[8], umvv[8];
+	vc2 lv;	/* vec8's counts, in registers */
+	int b, slow, fastm, nasat = 0;
+
+	k = _mm256_sub_epi32(k, _mm256_cmpgt_epi32(_mm256_and_si256(umv, c->fracm), c->kthr));
+	k = _mm256_andnot_si256(zerom, k);
+	kcl = _mm256_min_epi32(_mm256_max_epi32(k, c->kminv), c->kmaxv);
+	clm = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(k, kcl), zerom),
+				  _mm256_set1_epi32(-1));	/* a zero block's scale is not clamped */
+	kk = _mm256_add_epi32(kcl, c->kkoff);
+	slowm = _mm256_or_si256(_mm256_cmpgt_epi32(umv, c->infb1),
+				_mm256_andnot_si256(zerom, _mm256_cmpgt_epi32(c->minnorm, umv)));
+	slowm = _mm256_or_si256(slowm, _mm256_or_si256(_mm256_cmpgt_epi32(c->kklo, kk),
+						       _mm256_cmpgt_epi32(kk, c->kkhi)));
+	slowm = _mm256_or_si256(slowm, _mm256_cmpgt_epi32(be, c->kkhi));
+	maxb = _mm256_min_epu32(_mm256_add_epi32(c->maxeb, _mm256_slli_epi32(kcl, 23)),
+				_mm256_add_epi32(c->infb1, c->one));
+	slow = _mm256_movemask_ps(_mm256_castsi256_ps(slowm));
+	fastm = ~slow & 0xff;
+	{
+		int nf = __builtin_popcount((unsigned)fastm);
+
+		a->s.blocks += (uint64_t)nf;
+		a->s.elements += 32 * (uint64_t)nf;
+		a->s.zero_blocks += (uint64_t)__builtin_popcount(
+			(unsigned)(_mm256_movemask_ps(_mm256_castsi256_ps(zerom)) & fastm));
+		a->s.scale_range += (uint64_t)__builtin_popcount(
+			(unsigned)(_mm256_movemask_ps(_mm256_castsi256_ps(clm)) & fastm));
+	}
+	_mm256_storeu_si256((__m256i *)kkv, kk);
+	_mm256_storeu_si256((__m256i *)maxbv, maxb);
+	_mm256_storeu_si256((__m256i *)umvv, umv);
+	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
+	for (b = 0; b < 8; b++) {
+		size_t l = lo + 32 * (size_t)b;
+		int ln = (b >> 1) + 4 * (b & 1);	/* umax8's lane of block b */
+		__m256i asat = c->zero;
+		kb2 B;
+
+		/* the memory PF_AHEAD elements ahead: x to read, y's lines to own */
+		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
+		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
+		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
+		if ((slow >> ln) & 1)
+			continue;
+		B.kk = _mm256_set1_epi32(kkv[ln]);
+		B.maxb = _mm256_set1_epi32(maxbv[ln]);
+		B.um = _mm256_set1_epi32(umvv[ln]);
+		B.minb = _mm256_slli_epi32(B.kk, 23);
+		B.reach = _mm256_sub_epi32(B.minb, c->dreach);
+		B.ones = _mm256_sub_epi32(B.minb, c->dones);
+		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l)),
+		     sp ? draws8(c, c->c0 + l) : c->zero, y + l, c->zero, 1, sp, tb, &lv, &asat);
+		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l + 8)),
+		     sp ? draws8(c, c->c0 + l + 8) : c->zero, y + l + 8, c->zero, 1, sp, tb, &lv, &asat);
+		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l + 16)),
+		     sp ? draws8(c, c->c0 + l + 16) : c->zero, y + l + 16, c->zero, 1, sp, tb, &lv, &asat);
+		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l + 24)),
+		     sp ? draws8(c, c->c0 + l + 24) : c->zero, y + l + 24, c->zero, 1, sp, tb, &lv, &asat);
+		nasat += !_mm256_testz_si256(asat, asat);
+	}
+	a->s.amax_saturated += (uint64_t)nasat;
+	vc->inex = _mm256_add_epi32(vc->inex, lv.inex);
+	vc->unf = _mm256_add_epi32(vc->unf, lv.unf);
+	vc->sat = _mm256_add_epi32(vc->sat, lv.sat);
+	vc->fl = _mm256_add_epi32(vc->fl, lv.fl);
+	for (b = 0; b < 8; b++)
+		if ((slow >> ((b >> 1) + 4 * (b & 1))) & 1)
+			one_block2(c, p, y, x, lo + 32 * (size_t)b, lo + 32 * (size_t)b + 32, a, vc, sp, tb);
+}
+
+/* Power-of-two rules: blocks [id0, id1), row by row; runs of eight full
+ * blocks of 32 by group8, the others by one_block2. */
 KI void body(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id0, size_t id1,
 	     fpl__bq_acc *a, int sp, int tb)
 {
-	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	size_t id = id0, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	const size_t nfull = p->tr == 32 ? p->R / 32 : 0;	/* full blocks per row */
 	vc2 vc;
 
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
-	for (id = id0; id < id1; id++) {
-		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
-		__m256i mx = c->zero, m;
-		uint32_t um;
-		int k = 0, clamped = 0, kk, asat = 0;
-		kb2 B;
+	while (id < id1) {
+		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, step;
 
-		len = len < p->tr ? len : p->tr;
-		hi = lo + len;
-		if (++br == p->nbr) {
+		if (br + 8 <= nfull && id + 8 <= id1) {
+			group8(c, p, y, x, lo, a, &vc, sp, tb);
+			step = 8;
+			len = 256;
+		} else {
+			len = len < p->tr ? len : p->tr;
+			_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+			_mm_prefetch((const char *)(x + lo + PF_AHEAD + 16), _MM_HINT_T0);
+			__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
+			__builtin_prefetch(y + lo + PF_AHEAD + 16, 1, 3);
+			one_block2(c, p, y, x, lo, lo + len, a, &vc, sp, tb);
+			step = 1;
+		}
+		id += step;
+		br += step;
+		if (br == p->nbr) {
 			br = 0;
 			row++;
 		}
-		_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
-		_mm_prefetch((const char *)(x + lo + PF_AHEAD + 16), _MM_HINT_T0);
-		__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
-		__builtin_prefetch(y + lo + PF_AHEAD + 16, 1, 3);
-		for (j = lo; j + 8 <= hi; j += 8)
-			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
-								   c->absm));
-		if (j < hi)
-			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
-											 tailv(hi - j)),
-								   c->absm));
-		m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
-		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
-		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-		um = (uint32_t)_mm256_cvtsi256_si32(m);
-		a->s.blocks++;
-		a->s.elements += len;
-		if (um >= 0x7f800000u) {
-			a->s.nan_blocks++;
-			for (j = lo; j < hi; j++)
-				y[j] = NAN;
-			continue;
-		}
-		if (um == 0)
-			a->s.zero_blocks++;
-		else
-			k = fpl__bq_kpow2(p, um, &clamped);
-		a->s.scale_range += (uint64_t)clamped;
-		kk = p->emin + k + 127;
-		if (kk < p->m + 34 || kk + 23 - p->m > 254 || (int)(um >> 23) + 23 - p->m > 254
-		    || k > 200 || k < -200) {
-			float amax;
-
-			memcpy(&amax, &um, 4);
-			fpl__bq_block_scalar(p, y, x, lo, hi, ldexp(1.0, k), amax, a);
-			continue;
-		}
-		{
-			union { uint64_t u; double d; } t = { (uint64_t)(1023 + k) << 52 };
-			double mxv = (double)p->maxe * t.d;
-
-			B.kk = _mm256_set1_epi32(kk);
-			B.minb = _mm256_set1_epi32(kk << 23);
-			B.reach = _mm256_sub_epi32(B.minb, c->dreach);
-			B.ones = _mm256_sub_epi32(B.minb, c->dones);
-			B.maxb = _mm256_set1_epi32(mxv >= 0x1p128 ? 0x7f800000 : (int)f2u((float)mxv));
-			B.um = _mm256_set1_epi32((int)um);
-		}
-		for (j = lo; j + 8 <= hi; j += 8)
-			asat |= vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + j)),
-				     sp ? draws8(c, c->c0 + j) : c->zero, y + j, c->zero, 1, sp, tb, &vc);
-		if (j < hi) {
-			__m256i tm = tailv(hi - j);
-
-			asat |= vec8(c, &B, _mm256_maskload_epi32((const int *)(x + j), tm),
-				     sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, sp, tb, &vc);
-		}
-		a->s.amax_saturated += (uint64_t)asat;
 		since += len;
 		if (since >= (1u << 30)) {
 			flush(&vc, a);
@@ -452,6 +609,20 @@ void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t
 	c.x7f = _mm256_set1_epi32(0x7fffffff);
 	c.c9m = _mm256_set1_epi32(9 + p->m);
 	c.sht = _mm256_set1_epi32(9 + p->m);
+	c.infb1 = _mm256_set1_epi32(0x7f800000 - 1);
+	c.minnorm = _mm256_set1_epi32(0x800000);
+	c.ebias = _mm256_set1_epi32(127 + p->emax);
+	c.kthr = _mm256_set1_epi32(
+		p->rule == FPL_BRULE_CEIL    ? (int)(0x800000u - (1u << (23 - p->m)))
+		: p->rule == FPL_BRULE_EVEN  ? (int)(0x800000u - (1u << (22 - p->m)) - 1)
+		: p->rule == FPL_BRULE_RCEIL ? (int)(p->smax & 0x7fffffu)
+					     : 0x7fffffff);
+	c.kminv = _mm256_set1_epi32(p->kmin);
+	c.kmaxv = _mm256_set1_epi32(p->kmax);
+	c.kkoff = _mm256_set1_epi32(p->emin + 127);
+	c.kklo = _mm256_set1_epi32(p->m + 34);
+	c.kkhi = _mm256_set1_epi32(254 - 23 + p->m);
+	c.maxeb = _mm256_set1_epi32((int)f2u(p->maxe));
 	c.glo = _mm256_setr_epi64x(0, (long long)GOLD, (long long)(4 * GOLD), (long long)(5 * GOLD));
 	c.ghi = _mm256_setr_epi64x((long long)(2 * GOLD), (long long)(3 * GOLD), (long long)(6 * GOLD),
 				   (long long)(7 * GOLD));
