@@ -67,8 +67,11 @@ typedef struct kb2 {
 	__m256i kk, minb, reach, ones, maxb, um;
 } kb2;
 
+/* Per-lane event counts (flushed before they wrap); vec8 counts the
+ * exact lanes ex of its nel elements, the others inexact lanes inex. */
 typedef struct vc2 {
-	__m256i inex, unf, sat, fl;
+	__m256i inex, unf, sat, fl, ex;
+	uint64_t nel;
 } vc2;
 
 KI __m256i tailv(size_t left)
@@ -88,12 +91,12 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 	__m256i e23 = _mm256_slli_epi32(e, 23);
 	__m256 af = _mm256_castsi256_ps(a);
 	__m256 C = _mm256_castsi256_ps(_mm256_add_epi32(e23, c->cexp));
-	__m256i yb, inex, tiny, sat;
+	__m256i yb, ex, tiny, sat;
 
 	if (!sp) {
 		yb = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(af, C), C));
-		inex = _mm256_xor_si256(_mm256_cmpeq_epi32(yb, a), _mm256_set1_epi32(-1));
-		tiny = _mm256_and_si256(_mm256_cmpgt_epi32(tb ? B->minb : B->reach, a), inex);
+		ex = _mm256_cmpeq_epi32(yb, a);
+		tiny = _mm256_andnot_si256(ex, _mm256_cmpgt_epi32(tb ? B->minb : B->reach, a));
 	} else {
 		__m256 Q = _mm256_castsi256_ps(_mm256_sub_epi32(e23, c->m23));
 		__m256 t1 = _mm256_sub_ps(_mm256_add_ps(af, C), C);
@@ -108,8 +111,7 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 		__m256i up = _mm256_cmpgt_epi32(_mm256_xor_si256(F, c->bias), dhb);
 
 		yb = _mm256_castps_si256(_mm256_add_ps(tr, _mm256_and_ps(_mm256_castsi256_ps(up), Q)));
-		inex = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_castps_si256(rem), c->zero),
-					_mm256_set1_epi32(-1));
+		ex = _mm256_cmpeq_epi32(_mm256_castps_si256(rem), c->zero);
 		if (tb) {
 			tiny = _mm256_cmpgt_epi32(B->minb, a);
 		} else {
@@ -119,24 +121,27 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 			tiny = _mm256_or_si256(_mm256_cmpgt_epi32(B->ones, a),
 					       _mm256_and_si256(_mm256_cmpgt_epi32(B->minb, a), noreach));
 		}
-		tiny = _mm256_and_si256(tiny, inex);
+		tiny = _mm256_andnot_si256(ex, tiny);
 	}
-	if (!full) {
-		inex = _mm256_and_si256(inex, tm);
-		tiny = _mm256_and_si256(tiny, tm);
-	}
-	vc->fl = _mm256_sub_epi32(vc->fl, _mm256_and_si256(inex, _mm256_cmpeq_epi32(yb, c->zero)));
-	vc->unf = _mm256_sub_epi32(vc->unf, tiny);
-	sat = _mm256_cmpgt_epi32(yb, B->maxb);
+	vc->fl = _mm256_sub_epi32(vc->fl, _mm256_andnot_si256(ex, _mm256_cmpeq_epi32(yb, c->zero)));
+	/* masked-off lanes of a tail: x loaded as +0, exact, not tiny, no
+	 * flush, not saturated; ex is masked (its count is subtracted from
+	 * the elements done, flush) */
 	if (!full)
-		sat = _mm256_and_si256(sat, tm);
+		ex = _mm256_and_si256(ex, tm);
+	vc->unf = _mm256_sub_epi32(vc->unf, tiny);
 	/* saturated lanes, branch-free (frequent under floor) */
+	sat = _mm256_cmpgt_epi32(yb, B->maxb);
 	yb = _mm256_min_epi32(yb, B->maxb);
 	vc->sat = _mm256_sub_epi32(vc->sat, sat);
-	*asat = _mm256_or_si256(*asat, _mm256_and_si256(sat, _mm256_cmpeq_epi32(a, B->um)));
-	inex = _mm256_or_si256(inex, sat);
-	vc->inex = _mm256_sub_epi32(vc->inex, inex);
-	yb = _mm256_or_si256(yb, _mm256_and_si256(u, c->sgn));
+	/* the block's largest element saturated: in nearest-even, iff any
+	 * lane saturated (rounding is monotone, so the lane of amax rounds
+	 * at least as high as any other); in sp each lane has its own draw */
+	*asat = _mm256_or_si256(*asat, sp ? _mm256_and_si256(sat, _mm256_cmpeq_epi32(a, B->um)) : sat);
+	/* inexact = not exact, or saturated: counted as the elements done
+	 * less the exact unsaturated lanes */
+	vc->ex = _mm256_sub_epi32(vc->ex, _mm256_andnot_si256(sat, ex));
+	yb = _mm256_or_si256(yb, _mm256_xor_si256(u, a));	/* x's sign */
 	if (full)
 		_mm256_storeu_si256((__m256i *)y, yb);
 	else
@@ -159,13 +164,14 @@ static void flush(vc2 *vc, fpl__bq_acc *a)
 {
 	uint64_t ns = vsum(vc->sat);
 
-	a->count[0] += vsum(vc->inex);
+	a->count[0] += vsum(vc->inex) + vc->nel - vsum(vc->ex);
 	a->count[1] += vsum(vc->unf);
 	a->count[2] += ns;
 	a->count[5] += ns;
 	a->s.saturated += ns;
 	a->s.flushed += vsum(vc->fl);
-	vc->inex = vc->unf = vc->sat = vc->fl = _mm256_setzero_si256();
+	vc->inex = vc->unf = vc->sat = vc->fl = vc->ex = _mm256_setzero_si256();
+	vc->nel = 0;
 }
 
 static uint32_t f2u(float f)
@@ -242,6 +248,7 @@ KI void one_block2(const kc2 *c, const fpl__bq *p, float *y, const float *x, siz
 		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, sp, tb, vc, &asat);
 	}
 	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, asat);
+	vc->nel += hi - lo;
 }
 
 /* The largest magnitude bits of 8 full blocks of 32 at x, lane
@@ -309,7 +316,7 @@ KI void group8(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t 
 	__m256i k = _mm256_sub_epi32(be, c->ebias), kcl, kk, maxb, slowm, clm;
 	int32_t kkv[8], maxbv[8], umvv[8];
 	vc2 lv;	/* vec8's counts, in registers */
-	int b, slow, fastm, nasat = 0;
+	int b, slow, fastm, nf, nasat = 0;
 
 	k = _mm256_sub_epi32(k, _mm256_cmpgt_epi32(_mm256_and_si256(umv, c->fracm), c->kthr));
 	k = _mm256_andnot_si256(zerom, k);
@@ -326,9 +333,8 @@ KI void group8(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t 
 				_mm256_add_epi32(c->infb1, c->one));
 	slow = _mm256_movemask_ps(_mm256_castsi256_ps(slowm));
 	fastm = ~slow & 0xff;
+	nf = __builtin_popcount((unsigned)fastm);
 	{
-		int nf = __builtin_popcount((unsigned)fastm);
-
 		a->s.blocks += (uint64_t)nf;
 		a->s.elements += 32 * (uint64_t)nf;
 		a->s.zero_blocks += (uint64_t)__builtin_popcount(
@@ -339,7 +345,8 @@ KI void group8(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t 
 	_mm256_storeu_si256((__m256i *)kkv, kk);
 	_mm256_storeu_si256((__m256i *)maxbv, maxb);
 	_mm256_storeu_si256((__m256i *)umvv, umv);
-	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
+	lv.inex = lv.unf = lv.sat = lv.fl = lv.ex = c->zero;
+	lv.nel = 0;
 	for (b = 0; b < 8; b++) {
 		size_t l = lo + 32 * (size_t)b;
 		int ln = (b >> 1) + 4 * (b & 1);	/* umax8's lane of block b */
@@ -374,6 +381,8 @@ KI void group8(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t 
 	vc->unf = _mm256_add_epi32(vc->unf, lv.unf);
 	vc->sat = _mm256_add_epi32(vc->sat, lv.sat);
 	vc->fl = _mm256_add_epi32(vc->fl, lv.fl);
+	vc->ex = _mm256_add_epi32(vc->ex, lv.ex);
+	vc->nel += 32 * (uint64_t)nf;
 	for (b = 0; b < 8; b++)
 		if ((slow >> ((b >> 1) + 4 * (b & 1))) & 1)
 			one_block2(c, p, y, x, lo + 32 * (size_t)b, lo + 32 * (size_t)b + 32, a, vc, sp, tb);
@@ -388,7 +397,8 @@ KI void body(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t id
 	const size_t nfull = p->tr == 32 ? p->R / 32 : 0;	/* full blocks per row */
 	vc2 vc;
 
-	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	vc.inex = vc.unf = vc.sat = vc.fl = vc.ex = c->zero;
+	vc.nel = 0;
 	while (id < id1) {
 		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, step;
 
@@ -533,7 +543,8 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
 	vc2 vc;
 
-	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	vc.inex = vc.unf = vc.sat = vc.fl = vc.ex = c->zero;
+	vc.nel = 0;
 	for (id = id0; id < id1; id++) {
 		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
 		__m256i mx = c->zero, m;
