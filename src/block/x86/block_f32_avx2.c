@@ -474,60 +474,117 @@ static int32_t rd_bits(double T, int up)
  * overflow, gives v_7 D = 6 D, saturated), inexact unless |x| is
  * exactly v_K D (ebits), tiny = not |x| >= 0.875 D (before rounding: D).
  * 0 when D is outside [2^-100, 2^100] (nothing done). */
-static int e2m1_block2(const kc2 *c, float *y, const float *x, size_t lo, size_t hi, double D,
-		       uint32_t um, fpl__bq_acc *a, vc2 *vc)
+typedef struct e2c {
+	uint64_t key;		/* D's bits; 0: empty (D > 0) */
+	int32_t th[8], yt[8], et[8], tt;
+} e2c;
+
+#define E2C_N 64	/* entries of the cache of e2m1_block2's constants */
+
+/* e2m1_block2's constants for D (a pure function of D and tiny_before,
+ * fixed for the call), from the cache or computed into it. */
+static const e2c *e2m1_consts(const kc2 *c, e2c *cache, double D)
 {
 	static const double tv[8] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7 };
 	static const double vv[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
-	int32_t yt[8], et[8];
-	__m256i th[8], ytab, etab, tt, umv = _mm256_set1_epi32((int)um), seven = _mm256_set1_epi32(7);
-	__m256i m1 = _mm256_set1_epi32(-1), asat = c->zero;
+	uint64_t key;
+	e2c *e;
+	int i;
+
+	memcpy(&key, &D, 8);
+	e = cache + ((key * GOLD) >> 58);
+	if (e->key == key)
+		return e;
+	for (i = 0; i < 8; i++) {
+		double v = vv[i] * D;	/* exact */
+		float f = (float)v;
+
+		e->th[i] = rd_bits(tv[i] * D, i & 1);
+		e->yt[i] = (int32_t)f2u(f);
+		e->et[i] = (double)f == v ? e->yt[i] : -1;
+	}
+	e->tt = rd_bits(c->tb ? D : 0.875 * D, 1);
+	e->key = key;
+	return e;
+}
+
+/* The constants of e2m1_block2's vectors, for one D. */
+typedef struct e2v {
+	__m256i th[8], ytab, etab, tt;
+} e2v;
+
+/* Eight elements u of e2m1_block2's block (tm: the lanes in it, full:
+ * all eight). */
+KI void e2m1_vec8(const kc2 *c, const e2v *E, __m256i u, float *y, __m256i tm, int full,
+		  vc2 *vc, __m256i *asat)
+{
+	const __m256i seven = _mm256_set1_epi32(7);
+	__m256i av = _mm256_and_si256(u, c->absm), K = c->zero, Kc, yb, eb, sat, inex, tiny, fl;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(av, E->th[i]));
+	Kc = _mm256_min_epi32(K, seven);
+	sat = _mm256_cmpgt_epi32(K, seven);
+	yb = _mm256_permutevar8x32_epi32(E->ytab, Kc);
+	eb = _mm256_or_si256(_mm256_permutevar8x32_epi32(E->etab, Kc), sat);
+	inex = _mm256_cmpeq_epi32(av, eb);
+	inex = full ? _mm256_xor_si256(inex, _mm256_set1_epi32(-1)) : _mm256_andnot_si256(inex, tm);
+	tiny = _mm256_andnot_si256(_mm256_cmpgt_epi32(av, E->tt), inex);
+	/* K = 0 and x != 0; masked-off lanes load +0 */
+	fl = _mm256_andnot_si256(_mm256_cmpeq_epi32(av, c->zero), _mm256_cmpeq_epi32(K, c->zero));
+	if (!full)
+		sat = _mm256_and_si256(sat, tm);
+	vc->inex = _mm256_sub_epi32(vc->inex, inex);
+	vc->unf = _mm256_sub_epi32(vc->unf, tiny);
+	vc->sat = _mm256_sub_epi32(vc->sat, sat);
+	vc->fl = _mm256_sub_epi32(vc->fl, fl);
+	/* the block's largest element saturated iff any lane did: K is
+	 * nondecreasing in |x| (thresholds in increasing order), so the lane
+	 * of amax has the largest K */
+	*asat = _mm256_or_si256(*asat, sat);
+	yb = _mm256_or_si256(yb, _mm256_xor_si256(u, av));	/* x's sign */
+	if (full)
+		_mm256_storeu_si256((__m256i *)y, yb);
+	else
+		_mm256_maskstore_epi32((int *)y, tm, yb);
+}
+
+static int e2m1_block2(const kc2 *c, float *y, const float *x, size_t lo, size_t hi, double D,
+		       fpl__bq_acc *a, vc2 *vc, e2c *cache)
+{
+	const e2c *e;
+	e2v E;
+	__m256i asat = c->zero;
 	size_t j;
 	int i;
 
 	if (!(D >= 0x1p-100 && D <= 0x1p100))
 		return 0;
-	for (i = 0; i < 8; i++) {
-		double v = vv[i] * D;	/* exact */
-		float f = (float)v;
+	e = e2m1_consts(c, cache, D);
+	for (i = 0; i < 8; i++)
+		E.th[i] = _mm256_set1_epi32(e->th[i]);
+	E.ytab = _mm256_loadu_si256((const __m256i *)e->yt);
+	E.etab = _mm256_loadu_si256((const __m256i *)e->et);
+	E.tt = _mm256_set1_epi32(e->tt);
+	if (hi - lo == 16) {	/* NVFP4's full blocks */
+		e2m1_vec8(c, &E, _mm256_loadu_si256((const __m256i *)(x + lo)), y + lo, c->zero, 1, vc,
+			  &asat);
+		e2m1_vec8(c, &E, _mm256_loadu_si256((const __m256i *)(x + lo + 8)), y + lo + 8, c->zero,
+			  1, vc, &asat);
+	} else {
+		for (j = lo; j < hi; j += 8) {
+			__m256i tm = tailv(hi - j);
 
-		th[i] = _mm256_set1_epi32(rd_bits(tv[i] * D, i & 1));
-		yt[i] = (int32_t)f2u(f);
-		et[i] = (double)f == v ? yt[i] : -1;
+			if (hi - j >= 8)
+				e2m1_vec8(c, &E, _mm256_loadu_si256((const __m256i *)(x + j)), y + j, tm, 1,
+					  vc, &asat);
+			else
+				e2m1_vec8(c, &E, _mm256_maskload_epi32((const int *)(x + j), tm), y + j, tm,
+					  0, vc, &asat);
+		}
 	}
-	ytab = _mm256_loadu_si256((const __m256i *)yt);
-	etab = _mm256_loadu_si256((const __m256i *)et);
-	tt = _mm256_set1_epi32(rd_bits(c->tb ? D : 0.875 * D, 1));
-	for (j = lo; j < hi; j += 8) {
-		__m256i tm = tailv(hi - j);
-		int full = hi - j >= 8;
-		__m256i u = full ? _mm256_loadu_si256((const __m256i *)(x + j))
-				 : _mm256_maskload_epi32((const int *)(x + j), tm);
-		__m256i av = _mm256_and_si256(u, c->absm), K = c->zero, Kc, yb, eb, sat, inex, tiny, fl;
-
-		for (i = 0; i < 8; i++)
-			K = _mm256_sub_epi32(K, _mm256_cmpgt_epi32(av, th[i]));
-		Kc = _mm256_min_epi32(K, seven);
-		sat = _mm256_cmpgt_epi32(K, seven);
-		yb = _mm256_permutevar8x32_epi32(ytab, Kc);
-		eb = _mm256_or_si256(_mm256_permutevar8x32_epi32(etab, Kc), sat);
-		inex = _mm256_andnot_si256(_mm256_cmpeq_epi32(av, eb), tm);
-		tiny = _mm256_andnot_si256(_mm256_cmpgt_epi32(av, tt), inex);
-		fl = _mm256_andnot_si256(_mm256_cmpeq_epi32(av, c->zero),
-					 _mm256_and_si256(_mm256_cmpeq_epi32(K, c->zero), tm));
-		sat = _mm256_and_si256(sat, tm);
-		vc->inex = _mm256_sub_epi32(vc->inex, inex);
-		vc->unf = _mm256_sub_epi32(vc->unf, tiny);
-		vc->sat = _mm256_sub_epi32(vc->sat, sat);
-		vc->fl = _mm256_sub_epi32(vc->fl, fl);
-		asat = _mm256_or_si256(asat, _mm256_and_si256(sat, _mm256_cmpeq_epi32(av, umv)));
-		yb = _mm256_or_si256(yb, _mm256_and_si256(u, c->sgn));
-		if (full)
-			_mm256_storeu_si256((__m256i *)(y + j), yb);
-		else
-			_mm256_maskstore_epi32((int *)(y + j), tm, yb);
-	}
-	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, m1);
+	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, asat);
 	return 1;
 }
 
@@ -541,8 +598,10 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 	const int e2m1 = !p->sp && !p->q32 && p->m == 1 && p->emin == 0 && p->emax == 2
 			 && p->maxe == 6.0f;
 	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	e2c cache[E2C_N];
 	vc2 vc;
 
+	memset(cache, 0, sizeof cache);
 	vc.inex = vc.unf = vc.sat = vc.fl = vc.ex = c->zero;
 	vc.nel = 0;
 	for (id = id0; id < id1; id++) {
@@ -586,7 +645,7 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 		else
 			X = fpl__bq_amax_scale(p, amax, &clamped);
 		a->s.scale_range += (uint64_t)clamped;
-		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, um, a, &vc)))
+		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, a, &vc, cache)))
 			fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
 		since += len;
 		if (since >= (1u << 30)) {
