@@ -47,7 +47,8 @@ typedef struct kc2 {
 	__m256i c9m, sht, glo, ghi, x7f;
 	/* group8's vector fpl__bq_kpow2 and kb_init (as block_f32_avx512.c's kc_init) */
 	__m256i infb1, minnorm, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb;
-	int sp, tb, m;
+	__m256i dones1;	/* one quantum at x's binade, 2^(23-m) in its bits */
+	int sp, tb, m, isp;
 	uint64_t key, c0;
 } kc2;
 
@@ -97,6 +98,24 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 		yb = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(af, C), C));
 		ex = _mm256_cmpeq_epi32(yb, a);
 		tiny = _mm256_andnot_si256(ex, _mm256_cmpgt_epi32(tb ? B->minb : B->reach, a));
+	} else if (c->isp && _mm256_testz_si256(_mm256_cmpgt_epi32(B->minb, a),
+						_mm256_cmpgt_epi32(a, c->zero))) {
+		/* (formats with a wide exponent range, where such vectors are
+		 * the rule: block_f32_avx512.c's fast_vec) no lane in (0,
+		 * 2^(emin+k)): every quantum is 2^(be - 127 - m), the low 23 - m
+		 * bits of a, so F = a << (9 + m) (sign, exponent and kept bits
+		 * fall off), up iff F > ~r' (biased, signed), the result the
+		 * kept bits plus one quantum where up (a carry into the exponent
+		 * field is the next binade's value, as adding Q gives); exact
+		 * iff no bit below the quantum; none tiny (a >= 2^(emin+k), the
+		 * tininess threshold in every mode), a zero lane stays +0,
+		 * exact */
+		__m256i qm = _mm256_sub_epi32(c->dones1, c->one);
+		__m256i up = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_sllv_epi32(a, c->sht), c->bias), dhb);
+
+		yb = _mm256_add_epi32(_mm256_andnot_si256(qm, a), _mm256_and_si256(up, c->dones1));
+		ex = _mm256_cmpeq_epi32(_mm256_and_si256(a, qm), c->zero);
+		tiny = c->zero;
 	} else {
 		__m256 Q = _mm256_castsi256_ps(_mm256_sub_epi32(e23, c->m23));
 		__m256 t1 = _mm256_sub_ps(_mm256_add_ps(af, C), C);
@@ -696,6 +715,11 @@ void fpl__bq_avx2(const fpl__bq *p, float *y, const float *x, size_t id0, size_t
 	c.glo = _mm256_setr_epi64x(0, (long long)GOLD, (long long)(4 * GOLD), (long long)(5 * GOLD));
 	c.ghi = _mm256_setr_epi64x((long long)(2 * GOLD), (long long)(3 * GOLD), (long long)(6 * GOLD),
 				   (long long)(7 * GOLD));
+	c.dones1 = _mm256_set1_epi32(1 << (23 - p->m));
+	/* vec8's integer sp steps: worth their test only where lanes below
+	 * the element's smallest normal are rare (e4m3, e5m2 under N(0, 1)
+	 * data), as block_f32_avx512.c's isp */
+	c.isp = p->emax - p->emin >= 8;
 	c.sp = p->sp;
 	c.tb = p->tiny_before;
 	c.m = p->m;
