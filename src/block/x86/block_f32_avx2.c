@@ -2,10 +2,14 @@
 /*
  * x86/block_f32_avx2.c - block quantization of binary32 tensors with
  * AVX2 (the avx2 kernel set), eight lanes at a time: the power-of-two
- * rules (floor, ceil, even, rceil), nearest-even and sp; the amax rule
- * (NVFP4): e2m1 elements in nearest-even with exact quotients by
- * e2m1_block2 (the thresholds of block_f32_avx512.c's e2m1_block, whose
- * comment argues them), its other blocks by fpl__bq_block_scalar.
+ * rules (floor, ceil, even, rceil), nearest-even and sp, runs of eight
+ * full blocks of 32 by group8 (their amax by a transposing tree of
+ * maxima, their scales in the lanes of one vector), other blocks one at
+ * a time (one_block2), each element by vec8; the amax rule (NVFP4):
+ * e2m1 elements with exact quotients by e2m1_block2 (nearest-even, the
+ * thresholds of block_f32_avx512.c's e2m1_block, whose comment argues
+ * them) and e2m1_sp_block2 (sp, e2m1_sp_vec's grid and binary64 test),
+ * their constants cached per D; its other blocks by fpl__bq_block_scalar.
  *
  * Why the bits, flags and events equal the reference's: the steps are
  * those of block_f32_avx512.c (its header and fast_vec's comment), with
@@ -495,7 +499,7 @@ static int32_t rd_bits(double T, int up)
  * 0 when D is outside [2^-100, 2^100] (nothing done). */
 typedef struct e2c {
 	uint64_t key;		/* D's bits; 0: empty (D > 0) */
-	int32_t th[8], yt[8], et[8], tt;
+	int32_t th[8], yt[8], et[8], tt, ge[8];
 } e2c;
 
 #define E2C_N 64	/* entries of the cache of e2m1_block2's constants */
@@ -506,6 +510,7 @@ static const e2c *e2m1_consts(const kc2 *c, e2c *cache, double D)
 {
 	static const double tv[8] = { 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7 };
 	static const double vv[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+	static const double gv[8] = { 0.5, 1, 1.5, 2, 3, 4, 6, 8 };
 	uint64_t key;
 	e2c *e;
 	int i;
@@ -521,6 +526,7 @@ static const e2c *e2m1_consts(const kc2 *c, e2c *cache, double D)
 		e->th[i] = rd_bits(tv[i] * D, i & 1);
 		e->yt[i] = (int32_t)f2u(f);
 		e->et[i] = (double)f == v ? e->yt[i] : -1;
+		e->ge[i] = rd_bits(gv[i] * D, 1);	/* e2m1_sp_vec8's grid */
 	}
 	e->tt = rd_bits(c->tb ? D : 0.875 * D, 1);
 	e->key = key;
@@ -607,6 +613,146 @@ static int e2m1_block2(const kc2 *c, float *y, const float *x, size_t lo, size_t
 	return 1;
 }
 
+/* The binary64 lanes 4h .. 4h + 3 of eight binary32 lanes v. */
+KI __m256d half_pd(__m256 v, int h)
+{
+	return _mm256_cvtps_pd(h ? _mm256_extractf128_ps(v, 1) : _mm256_castps256_ps128(v));
+}
+
+/* Eight 32-bit masks from two vectors of four 64-bit masks (lo: lanes
+ * 0..3, hi: 4..7): one 32-bit half of each, in lane order. */
+KI __m256i pack_masks(__m256d lo, __m256d hi)
+{
+	__m256 s = _mm256_shuffle_ps(_mm256_castpd_ps(lo), _mm256_castpd_ps(hi), 0x88);
+
+	return _mm256_permute4x64_epi64(_mm256_castps_si256(s), 0xd8);
+}
+
+/*
+ * Eight elements u of an e2m1 block in sp with exact quotients by D
+ * (block_f32_avx512.c's e2m1_sp_vec, eight lanes): ps_i = |x| >= g_i D
+ * for the grid g = 0.5, 1, 1.5, 2, 3, 4, 6, 8 (e->ge: RD(g_i D) less one
+ * where exact, as e2m1_block2's thresholds; every g_i D a normal
+ * binary32 range value, D in [2^-100, 2^100]), K = #{i : ps_i}, so
+ * |x| / D lies in [G0_K, G1_K), G0 = 0, 0.5, 1, 1.5, 2, 3, 4, 6 (e2m1's
+ * values), G1_K = G0_K + QT_K (its quantum there).  sp rounds up iff the
+ * fraction f = (|x| / D - G0_K) / QT_K and w = r' 2^-32 (r' the draw's
+ * top R bits in place) have f + w >= 1 (F + r' >= 2^32 with F = floor(f
+ * 2^32), r' an integer: kf_pick's argument), that is |x| - T D >= 0 with
+ * T = G1_K - QT_K w (exact in binary64: QT_K a power of two, w of 32
+ * bits); the fma gives the exact difference rounded once, whose sign and
+ * zeroness are the exact one's (it cannot underflow to zero: every term
+ * is a multiple of 2^-149 2^-100 2^-34, far above binary64's subnormals).
+ * The result G0_F D, F = min(K + up, 7), is exact in binary64 (3 bits
+ * times D's 28) and narrowed once to binary32 (the reference's narrowed
+ * r D); saturated iff |x| >= 8 D or |x| >= 6 D and up; inexact iff |x| !=
+ * G0_K D or saturated; flushed iff x != 0, K = 0 and not up; tiny after
+ * rounding iff not "reach": rounded at precision m + 1 (quantum 0.25 in
+ * [0.5, 1)) it stays below D, i.e. not |x| >= (1 - w / 4) D; before
+ * rounding iff |x| < D.  Masked-off lanes (+0) have none of the events.
+ */
+KI void e2m1_sp_vec8(const kc2 *c, const e2c *e, __m256d Dv, __m256i u, __m256i dhb, __m256i umv,
+		     float *y, __m256i tm, int full, vc2 *vc, __m256i *asat)
+{
+	const __m256 G0 = _mm256_setr_ps(0, 0.5f, 1, 1.5f, 2, 3, 4, 6);
+	const __m256 G1 = _mm256_setr_ps(0.5f, 1, 1.5f, 2, 3, 4, 6, 8);
+	const __m256 QT = _mm256_setr_ps(0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 2, 2);
+	const __m256d zero = _mm256_setzero_pd();
+	__m256i av = _mm256_and_si256(u, c->absm), K = c->zero, p0 = c->zero, p1 = c->zero, p6 = c->zero,
+		p7 = c->zero, up, inex, reach = c->zero, F, sat, tiny, fl;
+	/* r' as a signed integer less 2^31: ~dhb (dhb = ~r' ^ 2^31) */
+	__m256i rs = _mm256_xor_si256(dhb, _mm256_set1_epi32(-1));
+	__m256 g1, qt, g0, ys[2];
+	__m256d uh[2], ih[2], rh[2];
+	int i, h;
+
+	for (i = 0; i < 8; i++) {
+		__m256i ps = _mm256_cmpgt_epi32(av, _mm256_set1_epi32(e->ge[i]));
+
+		K = _mm256_sub_epi32(K, ps);
+		if (i == 0)
+			p0 = ps;
+		else if (i == 1)
+			p1 = ps;
+		else if (i == 6)
+			p6 = ps;
+		else if (i == 7)
+			p7 = ps;
+	}
+	g1 = _mm256_permutevar8x32_ps(G1, K);	/* K = 8 (saturated) reads lane 0: unused */
+	qt = _mm256_permutevar8x32_ps(QT, K);
+	g0 = _mm256_permutevar8x32_ps(G0, K);
+	for (h = 0; h < 2; h++) {
+		__m128i rq = h ? _mm256_extracti128_si256(rs, 1) : _mm256_castsi256_si128(rs);
+		__m256d xd = half_pd(_mm256_castsi256_ps(av), h);
+		__m256d w = _mm256_mul_pd(_mm256_add_pd(_mm256_cvtepi32_pd(rq), _mm256_set1_pd(0x1p31)),
+					  _mm256_set1_pd(0x1p-32));	/* r' 2^-32, exact */
+		__m256d T = _mm256_fnmadd_pd(half_pd(qt, h), w, half_pd(g1, h));
+
+		uh[h] = _mm256_cmp_pd(_mm256_fnmadd_pd(T, Dv, xd), zero, _CMP_GE_OQ);
+		ih[h] = _mm256_cmp_pd(_mm256_fnmadd_pd(half_pd(g0, h), Dv, xd), zero, _CMP_NEQ_OQ);
+		if (!c->tb) {
+			__m256d T2 = _mm256_fnmadd_pd(_mm256_set1_pd(0.25), w, _mm256_set1_pd(1));
+
+			rh[h] = _mm256_cmp_pd(_mm256_fnmadd_pd(T2, Dv, xd), zero, _CMP_GE_OQ);
+		}
+	}
+	up = pack_masks(uh[0], uh[1]);
+	inex = pack_masks(ih[0], ih[1]);
+	if (!c->tb)
+		reach = pack_masks(rh[0], rh[1]);
+	F = _mm256_min_epi32(_mm256_sub_epi32(K, up), _mm256_set1_epi32(7));
+	g0 = _mm256_permutevar8x32_ps(G0, F);
+	for (h = 0; h < 2; h++)
+		ys[h] = _mm256_castps128_ps256(_mm256_cvtpd_ps(_mm256_mul_pd(half_pd(g0, h), Dv)));
+	sat = _mm256_or_si256(p7, _mm256_and_si256(p6, up));
+	inex = _mm256_or_si256(inex, sat);
+	tiny = _mm256_andnot_si256(c->tb ? p1 : reach, inex);
+	fl = _mm256_andnot_si256(_mm256_or_si256(p0, up), _mm256_xor_si256(_mm256_cmpeq_epi32(av, c->zero),
+									   _mm256_set1_epi32(-1)));
+	vc->inex = _mm256_sub_epi32(vc->inex, inex);
+	vc->unf = _mm256_sub_epi32(vc->unf, tiny);
+	vc->sat = _mm256_sub_epi32(vc->sat, sat);
+	vc->fl = _mm256_sub_epi32(vc->fl, fl);
+	*asat = _mm256_or_si256(*asat, _mm256_and_si256(sat, _mm256_cmpeq_epi32(av, umv)));
+	{
+		__m256 yv = _mm256_insertf128_ps(ys[0], _mm256_castps256_ps128(ys[1]), 1);
+		__m256i yb = _mm256_or_si256(_mm256_castps_si256(yv), _mm256_xor_si256(u, av));
+
+		if (full)
+			_mm256_storeu_si256((__m256i *)y, yb);
+		else
+			_mm256_maskstore_epi32((int *)y, tm, yb);
+	}
+}
+
+/* An e2m1 block in sp with exact quotients by D by e2m1_sp_vec8 (0 when D
+ * is outside [2^-100, 2^100]: nothing done). */
+static int e2m1_sp_block2(const kc2 *c, float *y, const float *x, size_t lo, size_t hi, double D,
+			  uint32_t um, fpl__bq_acc *a, vc2 *vc, e2c *cache)
+{
+	const e2c *e;
+	__m256i asat = c->zero, umv = _mm256_set1_epi32((int)um);
+	__m256d Dv = _mm256_set1_pd(D);
+	size_t j;
+
+	if (!(D >= 0x1p-100 && D <= 0x1p100))
+		return 0;
+	e = e2m1_consts(c, cache, D);
+	for (j = lo; j < hi; j += 8) {
+		__m256i tm = tailv(hi - j);
+
+		if (hi - j >= 8)
+			e2m1_sp_vec8(c, e, Dv, _mm256_loadu_si256((const __m256i *)(x + j)),
+				     draws8(c, c->c0 + j), umv, y + j, tm, 1, vc, &asat);
+		else
+			e2m1_sp_vec8(c, e, Dv, _mm256_maskload_epi32((const int *)(x + j), tm),
+				     draws8(c, c->c0 + j), umv, y + j, tm, 0, vc, &asat);
+	}
+	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, asat);
+	return 1;
+}
+
 /* The amax rule: each block's largest magnitude as in body, its scale by
  * fpl__bq_amax_scale; e2m1 elements in nearest-even with exact
  * quotients by e2m1_block2, every other block by fpl__bq_block_scalar
@@ -616,6 +762,8 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 {
 	const int e2m1 = !p->sp && !p->q32 && p->m == 1 && p->emin == 0 && p->emax == 2
 			 && p->maxe == 6.0f;
+	const int e2m1s = p->sp && !p->q32 && p->m == 1 && p->emin == 0 && p->emax == 2
+			  && p->maxe == 6.0f;
 	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
 	e2c cache[E2C_N];
 	vc2 vc;
@@ -664,7 +812,8 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 		else
 			X = fpl__bq_amax_scale(p, amax, &clamped);
 		a->s.scale_range += (uint64_t)clamped;
-		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, a, &vc, cache)))
+		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, a, &vc, cache))
+		    && !(e2m1s && e2m1_sp_block2(c, y, x, lo, hi, X * p->s, um, a, &vc, cache)))
 			fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
 		since += len;
 		if (since >= (1u << 30)) {
