@@ -9,7 +9,9 @@
  * e2m1 elements with exact quotients by e2m1_block2 (nearest-even, the
  * thresholds of block_f32_avx512.c's e2m1_block, whose comment argues
  * them) and e2m1_sp_block2 (sp, e2m1_sp_vec's grid and binary64 test),
- * their constants cached per D; its other blocks by fpl__bq_block_scalar.
+ * their constants cached per D; q32 quotients by q32_block2 (vec8 on
+ * the binary32 quotients, block_f32_avx512.c's q32_vec); its other
+ * blocks by fpl__bq_block_scalar.
  *
  * Why the bits, flags and events equal the reference's: the steps are
  * those of block_f32_avx512.c (its header and fast_vec's comment), with
@@ -87,10 +89,19 @@ KI __m256i tailv(size_t left)
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), idx);
 }
 
+/* q32_vec8's per-block values: fp32(D), fp32(X), fp32(s). */
+typedef struct q32c {
+	__m256 Df, Xf, sf;
+} q32c;
+
+/* Eight elements u of a block, rounded on x's own bits (q NULL) or on
+ * the q32 quotients fp32(|x|) / fp32(D) (q32_vec8); their events into
+ * vc and asat. */
 KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m256i tm, int full,
-	     int sp, int tb, vc2 *vc, __m256i *asat)
+	     int sp, int tb, vc2 *vc, __m256i *asat, const q32c *q)
 {
-	__m256i a = _mm256_and_si256(u, c->absm);
+	__m256i ax = _mm256_and_si256(u, c->absm);
+	__m256i a = q ? _mm256_castps_si256(_mm256_div_ps(_mm256_castsi256_ps(ax), q->Df)) : ax;
 	__m256i be = _mm256_srli_epi32(a, 23);
 	__m256i e = _mm256_max_epi32(be, B->kk);
 	__m256i e23 = _mm256_slli_epi32(e, 23);
@@ -146,7 +157,10 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 		}
 		tiny = _mm256_andnot_si256(ex, tiny);
 	}
-	vc->fl = _mm256_sub_epi32(vc->fl, _mm256_andnot_si256(ex, _mm256_cmpeq_epi32(yb, c->zero)));
+	/* flushed: x != 0 rounded to 0 (on x's bits: inexact and 0; a q32
+	 * quotient may itself be 0) */
+	vc->fl = _mm256_sub_epi32(vc->fl, _mm256_andnot_si256(q ? _mm256_cmpeq_epi32(ax, c->zero) : ex,
+							      _mm256_cmpeq_epi32(yb, c->zero)));
 	/* masked-off lanes of a tail: x loaded as +0, exact, not tiny, no
 	 * flush, not saturated; ex is masked (its count is subtracted from
 	 * the elements done, flush) */
@@ -160,11 +174,13 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 	/* the block's largest element saturated: in nearest-even, iff any
 	 * lane saturated (rounding is monotone, so the lane of amax rounds
 	 * at least as high as any other); in sp each lane has its own draw */
-	*asat = _mm256_or_si256(*asat, sp ? _mm256_and_si256(sat, _mm256_cmpeq_epi32(a, B->um)) : sat);
+	*asat = _mm256_or_si256(*asat, sp ? _mm256_and_si256(sat, _mm256_cmpeq_epi32(ax, B->um)) : sat);
 	/* inexact = not exact, or saturated: counted as the elements done
 	 * less the exact unsaturated lanes */
 	vc->ex = _mm256_sub_epi32(vc->ex, _mm256_andnot_si256(sat, ex));
-	yb = _mm256_or_si256(yb, _mm256_xor_si256(u, a));	/* x's sign */
+	if (q)	/* (r X) s: r X exact, one rounding (q32_vec8) */
+		yb = _mm256_castps_si256(_mm256_mul_ps(_mm256_mul_ps(_mm256_castsi256_ps(yb), q->Xf), q->sf));
+	yb = _mm256_or_si256(yb, _mm256_xor_si256(u, ax));	/* x's sign */
 	if (full)
 		_mm256_storeu_si256((__m256i *)y, yb);
 	else
@@ -263,12 +279,12 @@ KI void one_block2(const kc2 *c, const fpl__bq *p, float *y, const float *x, siz
 	}
 	for (j = lo; j + 8 <= hi; j += 8)
 		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + j)),
-		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, c->zero, 1, sp, tb, vc, &asat);
+		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, c->zero, 1, sp, tb, vc, &asat, NULL);
 	if (j < hi) {
 		__m256i tm = tailv(hi - j);
 
 		vec8(c, &B, _mm256_maskload_epi32((const int *)(x + j), tm),
-		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, sp, tb, vc, &asat);
+		     sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, sp, tb, vc, &asat, NULL);
 	}
 	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, asat);
 	vc->nel += hi - lo;
@@ -390,13 +406,13 @@ KI void group8(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t 
 		B.reach = _mm256_sub_epi32(B.minb, c->dreach);
 		B.ones = _mm256_sub_epi32(B.minb, c->dones);
 		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l)),
-		     sp ? draws8(c, c->c0 + l) : c->zero, y + l, c->zero, 1, sp, tb, &lv, &asat);
+		     sp ? draws8(c, c->c0 + l) : c->zero, y + l, c->zero, 1, sp, tb, &lv, &asat, NULL);
 		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l + 8)),
-		     sp ? draws8(c, c->c0 + l + 8) : c->zero, y + l + 8, c->zero, 1, sp, tb, &lv, &asat);
+		     sp ? draws8(c, c->c0 + l + 8) : c->zero, y + l + 8, c->zero, 1, sp, tb, &lv, &asat, NULL);
 		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l + 16)),
-		     sp ? draws8(c, c->c0 + l + 16) : c->zero, y + l + 16, c->zero, 1, sp, tb, &lv, &asat);
+		     sp ? draws8(c, c->c0 + l + 16) : c->zero, y + l + 16, c->zero, 1, sp, tb, &lv, &asat, NULL);
 		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + l + 24)),
-		     sp ? draws8(c, c->c0 + l + 24) : c->zero, y + l + 24, c->zero, 1, sp, tb, &lv, &asat);
+		     sp ? draws8(c, c->c0 + l + 24) : c->zero, y + l + 24, c->zero, 1, sp, tb, &lv, &asat, NULL);
 		nasat += !_mm256_testz_si256(asat, asat);
 	}
 	a->s.amax_saturated += (uint64_t)nasat;
@@ -753,6 +769,54 @@ static int e2m1_sp_block2(const kc2 *c, float *y, const float *x, size_t lo, siz
 	return 1;
 }
 
+/*
+ * A block of the amax rule with q32 quotients (block_f32_avx512.c's
+ * q32_vec, eight lanes): q = fp32(|x|) / fp32(D), the reference's
+ * binary32 division (nearest-even, MXCSR's default for the call),
+ * rounded by vec8 on q's bits with scale 1 (B0: kk = emin + 127), then y
+ * = (r X) s in binary32.  Taken only where that is exact and vec8's
+ * constants hold: fp32(D) normal and |x| <= fp32(D) 2^100 (every q below
+ * 2^101, vec8's magic constants finite; a q32 quotient may be
+ * subnormal or 0, which vec8 rounds as any x), B0 usable (kb_ok), and r
+ * X in binary32's normal range for every element r != 0 (X 2^(emin - m)
+ * >= 2^-126, X max_e < 2^127): r X has at most 4 + 11 bits, so it is
+ * exact, and the one rounding of (r X) s is that of the exact r X s = r
+ * D (X s exact in binary64: 11 + 24 bits), the reference's narrowed
+ * binary64 r D.  flushed: x != 0 with r = 0 (vec8).  0 where it does not
+ * apply (nothing done).
+ */
+static int q32_block2(const kc2 *c, const fpl__bq *p, const kb2 *B0, float *y, const float *x,
+		      size_t lo, size_t hi, double X, float amax, uint32_t um, fpl__bq_acc *a,
+		      vc2 *vc)
+{
+	const float Df = (float)(X * p->s);
+	__m256i asat = c->zero;
+	q32c q;
+	kb2 B;
+	size_t j;
+
+	if (!(Df >= 0x1p-126f) || amax > Df * 0x1p100f || !(X * ldexp(1.0, p->emin - p->m) >= 0x1p-126)
+	    || !(X * p->maxe < 0x1p127))
+		return 0;
+	B = *B0;
+	B.um = _mm256_set1_epi32((int)um);
+	q.Df = _mm256_set1_ps(Df);
+	q.Xf = _mm256_set1_ps((float)X);
+	q.sf = _mm256_set1_ps((float)p->s);
+	for (j = lo; j + 8 <= hi; j += 8)
+		vec8(c, &B, _mm256_loadu_si256((const __m256i *)(x + j)),
+		     c->sp ? draws8(c, c->c0 + j) : c->zero, y + j, c->zero, 1, c->sp, c->tb, vc, &asat, &q);
+	if (j < hi) {
+		__m256i tm = tailv(hi - j);
+
+		vec8(c, &B, _mm256_maskload_epi32((const int *)(x + j), tm),
+		     c->sp ? draws8(c, c->c0 + j) : c->zero, y + j, tm, 0, c->sp, c->tb, vc, &asat, &q);
+	}
+	a->s.amax_saturated += (uint64_t)!_mm256_testz_si256(asat, asat);
+	vc->nel += hi - lo;
+	return 1;
+}
+
 /* The amax rule: each block's largest magnitude as in body, its scale by
  * fpl__bq_amax_scale; e2m1 elements in nearest-even with exact
  * quotients by e2m1_block2, every other block by fpl__bq_block_scalar
@@ -764,11 +828,23 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 			 && p->maxe == 6.0f;
 	const int e2m1s = p->sp && !p->q32 && p->m == 1 && p->emin == 0 && p->emax == 2
 			  && p->maxe == 6.0f;
+	/* q32_block2's scale-1 constants (one_block2's for k = 0), usable
+	 * where their conditions hold and s is of ordinary size */
+	const int kk0 = p->emin + 127;
+	const int q32 = p->q32 && kk0 >= p->m + 34 && kk0 + 23 - p->m <= 254 && p->s >= 0x1p-60
+			&& p->s <= 0x1p60;
+	kb2 B0;
 	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
 	e2c cache[E2C_N];
 	vc2 vc;
 
 	memset(cache, 0, sizeof cache);
+	B0.kk = _mm256_set1_epi32(kk0);
+	B0.minb = _mm256_set1_epi32(kk0 << 23);
+	B0.reach = _mm256_sub_epi32(B0.minb, c->dreach);
+	B0.ones = _mm256_sub_epi32(B0.minb, c->dones);
+	B0.maxb = _mm256_set1_epi32((int)f2u(p->maxe));
+	B0.um = c->zero;
 	vc.inex = vc.unf = vc.sat = vc.fl = vc.ex = c->zero;
 	vc.nel = 0;
 	for (id = id0; id < id1; id++) {
@@ -813,7 +889,8 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 			X = fpl__bq_amax_scale(p, amax, &clamped);
 		a->s.scale_range += (uint64_t)clamped;
 		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, a, &vc, cache))
-		    && !(e2m1s && e2m1_sp_block2(c, y, x, lo, hi, X * p->s, um, a, &vc, cache)))
+		    && !(e2m1s && e2m1_sp_block2(c, y, x, lo, hi, X * p->s, um, a, &vc, cache))
+		    && !(q32 && q32_block2(c, p, &B0, y, x, lo, hi, X, amax, um, a, &vc)))
 			fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
 		since += len;
 		if (since >= (1u << 30)) {
