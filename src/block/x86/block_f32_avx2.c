@@ -519,6 +519,7 @@ typedef struct e2c {
 } e2c;
 
 #define E2C_N 64	/* entries of the cache of e2m1_block2's constants */
+#define AMAX_BATCH 16	/* run_amax2's blocks per batch */
 
 /* e2m1_block2's constants for D (a pure function of D and tiny_before,
  * fixed for the call), from the cache or computed into it. */
@@ -834,7 +835,7 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 	const int q32 = p->q32 && kk0 >= p->m + 34 && kk0 + 23 - p->m <= 254 && p->s >= 0x1p-60
 			&& p->s <= 0x1p60;
 	kb2 B0;
-	size_t id, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
+	size_t id, nb, row = id0 / p->nbr, br = id0 % p->nbr, since = 0;
 	e2c cache[E2C_N];
 	vc2 vc;
 
@@ -847,52 +848,75 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 	B0.um = c->zero;
 	vc.inex = vc.unf = vc.sat = vc.fl = vc.ex = c->zero;
 	vc.nel = 0;
-	for (id = id0; id < id1; id++) {
-		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
-		__m256i mx = c->zero, m;
-		uint32_t um;
-		int clamped = 0;
-		double X = 1;
-		float amax;
+	for (id = id0; id < id1; id += nb) {
+		size_t blo[AMAX_BATCH], bhi[AMAX_BATCH], ib, done = 0;
+		uint32_t bum[AMAX_BATCH];
+		double bX[AMAX_BATCH];
 
-		len = len < p->tr ? len : p->tr;
-		hi = lo + len;
-		if (++br == p->nbr) {
-			br = 0;
-			row++;
+		/* the batch's scales first (independent chains of the division
+		 * and rounding, which overlap), then its elements */
+		nb = id1 - id < AMAX_BATCH ? id1 - id : AMAX_BATCH;
+		for (ib = 0; ib < nb; ib++) {
+			size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
+			__m256i mx = c->zero, m;
+			uint32_t um;
+			int clamped = 0;
+			double X = 1;
+			float amax;
+
+			len = len < p->tr ? len : p->tr;
+			hi = lo + len;
+			if (++br == p->nbr) {
+				br = 0;
+				row++;
+			}
+			_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
+			__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
+			for (j = lo; j + 8 <= hi; j += 8)
+				mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
+									   c->absm));
+			if (j < hi)
+				mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
+												 tailv(hi - j)),
+									   c->absm));
+			m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
+			m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
+			m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
+			bum[ib] = um = (uint32_t)_mm256_cvtsi256_si32(m);
+			blo[ib] = lo;
+			bhi[ib] = hi;
+			done += len;
+			a->s.blocks++;
+			a->s.elements += len;
+			if (um >= 0x7f800000u) {
+				a->s.nan_blocks++;
+				for (j = lo; j < hi; j++)
+					y[j] = NAN;
+				continue;
+			}
+			memcpy(&amax, &um, 4);
+			if (um == 0)
+				a->s.zero_blocks++;
+			else
+				X = fpl__bq_amax_scale(p, amax, &clamped);
+			a->s.scale_range += (uint64_t)clamped;
+			bX[ib] = X;
 		}
-		_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
-		__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
-		for (j = lo; j + 8 <= hi; j += 8)
-			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
-								   c->absm));
-		if (j < hi)
-			mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
-											 tailv(hi - j)),
-								   c->absm));
-		m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
-		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
-		m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-		um = (uint32_t)_mm256_cvtsi256_si32(m);
-		a->s.blocks++;
-		a->s.elements += len;
-		if (um >= 0x7f800000u) {
-			a->s.nan_blocks++;
-			for (j = lo; j < hi; j++)
-				y[j] = NAN;
-			continue;
+		for (ib = 0; ib < nb; ib++) {
+			size_t lo = blo[ib], hi = bhi[ib];
+			uint32_t um = bum[ib];
+			double X = bX[ib];
+			float amax;
+
+			if (um >= 0x7f800000u)
+				continue;
+			memcpy(&amax, &um, 4);
+			if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, a, &vc, cache))
+			    && !(e2m1s && e2m1_sp_block2(c, y, x, lo, hi, X * p->s, um, a, &vc, cache))
+			    && !(q32 && q32_block2(c, p, &B0, y, x, lo, hi, X, amax, um, a, &vc)))
+				fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
 		}
-		memcpy(&amax, &um, 4);
-		if (um == 0)
-			a->s.zero_blocks++;
-		else
-			X = fpl__bq_amax_scale(p, amax, &clamped);
-		a->s.scale_range += (uint64_t)clamped;
-		if (!(e2m1 && e2m1_block2(c, y, x, lo, hi, X * p->s, a, &vc, cache))
-		    && !(e2m1s && e2m1_sp_block2(c, y, x, lo, hi, X * p->s, um, a, &vc, cache))
-		    && !(q32 && q32_block2(c, p, &B0, y, x, lo, hi, X, amax, um, a, &vc)))
-			fpl__bq_block_scalar(p, y, x, lo, hi, X, amax, a);
-		since += len;
+		since += done;
 		if (since >= (1u << 30)) {
 			flush(&vc, a);
 			since = 0;
