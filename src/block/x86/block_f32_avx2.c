@@ -107,12 +107,13 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 	__m256i e23 = _mm256_slli_epi32(e, 23);
 	__m256 af = _mm256_castsi256_ps(a);
 	__m256 C = _mm256_castsi256_ps(_mm256_add_epi32(e23, c->cexp));
-	__m256i yb, ex, tiny, sat;
+	__m256i yb, ex, tiny, sat, lt = c->zero;
 
 	if (!sp) {
 		yb = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(af, C), C));
 		ex = _mm256_cmpeq_epi32(yb, a);
-		tiny = _mm256_andnot_si256(ex, _mm256_cmpgt_epi32(tb ? B->minb : B->reach, a));
+		lt = _mm256_cmpgt_epi32(tb ? B->minb : B->reach, a);
+		tiny = _mm256_andnot_si256(ex, lt);
 	} else if (c->isp && _mm256_testz_si256(_mm256_cmpgt_epi32(B->minb, a),
 						_mm256_cmpgt_epi32(a, c->zero))) {
 		/* (formats with a wide exponent range, where such vectors are
@@ -158,15 +159,22 @@ KI void vec8(const kc2 *c, const kb2 *B, __m256i u, __m256i dhb, float *y, __m25
 		tiny = _mm256_andnot_si256(ex, tiny);
 	}
 	/* flushed: x != 0 rounded to 0 (on x's bits: inexact and 0; a q32
-	 * quotient may itself be 0) */
-	vc->fl = _mm256_sub_epi32(vc->fl, _mm256_andnot_si256(q ? _mm256_cmpeq_epi32(ax, c->zero) : ex,
-							      _mm256_cmpeq_epi32(yb, c->zero)));
+	 * quotient may itself be 0).  In nearest-even on x's bits, a vector
+	 * without lanes below the tininess threshold (lt: reach, or 2^(emin
+	 * + k) before rounding, both above every magnitude that rounds to 0,
+	 * at most half the smallest quantum) has neither tiny nor flushed
+	 * lanes: the rule for wide exponent ranges (isp), where the test
+	 * saves more than it costs */
+	if (sp || q || !c->isp || !_mm256_testz_si256(lt, lt)) {
+		vc->fl = _mm256_sub_epi32(vc->fl, _mm256_andnot_si256(q ? _mm256_cmpeq_epi32(ax, c->zero) : ex,
+								      _mm256_cmpeq_epi32(yb, c->zero)));
+		vc->unf = _mm256_sub_epi32(vc->unf, tiny);
+	}
 	/* masked-off lanes of a tail: x loaded as +0, exact, not tiny, no
 	 * flush, not saturated; ex is masked (its count is subtracted from
 	 * the elements done, flush) */
 	if (!full)
 		ex = _mm256_and_si256(ex, tm);
-	vc->unf = _mm256_sub_epi32(vc->unf, tiny);
 	/* saturated lanes, branch-free (frequent under floor) */
 	sat = _mm256_cmpgt_epi32(yb, B->maxb);
 	yb = _mm256_min_epi32(yb, B->maxb);
