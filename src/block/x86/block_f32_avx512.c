@@ -112,6 +112,7 @@
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
 	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
+	__m512i qm, rq;
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
@@ -132,27 +133,35 @@ KI __m512i mix2(__m512i z)
 	return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
 }
 
-/* ~(r') for elements idx .. idx + 15: r' = the top R bits of the high
- * word of fpl__draw(key, idx + i), in place. */
-/* The same from z0, the mix arguments of idx .. idx + 7 (kd_base). */
-KI __m512i draws16z(const kc *c, __m512i z0)
+/* The draws of elements idx .. idx + 15 from z0, the mix arguments of
+ * idx .. idx + 7 (kd_base): h, the high words of the 64-bit mix before
+ * its last xorshift (the word fpl__draw returns is h ^ (h >> 31), which
+ * differs from h in bit 0 only). */
+KI __m512i draws_h(const kc *c, __m512i z0)
 {
 	__m512i z1 = _mm512_add_epi64(z0, c->g8);
-	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
 
+	return _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
+}
+
+/* ~(r') from h: r' = the top R bits of the draw's high word, in place. */
+KI __m512i dh_of(const kc *c, __m512i h)
+{
 	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
 	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
 }
 
+/* The mix arguments of the draws of idx .. idx + 7. */
+KI __m512i zbase(const kc *c, uint64_t idx)
+{
+	return _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
+				c->lanes_g);
+}
+
+/* ~(r') for elements idx .. idx + 15. */
 KI __m512i draws16(const kc *c, uint64_t idx)
 {
-	__m512i z0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
-				      c->lanes_g);
-	__m512i z1 = _mm512_add_epi64(z0, c->g8);
-	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
-
-	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
-	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
+	return dh_of(c, draws_h(c, zbase(c, idx)));
 }
 
 /* Round the magnitudes a (binary32 bits) divided by 2^k into the element
@@ -236,6 +245,8 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->fexp = _mm512_set1_epi32((int)((127u + 127u + (unsigned)p->m + 32u) << 23));	/* 2^(32 - log2 Q) */
 	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
 	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
+	c->qm = _mm512_set1_epi32((1 << (23 - p->m)) - 1);
+	c->rq = _mm512_set1_epi32((int)(p->rmask >> (9 + p->m)));
 	/* group16's vector fpl__bq_kpow2 and kb_init */
 	c->infb = _mm512_set1_epi32(0x7f800000);
 	c->g8 = _mm512_set1_epi64((long long)(8 * GOLD));
@@ -379,7 +390,7 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
  * max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
  * leaves inf, the narrowed 2^128, alone).
  */
-KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mmask16 t,
+KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i h, float *y, __mmask16 t,
 		 int sp, int tb, vcnt *vc, __mmask16 *asat)
 {
 	const __m512i minus1 = _mm512_set1_epi32(-1);
@@ -401,20 +412,27 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 							     B->minb)) {
 		/* (formats with a wide exponent range, kc_init, where such
 		 * vectors are the rule) no lane in (0, 2^(emin+k)): the quantum is 2^(23-m) in a's
-		 * bits (e' = be), so kf_pick's integer steps: T = a << (9+m)
-		 * is F (sign, exponent and kept bits fall off), up iff T >
-		 * ~r', the kept bits plus one quantum (a carry into the
-		 * exponent is the next binade's value, as the addition of Q
-		 * gives); inexact iff bits below the quantum; none tiny (a >=
-		 * 2^(emin+k), and with ne's a - (dh >> (9+m)) > ones). */
-		__m512i qm = _mm512_sub_epi32(c->dones, c->one);
-		__mmask16 up = _mm512_cmpgt_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh);
-		__m512i tr = _mm512_andnot_si512(qm, a);
+		 * bits (e' = be), so kf_pick's integer steps: F = L << (9+m),
+		 * L = a & qm the 23 - m bits below the quantum (sign,
+		 * exponent and kept bits fall off), up iff F > ~r', that is
+		 * F + r' >= 2^32, that is L + r'' >= 2^(23-m) with r'' = r'
+		 * >> (9+m) (r' = r'' 2^(9+m) + l, l < 2^(9+m), and F a
+		 * multiple of 2^(9+m)): the carry out of a's low 23 - m bits
+		 * in a + r''.  So (a + r'') & ~qm is the kept bits plus one
+		 * quantum iff up (a carry into the exponent is the next
+		 * binade's value, as the addition of Q gives; a zero lane
+		 * stays 0, r'' < 2^(23-m); a + r'' < 2^31 + 2^23 does not
+		 * wrap).  r'' = (h >> (9+m)) & (rmask >> (9+m)): the
+		 * draw's last xorshift changes bit 0 of h only, which the
+		 * shift drops.  Inexact iff bits below the quantum; none tiny
+		 * (a >= 2^(emin+k), and with ne's a - (dh >> (9+m)) > ones). */
+		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(h, c->sht), c->rq);
 
-		yb = _mm512_mask_add_epi32(tr, up, tr, c->dones);
-		inex = _mm512_test_epi32_mask(a, qm);
+		yb = _mm512_andnot_si512(c->qm, _mm512_add_epi32(a, r2));
+		inex = _mm512_test_epi32_mask(a, c->qm);
 		tiny = 0;
 	} else {
+		__m512i dh = dh_of(c, h);
 		__m512 tr = _mm512_sub_ps(
 			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
 		__m512 rem = _mm512_sub_ps(af, tr);
@@ -582,7 +600,8 @@ KI void one_block(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 		__mmask16 t = tailmask(hi - j);
 		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
 
-		fast_vec(c, &B, u, sp ? draws16(c, c->c0 + j) : c->zero, y + j, t, sp, tb, vc, &asat);
+		fast_vec(c, &B, u, sp ? draws_h(c, zbase(c, c->c0 + j)) : c->zero, y + j, t, sp, tb, vc,
+			 &asat);
 	}
 	a->s.amax_saturated += asat != 0;
 }
@@ -704,10 +723,10 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 		B.minb = _mm512_slli_epi32(B.kk, 23);
 		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
 		B.ones = _mm512_sub_epi32(B.minb, c->dones);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16z(c, zb) : c->zero, y + l,
+		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws_h(c, zb) : c->zero, y + l,
 			 0xffff, sp, tb, &lv, &asat);
 		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
-			 sp ? draws16z(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
+			 sp ? draws_h(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
 			 y + l + 16, 0xffff, sp, tb, &lv, &asat);
 		nasat += asat != 0;
 	}
