@@ -362,6 +362,41 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
 	return 1;
 }
 
+/* fast_vec's handling of its rare sp vectors (below).  FORCE_REDO=1 (a
+ * test build, -DFORCE_REDO=1) makes group16 redo every sp group by
+ * FV_FLOAT, so that tblockfast checks that path too. */
+#ifndef FORCE_REDO
+#define FORCE_REDO 0
+#endif
+enum { FV_INLINE, FV_DEFER, FV_FLOAT };
+
+/* fast_vec's sp steps on the floating-point quotient (the comment above
+ * fast_vec): any lanes. */
+KI void sp_float(const kc *c, const kb *B, __m512i a, __m512i h, int tb, __m512i *ybp,
+		 __mmask16 *inexp, __mmask16 *tinyp)
+{
+	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
+	__m512 af = _mm512_castsi512_ps(a);
+	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
+	__m512i dh = dh_of(c, h);
+	__m512 tr = _mm512_sub_ps(
+		_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
+	__m512 rem = _mm512_sub_ps(af, tr);
+	__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
+	__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
+	__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
+	__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+	__mmask16 inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
+
+	*ybp = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
+	*inexp = inex;
+	if (tb)
+		*tinyp = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
+	else
+		*tinyp = _mm512_mask_cmple_epi32_mask(
+			inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+}
+
 /*
  * Sixteen elements u (binary32 bits) of a block with scale 2^k, on x's
  * own scale: the element's grid times 2^k is the grid of the dequantized
@@ -391,7 +426,7 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
  * leaves inf, the narrowed 2^128, alone).
  */
 KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i h, float *y, __mmask16 t,
-		 int sp, int tb, vcnt *vc, __mmask16 *asat)
+		 int sp, int tb, int mode, vcnt *vc, __mmask16 *asat, __m512i *racc)
 {
 	const __m512i minus1 = _mm512_set1_epi32(-1);
 	__m512i a = _mm512_and_si512(u, c->absm);
@@ -432,22 +467,61 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i h, float *y, __mma
 		inex = _mm512_test_epi32_mask(a, c->qm);
 		tiny = 0;
 	} else {
-		__m512i dh = dh_of(c, h);
-		__m512 tr = _mm512_sub_ps(
-			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
-		__m512 rem = _mm512_sub_ps(af, tr);
-		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
-		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
-		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
-		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+		/*
+		 * Lanes below 2^(emin+k) too, by the same carry: with V =
+		 * 2^(emin+k) (bits minb) and Q = 2^-m V the quantum there, a
+		 * tiny lane 0 <= |x| < V is first moved to xs = RZ(|x| + V) in
+		 * [V, 2V) (one addition toward zero, embedded rounding),
+		 * where binary32's spacing is u = 2^-s Q, s = 23 - m: xs = V +
+		 * N u, N = floor(|x| / u) = K 2^s + L with K = floor(|x| / Q)
+		 * and L = floor(f 2^s), f = |x| / Q - K the fraction of a
+		 * quantum.  The reference rounds up iff T + r >= 2^R, T =
+		 * floor(f 2^R).  R <= s: T = floor(L / 2^(s-R)) and r'' = r
+		 * 2^(s-R), so up iff L + r'' >= 2^s (kf_pick's argument).  R
+		 * > s: T = L 2^(R-s) + t, t = floor((f - L 2^-s) 2^R) <
+		 * 2^(R-s), and r = r'' 2^(R-s) + l, l < 2^(R-s), so T + r =
+		 * (L + r'') 2^(R-s) + t + l with t + l < 2^(R-s+1) - 1: up if
+		 * L + r'' >= 2^s, not up if L + r'' <= 2^s - 2, and undecided
+		 * by L alone at L + r'' = 2^s - 1, the low s bits of xs + r''
+		 * all ones (L + r'' < 2^(s+1) - 1): such a vector (a chance
+		 * of 2^-s per tiny lane) goes to sp_float (FV_INLINE; FV_DEFER
+		 * reports it to the caller, which then does its lanes again
+		 * with FV_FLOAT, sp_float for every vector).  Otherwise
+		 * (xs + r'') & ~qm is V + (K + up) Q, and subtracting V
+		 * (exact: both in [V, 2V]) leaves the reference's (K + up) Q
+		 * (<= V: no saturation).  The other lanes are the wide-range
+		 * path's.  Inexact iff the result differs from |x| (a grid
+		 * point stays: f = 0, T = 0, no carry).  Tininess after
+		 * rounding: sp_float's a - (dh >> (9+m)) <= ones, with dh >>
+		 * (9+m) = qm - r'' (~r' >> (9+m) = ~(r' >> (9+m)) in 23 - m
+		 * bits) and ones + qm = minb - 1, is a + r'' < minb (no wrap:
+		 * a + r'' < 2^31 + 2^23).
+		 */
+		__mmask16 tm = _mm512_cmplt_epu32_mask(a, B->minb), rare = 0;
+		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(h, c->sht), c->rq);
+		__m512 Vf = _mm512_castsi512_ps(B->minb);
+		__m512i xs = _mm512_castps_si512(_mm512_mask_add_round_ps(
+			af, tm, af, Vf, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+		__m512i sm = _mm512_add_epi32(xs, r2);
 
-		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
-		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
-		if (tb)
-			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
-		else
-			tiny = _mm512_mask_cmple_epi32_mask(
-				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+		/* FV_DEFER: the smallest ~sm & qm of the tiny lanes so far,
+		 * 0 after such a vector (vector steps, no mask register) */
+		if (mode == FV_DEFER)
+			*racc = _mm512_mask_min_epu32(*racc, tm, *racc, _mm512_andnot_si512(sm, c->qm));
+		else if (mode == FV_INLINE)
+			rare = _mm512_mask_cmpeq_epi32_mask(tm, _mm512_and_si512(sm, c->qm), c->qm);
+		if (mode == FV_FLOAT || (mode == FV_INLINE && __builtin_expect(rare != 0, 0))) {
+			sp_float(c, B, a, h, tb, &yb, &inex, &tiny);
+		} else {
+			__m512 ys = _mm512_castsi512_ps(_mm512_andnot_si512(c->qm, sm));
+
+			yb = _mm512_castps_si512(_mm512_mask_sub_ps(ys, tm, ys, Vf));
+			inex = _mm512_cmpneq_epi32_mask(yb, a);
+			if (tb)
+				tiny = inex & tm;
+			else
+				tiny = _mm512_mask_cmplt_epu32_mask(inex, _mm512_add_epi32(a, r2), B->minb);
+		}
 	}
 	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
 	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
@@ -600,8 +674,8 @@ KI void one_block(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 		__mmask16 t = tailmask(hi - j);
 		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
 
-		fast_vec(c, &B, u, sp ? draws_h(c, zbase(c, c->c0 + j)) : c->zero, y + j, t, sp, tb, vc,
-			 &asat);
+		fast_vec(c, &B, u, sp ? draws_h(c, zbase(c, c->c0 + j)) : c->zero, y + j, t, sp, tb,
+			 FV_INLINE, vc, &asat, NULL);
 	}
 	a->s.amax_saturated += asat != 0;
 }
@@ -660,6 +734,55 @@ KI __m512i umax16b(const kc *c, const float *x)
 	return umax_tree(c, l0);
 }
 
+/* group16's fast_vec blocks (those not in slowm) with mode FV_DEFER or
+ * FV_FLOAT, their counts into *lv (set here); zb: the mix arguments of
+ * the draws of x[lo..].  The number of blocks whose largest element
+ * saturated, or -1 where FV_DEFER met a vector for sp_float. */
+KI int group_blocks(const kc *c, float *y, const float *x, size_t lo, __mmask16 slowm, __m512i kk,
+		    __m512i maxb, __m512i umv, __m512i zb, int sp, int tb, int mode, vcnt *lv)
+{
+	__m512i racc = c->qm;
+	int b, nasat = 0;
+
+	lv->inex = lv->unf = lv->sat = lv->fl = c->zero;
+	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
+		size_t l = lo + 32 * (size_t)b;
+		__m512i bi = _mm512_set1_epi32(b);
+		__mmask16 asat = 0;
+		kb B;
+
+		/* the memory two groups ahead: x to read, y's lines to own */
+		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
+		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
+		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
+		if ((slowm >> b) & 1)
+			continue;
+		B.kk = _mm512_permutexvar_epi32(bi, kk);
+		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
+		B.um = _mm512_permutexvar_epi32(bi, umv);
+		B.minb = _mm512_slli_epi32(B.kk, 23);
+		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
+		B.ones = _mm512_sub_epi32(B.minb, c->dones);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws_h(c, zb) : c->zero, y + l,
+			 0xffff, sp, tb, mode, lv, &asat, &racc);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
+			 sp ? draws_h(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
+			 y + l + 16, 0xffff, sp, tb, mode, lv, &asat, &racc);
+		nasat += asat != 0;
+	}
+	return (_mm512_testn_epi32_mask(racc, racc) || (mode == FV_DEFER && sp && FORCE_REDO)) ? -1 : nasat;
+}
+
+/* group_blocks with FV_FLOAT (sp), out of the way of group16's code. */
+__attribute__((noinline, cold)) static int group_redo(const kc *c, float *y, const float *x,
+						       size_t lo, __mmask16 slowm, __m512i kk,
+						       __m512i maxb, __m512i umv, __m512i zb, int tb,
+						       vcnt *lv)
+{
+	return group_blocks(c, y, x, lo, slowm, kk, maxb, umv, zb, 1, tb, FV_FLOAT, lv);
+}
+
 /* Sixteen full blocks of 32 at x + lo: the scales of all sixteen at once
  * in the lanes (fpl__bq_kpow2 on vectors: k = E - emax_e + (the fraction
  * of amax above the rule's threshold), kc_init), then each block by
@@ -701,35 +824,13 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 					   c->lanes_g)
 			: c->zero;
 
-	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
 	/* the fast_vec blocks first, in a loop without calls (lv stays in
-	 * registers), then the others by one_block */
-	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
-		size_t l = lo + 32 * (size_t)b;
-		__m512i bi = _mm512_set1_epi32(b);
-		__mmask16 asat = 0;
-		kb B;
-
-		/* the memory two groups ahead: x to read, y's lines to own */
-		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
-		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
-		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
-		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
-		if ((slowm >> b) & 1)
-			continue;
-		B.kk = _mm512_permutexvar_epi32(bi, kk);
-		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
-		B.um = _mm512_permutexvar_epi32(bi, umv);
-		B.minb = _mm512_slli_epi32(B.kk, 23);
-		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
-		B.ones = _mm512_sub_epi32(B.minb, c->dones);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws_h(c, zb) : c->zero, y + l,
-			 0xffff, sp, tb, &lv, &asat);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
-			 sp ? draws_h(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
-			 y + l + 16, 0xffff, sp, tb, &lv, &asat);
-		nasat += asat != 0;
-	}
+	 * registers), then the others by one_block; in the rare event
+	 * (fast_vec, FV_DEFER) of a vector that needs sp_float, the fast_vec
+	 * blocks once more, every vector by sp_float, their counts afresh */
+	nasat = group_blocks(c, y, x, lo, slowm, kk, maxb, umv, zb, sp, tb, FV_DEFER, &lv);
+	if (__builtin_expect(nasat < 0, 0))
+		nasat = group_redo(c, y, x, lo, slowm, kk, maxb, umv, zb, tb, &lv);
 	a->s.amax_saturated += (uint64_t)nasat;
 	vc->inex = _mm512_add_epi32(vc->inex, lv.inex);
 	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
