@@ -339,6 +339,7 @@ typedef struct kb {
 /* Per-lane event counters (32-bit lanes, flushed before they can wrap). */
 typedef struct vcnt {
 	__m512i inex, unf, sat, fl;
+	uint64_t ninex, nunf, nsat, nfl;	/* the same, counted in scalars */
 } vcnt;
 
 /* Whether block scale 2^k (largest magnitude bits um) takes fast_vec, and
@@ -523,16 +524,30 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i h, float *y, __mma
 				tiny = _mm512_mask_cmplt_epu32_mask(inex, _mm512_add_epi32(a, r2), B->minb);
 		}
 	}
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	/* the counts: sp's vector work is the larger, and its counts go to
+	 * the scalar units (popcounts of the masks); nearest-even's stay in
+	 * vector lanes, the faster there */
+	if (sp) {
+		vc->nfl += (uint64_t)__builtin_popcount(_mm512_mask_testn_epi32_mask(inex, yb, yb));
+		vc->nunf += (uint64_t)__builtin_popcount(tiny);
+	} else {
+		vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl,
+					       minus1);
+		vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	}
 	/* saturated lanes: frequent enough under floor (mxfp4: a block's
 	 * amax in (6, 8) quanta) that a branch would cost more than this */
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
 	yb = _mm512_min_epu32(yb, B->maxb);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
 	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, a, B->um);
 	inex |= sat;
-	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	if (sp) {
+		vc->nsat += (uint64_t)__builtin_popcount(sat);
+		vc->ninex += (uint64_t)__builtin_popcount(inex);
+	} else {
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+		vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	}
 	yb = _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8);	/* A | (B & C) */
 	if (t == 0xffff)
 		_mm512_storeu_si512(y, yb);
@@ -614,7 +629,14 @@ static void vc_flush(vcnt *vc, fpl__bq_acc *a)
 	a->s.saturated += ns;
 	a->s.flushed += VSUM(vc->fl);
 #undef VSUM
+	a->count[0] += vc->ninex;
+	a->count[1] += vc->nunf;
+	a->count[2] += vc->nsat;
+	a->count[5] += vc->nsat;
+	a->s.saturated += vc->nsat;
+	a->s.flushed += vc->nfl;
 	vc->inex = vc->unf = vc->sat = vc->fl = _mm512_setzero_si512();
+	vc->ninex = vc->nunf = vc->nsat = vc->nfl = 0;
 }
 
 /* A block by k_round (the blocks kb_init declines). */
@@ -745,6 +767,7 @@ KI int group_blocks(const kc *c, float *y, const float *x, size_t lo, __mmask16 
 	int b, nasat = 0;
 
 	lv->inex = lv->unf = lv->sat = lv->fl = c->zero;
+	lv->ninex = lv->nunf = lv->nsat = lv->nfl = 0;
 	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
 		size_t l = lo + 32 * (size_t)b;
 		__m512i bi = _mm512_set1_epi32(b);
@@ -836,6 +859,10 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
 	vc->sat = _mm512_add_epi32(vc->sat, lv.sat);
 	vc->fl = _mm512_add_epi32(vc->fl, lv.fl);
+	vc->ninex += lv.ninex;
+	vc->nunf += lv.nunf;
+	vc->nsat += lv.nsat;
+	vc->nfl += lv.nfl;
 	for (b = 0; slowm; b++, slowm >>= 1)
 		if (slowm & 1)
 			one_block(c, p, y, x, lo + 32 * (size_t)b, lo + 32 * (size_t)b + 32, a, vc, sp, tb);
@@ -851,6 +878,7 @@ KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 	vcnt vc;
 
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	vc.ninex = vc.nunf = vc.nsat = vc.nfl = 0;
 	while (id < id1) {
 		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, step;
 
@@ -1558,6 +1586,7 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 	int b, nasat = 0;
 
 	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
+	lv.ninex = lv.nunf = lv.nsat = lv.nfl = 0;
 	amax_scales16(p, umv, X, &clm, &sl);
 	slowm |= sl;
 	D[0] = _mm512_mul_pd(X[0], _mm512_set1_pd(p->s));
@@ -1664,6 +1693,7 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 	K.kb_ok = kb_init(c, &K.B0, p, 0, 0) && p->s >= 0x1p-60 && p->s <= 0x1p60;
 	K.sf = _mm512_set1_ps((float)p->s);
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	vc.ninex = vc.nunf = vc.nsat = vc.nfl = 0;
 	while (id < id1) {
 		size_t step;
 
