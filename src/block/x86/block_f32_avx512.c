@@ -572,7 +572,7 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 	__m512i a = _mm512_castps_si512(af);
 	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
 	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
-	__mmask16 tiny, inex, sat;
+	__mmask16 tiny, inex, sat, fl;
 	__m512i yb;
 	__m512 yv;
 
@@ -597,14 +597,14 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 			tiny = _mm512_mask_cmple_epi32_mask(
 				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
 	}
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
 	yb = _mm512_min_epu32(yb, B->maxb);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
 	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, ax, B->um);
 	inex |= sat;
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb),
-				       vc->fl, minus1);
+	fl = _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, fl, vc->fl, minus1);
 	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
 	yv = _mm512_mul_ps(_mm512_mul_ps(_mm512_castsi512_ps(yb), Xf), sf);
 	yb = _mm512_ternarylogic_epi32(_mm512_castps_si512(yv), u, c->sgn, 0xf8);
@@ -1506,10 +1506,11 @@ KI void e2m1_sp_vec(const kc *c, const e2grid *g, int b, double D, uint32_t um, 
 
 		_mm512_storeu_si512(y, _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8));
 	}
-	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, m1);
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, fl, vc->fl, m1);
+	/* counted in scalars, as fast_vec's sp counts */
+	vc->ninex += (uint64_t)__builtin_popcount(inex);
+	vc->nunf += (uint64_t)__builtin_popcount(tiny);
+	vc->nsat += (uint64_t)__builtin_popcount(sat);
+	vc->nfl += (uint64_t)__builtin_popcount(fl);
 	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, av, _mm512_set1_epi32((int)um));
 }
 
@@ -1677,6 +1678,10 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
 	vc->sat = _mm512_add_epi32(vc->sat, lv.sat);
 	vc->fl = _mm512_add_epi32(vc->fl, lv.fl);
+	vc->ninex += lv.ninex;
+	vc->nunf += lv.nunf;
+	vc->nsat += lv.nsat;
+	vc->nfl += lv.nfl;
 }
 
 /* The amax rule: blocks [id0, id1), runs of sixteen full blocks of 16
