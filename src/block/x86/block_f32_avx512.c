@@ -27,7 +27,11 @@
  * fpl__bq_block_scalar (the reference's calls).  The order in which a
  * group's blocks are rounded does not matter: each element's result,
  * flags and draw depend on its block's scale and its own index only,
- * and the counts are sums.
+ * and the counts are sums; nor does doing a group again (group16's
+ * redo, after a vector fast_vec's sp carry cannot decide), its counts
+ * then taken from the second run alone.  sp counts its events by
+ * popcounts in scalars (its vector units are the busier), nearest-even
+ * in vector lanes.
  *
  * Why the bits equal the reference's (block_quant.c on the widened
  * values, then rounded to binary32).
@@ -408,10 +412,12 @@ KI void sp_float(const kc *c, const kb *B, __m512i a, __m512i h, int tb, __m512i
  * [C, 2C), where binary32's spacing is exactly Q: the addition rounds
  * |x| to a multiple of Q as the mode says (nearest-even: C / Q = 2^23 is
  * even, so the parity of the sum's last bit is that of the kept count K),
- * and subtracting C is exact.  sp truncates (toward zero, embedded
- * rounding), rem = |x| - t is exact (|x| and t multiples of ulp(|x|),
- * or t = 0), F = floor(rem 2^(32 - log2 Q)) (vscalefps exact, or below
- * 2^-126 where the floor is 0 anyway) is k_round's F, the fraction of a
+ * and subtracting C is exact.  sp (sp_float; fast_vec's carry steps
+ * give the same bits where they apply, their comments say why)
+ * truncates (toward zero, embedded rounding), rem = |x| - t is exact
+ * (|x| and t multiples of ulp(|x|), or t = 0), F = floor(rem 2^(32 -
+ * log2 Q)) (vscalefps exact, or below 2^-126 where the floor is 0
+ * anyway) is k_round's F, the fraction of a
  * quantum in 32 bits, and it rounds up iff F > ~r'.  Inexact: the result
  * differs from |x|.  Tininess after rounding in nearest-even: x in the
  * binade below 2^(emin+k) reaches it iff its significand is at least
