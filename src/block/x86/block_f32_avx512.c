@@ -27,7 +27,11 @@
  * fpl__bq_block_scalar (the reference's calls).  The order in which a
  * group's blocks are rounded does not matter: each element's result,
  * flags and draw depend on its block's scale and its own index only,
- * and the counts are sums.
+ * and the counts are sums; nor does doing a group again (group16's
+ * redo, after a vector fast_vec's sp carry cannot decide), its counts
+ * then taken from the second run alone.  sp counts its events by
+ * popcounts in scalars (its vector units are the busier), nearest-even
+ * in vector lanes.
  *
  * Why the bits equal the reference's (block_quant.c on the widened
  * values, then rounded to binary32).
@@ -112,6 +116,7 @@
 typedef struct kc {
 	__m512i one, zero, c32, absm, sgn, minnorm, fracm, impl, bias, c64;
 	__m512i emin, emin1, sh0, sht, half, ones, mv, rmask, odd, lanes_g, cexp, fexp, dreach, dones;
+	__m512i qm, rq;
 	__m512i g8, g16, g32;
 	__m512i m23, infb, ebias, kthr, kminv, kmaxv, kkoff, kklo, kkhi, maxeb, blk_order;
 	__m512 two64, maxe, nan;
@@ -132,27 +137,35 @@ KI __m512i mix2(__m512i z)
 	return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
 }
 
-/* ~(r') for elements idx .. idx + 15: r' = the top R bits of the high
- * word of fpl__draw(key, idx + i), in place. */
-/* The same from z0, the mix arguments of idx .. idx + 7 (kd_base). */
-KI __m512i draws16z(const kc *c, __m512i z0)
+/* The draws of elements idx .. idx + 15 from z0, the mix arguments of
+ * idx .. idx + 7 (kd_base): h, the high words of the 64-bit mix before
+ * its last xorshift (the word fpl__draw returns is h ^ (h >> 31), which
+ * differs from h in bit 0 only). */
+KI __m512i draws_h(const kc *c, __m512i z0)
 {
 	__m512i z1 = _mm512_add_epi64(z0, c->g8);
-	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
 
+	return _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
+}
+
+/* ~(r') from h: r' = the top R bits of the draw's high word, in place. */
+KI __m512i dh_of(const kc *c, __m512i h)
+{
 	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
 	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
 }
 
+/* The mix arguments of the draws of idx .. idx + 7. */
+KI __m512i zbase(const kc *c, uint64_t idx)
+{
+	return _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
+				c->lanes_g);
+}
+
+/* ~(r') for elements idx .. idx + 15. */
 KI __m512i draws16(const kc *c, uint64_t idx)
 {
-	__m512i z0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(c->key + (idx + 1) * GOLD)),
-				      c->lanes_g);
-	__m512i z1 = _mm512_add_epi64(z0, c->g8);
-	__m512i h = _mm512_permutex2var_epi32(mix2(z0), c->odd, mix2(z1));
-
-	/* ~((h ^ (h >> 31)) & rmask): ~((A ^ B) & C) = 0xd7 */
-	return _mm512_ternarylogic_epi32(h, _mm512_srli_epi32(h, 31), c->rmask, 0xd7);
+	return dh_of(c, draws_h(c, zbase(c, idx)));
 }
 
 /* Round the magnitudes a (binary32 bits) divided by 2^k into the element
@@ -236,6 +249,8 @@ static void kc_init(kc *c, const fpl__bq *p)
 	c->fexp = _mm512_set1_epi32((int)((127u + 127u + (unsigned)p->m + 32u) << 23));	/* 2^(32 - log2 Q) */
 	c->dreach = _mm512_set1_epi32(1 << (22 - p->m));
 	c->dones = _mm512_set1_epi32(1 << (23 - p->m));
+	c->qm = _mm512_set1_epi32((1 << (23 - p->m)) - 1);
+	c->rq = _mm512_set1_epi32((int)(p->rmask >> (9 + p->m)));
 	/* group16's vector fpl__bq_kpow2 and kb_init */
 	c->infb = _mm512_set1_epi32(0x7f800000);
 	c->g8 = _mm512_set1_epi64((long long)(8 * GOLD));
@@ -328,6 +343,7 @@ typedef struct kb {
 /* Per-lane event counters (32-bit lanes, flushed before they can wrap). */
 typedef struct vcnt {
 	__m512i inex, unf, sat, fl;
+	uint64_t ninex, nunf, nsat, nfl;	/* the same, counted in scalars */
 } vcnt;
 
 /* Whether block scale 2^k (largest magnitude bits um) takes fast_vec, and
@@ -351,6 +367,41 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
 	return 1;
 }
 
+/* fast_vec's handling of its rare sp vectors (below).  FORCE_REDO=1 (a
+ * test build, -DFORCE_REDO=1) makes group16 redo every sp group by
+ * FV_FLOAT, so that tblockfast checks that path too. */
+#ifndef FORCE_REDO
+#define FORCE_REDO 0
+#endif
+enum { FV_INLINE, FV_DEFER, FV_FLOAT };
+
+/* fast_vec's sp steps on the floating-point quotient (the comment above
+ * fast_vec): any lanes. */
+KI void sp_float(const kc *c, const kb *B, __m512i a, __m512i h, int tb, __m512i *ybp,
+		 __mmask16 *inexp, __mmask16 *tinyp)
+{
+	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
+	__m512 af = _mm512_castsi512_ps(a);
+	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
+	__m512i dh = dh_of(c, h);
+	__m512 tr = _mm512_sub_ps(
+		_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
+	__m512 rem = _mm512_sub_ps(af, tr);
+	__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
+	__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
+	__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
+	__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+	__mmask16 inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
+
+	*ybp = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
+	*inexp = inex;
+	if (tb)
+		*tinyp = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
+	else
+		*tinyp = _mm512_mask_cmple_epi32_mask(
+			inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+}
+
 /*
  * Sixteen elements u (binary32 bits) of a block with scale 2^k, on x's
  * own scale: the element's grid times 2^k is the grid of the dequantized
@@ -361,10 +412,12 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
  * [C, 2C), where binary32's spacing is exactly Q: the addition rounds
  * |x| to a multiple of Q as the mode says (nearest-even: C / Q = 2^23 is
  * even, so the parity of the sum's last bit is that of the kept count K),
- * and subtracting C is exact.  sp truncates (toward zero, embedded
- * rounding), rem = |x| - t is exact (|x| and t multiples of ulp(|x|),
- * or t = 0), F = floor(rem 2^(32 - log2 Q)) (vscalefps exact, or below
- * 2^-126 where the floor is 0 anyway) is k_round's F, the fraction of a
+ * and subtracting C is exact.  sp (sp_float; fast_vec's carry steps
+ * give the same bits where they apply, their comments say why)
+ * truncates (toward zero, embedded rounding), rem = |x| - t is exact
+ * (|x| and t multiples of ulp(|x|), or t = 0), F = floor(rem 2^(32 -
+ * log2 Q)) (vscalefps exact, or below 2^-126 where the floor is 0
+ * anyway) is k_round's F, the fraction of a
  * quantum in 32 bits, and it rounds up iff F > ~r'.  Inexact: the result
  * differs from |x|.  Tininess after rounding in nearest-even: x in the
  * binade below 2^(emin+k) reaches it iff its significand is at least
@@ -379,8 +432,8 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
  * max_e 2^k (the order of binary32 magnitudes; max_e 2^k >= 2^128
  * leaves inf, the narrowed 2^128, alone).
  */
-KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mmask16 t,
-		 int sp, int tb, vcnt *vc, __mmask16 *asat)
+KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i h, float *y, __mmask16 t,
+		 int sp, int tb, int mode, vcnt *vc, __mmask16 *asat, __m512i *racc)
 {
 	const __m512i minus1 = _mm512_set1_epi32(-1);
 	__m512i a = _mm512_and_si512(u, c->absm);
@@ -401,46 +454,106 @@ KI void fast_vec(const kc *c, const kb *B, __m512i u, __m512i dh, float *y, __mm
 							     B->minb)) {
 		/* (formats with a wide exponent range, kc_init, where such
 		 * vectors are the rule) no lane in (0, 2^(emin+k)): the quantum is 2^(23-m) in a's
-		 * bits (e' = be), so kf_pick's integer steps: T = a << (9+m)
-		 * is F (sign, exponent and kept bits fall off), up iff T >
-		 * ~r', the kept bits plus one quantum (a carry into the
-		 * exponent is the next binade's value, as the addition of Q
-		 * gives); inexact iff bits below the quantum; none tiny (a >=
-		 * 2^(emin+k), and with ne's a - (dh >> (9+m)) > ones). */
-		__m512i qm = _mm512_sub_epi32(c->dones, c->one);
-		__mmask16 up = _mm512_cmpgt_epu32_mask(_mm512_sllv_epi32(a, c->sht), dh);
-		__m512i tr = _mm512_andnot_si512(qm, a);
+		 * bits (e' = be), so kf_pick's integer steps: F = L << (9+m),
+		 * L = a & qm the 23 - m bits below the quantum (sign,
+		 * exponent and kept bits fall off), up iff F > ~r', that is
+		 * F + r' >= 2^32, that is L + r'' >= 2^(23-m) with r'' = r'
+		 * >> (9+m) (r' = r'' 2^(9+m) + l, l < 2^(9+m), and F a
+		 * multiple of 2^(9+m)): the carry out of a's low 23 - m bits
+		 * in a + r''.  So (a + r'') & ~qm is the kept bits plus one
+		 * quantum iff up (a carry into the exponent is the next
+		 * binade's value, as the addition of Q gives; a zero lane
+		 * stays 0, r'' < 2^(23-m); a + r'' < 2^31 + 2^23 does not
+		 * wrap).  r'' = (h >> (9+m)) & (rmask >> (9+m)): the
+		 * draw's last xorshift changes bit 0 of h only, which the
+		 * shift drops.  Inexact iff bits below the quantum; none tiny
+		 * (a >= 2^(emin+k), and with ne's a - (dh >> (9+m)) > ones). */
+		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(h, c->sht), c->rq);
 
-		yb = _mm512_mask_add_epi32(tr, up, tr, c->dones);
-		inex = _mm512_test_epi32_mask(a, qm);
+		yb = _mm512_andnot_si512(c->qm, _mm512_add_epi32(a, r2));
+		inex = _mm512_test_epi32_mask(a, c->qm);
 		tiny = 0;
 	} else {
-		__m512 tr = _mm512_sub_ps(
-			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
-		__m512 rem = _mm512_sub_ps(af, tr);
-		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
-		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
-		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
-		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
+		/*
+		 * Lanes below 2^(emin+k) too, by the same carry: with V =
+		 * 2^(emin+k) (bits minb) and Q = 2^-m V the quantum there, a
+		 * tiny lane 0 <= |x| < V is first moved to xs = RZ(|x| + V) in
+		 * [V, 2V) (one addition toward zero, embedded rounding),
+		 * where binary32's spacing is u = 2^-s Q, s = 23 - m: xs = V +
+		 * N u, N = floor(|x| / u) = K 2^s + L with K = floor(|x| / Q)
+		 * and L = floor(f 2^s), f = |x| / Q - K the fraction of a
+		 * quantum.  The reference rounds up iff T + r >= 2^R, T =
+		 * floor(f 2^R).  R <= s: T = floor(L / 2^(s-R)) and r'' = r
+		 * 2^(s-R), so up iff L + r'' >= 2^s (kf_pick's argument).  R
+		 * > s: T = L 2^(R-s) + t, t = floor((f - L 2^-s) 2^R) <
+		 * 2^(R-s), and r = r'' 2^(R-s) + l, l < 2^(R-s), so T + r =
+		 * (L + r'') 2^(R-s) + t + l with t + l < 2^(R-s+1) - 1: up if
+		 * L + r'' >= 2^s, not up if L + r'' <= 2^s - 2, and undecided
+		 * by L alone at L + r'' = 2^s - 1, the low s bits of xs + r''
+		 * all ones (L + r'' < 2^(s+1) - 1): such a vector (a chance
+		 * of 2^-s per tiny lane) goes to sp_float (FV_INLINE; FV_DEFER
+		 * reports it to the caller, which then does its lanes again
+		 * with FV_FLOAT, sp_float for every vector).  Otherwise
+		 * (xs + r'') & ~qm is V + (K + up) Q, and subtracting V
+		 * (exact: both in [V, 2V]) leaves the reference's (K + up) Q
+		 * (<= V: no saturation).  The other lanes are the wide-range
+		 * path's.  Inexact iff the result differs from |x| (a grid
+		 * point stays: f = 0, T = 0, no carry).  Tininess after
+		 * rounding: sp_float's a - (dh >> (9+m)) <= ones, with dh >>
+		 * (9+m) = qm - r'' (~r' >> (9+m) = ~(r' >> (9+m)) in 23 - m
+		 * bits) and ones + qm = minb - 1, is a + r'' < minb (no wrap:
+		 * a + r'' < 2^31 + 2^23).
+		 */
+		__mmask16 tm = _mm512_cmplt_epu32_mask(a, B->minb), rare = 0;
+		__m512i r2 = _mm512_and_si512(_mm512_srlv_epi32(h, c->sht), c->rq);
+		__m512 Vf = _mm512_castsi512_ps(B->minb);
+		__m512i xs = _mm512_castps_si512(_mm512_mask_add_round_ps(
+			af, tm, af, Vf, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+		__m512i sm = _mm512_add_epi32(xs, r2);
 
-		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
-		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
-		if (tb)
-			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
-		else
-			tiny = _mm512_mask_cmple_epi32_mask(
-				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+		/* FV_DEFER: the smallest ~sm & qm of the tiny lanes so far,
+		 * 0 after such a vector (vector steps, no mask register) */
+		if (mode == FV_DEFER)
+			*racc = _mm512_mask_min_epu32(*racc, tm, *racc, _mm512_andnot_si512(sm, c->qm));
+		else if (mode == FV_INLINE)
+			rare = _mm512_mask_cmpeq_epi32_mask(tm, _mm512_and_si512(sm, c->qm), c->qm);
+		if (mode == FV_FLOAT || (mode == FV_INLINE && __builtin_expect(rare != 0, 0))) {
+			sp_float(c, B, a, h, tb, &yb, &inex, &tiny);
+		} else {
+			__m512 ys = _mm512_castsi512_ps(_mm512_andnot_si512(c->qm, sm));
+
+			yb = _mm512_castps_si512(_mm512_mask_sub_ps(ys, tm, ys, Vf));
+			inex = _mm512_cmpneq_epi32_mask(yb, a);
+			if (tb)
+				tiny = inex & tm;
+			else
+				tiny = _mm512_mask_cmplt_epu32_mask(inex, _mm512_add_epi32(a, r2), B->minb);
+		}
 	}
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl, minus1);
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	/* the counts: sp's vector work is the larger, and its counts go to
+	 * the scalar units (popcounts of the masks); nearest-even's stay in
+	 * vector lanes, the faster there */
+	if (sp) {
+		vc->nfl += (uint64_t)__builtin_popcount(_mm512_mask_testn_epi32_mask(inex, yb, yb));
+		vc->nunf += (uint64_t)__builtin_popcount(tiny);
+	} else {
+		vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(inex, yb, yb), vc->fl,
+					       minus1);
+		vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	}
 	/* saturated lanes: frequent enough under floor (mxfp4: a block's
 	 * amax in (6, 8) quanta) that a branch would cost more than this */
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
 	yb = _mm512_min_epu32(yb, B->maxb);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
 	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, a, B->um);
 	inex |= sat;
-	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	if (sp) {
+		vc->nsat += (uint64_t)__builtin_popcount(sat);
+		vc->ninex += (uint64_t)__builtin_popcount(inex);
+	} else {
+		vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+		vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
+	}
 	yb = _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8);	/* A | (B & C) */
 	if (t == 0xffff)
 		_mm512_storeu_si512(y, yb);
@@ -465,7 +578,7 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 	__m512i a = _mm512_castps_si512(af);
 	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
 	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
-	__mmask16 tiny, inex, sat;
+	__mmask16 tiny, inex, sat, fl;
 	__m512i yb;
 	__m512 yv;
 
@@ -490,14 +603,14 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 			tiny = _mm512_mask_cmple_epi32_mask(
 				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
 	}
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
 	yb = _mm512_min_epu32(yb, B->maxb);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
 	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, ax, B->um);
 	inex |= sat;
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb),
-				       vc->fl, minus1);
+	fl = _mm512_mask_testn_epi32_mask(_mm512_test_epi32_mask(ax, ax), yb, yb);
+	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, minus1);
+	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, minus1);
+	vc->fl = _mm512_mask_sub_epi32(vc->fl, fl, vc->fl, minus1);
 	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, minus1);
 	yv = _mm512_mul_ps(_mm512_mul_ps(_mm512_castsi512_ps(yb), Xf), sf);
 	yb = _mm512_ternarylogic_epi32(_mm512_castps_si512(yv), u, c->sgn, 0xf8);
@@ -522,7 +635,14 @@ static void vc_flush(vcnt *vc, fpl__bq_acc *a)
 	a->s.saturated += ns;
 	a->s.flushed += VSUM(vc->fl);
 #undef VSUM
+	a->count[0] += vc->ninex;
+	a->count[1] += vc->nunf;
+	a->count[2] += vc->nsat;
+	a->count[5] += vc->nsat;
+	a->s.saturated += vc->nsat;
+	a->s.flushed += vc->nfl;
 	vc->inex = vc->unf = vc->sat = vc->fl = _mm512_setzero_si512();
+	vc->ninex = vc->nunf = vc->nsat = vc->nfl = 0;
 }
 
 /* A block by k_round (the blocks kb_init declines). */
@@ -582,7 +702,8 @@ KI void one_block(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 		__mmask16 t = tailmask(hi - j);
 		__m512i u = _mm512_maskz_loadu_epi32(t, x + j);
 
-		fast_vec(c, &B, u, sp ? draws16(c, c->c0 + j) : c->zero, y + j, t, sp, tb, vc, &asat);
+		fast_vec(c, &B, u, sp ? draws_h(c, zbase(c, c->c0 + j)) : c->zero, y + j, t, sp, tb,
+			 FV_INLINE, vc, &asat, NULL);
 	}
 	a->s.amax_saturated += asat != 0;
 }
@@ -641,6 +762,56 @@ KI __m512i umax16b(const kc *c, const float *x)
 	return umax_tree(c, l0);
 }
 
+/* group16's fast_vec blocks (those not in slowm) with mode FV_DEFER or
+ * FV_FLOAT, their counts into *lv (set here); zb: the mix arguments of
+ * the draws of x[lo..].  The number of blocks whose largest element
+ * saturated, or -1 where FV_DEFER met a vector for sp_float. */
+KI int group_blocks(const kc *c, float *y, const float *x, size_t lo, __mmask16 slowm, __m512i kk,
+		    __m512i maxb, __m512i umv, __m512i zb, int sp, int tb, int mode, vcnt *lv)
+{
+	__m512i racc = c->qm;
+	int b, nasat = 0;
+
+	lv->inex = lv->unf = lv->sat = lv->fl = c->zero;
+	lv->ninex = lv->nunf = lv->nsat = lv->nfl = 0;
+	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
+		size_t l = lo + 32 * (size_t)b;
+		__m512i bi = _mm512_set1_epi32(b);
+		__mmask16 asat = 0;
+		kb B;
+
+		/* the memory two groups ahead: x to read, y's lines to own */
+		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
+		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
+		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
+		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
+		if ((slowm >> b) & 1)
+			continue;
+		B.kk = _mm512_permutexvar_epi32(bi, kk);
+		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
+		B.um = _mm512_permutexvar_epi32(bi, umv);
+		B.minb = _mm512_slli_epi32(B.kk, 23);
+		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
+		B.ones = _mm512_sub_epi32(B.minb, c->dones);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws_h(c, zb) : c->zero, y + l,
+			 0xffff, sp, tb, mode, lv, &asat, &racc);
+		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
+			 sp ? draws_h(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
+			 y + l + 16, 0xffff, sp, tb, mode, lv, &asat, &racc);
+		nasat += asat != 0;
+	}
+	return (_mm512_testn_epi32_mask(racc, racc) || (mode == FV_DEFER && sp && FORCE_REDO)) ? -1 : nasat;
+}
+
+/* group_blocks with FV_FLOAT (sp), out of the way of group16's code. */
+__attribute__((noinline, cold)) static int group_redo(const kc *c, float *y, const float *x,
+						       size_t lo, __mmask16 slowm, __m512i kk,
+						       __m512i maxb, __m512i umv, __m512i zb, int tb,
+						       vcnt *lv)
+{
+	return group_blocks(c, y, x, lo, slowm, kk, maxb, umv, zb, 1, tb, FV_FLOAT, lv);
+}
+
 /* Sixteen full blocks of 32 at x + lo: the scales of all sixteen at once
  * in the lanes (fpl__bq_kpow2 on vectors: k = E - emax_e + (the fraction
  * of amax above the rule's threshold), kc_init), then each block by
@@ -682,40 +853,22 @@ KI void group16(const kc *c, const fpl__bq *p, float *y, const float *x, size_t 
 					   c->lanes_g)
 			: c->zero;
 
-	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
 	/* the fast_vec blocks first, in a loop without calls (lv stays in
-	 * registers), then the others by one_block */
-	for (b = 0; b < 16; b++, zb = sp ? _mm512_add_epi64(zb, c->g32) : zb) {
-		size_t l = lo + 32 * (size_t)b;
-		__m512i bi = _mm512_set1_epi32(b);
-		__mmask16 asat = 0;
-		kb B;
-
-		/* the memory two groups ahead: x to read, y's lines to own */
-		_mm_prefetch((const char *)(x + l + PF_AHEAD), _MM_HINT_T0);
-		_mm_prefetch((const char *)(x + l + PF_AHEAD + 16), _MM_HINT_T0);
-		__builtin_prefetch(y + l + PF_AHEAD, 1, 3);
-		__builtin_prefetch(y + l + PF_AHEAD + 16, 1, 3);
-		if ((slowm >> b) & 1)
-			continue;
-		B.kk = _mm512_permutexvar_epi32(bi, kk);
-		B.maxb = _mm512_permutexvar_epi32(bi, maxb);
-		B.um = _mm512_permutexvar_epi32(bi, umv);
-		B.minb = _mm512_slli_epi32(B.kk, 23);
-		B.reach = _mm512_sub_epi32(B.minb, c->dreach);
-		B.ones = _mm512_sub_epi32(B.minb, c->dones);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l), sp ? draws16z(c, zb) : c->zero, y + l,
-			 0xffff, sp, tb, &lv, &asat);
-		fast_vec(c, &B, _mm512_loadu_si512(x + l + 16),
-			 sp ? draws16z(c, _mm512_add_epi64(zb, c->g16)) : c->zero,
-			 y + l + 16, 0xffff, sp, tb, &lv, &asat);
-		nasat += asat != 0;
-	}
+	 * registers), then the others by one_block; in the rare event
+	 * (fast_vec, FV_DEFER) of a vector that needs sp_float, the fast_vec
+	 * blocks once more, every vector by sp_float, their counts afresh */
+	nasat = group_blocks(c, y, x, lo, slowm, kk, maxb, umv, zb, sp, tb, FV_DEFER, &lv);
+	if (__builtin_expect(nasat < 0, 0))
+		nasat = group_redo(c, y, x, lo, slowm, kk, maxb, umv, zb, tb, &lv);
 	a->s.amax_saturated += (uint64_t)nasat;
 	vc->inex = _mm512_add_epi32(vc->inex, lv.inex);
 	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
 	vc->sat = _mm512_add_epi32(vc->sat, lv.sat);
 	vc->fl = _mm512_add_epi32(vc->fl, lv.fl);
+	vc->ninex += lv.ninex;
+	vc->nunf += lv.nunf;
+	vc->nsat += lv.nsat;
+	vc->nfl += lv.nfl;
 	for (b = 0; slowm; b++, slowm >>= 1)
 		if (slowm & 1)
 			one_block(c, p, y, x, lo + 32 * (size_t)b, lo + 32 * (size_t)b + 32, a, vc, sp, tb);
@@ -731,6 +884,7 @@ KI void pow2_body(const kc *c, const fpl__bq *p, float *y, const float *x, size_
 	vcnt vc;
 
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	vc.ninex = vc.nunf = vc.nsat = vc.nfl = 0;
 	while (id < id1) {
 		size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, step;
 
@@ -1358,10 +1512,11 @@ KI void e2m1_sp_vec(const kc *c, const e2grid *g, int b, double D, uint32_t um, 
 
 		_mm512_storeu_si512(y, _mm512_ternarylogic_epi32(yb, u, c->sgn, 0xf8));
 	}
-	vc->inex = _mm512_mask_sub_epi32(vc->inex, inex, vc->inex, m1);
-	vc->unf = _mm512_mask_sub_epi32(vc->unf, tiny, vc->unf, m1);
-	vc->sat = _mm512_mask_sub_epi32(vc->sat, sat, vc->sat, m1);
-	vc->fl = _mm512_mask_sub_epi32(vc->fl, fl, vc->fl, m1);
+	/* counted in scalars, as fast_vec's sp counts */
+	vc->ninex += (uint64_t)__builtin_popcount(inex);
+	vc->nunf += (uint64_t)__builtin_popcount(tiny);
+	vc->nsat += (uint64_t)__builtin_popcount(sat);
+	vc->nfl += (uint64_t)__builtin_popcount(fl);
 	*asat |= _mm512_mask_cmpeq_epi32_mask(sat, av, _mm512_set1_epi32((int)um));
 }
 
@@ -1438,6 +1593,7 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 	int b, nasat = 0;
 
 	lv.inex = lv.unf = lv.sat = lv.fl = c->zero;
+	lv.ninex = lv.nunf = lv.nsat = lv.nfl = 0;
 	amax_scales16(p, umv, X, &clm, &sl);
 	slowm |= sl;
 	D[0] = _mm512_mul_pd(X[0], _mm512_set1_pd(p->s));
@@ -1528,6 +1684,10 @@ static void amax_group16(const kc *c, const fpl__bq *p, const ka *K, float *y, c
 	vc->unf = _mm512_add_epi32(vc->unf, lv.unf);
 	vc->sat = _mm512_add_epi32(vc->sat, lv.sat);
 	vc->fl = _mm512_add_epi32(vc->fl, lv.fl);
+	vc->ninex += lv.ninex;
+	vc->nunf += lv.nunf;
+	vc->nsat += lv.nsat;
+	vc->nfl += lv.nfl;
 }
 
 /* The amax rule: blocks [id0, id1), runs of sixteen full blocks of 16
@@ -1544,6 +1704,7 @@ static void run_amax(const kc *c, const fpl__bq *p, float *y, const float *x, si
 	K.kb_ok = kb_init(c, &K.B0, p, 0, 0) && p->s >= 0x1p-60 && p->s <= 0x1p60;
 	K.sf = _mm512_set1_ps((float)p->s);
 	vc.inex = vc.unf = vc.sat = vc.fl = c->zero;
+	vc.ninex = vc.nunf = vc.nsat = vc.nfl = 0;
 	while (id < id1) {
 		size_t step;
 
