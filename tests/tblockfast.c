@@ -28,6 +28,7 @@
 #include "harness.h"
 
 extern uint64_t fpl__bq_fast_runs;
+extern int fpl__bq_force_redo;
 int fpl__block_round_ref(const fpl_block_format *b, double *y, const double *x,
 			 const size_t *dims, int ndims, fpl_rnd rnd, fpl_state *st,
 			 fpl_block_stats *stats);
@@ -256,6 +257,14 @@ int main(void)
 				one_format(specs[i], 1008, rows / 10);
 			}
 		mild = 0;
+		/* the AVX-512 sp kernel's redo of a group by its float steps
+		 * (taken by chance about 2^-(23-m) per tiny lane): forced */
+		if (!strcmp(sets[s], "avx512")) {
+			fpl__bq_force_redo = 1;
+			for (i = 0; i < 6; i++)
+				one_format(specs[i], 1024, rows / 4);
+			fpl__bq_force_redo = 0;
+		}
 	}
 	if (fpl_kernels_select(orig) == 0 && strcmp(orig, "avx512") && strcmp(orig, "avx2"))
 		for (i = 0; i < sizeof specs / sizeof *specs; i++)

@@ -35,6 +35,7 @@
 #include "util/scratch.h"
 
 uint64_t fpl__bq_fast_runs;
+int fpl__bq_force_redo;
 
 static int elem_ok(const fpl_format *e)
 {

@@ -55,6 +55,11 @@ int fpl__block_round_f32_ref(const fpl_block_format *b, float *y, const float *x
 /* Calls of fpl_block_round_f32 that took a vector kernel (for the tests). */
 extern uint64_t fpl__bq_fast_runs;
 
+/* Nonzero (tests only): the AVX-512 sp kernel redoes every group of
+ * blocks by its float steps, the path it takes where its carry cannot
+ * decide a tiny lane (x86/block_f32_avx512.c's group16); same bits. */
+extern int fpl__bq_force_redo;
+
 /* Calls of fpl_block_round that took the fast path (for the tests). */
 extern uint64_t fpl__blk_fast_runs;
 

@@ -108,6 +108,7 @@
 #include <string.h>
 
 #include "block/block_f32.h"
+#include "block/block_internal.h"
 
 #define KI static inline __attribute__((always_inline))
 #define GOLD 0x9e3779b97f4a7c15ull
@@ -367,12 +368,10 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
 	return 1;
 }
 
-/* fast_vec's handling of its rare sp vectors (below).  FORCE_REDO=1 (a
- * test build, -DFORCE_REDO=1) makes group16 redo every sp group by
- * FV_FLOAT, so that tblockfast checks that path too. */
-#ifndef FORCE_REDO
-#define FORCE_REDO 0
-#endif
+/* fast_vec's handling of its rare sp vectors (below).  The redo by
+ * FV_FLOAT is taken with a chance of about 2^-(23-m) per tiny lane, so
+ * tblockfast sets fpl__bq_force_redo (block_internal.h) to make group16
+ * redo every sp group, and checks that path too. */
 enum { FV_INLINE, FV_DEFER, FV_FLOAT };
 
 /* fast_vec's sp steps on the floating-point quotient (the comment above
@@ -800,7 +799,9 @@ KI int group_blocks(const kc *c, float *y, const float *x, size_t lo, __mmask16 
 			 y + l + 16, 0xffff, sp, tb, mode, lv, &asat, &racc);
 		nasat += asat != 0;
 	}
-	return (_mm512_testn_epi32_mask(racc, racc) || (mode == FV_DEFER && sp && FORCE_REDO)) ? -1 : nasat;
+	if (_mm512_testn_epi32_mask(racc, racc) || (mode == FV_DEFER && sp && fpl__bq_force_redo))
+		return -1;
+	return nasat;
 }
 
 /* group_blocks with FV_FLOAT (sp), out of the way of group16's code. */
