@@ -136,6 +136,7 @@ typedef struct kd_c {
 	int cok;				/* kd_c1 applies */
 	__m256i cmax, cti;			/* kd_c1: bits of max, the tiny threshold */
 	__m256d ctp;				/* kd_c1, tp tn: +-(2^emin - Q/2) */
+	__m256i uti;				/* kd_uni64: the tiny threshold */
 } kd_c;
 
 /* The same for binary32 lanes. */
@@ -164,6 +165,7 @@ typedef struct kf_c {
 	int cok;				/* kf_c1 applies */
 	__m256i cmax, cti;			/* kf_c1: bits of max, the tiny threshold */
 	__m256 ctp;				/* kf_c1, tp tn: +-(2^emin - Q/2) */
+	__m256i uti;				/* kf_uni: the tiny threshold */
 } kf_c;
 
 /* splitmix64's finalizer (fpl__mix64) on four lanes, by draw_avx2.h
@@ -965,7 +967,14 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * ulp of a, above max, because f->cq requires max < 2^(105+m).
  *
  * A result above max, a NaN or inf input (the sums stay inf or NaN) is
- * an odd lane for the slow path; an fnuz zero result is +0 (kf_sign).
+ * an odd lane for the slow path; an fnuz zero result is +0 (kf_sign)
+ * when zs is 1, and with zs = 2 (fnuz zeros left to the slow path, by
+ * the constants kd_run sets) an odd lane too.  Without zs = 2 the test is
+ * on the input, one compare: a > cmax (bits of max, or less, kd_setup's
+ * cap), since a lane not above max rounds to at most max in every mode
+ * (rounding is monotone and max is a value of the format; od's max is
+ * odd), so every lane whose result could be above max, inf or NaN is
+ * odd; with zs = 2 the result is tested, zeros included.
  * Inexact iff K q != |x|.  Underflow: a tiny inexact lane, and when
  * tininess is after rounding, one whose x rounded to p = m + 1 bits with
  * an unbounded exponent does not reach 2^emin.  Only x in [2^(emin-1),
@@ -977,7 +986,12 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * 2^m - 1/4 or 2^m - 1/2, exact floats (m <= 22), and for a tiny lane (v
  * = |x| / Q) ureachb the bits of ureach Q (minus one for na's >=), a
  * compare of a's bits.  All of x below 2^(emin-1) has 2|v| < 2^m: no
- * reach.
+ * reach.  The lanes tiny after rounding are then a < uti, one compare of
+ * a's bits: uti = bits(2^emin), or for na and nz after rounding ureachb
+ * + 1, the first bits that reach; tp, tn and se take the reaching lanes
+ * off by their compare of v or their draw.  Zero lanes fall below uti
+ * but are exact: *under gets the tiny lanes and the caller counts those
+ * that are not exact.
  */
 KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *exact,
 			 __m256i *under, __m256i *tinyp, int *odd, int zs)
@@ -985,7 +999,7 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
 	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256 xf = _mm256_castsi256_ps(u), af = _mm256_castsi256_ps(a);
-	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i tiny = _mm256_cmpgt_epi32(f->uti, a);
 	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
@@ -1012,12 +1026,10 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 		if (rnd == FPL_RND_NA) {	/* rounded down (MXCSR) */
 			__m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uh));
 			rt = _mm256_andnot_ps(sgn, _mm256_sub_ps(_mm256_add_ps(_mm256_add_ps(af, h), C), C));
-			reach = _mm256_cmpgt_epi32(a, f->ureachb);
 		} else if (rnd == FPL_RND_NZ) {	/* rounded up (MXCSR) */
 			__m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uh));
 			rt = _mm256_max_ps(_mm256_setzero_ps(),
 					   _mm256_sub_ps(_mm256_add_ps(_mm256_sub_ps(af, h), C), C));
-			reach = _mm256_cmpgt_epi32(a, f->ureachb);
 		} else {	/* od, se: rounded toward zero (MXCSR) */
 			__m256 t = _mm256_add_ps(af, C), tr = _mm256_sub_ps(t, C);
 			__m256 nx = _mm256_cmp_ps(tr, af, _CMP_NEQ_UQ);
@@ -1035,16 +1047,17 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 		rm = _mm256_castps_si256(rt);
 	}
 	eq = _mm256_cmpeq_epi32(rm, a);
-	o = _mm256_cmpgt_epi32(_mm256_add_epi32(rm, f->biaszs), f->maxzsx);
+	o = zs == 2 ? _mm256_cmpgt_epi32(_mm256_add_epi32(rm, f->biaszs), f->maxzsx)
+		    : _mm256_cmpgt_epi32(a, f->cmax);
 	*odd = !_mm256_testz_si256(o, o);
 	*tinyp = tiny;
-	if (!f->tiny_before)
+	if (!f->tiny_before && (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_SE))
 		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
+	*under = tiny;
 	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
-		return kf_sign(f, rm, u, zs);
-	if (zs)	/* +0 for a zero result (kf_sign) */
+		return kf_sign(f, rm, u, zs == 1);
+	if (zs == 1)	/* +0 for a zero result (kf_sign) */
 		rb = _mm256_andnot_si256(
 			_mm256_andnot_si256(f->absm, _mm256_cmpeq_epi32(rm, _mm256_setzero_si256())), rb);
 	return rb;	/* K q carries x's sign */
@@ -1066,7 +1079,7 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	const __m256d sgn = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN));
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256d xf = _mm256_castsi256_pd(u), af = _mm256_castsi256_pd(a);
-	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
+	__m256i tiny = _mm256_cmpgt_epi64(c->uti, a);
 	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
@@ -1093,12 +1106,10 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		if (rnd == FPL_RND_NA) {
 			__m256d h = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uh));
 			rt = _mm256_andnot_pd(sgn, _mm256_sub_pd(_mm256_add_pd(_mm256_add_pd(af, h), C), C));
-			reach = _mm256_cmpgt_epi64(a, c->ureachb);
 		} else if (rnd == FPL_RND_NZ) {
 			__m256d h = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uh));
 			rt = _mm256_max_pd(_mm256_setzero_pd(),
 					   _mm256_sub_pd(_mm256_add_pd(_mm256_sub_pd(af, h), C), C));
-			reach = _mm256_cmpgt_epi64(a, c->ureachb);
 		} else {
 			__m256d t = _mm256_add_pd(af, C), tr = _mm256_sub_pd(t, C);
 			__m256d nx = _mm256_cmp_pd(tr, af, _CMP_NEQ_UQ);
@@ -1116,16 +1127,17 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		rm = _mm256_castpd_si256(rt);
 	}
 	eq = _mm256_cmpeq_epi64(rm, a);
-	o = _mm256_cmpgt_epi64(_mm256_add_epi64(rm, c->biaszs), c->maxzsx);
+	o = zs == 2 ? _mm256_cmpgt_epi64(_mm256_add_epi64(rm, c->biaszs), c->maxzsx)
+		    : _mm256_cmpgt_epi64(a, c->cmax);
 	*odd = !_mm256_testz_si256(o, o);
 	*tinyp = tiny;
-	if (!c->tiny_before)
+	if (!c->tiny_before && (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_SE))
 		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
+	*under = tiny;
 	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
-		return kd_sign(c, rm, u, zs);
-	if (zs)
+		return kd_sign(c, rm, u, zs == 1);
+	if (zs == 1)
 		rb = _mm256_andnot_si256(
 			_mm256_andnot_si256(c->absm, _mm256_cmpeq_epi64(rm, _mm256_setzero_si256())), rb);
 	return rb;
@@ -1321,9 +1333,13 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	 * < 2^(972+m), and the tiny threshold 2^emin - Q/4 (ne after rounding)
 	 * a double (its last bit 2^(emin-m-2)) */
 	c->cok = p->sub_fast && emin >= -1022 && emin - m + 52 >= -1022
-		 && p->max_bits < (uint64_t)(972 + m + 1023) << 52
 		 && (p->tiny_before || emin - m - 2 >= -1074);
-	c->cmax = _mm256_set1_epi64x((long long)p->max_bits);
+	{	/* lanes above max or at least 2^(971+m) (C could overflow) are odd */
+		uint64_t cap = ((uint64_t)(971 + m + 1023) << 52) - 1;
+		c->cmax = _mm256_set1_epi64x((long long)(p->max_bits < cap ? p->max_bits : cap));
+	}
+	c->uti = !p->tiny_before && (rnd == FPL_RND_NA || rnd == FPL_RND_NZ)
+		 ? _mm256_add_epi64(c->ureachb, c->one) : c->min;
 	{
 		double t = !p->tiny_before && rnd == FPL_RND_NE
 			? ldexp(1.0, emin) - ldexp(1.0, emin - m - 2) : ldexp(1.0, emin);
@@ -1401,9 +1417,13 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	 * 2^(105+m), the thresholds binary32 values (2^emin - Q/4 for ne after
 	 * rounding: its last bit 2^(emin-m-2); 2^emin - Q/2 for tp tn) */
 	f->cok = p->sub_fast && emin >= -126 && emin - m + 23 >= -126
-		 && max32 < (uint32_t)(105 + m + 127) << 23
 		 && (p->tiny_before || emin - m - 2 >= -149);
-	f->cmax = _mm256_set1_epi32((int)max32);
+	{	/* lanes above max or at least 2^(104+m) (C could overflow) are odd */
+		uint32_t cap = ((uint32_t)(104 + m + 127) << 23) - 1;
+		f->cmax = _mm256_set1_epi32((int)(max32 < cap ? max32 : cap));
+	}
+	f->uti = !p->tiny_before && (rnd == FPL_RND_NA || rnd == FPL_RND_NZ)
+		 ? _mm256_add_epi32(f->ureachb, f->one) : f->min;
 	f->cti = _mm256_set1_epi32((int)(!p->tiny_before && rnd == FPL_RND_NE
 		 ? kd_fbits(ldexp(1.0, emin) - ldexp(1.0, emin - m - 2)) : min32));
 	f->ctp = _mm256_set1_ps((float)((rnd == FPL_RND_TN ? -1 : 1)
@@ -1764,11 +1784,14 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 		     zhi = _mm256_add_epi64(zhi, f->step)) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			int odd;
+			unsigned me;
 			r = kf_uni(f, rnd, u, kf_dh(f, rnd, 0, zlo, zhi), &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
-			inexact += 8 - kd_cnt32(eq);
-			under += kd_cnt32(un);
+			me = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+			inexact += 8 - (unsigned)__builtin_popcount(me);
+			under += (unsigned)__builtin_popcount(
+				(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(un)) & ~me);
 			kd_st(z + j, r, stream);
 		}
 		if (j + 8 <= n) {
@@ -1809,11 +1832,14 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			__m256i d = draws ? kd_mixx(zb, 0) : _mm256_setzero_si256();
 			int odd;
+			unsigned me;
 			r = kd_uni64(c, rnd, u, d, &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
-			inexact += 4 - kd_cnt64(eq);
-			under += kd_cnt64(un);
+			me = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(eq));
+			inexact += 4 - (unsigned)__builtin_popcount(me);
+			under += (unsigned)__builtin_popcount(
+				(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(un)) & ~me);
 			kd_st(z + j, r, stream);
 		}
 		if (j + 4 <= n) {
@@ -1999,8 +2025,12 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && f.uni && (directed || wide_tiny) && zs)
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
+	else if (f32 && f.uni && (directed || wide_tiny) && p->zero_special)
+		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 2);
 	else if (f32 && f.uni && (directed || wide_tiny))
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (!f32 && c.uni && (directed || wide_tiny64) && p->zero_special)
+		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 2);
 	else if (!f32 && c.uni && (directed || wide_tiny64))
 		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
