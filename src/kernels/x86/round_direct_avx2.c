@@ -68,9 +68,16 @@
  * max(ulp(x), Q) and K the integer vroundps picks from x / q, or for na
  * nz od se one addition of C = 2^23 q (2^52 q) in the mode's MXCSR
  * direction; their comment argues exactness), as cheap as the fast vector and without a
- * branch to tiny-lane code.  The floating-point steps need the default
+ * branch to tiny-lane code.  ne, tp, tn and tz, wherever kd_setup's
+ * conditions hold (every format of 16 bits or fewer, both array types),
+ * run the cheapest of these: one signed addition x + sign(x) C in the
+ * mode's MXCSR direction, then - sign(x) C (kf_c1, kd_c1, whose comment
+ * argues it), about fourteen vector operations per vector; before it the
+ * ne and directed loops were compute-bound on a Zen 5 core (as fast
+ * from L2 as from memory).  The floating-point steps need the default
  * MXCSR (RNE, no DAZ or FTZ), which the entry point sets for the call
- * and then restores.
+ * and then restores, and the loops that set another direction put the
+ * default back around every call of other code.
  *
  * Speed (AVX2 has sixteen vector registers): every hot loop is a tight
  * inner loop that breaks out to the rare vector's code and starts again
@@ -83,7 +90,8 @@
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.  A
  * zero result of an fnuz format (no -0) is +0 with the flags computed for
- * it, as round_direct.c has it, in the ne and uni loops of binary32
+ * it, as round_direct.c has it, in the C loops (kf_c1, kd_c1: free
+ * there, by the sign of the zero difference), and in the ne and uni loops of binary32
  * arrays when the tiny range is wide (kf_sign; kd_sign has the same
  * option, unused: binary64 arrays measured slower with it): with N(0, 1) data e4m3fnuz rounds a value to zero in one
  * binary32 vector in three hundred, which the scalar engine made 15%
