@@ -68,9 +68,16 @@
  * max(ulp(x), Q) and K the integer vroundps picks from x / q, or for na
  * nz od se one addition of C = 2^23 q (2^52 q) in the mode's MXCSR
  * direction; their comment argues exactness), as cheap as the fast vector and without a
- * branch to tiny-lane code.  The floating-point steps need the default
+ * branch to tiny-lane code.  ne, tp, tn and tz, wherever kd_setup's
+ * conditions hold (every format of 16 bits or fewer, both array types),
+ * run the cheapest of these: one signed addition x + sign(x) C in the
+ * mode's MXCSR direction, then - sign(x) C (kf_c1, kd_c1, whose comment
+ * argues it), about fourteen vector operations per vector; before it the
+ * ne and directed loops were compute-bound on a Zen 5 core (as fast
+ * from L2 as from memory).  The floating-point steps need the default
  * MXCSR (RNE, no DAZ or FTZ), which the entry point sets for the call
- * and then restores.
+ * and then restores, and the loops that set another direction put the
+ * default back around every call of other code.
  *
  * Speed (AVX2 has sixteen vector registers): every hot loop is a tight
  * inner loop that breaks out to the rare vector's code and starts again
@@ -83,7 +90,8 @@
  * Overflowing lanes go to the scalar engine here (round_direct.c does
  * them in the kernel); they are rare in data that fits the format.  A
  * zero result of an fnuz format (no -0) is +0 with the flags computed for
- * it, as round_direct.c has it, in the ne and uni loops of binary32
+ * it, as round_direct.c has it, in the C loops (kf_c1, kd_c1: free
+ * there, by the sign of the zero difference), and in the ne and uni loops of binary32
  * arrays when the tiny range is wide (kf_sign; kd_sign has the same
  * option, unused: binary64 arrays measured slower with it): with N(0, 1) data e4m3fnuz rounds a value to zero in one
  * binary32 vector in three hundred, which the scalar engine made 15%
@@ -133,6 +141,10 @@ typedef struct kd_c {
 	__m256i uc, uh, uql, ureachb;		/* (52 - m) << 52, 53 << 52, 52 << 52, bits(ureach Q) */
 	int zs;					/* fnuz: zeros are special (kd_sign) */
 	__m256i fbiaszs, fmaxzsx;		/* kd_full: biaszs, maxzsx with fnuz zeros odd */
+	int cok;				/* kd_c1 applies */
+	__m256i cmax, cti;			/* kd_c1: bits of max, the tiny threshold */
+	__m256d ctp;				/* kd_c1, tp tn: +-(2^emin - Q/2) */
+	__m256i uti;				/* kd_uni64: the tiny threshold */
 } kd_c;
 
 /* The same for binary32 lanes. */
@@ -158,6 +170,10 @@ typedef struct kf_c {
 	__m256i uc, uh, uql, ureachb;		/* (23 - m) << 23, 24 << 23, 23 << 23, bits(ureach Q) */
 	int zs;					/* fnuz: zeros are special (kf_sign) */
 	uint32_t max32;				/* bits of max as a float */
+	int cok;				/* kf_c1 applies */
+	__m256i cmax, cti;			/* kf_c1: bits of max, the tiny threshold */
+	__m256 ctp;				/* kf_c1, tp tn: +-(2^emin - Q/2) */
+	__m256i uti;				/* kf_uni: the tiny threshold */
 } kf_c;
 
 /* splitmix64's finalizer (fpl__mix64) on four lanes, by draw_avx2.h
@@ -959,7 +975,14 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * ulp of a, above max, because f->cq requires max < 2^(105+m).
  *
  * A result above max, a NaN or inf input (the sums stay inf or NaN) is
- * an odd lane for the slow path; an fnuz zero result is +0 (kf_sign).
+ * an odd lane for the slow path; an fnuz zero result is +0 (kf_sign)
+ * when zs is 1, and with zs = 2 (fnuz zeros left to the slow path, by
+ * the constants kd_run sets) an odd lane too.  Without zs = 2 the test is
+ * on the input, one compare: a > cmax (bits of max, or less, kd_setup's
+ * cap), since a lane not above max rounds to at most max in every mode
+ * (rounding is monotone and max is a value of the format; od's max is
+ * odd), so every lane whose result could be above max, inf or NaN is
+ * odd; with zs = 2 the result is tested, zeros included.
  * Inexact iff K q != |x|.  Underflow: a tiny inexact lane, and when
  * tininess is after rounding, one whose x rounded to p = m + 1 bits with
  * an unbounded exponent does not reach 2^emin.  Only x in [2^(emin-1),
@@ -971,7 +994,12 @@ KD_INLINE __m256i kd_ne64(const kd_c *c, __m256i u, __m256i *exact, __m256i *und
  * 2^m - 1/4 or 2^m - 1/2, exact floats (m <= 22), and for a tiny lane (v
  * = |x| / Q) ureachb the bits of ureach Q (minus one for na's >=), a
  * compare of a's bits.  All of x below 2^(emin-1) has 2|v| < 2^m: no
- * reach.
+ * reach.  The lanes tiny after rounding are then a < uti, one compare of
+ * a's bits: uti = bits(2^emin), or for na and nz after rounding ureachb
+ * + 1, the first bits that reach; tp, tn and se take the reaching lanes
+ * off by their compare of v or their draw.  Zero lanes fall below uti
+ * but are exact: *under gets the tiny lanes and the caller counts those
+ * that are not exact.
  */
 KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m256i *exact,
 			 __m256i *under, __m256i *tinyp, int *odd, int zs)
@@ -979,7 +1007,7 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 	const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
 	__m256i a = _mm256_and_si256(u, f->absm);
 	__m256 xf = _mm256_castsi256_ps(u), af = _mm256_castsi256_ps(a);
-	__m256i tiny = _mm256_cmpgt_epi32(f->minm1x, _mm256_add_epi32(a, f->absm));
+	__m256i tiny = _mm256_cmpgt_epi32(f->uti, a);
 	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
@@ -1006,12 +1034,10 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 		if (rnd == FPL_RND_NA) {	/* rounded down (MXCSR) */
 			__m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uh));
 			rt = _mm256_andnot_ps(sgn, _mm256_sub_ps(_mm256_add_ps(_mm256_add_ps(af, h), C), C));
-			reach = _mm256_cmpgt_epi32(a, f->ureachb);
 		} else if (rnd == FPL_RND_NZ) {	/* rounded up (MXCSR) */
 			__m256 h = _mm256_castsi256_ps(_mm256_sub_epi32(cb, f->uh));
 			rt = _mm256_max_ps(_mm256_setzero_ps(),
 					   _mm256_sub_ps(_mm256_add_ps(_mm256_sub_ps(af, h), C), C));
-			reach = _mm256_cmpgt_epi32(a, f->ureachb);
 		} else {	/* od, se: rounded toward zero (MXCSR) */
 			__m256 t = _mm256_add_ps(af, C), tr = _mm256_sub_ps(t, C);
 			__m256 nx = _mm256_cmp_ps(tr, af, _CMP_NEQ_UQ);
@@ -1029,16 +1055,17 @@ KD_INLINE __m256i kf_uni(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i dh, __m2
 		rm = _mm256_castps_si256(rt);
 	}
 	eq = _mm256_cmpeq_epi32(rm, a);
-	o = _mm256_cmpgt_epi32(_mm256_add_epi32(rm, f->biaszs), f->maxzsx);
+	o = zs == 2 ? _mm256_cmpgt_epi32(_mm256_add_epi32(rm, f->biaszs), f->maxzsx)
+		    : _mm256_cmpgt_epi32(a, f->cmax);
 	*odd = !_mm256_testz_si256(o, o);
 	*tinyp = tiny;
-	if (!f->tiny_before)
+	if (!f->tiny_before && (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_SE))
 		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
+	*under = tiny;
 	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
-		return kf_sign(f, rm, u, zs);
-	if (zs)	/* +0 for a zero result (kf_sign) */
+		return kf_sign(f, rm, u, zs == 1);
+	if (zs == 1)	/* +0 for a zero result (kf_sign) */
 		rb = _mm256_andnot_si256(
 			_mm256_andnot_si256(f->absm, _mm256_cmpeq_epi32(rm, _mm256_setzero_si256())), rb);
 	return rb;	/* K q carries x's sign */
@@ -1060,7 +1087,7 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 	const __m256d sgn = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN));
 	__m256i a = _mm256_and_si256(u, c->absm);
 	__m256d xf = _mm256_castsi256_pd(u), af = _mm256_castsi256_pd(a);
-	__m256i tiny = _mm256_cmpgt_epi64(c->minm1x, _mm256_add_epi64(a, c->absm));
+	__m256i tiny = _mm256_cmpgt_epi64(c->uti, a);
 	__m256i reach = _mm256_setzero_si256(), rm, rb = u, eq, o;
 
 	if (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_TZ) {
@@ -1087,12 +1114,10 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		if (rnd == FPL_RND_NA) {
 			__m256d h = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uh));
 			rt = _mm256_andnot_pd(sgn, _mm256_sub_pd(_mm256_add_pd(_mm256_add_pd(af, h), C), C));
-			reach = _mm256_cmpgt_epi64(a, c->ureachb);
 		} else if (rnd == FPL_RND_NZ) {
 			__m256d h = _mm256_castsi256_pd(_mm256_sub_epi64(cb, c->uh));
 			rt = _mm256_max_pd(_mm256_setzero_pd(),
 					   _mm256_sub_pd(_mm256_add_pd(_mm256_sub_pd(af, h), C), C));
-			reach = _mm256_cmpgt_epi64(a, c->ureachb);
 		} else {
 			__m256d t = _mm256_add_pd(af, C), tr = _mm256_sub_pd(t, C);
 			__m256d nx = _mm256_cmp_pd(tr, af, _CMP_NEQ_UQ);
@@ -1110,19 +1135,123 @@ KD_INLINE __m256i kd_uni64(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i d, __m
 		rm = _mm256_castpd_si256(rt);
 	}
 	eq = _mm256_cmpeq_epi64(rm, a);
-	o = _mm256_cmpgt_epi64(_mm256_add_epi64(rm, c->biaszs), c->maxzsx);
+	o = zs == 2 ? _mm256_cmpgt_epi64(_mm256_add_epi64(rm, c->biaszs), c->maxzsx)
+		    : _mm256_cmpgt_epi64(a, c->cmax);
 	*odd = !_mm256_testz_si256(o, o);
 	*tinyp = tiny;
-	if (!c->tiny_before)
+	if (!c->tiny_before && (rnd == FPL_RND_TP || rnd == FPL_RND_TN || rnd == FPL_RND_SE))
 		tiny = _mm256_andnot_si256(reach, tiny);
 	*exact = eq;
-	*under = _mm256_andnot_si256(eq, tiny);
+	*under = tiny;
 	if (rnd != FPL_RND_TP && rnd != FPL_RND_TN && rnd != FPL_RND_TZ)
-		return kd_sign(c, rm, u, zs);
-	if (zs)
+		return kd_sign(c, rm, u, zs == 1);
+	if (zs == 1)
 		rb = _mm256_andnot_si256(
 			_mm256_andnot_si256(c->absm, _mm256_cmpeq_epi64(rm, _mm256_setzero_si256())), rb);
 	return rb;
+}
+
+/*
+ * ne, tp, tn and tz on eight binary32 lanes, zero, normal and tiny lanes
+ * alike, by one signed addition (f->cok): the cheapest vectors of the
+ * file, about fourteen vector operations where kf_ne and kf_uni take
+ * twenty-odd, which kept the ne and directed rows compute-bound on one
+ * Zen 5 core (the loops ran as fast from L2 as from memory).
+ *
+ * Rounding.  With q = max(ulp(x), Q) the format's quantum at x (kf_uni)
+ * and C = 2^23 q (bits max(bits(x) & exponent, bits(2^emin)) + ((23 - m)
+ * << 23)), a = |x| < 2^(e+1) <= C (a tiny lane: a < 2^emin <= 2^(emin
+ * - m + 23) = C), so C + a lies in [C, 2C], where binary32's spacing is
+ * q.  Let sC be C with x's sign.  The one IEEE addition t = x + sC =
+ * sign(x) (C + a) rounds C + a to a multiple of q in the direction of the
+ * MXCSR the loop sets (KD_C_CSR): ties to even for ne (the parity of the
+ * multiple C + K q, C's fraction bits being zero and K <= 2^(m+1) <=
+ * 2^23, is K's, the parity of the format's significand), toward +inf for
+ * tp (up in magnitude for x > 0, down for x < 0), toward -inf for tn,
+ * toward zero for tz; t - sC = sign(x) K q is exact (both are multiples
+ * of q, the difference at most C).  That is the format's rounding of x
+ * (K q with a carry to K = 2^(m+1) the next binade's 2^(e+1)).
+ *
+ * Zeros.  t - sC is a zero exactly when K = 0 (x = 0 included); an exact
+ * zero difference is +0 in every direction but toward -inf, where it is
+ * -0 (IEEE 754, 6.3).  The reference gives a zero result x's sign, and
+ * +0 in an fnuz format (no -0; kd_sign): for ne, tp and tz that is r |
+ * sign(x), or r itself when zs; for tn r & (bits(x) | absm) (the sign
+ * bit kept only when x's is set), or, when zs, -0 replaced by +0.
+ * Nonzero results already carry x's sign, unchanged by these.
+ *
+ * Flags.  A lane is exact iff r == x as floats (the fnuz +0 of a -0
+ * input is exact, as in kf_sign).  Lanes with a > bits(max) (above max,
+ * inf, NaN) are odd: the vector goes to kd_wide8o.  Every other lane
+ * rounds to at most max, a value of the format (rounding is monotone and
+ * leaves max in place), so no result above max, and C is finite (f->cok:
+ * max < 2^(105+m), as for kf_uni's cq; a lane rounding to K q = 2^(e+1)
+ * gives t = C + 2^(e+1) <= 2C, finite because 2^(e+1) <= max).
+ * Underflow: inexact and tiny; with tininess after rounding, only x in
+ * [2^(emin-1), 2^emin) can reach 2^emin (kf_uni's comment): for ne iff
+ * |x| >= 2^emin - Q/4 (the tie goes to 2^emin, which is even), for tp
+ * iff x > 2^emin - Q/2, for tn iff x < -(2^emin - Q/2), never for tz.
+ * So the tiny lanes are a < cti (bits; cti = bits(2^emin - Q/4) for ne
+ * after rounding, bits(2^emin) otherwise), minus, for tp and tn after
+ * rounding, the lanes reaching (one compare with ctp = +-(2^emin -
+ * Q/2)).  Both thresholds are binary32 values (m + 2 bits, checked in
+ * kd_setup).  Zero lanes fall below cti but are exact: the caller counts
+ * underflow as tiny and not exact.
+ */
+KD_INLINE __m256i kf_c1(const kf_c *f, fpl_rnd rnd, __m256i u, __m256i *exact, __m256i *tiny,
+			int *odd, int zs)
+{
+	const __m256i sgnb = _mm256_set1_epi32(INT32_MIN);
+	__m256i a = _mm256_and_si256(u, f->absm), sign = _mm256_and_si256(u, sgnb);
+	__m256i cb = _mm256_add_epi32(_mm256_max_epi32(_mm256_and_si256(u, f->uexp), f->min), f->uc);
+	__m256 x = _mm256_castsi256_ps(u), sC = _mm256_castsi256_ps(_mm256_or_si256(cb, sign));
+	__m256i r = _mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(x, sC), sC));
+	__m256i o = _mm256_cmpgt_epi32(a, f->cmax), ti = _mm256_cmpgt_epi32(f->cti, a);
+
+	*odd = !_mm256_testz_si256(o, o);
+	if (!f->tiny_before && rnd == FPL_RND_TP)
+		ti = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, f->ctp, _CMP_GT_OQ)), ti);
+	else if (!f->tiny_before && rnd == FPL_RND_TN)
+		ti = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, f->ctp, _CMP_LT_OQ)), ti);
+	*tiny = ti;
+	if (rnd == FPL_RND_TN && zs)
+		r = _mm256_andnot_si256(_mm256_cmpeq_epi32(r, sgnb), r);
+	else if (rnd == FPL_RND_TN)
+		r = _mm256_and_si256(r, _mm256_or_si256(u, f->absm));
+	else if (!zs)
+		r = _mm256_or_si256(r, sign);
+	*exact = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(r), x, _CMP_EQ_OQ));
+	return r;
+}
+
+/* kf_c1 on four binary64 lanes (c->cok): C = 2^52 q, the bits max(bits(x)
+ * & exponent, bits(2^emin)) + ((52 - m) << 52) with the maximum taken on
+ * the dwords (kd_uni64), K <= 2^(m+1) <= 2^52 in C's fraction bits, C
+ * finite because max < 2^(972+m); thresholds of m + 2 <= 53 bits. */
+KD_INLINE __m256i kd_c1(const kd_c *c, fpl_rnd rnd, __m256i u, __m256i *exact, __m256i *tiny,
+			int *odd, int zs)
+{
+	const __m256i sgnb = _mm256_set1_epi64x(INT64_MIN);
+	__m256i a = _mm256_and_si256(u, c->absm), sign = _mm256_and_si256(u, sgnb);
+	__m256i cb = _mm256_add_epi64(_mm256_max_epi32(_mm256_and_si256(u, c->uexp), c->min), c->uc);
+	__m256d x = _mm256_castsi256_pd(u), sC = _mm256_castsi256_pd(_mm256_or_si256(cb, sign));
+	__m256i r = _mm256_castpd_si256(_mm256_sub_pd(_mm256_add_pd(x, sC), sC));
+	__m256i o = _mm256_cmpgt_epi64(a, c->cmax), ti = _mm256_cmpgt_epi64(c->cti, a);
+
+	*odd = !_mm256_testz_si256(o, o);
+	if (!c->tiny_before && rnd == FPL_RND_TP)
+		ti = _mm256_andnot_si256(_mm256_castpd_si256(_mm256_cmp_pd(x, c->ctp, _CMP_GT_OQ)), ti);
+	else if (!c->tiny_before && rnd == FPL_RND_TN)
+		ti = _mm256_andnot_si256(_mm256_castpd_si256(_mm256_cmp_pd(x, c->ctp, _CMP_LT_OQ)), ti);
+	*tiny = ti;
+	if (rnd == FPL_RND_TN && zs)
+		r = _mm256_andnot_si256(_mm256_cmpeq_epi64(r, sgnb), r);
+	else if (rnd == FPL_RND_TN)
+		r = _mm256_and_si256(r, _mm256_or_si256(u, c->absm));
+	else if (!zs)
+		r = _mm256_or_si256(r, sign);
+	*exact = _mm256_castpd_si256(_mm256_cmp_pd(_mm256_castsi256_pd(r), x, _CMP_EQ_OQ));
+	return r;
 }
 
 static uint32_t kd_fbits(double v)
@@ -1208,10 +1337,31 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 		c->ureachb = _mm256_set1_epi64x((long long)(rb - (rnd == FPL_RND_NA)));
 	}
 
+	/* kd_c1: gradual underflow, 2^emin and C = 2^52 Q normal doubles, max
+	 * < 2^(972+m), and the tiny threshold 2^emin - Q/4 (ne after rounding)
+	 * a double (its last bit 2^(emin-m-2)) */
+	c->cok = p->sub_fast && emin >= -1022 && emin - m + 52 >= -1022
+		 && (p->tiny_before || emin - m - 2 >= -1074);
+	{	/* lanes above max or at least 2^(971+m) (C could overflow) are odd */
+		uint64_t cap = ((uint64_t)(971 + m + 1023) << 52) - 1;
+		c->cmax = _mm256_set1_epi64x((long long)(p->max_bits < cap ? p->max_bits : cap));
+	}
+	c->uti = !p->tiny_before && (rnd == FPL_RND_NA || rnd == FPL_RND_NZ)
+		 ? _mm256_add_epi64(c->ureachb, c->one) : c->min;
+	{
+		double t = !p->tiny_before && rnd == FPL_RND_NE
+			? ldexp(1.0, emin) - ldexp(1.0, emin - m - 2) : ldexp(1.0, emin);
+		double tp = ldexp(1.0, emin) - ldexp(1.0, emin - m - 1);
+		uint64_t tb;
+		memcpy(&tb, &t, sizeof tb);
+		c->cti = _mm256_set1_epi64x((long long)tb);
+		c->ctp = _mm256_set1_pd(rnd == FPL_RND_TN ? -tp : tp);
+	}
+
 	/* binary32 lanes: only when called for a format that fits binary32
 	 * (s >= 29); min and max are then binary32 values */
 	f->ok = s >= 30 && s <= 52;
-	f->tok = f->nok = f->uni = f->zs = 0;
+	f->tok = f->nok = f->uni = f->zs = f->cok = 0;
 	f->max32 = 0;
 	if (!f->ok)
 		return;
@@ -1271,6 +1421,21 @@ static void kd_setup(kd_c *c, kf_c *f, const fpl_kparams *p, fpl_rnd rnd)
 	 * 2^emin) with m + 2 bits: exact */
 	f->ureachb = _mm256_set1_epi32((int)(kd_fbits(ldexp(1.0, emin) - ldexp(1.0, emin - m - (rnd == FPL_RND_NA || rnd == FPL_RND_NZ ? 2 : 1)))
 					     - (rnd == FPL_RND_NA)));
+	/* kf_c1: gradual underflow, 2^emin and C = 2^23 Q normal floats, max <
+	 * 2^(105+m), the thresholds binary32 values (2^emin - Q/4 for ne after
+	 * rounding: its last bit 2^(emin-m-2); 2^emin - Q/2 for tp tn) */
+	f->cok = p->sub_fast && emin >= -126 && emin - m + 23 >= -126
+		 && (p->tiny_before || emin - m - 2 >= -149);
+	{	/* lanes above max or at least 2^(104+m) (C could overflow) are odd */
+		uint32_t cap = ((uint32_t)(104 + m + 127) << 23) - 1;
+		f->cmax = _mm256_set1_epi32((int)(max32 < cap ? max32 : cap));
+	}
+	f->uti = !p->tiny_before && (rnd == FPL_RND_NA || rnd == FPL_RND_NZ)
+		 ? _mm256_add_epi32(f->ureachb, f->one) : f->min;
+	f->cti = _mm256_set1_epi32((int)(!p->tiny_before && rnd == FPL_RND_NE
+		 ? kd_fbits(ldexp(1.0, emin) - ldexp(1.0, emin - m - 2)) : min32));
+	f->ctp = _mm256_set1_ps((float)((rnd == FPL_RND_TN ? -1 : 1)
+		 * (ldexp(1.0, emin) - ldexp(1.0, emin - m - 1))));
 }
 
 /* Sum of four 64-bit lanes. */
@@ -1627,11 +1792,14 @@ KD_INLINE void kf_run32_uni(const kd_c *c, const kf_c *f, fpl_rnd rnd, int strea
 		     zhi = _mm256_add_epi64(zhi, f->step)) {
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			int odd;
+			unsigned me;
 			r = kf_uni(f, rnd, u, kf_dh(f, rnd, 0, zlo, zhi), &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
-			inexact += 8 - kd_cnt32(eq);
-			under += kd_cnt32(un);
+			me = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+			inexact += 8 - (unsigned)__builtin_popcount(me);
+			under += (unsigned)__builtin_popcount(
+				(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(un)) & ~me);
 			kd_st(z + j, r, stream);
 		}
 		if (j + 8 <= n) {
@@ -1672,11 +1840,14 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, un, ti, r;
 			__m256i d = draws ? kd_mixx(zb, 0) : _mm256_setzero_si256();
 			int odd;
+			unsigned me;
 			r = kd_uni64(c, rnd, u, d, &eq, &un, &ti, &odd, zs);
 			if (__builtin_expect(odd, 0))
 				break;
-			inexact += 4 - kd_cnt64(eq);
-			under += kd_cnt64(un);
+			me = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(eq));
+			inexact += 4 - (unsigned)__builtin_popcount(me);
+			under += (unsigned)__builtin_popcount(
+				(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(un)) & ~me);
 			kd_st(z + j, r, stream);
 		}
 		if (j + 4 <= n) {
@@ -1687,6 +1858,111 @@ KD_INLINE void kd_run64_uni(const kd_c *c, fpl_rnd rnd, int stream, double *z, c
 		}
 	}
 	_mm_setcsr(0x1f80);
+	if (j < n)
+		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
+}
+
+/* MXCSR for the C loops (kf_c1, kd_c1): the mode's own direction; ne
+ * needs no change. */
+#define KD_C_CSR(rnd) ((rnd) == FPL_RND_TP ? 0x5f80u : (rnd) == FPL_RND_TN ? 0x3f80u \
+		       : (rnd) == FPL_RND_TZ ? 0x7f80u : 0x1f80u)
+
+/* ne, tp, tn, tz by kf_c1, binary32 lanes: one branch-free vector per
+ * eight elements, kd_wide8o (under the default MXCSR) for a vector with
+ * an odd lane; inexact lanes counted from the exact mask, underflowing
+ * ones as tiny and not exact, in general registers. */
+KD_INLINE void kf_run32_c(const kd_c *c, const kf_c *f, fpl_rnd rnd, int stream, float *z,
+			  const float *x, size_t n, uint64_t idx0, fpl_kslow slow, void *ctx,
+			  kd_acc *acc, int zs)
+{
+	const unsigned csr = KD_C_CSR(rnd);
+	size_t j = 0, inexact = 0, under = 0;
+
+	if (stream && ((uintptr_t)z & 31)) {
+		size_t h = (32 - ((uintptr_t)z & 31)) / 4;
+		if (h > n)
+			h = n;
+		kd_part32(c, rnd, z, x, 0, h, idx0, acc, slow, ctx);
+		j = h;
+	}
+	if (csr != 0x1f80u)
+		_mm_setcsr(csr);
+	while (j + 8 <= n) {
+		for (; j + 8 <= n; j += 8) {
+			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, ti, r;
+			unsigned me;
+			int odd;
+			r = kf_c1(f, rnd, u, &eq, &ti, &odd, zs);
+			if (__builtin_expect(odd, 0))
+				break;
+			me = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq));
+			inexact += 8 - (unsigned)__builtin_popcount(me);
+			under += (unsigned)__builtin_popcount(
+				(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ti)) & ~me);
+			kd_st(z + j, r, stream);
+		}
+		if (j + 8 <= n) {
+			if (csr != 0x1f80u)
+				_mm_setcsr(0x1f80);
+			kd_st(z + j, _mm256_castps_si256(kd_wide8o(c, rnd, x + j, j, idx0 + j, acc,
+								    slow, ctx)),
+			      stream);
+			if (csr != 0x1f80u)
+				_mm_setcsr(csr);
+			j += 8;
+		}
+	}
+	if (csr != 0x1f80u)
+		_mm_setcsr(0x1f80);
+	if (j < n)
+		kd_part32(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
+	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
+	acc->under = _mm256_add_epi64(acc->under, _mm256_set_epi64x(0, 0, 0, (long long)under));
+}
+
+/* The same for binary64 lanes (kd_c1), kd_odd64 for an odd vector. */
+KD_INLINE void kd_run64_c(const kd_c *c, fpl_rnd rnd, int stream, double *z, const double *x,
+			  size_t n, uint64_t idx0, fpl_kslow slow, void *ctx, kd_acc *acc, int zs)
+{
+	const unsigned csr = KD_C_CSR(rnd);
+	size_t j = 0, inexact = 0, under = 0;
+
+	if (stream && ((uintptr_t)z & 31)) {
+		size_t h = (32 - ((uintptr_t)z & 31)) / 8;
+		if (h > n)
+			h = n;
+		kd_part64(c, rnd, z, x, 0, h, idx0, acc, slow, ctx);
+		j = h;
+	}
+	if (csr != 0x1f80u)
+		_mm_setcsr(csr);
+	while (j + 4 <= n) {
+		for (; j + 4 <= n; j += 4) {
+			__m256i u = _mm256_loadu_si256((const __m256i *)(x + j)), eq, ti, r;
+			unsigned me;
+			int odd;
+			r = kd_c1(c, rnd, u, &eq, &ti, &odd, zs);
+			if (__builtin_expect(odd, 0))
+				break;
+			me = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(eq));
+			inexact += 4 - (unsigned)__builtin_popcount(me);
+			under += (unsigned)__builtin_popcount(
+				(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(ti)) & ~me);
+			kd_st(z + j, r, stream);
+		}
+		if (j + 4 <= n) {
+			if (csr != 0x1f80u)
+				_mm_setcsr(0x1f80);
+			kd_st(z + j, kd_odd64(c, rnd, x + j, j, idx0 + j, acc, slow, ctx), stream);
+			if (csr != 0x1f80u)
+				_mm_setcsr(csr);
+			j += 4;
+		}
+	}
+	if (csr != 0x1f80u)
+		_mm_setcsr(0x1f80);
 	if (j < n)
 		kd_part64(c, rnd, z, x, j, n - j, idx0, acc, slow, ctx);
 	acc->inexact = _mm256_add_epi64(acc->inexact, _mm256_set_epi64x(0, 0, 0, (long long)inexact));
@@ -1730,13 +2006,26 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 			     && !(f32 && f.uni && (directed || wide_tiny))
 			     && !(!f32 && c.uni && (directed || wide_tiny64));
 	const int zs = p->zero_special && !adaptive && wide_tiny && f32;
-	if (p->zero_special && !zs) {
+	/* the C loops (kf_c1, kd_c1) for ne and the directed modes wherever
+	 * they apply: fewer vector operations than every other loop here;
+	 * they do fnuz zeros themselves, their odd vectors through kd_full's
+	 * constants */
+	const int cl = (rnd == FPL_RND_NE || directed) && (f32 ? f.cok : c.cok);
+	if (p->zero_special && (!zs || cl)) {
 		c.biaszs = c.fbiaszs;
 		c.maxzsx = c.fmaxzsx;
 		f.biaszs = _mm256_set1_epi32((int)(0x80000000u - 1));
 		f.maxzsx = _mm256_set1_epi32((int)((f.max32 - 1) ^ 0x80000000u));
 	}
-	if (rnd == FPL_RND_NE && f32 && f.nok && zs)
+	if (cl && f32 && p->zero_special)
+		kf_run32_c(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
+	else if (cl && f32)
+		kf_run32_c(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (cl && p->zero_special)
+		kd_run64_c(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
+	else if (cl)
+		kd_run64_c(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (rnd == FPL_RND_NE && f32 && f.nok && zs)
 		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 1);
 	else if (rnd == FPL_RND_NE && f32 && f.nok)
 		kf_run32_ne(&c, &f, stream, z, x, n, idx0, slow, ctx, &acc, 0);
@@ -1744,8 +2033,12 @@ KD_INLINE void kd_run(const fpl_kparams *p, fpl_rnd rnd, int stream, int f32, vo
 		kd_run64_ne(&c, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && f.uni && (directed || wide_tiny) && zs)
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 1);
+	else if (f32 && f.uni && (directed || wide_tiny) && p->zero_special)
+		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 2);
 	else if (f32 && f.uni && (directed || wide_tiny))
 		kf_run32_uni(&c, &f, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
+	else if (!f32 && c.uni && (directed || wide_tiny64) && p->zero_special)
+		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 2);
 	else if (!f32 && c.uni && (directed || wide_tiny64))
 		kd_run64_uni(&c, rnd, stream, z, x, n, idx0, slow, ctx, &acc, 0);
 	else if (f32 && rnd == FPL_RND_SP && p->sr_bits == 32)
