@@ -882,14 +882,17 @@ static int relerr_expect(const fpl_wide *w, double y, double *out)
 	return ok;
 }
 
-static void check_relerr_one(h_rng *r, const fpl_format *fmts, int nf)
+/* One random case; deep: v's quantum 2^exp in [2^-1074, 2^-824), where
+ * v's magnitude lies near binary64's subnormal range and the library's
+ * fast path must hand over to MPFR (a seed once met one at 2^-983). */
+static void check_relerr_one(h_rng *r, const fpl_format *fmts, int nf, int deep)
 {
 	fpl_wide w;
 	double y, e, g;
 	fpl_state st;
 
 	random_wide(r, &w, h_rng_below(r, 4) != 0);
-	w.exp = (int64_t)h_rng_below(r, 2401) - 1300;
+	w.exp = deep ? (int64_t)h_rng_below(r, 250) - 1074 : (int64_t)h_rng_below(r, 2401) - 1300;
 	wide_to_mpfr(t_w, &w);
 	switch (h_rng_below(r, 5)) {
 	case 0:
@@ -933,7 +936,19 @@ static void check_wide_maths(uint64_t n, const fpl_format *fmts, int nf)
 	for (uint64_t i = 0; i < n; i++)
 		check_scale_one(&r, p256);
 	for (uint64_t i = 0; i < n; i++)
-		check_relerr_one(&r, fmts, nf);
+		check_relerr_one(&r, fmts, nf, 0);
+	for (uint64_t i = 0; i < n / 4; i++)
+		check_relerr_one(&r, fmts, nf, 1);
+	/* the case a seed met: v near 2^-983, whose division residual is
+	 * subnormal; expected value from MPFR (relerr_expect) */
+	{
+		fpl_wide v = { .negative = 0, .exp = -1058, .hi = 0xb44,
+			       .lo = 0x70533dfe0696f217ull, .sticky = 0 };
+		double y = 0x1.688e0a67cp-983, e;
+		if (!h_check(relerr_expect(&v, y, &e) && h_same(fpl_wide_relerr(&v, y), e)))
+			h_fail("fpl_wide_relerr near 2^-983: %a, expected %a",
+			       fpl_wide_relerr(&v, y), e);
+	}
 	/* a zero with sticky stays one; ilogb INT64_MIN */
 	memset(&z, 0, sizeof z);
 	z.sticky = 1;
@@ -942,7 +957,7 @@ static void check_wide_maths(uint64_t n, const fpl_format *fmts, int nf)
 		h_fail("fpl_wide_scale of a zero with sticky");
 	mpfr_clear(p256);
 	h_note("wide maths: %llu scale+ilogb and %llu relerr cases", (unsigned long long)n,
-	       (unsigned long long)n);
+	       (unsigned long long)(n + n / 4 + 1));
 }
 
 /* -------------------------------------------------- 4b. fpl_wide_hold */

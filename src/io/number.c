@@ -185,7 +185,12 @@ FPL_API double fpl_round_wide(const fpl_format *f, const fpl_wide *w, fpl_rnd rn
  * q = d / v is formed as qh + ql, qh = Dh / A1 and the residual exact by
  * fma; its error is below 2^-98 q + 2^-100 absolute.  When qh + ql +-
  * that bound rounds to the same binary64, it is the correctly rounded
- * ratio (tests/tnumber.c checks it against MPFR).
+ * ratio (tests/tnumber.c checks it against MPFR).  Those bounds are
+ * relative, so they hold only while no step underflows: a step whose
+ * result is subnormal (the residual of qh, about 2^-106 |d|, is for
+ * |v| near 2^-983) errs by up to 2^-1075 absolute, 2^-1075 / |v| in q.
+ * Hence |v| >= 2^-900 (exp + L >= -900): then every such error is below
+ * 2^-170 in q, inside the bound's 2^-100; smaller v go to MPFR.
  */
 static int relerr_fast(const fpl_wide *w, double y, double *out)
 {
@@ -194,7 +199,7 @@ static int relerr_fast(const fpl_wide *w, double y, double *out)
 	double a1, a2, a3, A1, A2, A3, s, e, c, bb, dh, dl, qh, ql, res, err, v2, q1, q2;
 	int sh = L - 53, sh2;
 
-	if (sh < 0 || w->exp < -1074 || w->exp + L > 1022 || !isfinite(y))
+	if (sh < 0 || w->exp < -1074 || w->exp + L < -900 || w->exp + L > 1022 || !isfinite(y))
 		return 0;
 	a1 = (double)(uint64_t)(n >> sh);
 	r = n - ((n >> sh) << sh);
