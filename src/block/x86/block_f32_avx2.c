@@ -229,17 +229,13 @@ static uint32_t f2u(float f)
 	return u;
 }
 
-/* Block [lo, hi) alone: its largest magnitude, its scale by
- * fpl__bq_kpow2, then vec8 (or fpl__bq_block_scalar where the scale
- * leaves vec8's binary32 constants); all its events. */
-KI void one_block2(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t lo,
-		   size_t hi, fpl__bq_acc *a, vc2 *vc, int sp, int tb)
+/* The largest magnitude bits of x[lo, hi) (NaN and inf included, as
+ * unsigned binary32 bits): a maximum over the block's vectors, the tail
+ * masked, then folded across the lanes. */
+KI uint32_t block_umax(const kc2 *c, const float *x, size_t lo, size_t hi)
 {
-	__m256i mx = c->zero, m, asat = c->zero;
-	uint32_t um;
-	int k = 0, clamped = 0, kk;
+	__m256i mx = c->zero, m;
 	size_t j;
-	kb2 B;
 
 	for (j = lo; j + 8 <= hi; j += 8)
 		mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
@@ -251,7 +247,22 @@ KI void one_block2(const kc2 *c, const fpl__bq *p, float *y, const float *x, siz
 	m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
 	m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
 	m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-	um = (uint32_t)_mm256_cvtsi256_si32(m);
+	return (uint32_t)_mm256_cvtsi256_si32(m);
+}
+
+/* Block [lo, hi) alone: its largest magnitude, its scale by
+ * fpl__bq_kpow2, then vec8 (or fpl__bq_block_scalar where the scale
+ * leaves vec8's binary32 constants); all its events. */
+KI void one_block2(const kc2 *c, const fpl__bq *p, float *y, const float *x, size_t lo,
+		   size_t hi, fpl__bq_acc *a, vc2 *vc, int sp, int tb)
+{
+	__m256i asat = c->zero;
+	uint32_t um;
+	int k = 0, clamped = 0, kk;
+	size_t j;
+	kb2 B;
+
+	um = block_umax(c, x, lo, hi);
 	a->s.blocks++;
 	a->s.elements += hi - lo;
 	if (um >= 0x7f800000u) {
@@ -866,7 +877,6 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 		nb = id1 - id < AMAX_BATCH ? id1 - id : AMAX_BATCH;
 		for (ib = 0; ib < nb; ib++) {
 			size_t lo = row * p->R + br * p->tr, len = p->R - br * p->tr, hi, j;
-			__m256i mx = c->zero, m;
 			uint32_t um;
 			int clamped = 0;
 			double X = 1;
@@ -880,17 +890,7 @@ static void run_amax2(const kc2 *c, const fpl__bq *p, float *y, const float *x, 
 			}
 			_mm_prefetch((const char *)(x + lo + PF_AHEAD), _MM_HINT_T0);
 			__builtin_prefetch(y + lo + PF_AHEAD, 1, 3);
-			for (j = lo; j + 8 <= hi; j += 8)
-				mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + j)),
-									   c->absm));
-			if (j < hi)
-				mx = _mm256_max_epu32(mx, _mm256_and_si256(_mm256_maskload_epi32((const int *)(x + j),
-												 tailv(hi - j)),
-									   c->absm));
-			m = _mm256_max_epu32(mx, _mm256_permute2x128_si256(mx, mx, 1));
-			m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4e));
-			m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xb1));
-			bum[ib] = um = (uint32_t)_mm256_cvtsi256_si32(m);
+			bum[ib] = um = block_umax(c, x, lo, hi);
 			blo[ib] = lo;
 			bhi[ib] = hi;
 			done += len;
