@@ -375,14 +375,14 @@ static inline int kb_init(const kc *c, kb *B, const fpl__bq *p, int k, uint32_t 
 enum { FV_INLINE, FV_DEFER, FV_FLOAT };
 
 /* fast_vec's sp steps on the floating-point quotient (the comment above
- * fast_vec): any lanes. */
-KI void sp_float(const kc *c, const kb *B, __m512i a, __m512i h, int tb, __m512i *ybp,
-		 __mmask16 *inexp, __mmask16 *tinyp)
+ * fast_vec), any lanes, with the draws' compared bits dh (dh_of); also
+ * q32_vec's sp steps on its quotients. */
+KI void sp_float_dh(const kc *c, const kb *B, __m512i a, __m512i dh, int tb, __m512i *ybp,
+		    __mmask16 *inexp, __mmask16 *tinyp)
 {
 	__m512i e23 = _mm512_slli_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), B->kk), 23);
 	__m512 af = _mm512_castsi512_ps(a);
 	__m512 C = _mm512_castsi512_ps(_mm512_add_epi32(e23, c->cexp));
-	__m512i dh = dh_of(c, h);
 	__m512 tr = _mm512_sub_ps(
 		_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
 	__m512 rem = _mm512_sub_ps(af, tr);
@@ -399,6 +399,13 @@ KI void sp_float(const kc *c, const kb *B, __m512i a, __m512i h, int tb, __m512i
 	else
 		*tinyp = _mm512_mask_cmple_epi32_mask(
 			inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+}
+
+/* sp_float_dh from the draws' high words h. */
+KI void sp_float(const kc *c, const kb *B, __m512i a, __m512i h, int tb, __m512i *ybp,
+		 __mmask16 *inexp, __mmask16 *tinyp)
+{
+	sp_float_dh(c, B, a, dh_of(c, h), tb, ybp, inexp, tinyp);
 }
 
 /*
@@ -586,21 +593,7 @@ KI void q32_vec(const kc *c, const kb *B, __m512i u, __m512 Dfv, __m512 Xf, __m5
 		inex = _mm512_cmpneq_epi32_mask(yb, a);
 		tiny = _mm512_mask_cmplt_epu32_mask(inex, a, tb ? B->minb : B->reach);
 	} else {
-		__m512 tr = _mm512_sub_ps(
-			_mm512_add_round_ps(af, C, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), C);
-		__m512 rem = _mm512_sub_ps(af, tr);
-		__m512 S = _mm512_castsi512_ps(_mm512_sub_epi32(c->fexp, e23));
-		__m512i F = _mm512_cvtt_roundps_epu32(_mm512_mul_ps(rem, S), _MM_FROUND_NO_EXC);
-		__mmask16 up = _mm512_cmpgt_epu32_mask(F, dh);
-		__m512 Q = _mm512_castsi512_ps(_mm512_sub_epi32(e23, c->m23));
-
-		yb = _mm512_castps_si512(_mm512_mask_add_ps(tr, up, tr, Q));
-		inex = _mm512_test_epi32_mask(_mm512_castps_si512(rem), _mm512_castps_si512(rem));
-		if (tb)
-			tiny = _mm512_mask_cmplt_epu32_mask(inex, a, B->minb);
-		else
-			tiny = _mm512_mask_cmple_epi32_mask(
-				inex, _mm512_sub_epi32(a, _mm512_srlv_epi32(dh, c->sht)), B->ones);
+		sp_float_dh(c, B, a, dh, tb, &yb, &inex, &tiny);
 	}
 	sat = _mm512_cmpgt_epu32_mask(yb, B->maxb);
 	yb = _mm512_min_epu32(yb, B->maxb);
