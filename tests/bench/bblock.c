@@ -117,15 +117,6 @@ static int f32_rows(struct ctx *c, const char *const *names, int nn, int reps, c
 	return misses;
 }
 
-/* Whether to measure the avx2 set too (as bround): the selected set is
- * avx512 and FPLAB_BENCH_AVX2 is not 0. */
-static int want_avx2(void)
-{
-	const char *e = getenv("FPLAB_BENCH_AVX2");
-
-	return !(e && e[0] == '0') && strcmp(fpl_kernels_selected(), "avx512") == 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const defaults[] = { "mxfp8",      "mxfp8-e5m2", "mxfp6-e3m2",
@@ -162,10 +153,10 @@ int main(int argc, char **argv)
 	snprintf(main_set, sizeof main_set, "%s", fpl_kernels_selected());
 	printf("bblock: fpl_block_round_f32 of %zu binary32 values, one thread, kernels %s%s; "
 	       "ratio = memcpy time / time, floor %.1f\n",
-	       c.n, main_set, want_avx2() ? " then avx2" : "", FLOOR);
+	       c.n, main_set, bench_want_avx2() ? " then avx2" : "", FLOOR);
 	printf("%-22s %-3s %10s %8s\n", "format", "rnd", "MB/s", "x memcpy");
 	misses += f32_rows(&c, names, nn, reps, "");
-	if (want_avx2() && fpl_kernels_select("avx2") == 0) {
+	if (bench_want_avx2() && fpl_kernels_select("avx2") == 0) {
 		printf("the avx2 set (AVX2-only CPUs: the same floor):\n");
 		misses += f32_rows(&c, names, nn, reps < 3 ? reps : 3, "avx2: ");
 		fpl_kernels_select(main_set);

@@ -9,7 +9,10 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include <fplab/kernels.h>
 
 /* FPLAB_BENCH_CLOCK=thread: the calling thread's CPU time instead of the
  * wall clock, for one-thread figures on a machine shared with other
@@ -61,6 +64,16 @@ static inline void bench_gauss(double *x, size_t n, double sigma, uint64_t seed)
 		u2 = (double)(s >> 11) * 0x1p-53;
 		x[i] = sigma * __builtin_sqrt(-2 * __builtin_log(u1)) * __builtin_cos(6.283185307179586 * u2);
 	}
+}
+
+/* Whether a bench measures its floors under the avx2 set too (for
+ * AVX2-only CPUs): the selected set is avx512 and FPLAB_BENCH_AVX2 is
+ * not 0. */
+static inline int bench_want_avx2(void)
+{
+	const char *e = getenv("FPLAB_BENCH_AVX2");
+
+	return !(e && e[0] == '0') && strcmp(fpl_kernels_selected(), "avx512") == 0;
 }
 
 static inline int bench_reps(void)

@@ -277,11 +277,9 @@ int main(int argc, char **argv)
 	/* the avx2 set too where the main one is avx512 (as bround): the
 	 * floor holds on AVX2-only CPUs */
 	{
-		const char *e = getenv("FPLAB_BENCH_AVX2");
 		char main_set[32];
 		snprintf(main_set, sizeof main_set, "%s", fpl_kernels_selected());
-		if (!(e && e[0] == '0') && strcmp(main_set, "avx512") == 0 &&
-		    fpl_kernels_select("avx2") == 0) {
+		if (bench_want_avx2() && fpl_kernels_select("avx2") == 0) {
 			double q2 = 0, q2g = 0;
 			if (floor_pair(reps, &q2, &q2g))
 				return 1;

@@ -262,14 +262,6 @@ static int floor_rows(const char *label, const int nth[NTH])
 	return misses;
 }
 
-/* Whether to measure the avx2 set too: the selected set is avx512 and
- * FPLAB_BENCH_AVX2 is not 0. */
-static int want_avx2(void)
-{
-	const char *e = getenv("FPLAB_BENCH_AVX2");
-	return !(e && e[0] == '0') && strcmp(fpl_kernels_selected(), "avx512") == 0;
-}
-
 int main(void)
 {
 	int reps = bench_reps(), nth[NTH], misses = 0, avx2;
@@ -295,7 +287,7 @@ int main(void)
 	memset(c.yf, 0, N * sizeof *c.yf);
 
 	snprintf(main_set, sizeof main_set, "%s", fpl_kernels_selected());
-	avx2 = want_avx2();
+	avx2 = bench_want_avx2();
 	printf("bround: 2^24 N(0, 1) elements, kernels %s%s, best of %d, threads 1 and %d, %s\n",
 	       main_set, avx2 ? " then avx2" : "", reps, nth[1],
 	       bench_thread_clock() ? "thread CPU time" : "wall clock");

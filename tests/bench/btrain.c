@@ -25,13 +25,14 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <fplab/fplab.h>
 #include <fplab/dataset.h>
 #include <fplab/train.h>
+
+#include "bench.h"
 
 #define NPRESETS 4
 #define FLOOR 3.0
@@ -122,7 +123,6 @@ static void presets_run(const fpl_train_config *cfg, const fpl_dataset *ds, int 
 int main(void)
 {
 	const int reps = env_int("FPLAB_BENCH_REPS", 3), slow = env_int("FPLAB_BENCH_SLOW", 20);
-	const char *e = getenv("FPLAB_BENCH_AVX2");
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	fpl_train_config cfg;
 	fpl_dataset ds;
@@ -146,8 +146,7 @@ int main(void)
 		       "process's CPU time, all threads)\n", cfg.threads);
 	presets_run(&cfg, &ds, reps, slow, "");
 	/* the avx2 set too where the main one is avx512 (as bround, bblock) */
-	if (!(e && e[0] == '0') && strcmp(main_set, "avx512") == 0 &&
-	    fpl_kernels_select("avx2") == 0) {
+	if (bench_want_avx2() && fpl_kernels_select("avx2") == 0) {
 		printf("  the avx2 set (AVX2-only CPUs), best of 1:\n");
 		presets_run(&cfg, &ds, 1, slow, "avx2: ");
 		fpl_kernels_select(main_set);
